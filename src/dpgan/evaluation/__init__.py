@@ -1,0 +1,1 @@
+"""Evaluation of synthetic data: utility (and, later, fidelity and privacy attacks)."""

@@ -1,0 +1,1 @@
+"""Generator and discriminator networks."""

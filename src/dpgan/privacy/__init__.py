@@ -1,0 +1,1 @@
+"""Privacy machinery: the ledger and accountants, Poisson sampling, DP-SGD, and DP preprocessing."""

@@ -1,0 +1,41 @@
+"""DP releases outside SGD: Gaussian noisy counts and histograms (sensitivity 1 per record).
+
+Each function only adds noise; the caller records the matching `LedgerEntry`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.stats import norm
+
+
+def noisy_counts(counts: np.ndarray, noise_multiplier: float, rng: np.random.Generator) -> np.ndarray:
+    """Counts + N(0, σ²): one record changes one count by 1 (L2 sensitivity 1)."""
+    return np.asarray(counts, dtype=np.float64) + rng.normal(0.0, noise_multiplier, size=np.shape(counts))
+
+
+def noisy_count(count: int, noise_multiplier: float, rng: np.random.Generator) -> float:
+    return float(noisy_counts(np.array([count]), noise_multiplier, rng)[0])
+
+
+def set_union_threshold(noise_multiplier: float, delta_per_key: float) -> float:
+    """Threshold for releasing keys not known in advance (Gaussian partition selection).
+
+    A key that only the added record holds has true count 1; it crosses τ with probability
+    P[N(0, σ²) > τ - 1] = δ_key, which the ledger adds to δ as `extra_delta`.
+    """
+    if not 0.0 < delta_per_key < 1.0:
+        raise ValueError("delta_per_key must be in (0, 1)")
+    return 1.0 + noise_multiplier * float(norm.isf(delta_per_key))
+
+
+def public_numeric_grid() -> np.ndarray:
+    """Bin edges fixed before seeing data: 0 and ±m·10^k, m in {1,1.5,2,3,5,7}, k in -2..9."""
+    mantissas = np.array([1.0, 1.5, 2.0, 3.0, 5.0, 7.0])
+    positive = np.sort(np.concatenate([mantissas * 10.0**k for k in range(-2, 10)]))
+    return np.concatenate([-positive[::-1], [0.0], positive])
+
+
+def bin_index(values: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """Index of the bin [edges[i], edges[i+1]) holding each value; extremes go to the end bins."""
+    return np.clip(np.searchsorted(edges, values, side="right") - 1, 0, len(edges) - 2)

@@ -1,0 +1,258 @@
+"""Column kinds and their public domains, and the checks that keep private data inside them.
+
+A schema is public metadata: the curator writes it (or buys it with DP, see
+`dpgan.privacy.schema_inference`), so nothing in it may be read off the private rows for free.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from dpgan.errors import InputError
+
+KINDS = ("continuous", "integer", "categorical", "boolean")
+
+
+@dataclass(frozen=True)
+class ColumnSpec:
+    """One column: its kind and public domain.
+
+    `other_category`, when set, is where values outside `categories` go (used by DP-inferred
+    schemas, where rare categories are merged); without it such a value is an error.
+    """
+
+    name: str
+    kind: str
+    min: float | None = None
+    max: float | None = None
+    categories: tuple[Any, ...] = ()
+    nullable: bool = False
+    other_category: Any = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise InputError("every schema column needs a non-empty string name")
+        if self.kind not in KINDS:
+            raise InputError(f"column {self.name!r}: kind must be one of {', '.join(KINDS)}, not {self.kind!r}")
+        if self.kind in ("continuous", "integer"):
+            for bound in (self.min, self.max):
+                if bound is None or not isinstance(bound, (int, float)) or not math.isfinite(bound):
+                    raise InputError(f"column {self.name!r}: {self.kind} columns need finite 'min' and 'max'")
+            if not self.min < self.max:
+                raise InputError(f"column {self.name!r}: 'min' must be smaller than 'max'")
+        if self.kind == "categorical":
+            if len(self.categories) == 0:
+                raise InputError(f"column {self.name!r}: categorical columns need a non-empty 'categories' list")
+            if len(set(self.categories)) != len(self.categories):
+                raise InputError(f"column {self.name!r}: 'categories' has duplicates")
+            if self.other_category is not None and self.other_category not in self.categories:
+                raise InputError(f"column {self.name!r}: 'other_category' must be one of the categories")
+        if self.kind == "boolean":
+            object.__setattr__(self, "categories", (False, True))
+
+    @property
+    def is_numeric(self) -> bool:
+        return self.kind in ("continuous", "integer")
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": self.name, "kind": self.kind, "nullable": self.nullable}
+        if self.is_numeric:
+            out["min"], out["max"] = self.min, self.max
+        if self.kind == "categorical":
+            out["categories"] = [_json_scalar(c) for c in self.categories]
+            if self.other_category is not None:
+                out["other_category"] = _json_scalar(self.other_category)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "ColumnSpec":
+        if not isinstance(data, dict):
+            raise InputError("each schema column must be a JSON object")
+        unknown = set(data) - {"name", "kind", "min", "max", "categories", "nullable", "other_category"}
+        if unknown:
+            raise InputError(f"column {data.get('name')!r}: unknown schema keys {sorted(unknown)}")
+        categories = data.get("categories", [])
+        if not isinstance(categories, list):
+            raise InputError(f"column {data.get('name')!r}: 'categories' must be a list")
+        return cls(
+            name=data.get("name"),  # type: ignore[arg-type]
+            kind=data.get("kind"),  # type: ignore[arg-type]
+            min=data.get("min"),
+            max=data.get("max"),
+            categories=tuple(categories),
+            nullable=bool(data.get("nullable", False)),
+            other_category=data.get("other_category"),
+        )
+
+
+def _json_scalar(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+@dataclass(frozen=True)
+class Schema:
+    """The ordered columns of a table, plus an optional target column (used by evaluation)."""
+
+    columns: tuple[ColumnSpec, ...]
+    target: str | None = None
+    source: str = "user"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.columns:
+            raise InputError("a schema needs at least one column")
+        names = [c.name for c in self.columns]
+        if len(set(names)) != len(names):
+            raise InputError("schema column names must be unique")
+        if self.target is not None and self.target not in names:
+            raise InputError(f"schema target {self.target!r} is not one of its columns")
+
+    @property
+    def names(self) -> list[str]:
+        return [c.name for c in self.columns]
+
+    def __getitem__(self, name: str) -> ColumnSpec:
+        for c in self.columns:
+            if c.name == name:
+                return c
+        raise KeyError(name)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"columns": [c.to_dict() for c in self.columns], "source": self.source}
+        if self.target is not None:
+            out["target"] = self.target
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Schema":
+        if not isinstance(data, dict) or not isinstance(data.get("columns"), list):
+            raise InputError("a schema must be a JSON object with a 'columns' list")
+        columns = tuple(ColumnSpec.from_dict(c) for c in data["columns"])
+        return cls(columns=columns, target=data.get("target"), source=str(data.get("source", "user")))
+
+    def to_json(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps(self.to_dict(), indent=1))
+
+    @classmethod
+    def from_json(cls, path: str | Path) -> "Schema":
+        try:
+            data = json.loads(Path(path).read_text())
+        except FileNotFoundError:
+            raise InputError(f"schema file not found: {path}") from None
+        except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise InputError(f"schema file {path} is not valid JSON: {exc}") from None
+        return cls.from_dict(data)
+
+    def subset(self, names: Sequence[str]) -> "Schema":
+        return Schema(tuple(self[n] for n in names), target=self.target if self.target in names else None)
+
+    def validate(self, frame: pd.DataFrame) -> pd.DataFrame:
+        """Check a private table against the schema; return it with columns in schema order.
+
+        Values outside numeric bounds are clamped later by the encoder (never dropped: dropping
+        would make the kept rows depend on the data); everything else that does not fit is an
+        error, raised before any privacy budget is spent.
+        """
+        if not isinstance(frame, pd.DataFrame):
+            raise InputError("data must be a pandas DataFrame")
+        if len(frame) == 0:
+            raise InputError("the table is empty: nothing to learn from")
+        if len(set(map(str, frame.columns))) != frame.shape[1]:
+            raise InputError("the table has duplicate column names")
+        unknown = [str(c) for c in frame.columns if c not in self.names]
+        if unknown:
+            raise InputError(f"columns not in the schema: {', '.join(unknown)}")
+        missing = [n for n in self.names if n not in frame.columns]
+        if missing:
+            raise InputError(f"schema columns missing from the table: {', '.join(missing)}")
+        for spec in self.columns:
+            _validate_column(spec, frame[spec.name])
+        return frame[self.names]
+
+
+def _validate_column(spec: ColumnSpec, series: pd.Series) -> None:
+    nulls = series.isna()
+    if bool(nulls.all()):
+        raise InputError(f"column {spec.name!r} has no values (all missing)")
+    if bool(nulls.any()) and not spec.nullable:
+        raise InputError(
+            f"column {spec.name!r} has {int(nulls.sum())} missing values but the schema says it is complete "
+            '(mark it "nullable": true)'
+        )
+    values = series[~nulls]
+    if spec.is_numeric:
+        if not (pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values)):
+            numeric = pd.to_numeric(values, errors="coerce")
+            if bool(numeric.isna().any()):
+                bad = values[numeric.isna()].iloc[0]
+                raise InputError(f"column {spec.name!r} is {spec.kind} but holds {bad!r}")
+            values = numeric
+        arr = values.to_numpy(dtype=np.float64)
+        if not np.isfinite(arr).all():
+            raise InputError(f"column {spec.name!r} holds infinite values")
+        if spec.kind == "integer" and not np.all(arr == np.round(arr)):
+            raise InputError(f"column {spec.name!r} is integer but holds fractional values")
+    elif spec.kind == "boolean":
+        if not set(pd.unique(values)).issubset({True, False}):
+            raise InputError(f"column {spec.name!r} is boolean but holds non-boolean values")
+    elif spec.other_category is None:
+        allowed = set(spec.categories)
+        unseen = [v for v in pd.unique(values) if v not in allowed]
+        if unseen:
+            raise InputError(f"column {spec.name!r} holds a category not in the schema: {unseen[0]!r}")
+
+
+def infer_schema_without_privacy(frame: pd.DataFrame, target: str | None = None) -> Schema:
+    """Read the domain off the data. NOT private: the result reveals extremes and rare categories.
+
+    Only behind the explicit `schema_from_data_without_dp` opt-out; every output then says so.
+    """
+    if not isinstance(frame, pd.DataFrame) or len(frame) == 0:
+        raise InputError("the table is empty: nothing to learn from")
+    columns = []
+    for name in frame.columns:
+        series = frame[name]
+        if bool(series.isna().all()):
+            raise InputError(f"column {name!r} has no values (all missing)")
+        kind = kind_from_dtype(series)
+        nullable = bool(series.isna().any())
+        values = series.dropna()
+        if kind in ("continuous", "integer"):
+            lo, hi = float(values.min()), float(values.max())
+            if lo == hi:
+                hi = lo + 1.0
+            columns.append(ColumnSpec(str(name), kind, min=lo, max=hi, nullable=nullable))
+        elif kind == "boolean":
+            columns.append(ColumnSpec(str(name), kind, nullable=nullable))
+        else:
+            cats = tuple(sorted(pd.unique(values), key=str))
+            columns.append(ColumnSpec(str(name), kind, categories=cats, nullable=nullable))
+    return Schema(tuple(columns), target=target, source="data (not private)")
+
+
+def kind_from_dtype(series: pd.Series) -> str:
+    """The column's kind from its dtype: dtypes are table structure, treated as public."""
+    if pd.api.types.is_bool_dtype(series):
+        return "boolean"
+    if pd.api.types.is_integer_dtype(series):
+        return "integer"
+    if pd.api.types.is_float_dtype(series):
+        non_null = series.dropna()
+        if len(non_null) and bool(np.all(non_null == np.round(non_null))) and str(series.dtype) != "float64":
+            return "integer"
+        return "continuous"
+    return "categorical"
+
+
+def column_names(columns: Iterable[ColumnSpec]) -> list[str]:
+    return [c.name for c in columns]

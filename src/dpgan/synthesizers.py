@@ -1,0 +1,339 @@
+"""The public synthesizer: fit a DP generator on a private table, sample, report, save, load.
+
+Flow (every private read is a ledger event): noisy row count → schema (public, or DP
+histograms) → encoder (public spec only) → DP-WGAN-GP with Poisson batches → release G.
+"""
+
+from __future__ import annotations
+
+import math
+import secrets
+import warnings
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import torch
+
+from dpgan import __version__
+from dpgan.errors import BudgetError, InputError
+from dpgan.privacy.accounting import (
+    DEFAULT_ACCOUNTANT,
+    LedgerEntry,
+    PrivacyLedger,
+    calibrate_noise_multiplier,
+    check_accountant,
+    check_epsilon_delta,
+    max_steps,
+)
+from dpgan.privacy.preprocessing import infer_schema_private, plan_preprocessing, private_row_count
+from dpgan.schema import Schema, infer_schema_without_privacy, kind_from_dtype
+from dpgan.serialization import read_model_dir, write_model_dir
+from dpgan.training.dp_wgan_gp import TrainingConfig, build_generator, train_dp_wgan_gp
+from dpgan.transforms.encoder import TableEncoder
+
+MAX_SAMPLE_ROWS = 100_000_000
+SAMPLE_CHUNK = 20_000
+UNSAFE_SCHEMA_NOTE = (
+    "The schema (bounds and category lists) was read from the data WITHOUT differential privacy: "
+    "the guarantee below covers training only, not the schema."
+)
+ProgressFn = Callable[[int, int, float], None]
+
+
+def _positive_int(value: Any, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0:
+        raise InputError(f"{what} must be a positive integer, got {value!r}")
+    return int(value)
+
+
+class TabularSynthesizer:
+    """DP-WGAN-GP synthesizer for mixed-type tables (dp-GAN, Frigerio et al. 2019).
+
+    Keyword-only settings; `epochs` fixes the number of passes up front and σ is calibrated to
+    land on ε (stopping rule b). Give `noise_multiplier` instead to train until the next step
+    would exceed ε (rule a; `epochs` then caps it). `seed` makes runs reproducible for
+    experiments only: production noise comes from OS entropy.
+    """
+
+    def __init__(
+        self,
+        *,
+        epsilon: float = 3.0,
+        delta: float = 1e-5,
+        epochs: float | None = None,
+        batch_size: int | None = None,
+        noise_multiplier: float | None = None,
+        accountant: str = DEFAULT_ACCOUNTANT,
+        preprocessing_fraction: float | None = None,
+        schema_from_data_without_dp: bool = False,
+        seed: int | None = None,
+        config: TrainingConfig | None = None,
+        **config_overrides: Any,
+    ) -> None:
+        check_epsilon_delta(epsilon, delta)
+        check_accountant(accountant)
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
+            raise InputError(f"seed must be a non-negative integer, got {seed!r}")
+        if noise_multiplier is not None and not (noise_multiplier > 0 and math.isfinite(noise_multiplier)):
+            raise InputError("noise_multiplier must be positive")
+        base = config or TrainingConfig()
+        try:
+            base = replace(base, **config_overrides)
+        except TypeError as exc:
+            raise InputError(f"unknown setting: {exc}") from None
+        if batch_size is not None:
+            base = replace(base, batch_size=_positive_int(batch_size, "batch_size"))
+        if epochs is not None:
+            if not (isinstance(epochs, (int, float)) and epochs > 0 and math.isfinite(epochs)):
+                raise InputError("epochs must be a positive number")
+            base = replace(base, epochs=float(epochs))
+        self.epsilon = float(epsilon)
+        self.delta = float(delta)
+        self.accountant = accountant
+        self.noise_multiplier = noise_multiplier
+        self.epochs_given = epochs is not None
+        self.preprocessing_fraction = preprocessing_fraction
+        self.schema_from_data_without_dp = schema_from_data_without_dp
+        self.seed = None if seed is None else int(seed)
+        self.config = base
+        self.ledger = PrivacyLedger()
+        self.schema: Schema | None = None
+        self.encoder: TableEncoder | None = None
+        self.generator: torch.nn.Module | None = None
+        self.training: dict[str, Any] = {}
+
+    # ------------------------------------------------------------------ fit
+    def fit(
+        self,
+        data: pd.DataFrame,
+        schema: Schema | str | Path | dict | None = None,
+        *,
+        progress: ProgressFn | None = None,
+    ) -> "TabularSynthesizer":
+        """Train on `data`; every read of it is charged to the ledger, which never exceeds ε."""
+        if not isinstance(data, pd.DataFrame):
+            raise InputError("data must be a pandas DataFrame")
+        if len(data) == 0 or data.shape[1] == 0:
+            raise InputError("the table is empty: nothing to learn from")
+        schema = _coerce_schema(schema)
+        if schema is not None:
+            data = schema.validate(data)
+        seed_entropy = self.seed if self.seed is not None else secrets.randbits(64)
+        rng = np.random.default_rng(seed_entropy)
+        torch_gen = torch.Generator().manual_seed(int(rng.integers(0, 2**63 - 1)))
+        ledger = PrivacyLedger()
+
+        infer_dp = schema is None and not self.schema_from_data_without_dp
+        num_numeric = num_categorical = 0
+        if infer_dp:
+            for name in data.columns:
+                kind = kind_from_dtype(data[name])
+                num_numeric += kind in ("continuous", "integer")
+                num_categorical += kind == "categorical"
+        fraction = self.preprocessing_fraction or (0.1 if infer_dp else 0.01)
+        plan = plan_preprocessing(
+            epsilon=self.epsilon,
+            delta=self.delta,
+            fraction=fraction,
+            num_numeric=num_numeric,
+            num_categorical=num_categorical,
+            accountant=self.accountant,
+        )
+        rows, count_entry = private_row_count(len(data), plan.noise_multiplier, rng)
+        ledger.add(count_entry)
+        if schema is None:
+            if infer_dp:
+                schema, entries = infer_schema_private(data, plan=plan, rng=rng)
+                for entry in entries:
+                    ledger.add(entry)
+            else:
+                schema = infer_schema_without_privacy(data)
+            data = schema.validate(data)
+
+        dtypes = {c: str(data[c].dtype) for c in data.columns}
+        encoder = TableEncoder(schema, dtypes)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            encoded = torch.from_numpy(encoder.encode(data))
+
+        cfg = self.config
+        batch = min(float(cfg.batch_size), float(rows))
+        sample_rate = batch / rows
+        steps_for_epochs = max(1, int(math.ceil(cfg.epochs * rows / batch)))
+        if self.noise_multiplier is None:
+            sigma = calibrate_noise_multiplier(
+                sample_rate=sample_rate,
+                steps=steps_for_epochs,
+                epsilon=self.epsilon,
+                delta=self.delta,
+                accountant=self.accountant,
+                prior=ledger.entries,
+            )
+            steps = steps_for_epochs
+        else:
+            sigma = self.noise_multiplier
+            steps = max_steps(
+                sample_rate=sample_rate,
+                noise_multiplier=sigma,
+                epsilon=self.epsilon,
+                delta=self.delta,
+                accountant=self.accountant,
+                prior=ledger.entries,
+            )
+            if self.epochs_given:
+                steps = min(steps, steps_for_epochs)
+            if steps == 0:
+                raise BudgetError("this noise multiplier cannot pay for a single step within ε")
+
+        reporter = _StepReporter(progress, steps, sample_rate, sigma, ledger.entries, self.delta)
+        generator, steps_done = train_dp_wgan_gp(
+            encoded,
+            encoder.spans,
+            cfg,
+            sample_rate=sample_rate,
+            expected_batch_size=batch,
+            noise_multiplier=sigma,
+            steps=steps,
+            generator=torch_gen,
+            progress=reporter,
+        )
+        ledger.add(
+            LedgerEntry(
+                "DP-SGD on the critic",
+                sigma,
+                sampling_rate=sample_rate,
+                count=steps_done,
+                note="Poisson-sampled Gaussian; real term and gradient penalty clipped together per record",
+            )
+        )
+        spent = ledger.epsilon(self.delta, self.accountant)
+        if spent > self.epsilon * (1 + 1e-9):
+            raise BudgetError(f"internal error: the ledger spent ε={spent:.4f} > target {self.epsilon}")
+        self.ledger, self.schema, self.encoder, self.generator = ledger, schema, encoder, generator
+        self.training = {
+            "noise_multiplier": sigma,
+            "sample_rate": sample_rate,
+            "expected_batch_size": batch,
+            "steps": steps_done,
+            "estimated_rows": rows,
+            "preprocessing_noise_multiplier": plan.noise_multiplier,
+            "schema_source": schema.source,
+            "seeded": self.seed is not None,
+        }
+        return self
+
+    # --------------------------------------------------------------- sample
+    def sample(self, n: int, *, seed: int | None = None) -> pd.DataFrame:
+        """n synthetic rows: post-processing of the released generator, no privacy cost."""
+        self._require_fitted()
+        n = _positive_int(n, "n")
+        if n > MAX_SAMPLE_ROWS:
+            raise InputError(f"n={n} is too large; sample at most {MAX_SAMPLE_ROWS} rows per call")
+        entropy = seed if seed is not None else secrets.randbits(64)
+        rng = np.random.default_rng(entropy)
+        torch_gen = torch.Generator().manual_seed(int(rng.integers(0, 2**63 - 1)))
+        assert self.generator is not None and self.encoder is not None
+        self.generator.eval()
+        frames = []
+        for start in range(0, n, SAMPLE_CHUNK):
+            size = min(SAMPLE_CHUNK, n - start)
+            z = torch.randn(size, self.config.noise_dim, generator=torch_gen)
+            encoded = self.generator.sample_encoded(z).numpy()
+            frames.append(self.encoder.decode(encoded, rng))
+        return pd.concat(frames, ignore_index=True)
+
+    # -------------------------------------------------------------- privacy
+    def privacy_report(self) -> dict[str, Any]:
+        """ε(δ) by the chosen accountant, by RDP and PLD, and the ledger with the budget split."""
+        self._require_fitted()
+        report = self.ledger.report(self.delta, self.accountant)
+        report["target_epsilon"] = self.epsilon
+        report["schema_source"] = self.training.get("schema_source")
+        report["guarantee_covers_schema"] = self.training.get("schema_source") != "data (not private)"
+        if not report["guarantee_covers_schema"]:
+            report["warning"] = UNSAFE_SCHEMA_NOTE
+        if self.training.get("seeded"):
+            report["seed_note"] = "trained with a fixed seed: for experiments only, not for a release"
+        report["training"] = dict(self.training)
+        return report
+
+    # ------------------------------------------------------------ save/load
+    def save(self, path: str | Path) -> Path:
+        self._require_fitted()
+        assert self.generator is not None and self.encoder is not None and self.schema is not None
+        metadata = {
+            "dpgan_version": __version__,
+            "torch_version": torch.__version__,
+            "recipe": "dp-gan",
+            "epsilon_target": self.epsilon,
+            "delta": self.delta,
+            "accountant": self.accountant,
+            "epsilon": self.ledger.epsilon(self.delta, self.accountant),
+            "schema": self.schema.to_dict(),
+            "dtypes": self.encoder.dtypes,
+            "config": self.config.to_dict(),
+            "ledger": self.ledger.to_dict(),
+            "training": self.training,
+        }
+        return write_model_dir(path, dict(self.generator.state_dict()), metadata)
+
+    @classmethod
+    def load(cls, path: str | Path) -> "TabularSynthesizer":
+        tensors, meta = read_model_dir(path)
+        from dpgan.errors import ModelFileError
+
+        try:
+            synth = cls(epsilon=meta["epsilon_target"], delta=meta["delta"], accountant=meta["accountant"])
+            synth.config = TrainingConfig.from_dict(meta["config"])
+            synth.schema = Schema.from_dict(meta["schema"])
+            synth.encoder = TableEncoder(synth.schema, meta.get("dtypes"))
+            synth.ledger = PrivacyLedger.from_dict(meta["ledger"])
+            synth.training = dict(meta["training"])
+            generator = build_generator(synth.config, synth.encoder.spans)
+            generator.load_state_dict(tensors, strict=True)
+        except (KeyError, TypeError, ValueError, RuntimeError) as exc:
+            raise ModelFileError(f"{path} holds an inconsistent model: {exc}") from None
+        generator.eval()
+        synth.generator = generator
+        return synth
+
+    def _require_fitted(self) -> None:
+        if self.generator is None:
+            raise InputError("the synthesizer is not fitted yet: call fit() or load() first")
+
+
+def _coerce_schema(schema: Schema | str | Path | dict | None) -> Schema | None:
+    if schema is None or isinstance(schema, Schema):
+        return schema
+    if isinstance(schema, dict):
+        return Schema.from_dict(schema)
+    if isinstance(schema, (str, Path)):
+        return Schema.from_json(schema)
+    raise InputError("schema must be a Schema, a dict, or a path to a JSON file")
+
+
+class _StepReporter:
+    """Calls the user's progress function with (step, total, ε spent so far).
+
+    The running ε is the RDP bound of the steps so far (cheap to update and never below the
+    final accountant's value); the final ε comes from the ledger.
+    """
+
+    def __init__(
+        self, progress: ProgressFn | None, total: int, sample_rate: float, sigma: float, prior: list, delta: float
+    ) -> None:
+        self.progress, self.total = progress, total
+        self.sample_rate, self.sigma, self.prior, self.delta = sample_rate, sigma, list(prior), delta
+        self.every = max(1, total // 50)
+
+    def __call__(self, step: int) -> None:
+        if self.progress is None or (step % self.every and step != self.total):
+            return
+        from dpgan.privacy.accounting import epsilon_of
+
+        entry = LedgerEntry("sgd", self.sigma, sampling_rate=self.sample_rate, count=step)
+        self.progress(step, self.total, epsilon_of([*self.prior, entry], self.delta, "rdp"))

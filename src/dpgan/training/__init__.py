@@ -1,0 +1,1 @@
+"""GAN training loops."""

@@ -1,0 +1,191 @@
+"""Encode table rows into the generator's output space and decode generated rows back.
+
+Every transform is a pure function of the public `ColumnSpec`: no state is fitted on private
+rows (pitfall: min/max scaling or category lists read off the data). Out-of-range values are
+clamped to the public bounds, never dropped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from dpgan.schema import ColumnSpec, Schema
+
+TANH = "tanh"
+SOFTMAX = "softmax"
+
+
+@dataclass(frozen=True)
+class OutputSpan:
+    """A slice of the encoded row with one activation: `tanh` (one value) or `softmax` (one-hot)."""
+
+    activation: str
+    start: int
+    width: int
+    column: str
+
+    @property
+    def stop(self) -> int:
+        return self.start + self.width
+
+
+class ColumnTransform:
+    """Encode/decode one column from its public spec alone."""
+
+    def __init__(self, spec: ColumnSpec, dtype: str | None = None) -> None:
+        self.spec = spec
+        self.dtype = dtype
+
+    @property
+    def activations(self) -> list[tuple[str, int]]:
+        raise NotImplementedError
+
+    @property
+    def width(self) -> int:
+        return sum(w for _, w in self.activations)
+
+    def encode(self, series: pd.Series) -> np.ndarray:
+        raise NotImplementedError
+
+    def decode(self, block: np.ndarray, rng: np.random.Generator) -> pd.Series:
+        raise NotImplementedError
+
+
+def _sample_categories(probs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Draw one category index per row from the generator's probabilities (post-processing)."""
+    probs = np.clip(probs, 0.0, None) + 1e-12
+    cumulative = np.cumsum(probs / probs.sum(axis=1, keepdims=True), axis=1)
+    draws = rng.random((probs.shape[0], 1))
+    return np.minimum((draws > cumulative).sum(axis=1), probs.shape[1] - 1)
+
+
+class NumericTransform(ColumnTransform):
+    """Continuous or integer: min-max scaled to [-1, 1] by public bounds; optional null indicator."""
+
+    @property
+    def activations(self) -> list[tuple[str, int]]:
+        spans = [(TANH, 1)]
+        if self.spec.nullable:
+            spans.append((SOFTMAX, 2))  # [present, missing]
+        return spans
+
+    def encode(self, series: pd.Series) -> np.ndarray:
+        lo, hi = float(self.spec.min), float(self.spec.max)  # type: ignore[arg-type]
+        values = pd.to_numeric(series, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+        missing = np.isnan(values)
+        scaled = 2.0 * (np.clip(values, lo, hi) - lo) / (hi - lo) - 1.0
+        scaled[missing] = 0.0
+        columns = [scaled]
+        if self.spec.nullable:
+            columns += [(~missing).astype(np.float64), missing.astype(np.float64)]
+        return np.stack(columns, axis=1).astype(np.float32)
+
+    def decode(self, block: np.ndarray, rng: np.random.Generator) -> pd.Series:
+        lo, hi = float(self.spec.min), float(self.spec.max)  # type: ignore[arg-type]
+        values = (np.clip(block[:, 0].astype(np.float64), -1.0, 1.0) + 1.0) / 2.0 * (hi - lo) + lo
+        if self.spec.kind == "integer":
+            values = np.clip(np.round(values), np.ceil(lo), np.floor(hi))
+        missing = np.zeros(len(values), dtype=bool)
+        if self.spec.nullable:
+            missing = _sample_categories(block[:, 1:3], rng) == 1
+        if self.spec.kind == "integer":
+            series = pd.Series(values.astype(np.int64), name=self.spec.name)
+            if self.spec.nullable:
+                series = series.astype("Int64")
+                series[missing] = pd.NA
+        else:
+            values[missing] = np.nan
+            series = pd.Series(values, name=self.spec.name)
+        return _restore_dtype(series, self.dtype)
+
+
+class CategoricalTransform(ColumnTransform):
+    """Categorical or boolean: one-hot over the public categories, plus a null slot if nullable."""
+
+    @property
+    def slots(self) -> list:
+        return list(self.spec.categories) + ([None] if self.spec.nullable else [])
+
+    @property
+    def activations(self) -> list[tuple[str, int]]:
+        return [(SOFTMAX, len(self.slots))]
+
+    def encode(self, series: pd.Series) -> np.ndarray:
+        index = {c: i for i, c in enumerate(self.spec.categories)}
+        other = index.get(self.spec.other_category) if self.spec.other_category is not None else None
+        null_slot = len(self.spec.categories)
+        codes = np.empty(len(series), dtype=np.int64)
+        for row, value in enumerate(series.to_numpy(dtype=object)):
+            if value is None or (isinstance(value, float) and np.isnan(value)) or value is pd.NA:
+                codes[row] = null_slot
+            elif value in index:
+                codes[row] = index[value]
+            elif other is not None:
+                codes[row] = other
+            else:  # validate() rejects this earlier; kept as a guard
+                raise ValueError(f"column {self.spec.name!r}: unknown category {value!r}")
+        one_hot = np.zeros((len(series), len(self.slots)), dtype=np.float32)
+        one_hot[np.arange(len(series)), codes] = 1.0
+        return one_hot
+
+    def decode(self, block: np.ndarray, rng: np.random.Generator) -> pd.Series:
+        codes = _sample_categories(block, rng)
+        slots = np.array(self.slots, dtype=object)
+        series = pd.Series(slots[codes], name=self.spec.name, dtype=object)
+        if self.spec.kind == "boolean":
+            series = series.astype("boolean" if self.spec.nullable else bool)
+        return _restore_dtype(series, self.dtype)
+
+
+def _restore_dtype(series: pd.Series, dtype: str | None) -> pd.Series:
+    """Give the column back the dtype it had in the training table, where that is possible."""
+    if dtype is None or str(series.dtype) == dtype:
+        return series
+    try:
+        if dtype == "category":
+            return series.astype("category")
+        if series.isna().any() and dtype.startswith(("int", "uint")):
+            return series.astype("Int64")
+        if dtype == "bool" and series.isna().any():
+            return series.astype("boolean")
+        return series.astype(dtype)
+    except (TypeError, ValueError):
+        return series
+
+
+def make_transform(spec: ColumnSpec, dtype: str | None = None) -> ColumnTransform:
+    if spec.is_numeric:
+        return NumericTransform(spec, dtype)
+    return CategoricalTransform(spec, dtype)
+
+
+class TableEncoder:
+    """All column transforms of a schema side by side, and the layout of the encoded row."""
+
+    def __init__(self, schema: Schema, dtypes: dict[str, str] | None = None) -> None:
+        dtypes = dtypes or {}
+        self.schema = schema
+        self.dtypes = {c.name: dtypes.get(c.name) for c in schema.columns}
+        self.transforms = [make_transform(c, self.dtypes[c.name]) for c in schema.columns]
+        self.spans: list[OutputSpan] = []
+        start = 0
+        for t in self.transforms:
+            for activation, width in t.activations:
+                self.spans.append(OutputSpan(activation, start, width, t.spec.name))
+                start += width
+        self.width = start
+
+    def encode(self, frame: pd.DataFrame) -> np.ndarray:
+        blocks = [t.encode(frame[t.spec.name]) for t in self.transforms]
+        return np.concatenate(blocks, axis=1).astype(np.float32)
+
+    def decode(self, encoded: np.ndarray, rng: np.random.Generator) -> pd.DataFrame:
+        columns = {}
+        start = 0
+        for t in self.transforms:
+            columns[t.spec.name] = t.decode(encoded[:, start : start + t.width], rng).reset_index(drop=True)
+            start += t.width
+        return pd.DataFrame(columns)

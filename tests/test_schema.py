@@ -1,0 +1,97 @@
+"""Schema parsing and validation: bad input is refused with a clear message, before any budget."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpgan import ColumnSpec, InputError, Schema, datasets
+
+
+def small_schema() -> Schema:
+    return Schema(
+        (
+            ColumnSpec("x", "continuous", min=0.0, max=10.0),
+            ColumnSpec("n", "integer", min=0, max=5, nullable=True),
+            ColumnSpec("c", "categorical", categories=("a", "b")),
+            ColumnSpec("f", "boolean"),
+        )
+    )
+
+
+def good_frame() -> pd.DataFrame:
+    return pd.DataFrame({"x": [1.0, 2.5], "n": [1, None], "c": ["a", "b"], "f": [True, False]})
+
+
+def test_bundled_adult_schema_covers_bundled_data(adult, adult_schema):
+    train, test = adult
+    assert len(train) == 32561 and len(test) == 16281
+    adult_schema.validate(train)
+    adult_schema.validate(test)
+    assert adult_schema.target == "income"
+    assert "?" in adult_schema["workclass"].categories
+
+
+def test_schema_json_round_trip(tmp_path):
+    schema = small_schema()
+    path = tmp_path / "s.json"
+    schema.to_json(path)
+    assert Schema.from_json(path).to_dict() == schema.to_dict()
+
+
+def test_valid_frame_passes_and_is_reordered():
+    frame = good_frame()[["f", "c", "n", "x"]]
+    assert list(small_schema().validate(frame).columns) == ["x", "n", "c", "f"]
+
+
+@pytest.mark.parametrize(
+    "mutate, message",
+    [
+        (lambda f: f.iloc[0:0], "empty"),
+        (lambda f: f.assign(extra=1), "not in the schema"),
+        (lambda f: f.drop(columns=["c"]), "missing from the table"),
+        (lambda f: f.assign(n=[None, None]), "no values"),
+        (lambda f: f.assign(x=[np.nan, 1.0]), "missing values"),
+        (lambda f: f.assign(c=["a", "zzz"]), "category not in the schema"),
+        (lambda f: f.assign(x=["one", "two"]), "holds 'one'"),
+        (lambda f: f.assign(n=[1.5, 2.0]), "fractional"),
+        (lambda f: f.assign(x=[np.inf, 1.0]), "infinite"),
+        (lambda f: f.assign(f=["yes", "no"]), "non-boolean"),
+    ],
+)
+def test_bad_input_is_refused_with_a_clear_message(mutate, message):
+    with pytest.raises(InputError, match=message):
+        small_schema().validate(mutate(good_frame()))
+
+
+@pytest.mark.parametrize(
+    "column, message",
+    [
+        ({"name": "a", "kind": "continuous", "min": 1, "max": 0}, "smaller"),
+        ({"name": "a", "kind": "continuous", "min": 0}, "finite"),
+        ({"name": "a", "kind": "categorical", "categories": []}, "non-empty"),
+        ({"name": "a", "kind": "categorical", "categories": ["x", "x"]}, "duplicates"),
+        ({"name": "a", "kind": "text"}, "kind must be"),
+        ({"name": "a", "kind": "integer", "min": 0, "max": 3, "colour": 1}, "unknown schema keys"),
+    ],
+)
+def test_bad_schema_is_refused(column, message):
+    with pytest.raises(InputError, match=message):
+        Schema.from_dict({"columns": [column]})
+
+
+def test_corrupt_schema_file_is_refused(tmp_path):
+    path = tmp_path / "bad.json"
+    path.write_text("{not json")
+    with pytest.raises(InputError, match="not valid JSON"):
+        Schema.from_json(path)
+    with pytest.raises(InputError, match="not found"):
+        Schema.from_json(tmp_path / "missing.json")
+
+
+def test_bundled_schema_is_valid_json_with_public_source():
+    data = json.loads(datasets.adult_schema_path().read_text())
+    assert "not read from the data" in data["source"]

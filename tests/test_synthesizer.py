@@ -1,0 +1,184 @@
+"""End-to-end on a small Adult slice: the ledger, never overshooting ε, sampling, save/load."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from dpgan import InputError, ModelFileError, TabularSynthesizer
+from dpgan.privacy.accounting import epsilon_of
+
+
+def test_fit_spends_at_most_epsilon_and_records_every_read(fitted):
+    report = fitted.privacy_report()
+    assert report["epsilon"] <= 3.0
+    assert report["epsilon"] > 2.5  # σ is calibrated to land on ε, not far below
+    names = [e["name"] for e in report["events"]]
+    assert names == ["row count", "DP-SGD on the critic"]
+    sgd = report["events"][-1]
+    assert sgd["count"] == fitted.training["steps"] > 0
+    assert sgd["sampling_rate"] == pytest.approx(64 / fitted.training["estimated_rows"])
+    assert set(report["epsilon_by_accountant"]) == {"rdp", "pld"}
+    assert report["guarantee_covers_schema"] is True
+
+
+def test_sample_has_same_columns_dtypes_and_domain(fitted, adult_small, adult_schema):
+    synthetic = fitted.sample(300, seed=1)
+    assert list(synthetic.columns) == list(adult_small.columns)
+    assert dict(synthetic.dtypes.astype(str)) == dict(adult_small.dtypes.astype(str))
+    adult_schema.validate(synthetic)  # every value inside the public domain
+    assert len(synthetic) == 300
+
+
+def test_sampling_with_a_seed_is_reproducible(fitted):
+    pd.testing.assert_frame_equal(fitted.sample(50, seed=3), fitted.sample(50, seed=3))
+
+
+def test_save_load_round_trip_gives_identical_samples(fitted, tmp_path):
+    path = fitted.save(tmp_path / "model")
+    files = sorted(p.name for p in path.iterdir())
+    assert files == ["generator.safetensors", "model.json"]
+    meta = json.loads((path / "model.json").read_text())
+    assert not any("critic" in k or "net." in k for k in meta), "the critic must never be saved"
+    loaded = TabularSynthesizer.load(path)
+    pd.testing.assert_frame_equal(fitted.sample(40, seed=5), loaded.sample(40, seed=5))
+    assert loaded.privacy_report()["epsilon"] == pytest.approx(fitted.privacy_report()["epsilon"])
+
+
+def test_saved_weights_hold_only_the_generator(fitted, tmp_path):
+    from safetensors.torch import load_file
+
+    path = fitted.save(tmp_path / "model")
+    keys = load_file(str(path / "generator.safetensors")).keys()
+    assert set(keys) == set(fitted.generator.state_dict().keys())
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (None, "not found"),
+        ({"model.json": "{}"}, "not a complete"),
+        ({"model.json": "{bad", "generator.safetensors": b"x"}, "corrupt"),
+        ({"model.json": json.dumps({"format": "other"}), "generator.safetensors": b"x"}, "not written by dpgan"),
+    ],
+)
+def test_missing_or_corrupt_model_is_refused(tmp_path, content, message):
+    path = tmp_path / "m"
+    if content is not None:
+        path.mkdir()
+        for name, body in content.items():
+            (path / name).write_bytes(body if isinstance(body, bytes) else body.encode())
+    with pytest.raises(ModelFileError, match=message):
+        TabularSynthesizer.load(path)
+
+
+def test_corrupt_weights_are_refused(fitted, tmp_path):
+    path = fitted.save(tmp_path / "model")
+    (path / "generator.safetensors").write_bytes(b"\x00" * 20)
+    with pytest.raises(ModelFileError, match="corrupt"):
+        TabularSynthesizer.load(path)
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"epsilon": 0}, "epsilon"),
+        ({"epsilon": -1}, "epsilon"),
+        ({"epsilon": float("nan")}, "epsilon"),
+        ({"delta": 0}, "delta"),
+        ({"delta": 1}, "delta"),
+        ({"accountant": "moments"}, "accountant"),
+        ({"batch_size": 0}, "batch_size"),
+        ({"epochs": -1}, "epochs"),
+        ({"no_such_setting": 1}, "unknown setting"),
+    ],
+)
+def test_bad_settings_are_refused(kwargs, message):
+    with pytest.raises(InputError, match=message):
+        TabularSynthesizer(**kwargs)
+
+
+@pytest.mark.parametrize("n", [0, -3, 2.5, 10**9])
+def test_bad_sample_sizes_are_refused(fitted, n):
+    with pytest.raises(InputError):
+        fitted.sample(n)
+
+
+def test_unfitted_synthesizer_refuses_to_sample():
+    with pytest.raises(InputError, match="not fitted"):
+        TabularSynthesizer().sample(3)
+
+
+def test_bad_tables_are_refused_before_training(adult_schema):
+    synth = TabularSynthesizer(accountant="rdp")
+    with pytest.raises(InputError, match="empty"):
+        synth.fit(pd.DataFrame())
+    with pytest.raises(InputError, match="DataFrame"):
+        synth.fit([[1, 2]])  # type: ignore[arg-type]
+
+
+def test_no_schema_learns_the_domain_with_dp_and_pays_for_it(adult_small):
+    synth = TabularSynthesizer(epsilon=3.0, epochs=1, batch_size=64, accountant="rdp", seed=0)
+    synth.fit(adult_small)
+    report = synth.privacy_report()
+    names = [e["name"] for e in report["events"]]
+    assert "bounds of age" in names and "categories of workclass" in names
+    assert report["epsilon"] <= 3.0
+    # the thresholds' failure probability is charged to δ
+    assert sum(e["extra_delta"] for e in report["events"]) > 0
+    # rare categories are merged: a category seen a handful of times cannot survive the threshold
+    countries = synth.schema["native-country"].categories
+    assert "(other)" in countries and "Holand-Netherlands" not in countries
+    sample = synth.sample(100, seed=0)
+    assert sample["age"].between(synth.schema["age"].min, synth.schema["age"].max).all()
+
+
+def test_dp_schema_does_not_reveal_a_single_outlier(adult_small):
+    """Pitfall (iii): one extreme record must not show up in the learned bounds (whp)."""
+    outlier = adult_small.iloc[:1].copy()
+    outlier["capital-gain"] = 10**9
+    outlier["workclass"] = "Astronaut"
+    with_outlier = pd.concat([adult_small, outlier], ignore_index=True)
+    synth = TabularSynthesizer(epsilon=3.0, epochs=1, batch_size=64, accountant="rdp", seed=0)
+    synth.fit(with_outlier)
+    assert synth.schema["capital-gain"].max < 10**9
+    assert "Astronaut" not in synth.schema["workclass"].categories
+
+
+def test_unsafe_schema_is_labelled_everywhere(adult_small, tmp_path):
+    synth = TabularSynthesizer(
+        epsilon=3.0, epochs=1, batch_size=64, accountant="rdp", seed=0, schema_from_data_without_dp=True
+    )
+    synth.fit(adult_small)
+    report = synth.privacy_report()
+    assert report["guarantee_covers_schema"] is False and "WITHOUT differential privacy" in report["warning"]
+    loaded = TabularSynthesizer.load(synth.save(tmp_path / "m"))
+    assert loaded.privacy_report()["guarantee_covers_schema"] is False
+
+
+def test_fixed_noise_multiplier_trains_until_the_budget_is_spent(adult_small, adult_schema):
+    synth = TabularSynthesizer(epsilon=1.0, noise_multiplier=4.0, batch_size=64, accountant="rdp", seed=0)
+    synth.fit(adult_small, schema=adult_schema)
+    steps = synth.training["steps"]
+    entries = synth.ledger.entries
+    assert synth.ledger.epsilon(1e-5, "rdp") <= 1.0
+    one_more = [*entries[:-1], type(entries[-1])(**{**entries[-1].__dict__, "count": steps + 1})]
+    assert epsilon_of(one_more, 1e-5, "rdp") > 1.0  # the next step would have overshot
+
+
+def test_pld_accountant_fit_stays_within_budget(adult_small, adult_schema):
+    synth = TabularSynthesizer(epsilon=2.0, epochs=1, batch_size=100, seed=0)
+    synth.fit(adult_small, schema=adult_schema)
+    assert 1.8 < synth.privacy_report()["epsilon"] <= 2.0
+
+
+def test_released_model_holds_no_rng_state(fitted, tmp_path):
+    path = fitted.save(tmp_path / "m")
+    text = (path / "model.json").read_text().lower()
+    assert "rng" not in text and "generator_state" not in text
+    assert all(isinstance(v, torch.Tensor) for v in fitted.generator.state_dict().values())
+    assert np.isfinite(fitted.privacy_report()["epsilon"])
