@@ -16,6 +16,10 @@ install: $(PY)
 
 install-test: install
 	$(PIP) install -q -c constraints.txt -e ".[test]"
+	@# Best effort: the report test opens report.html in a real headless browser (Debian's chromium).
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } >/dev/null 2>&1 || \
+	  echo "note: could not install chromium (needs apt-get as root); the report's browser test will be skipped"
 
 demo: install
 	$(VENV)/bin/dpgan demo

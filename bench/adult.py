@@ -32,7 +32,7 @@ def fit_non_private(train, schema: Schema, config: TrainingConfig, seed: int):
     batch = float(config.batch_size)
     steps = int(math.ceil(config.epochs * len(train) / batch))
     nonprivate = TrainingConfig.from_dict({**config.to_dict(), "max_grad_norm": math.inf})
-    G, _ = train_dp_wgan_gp(
+    G = train_dp_wgan_gp(
         data,
         encoder.spans,
         nonprivate,
@@ -41,7 +41,7 @@ def fit_non_private(train, schema: Schema, config: TrainingConfig, seed: int):
         noise_multiplier=0.0,
         steps=steps,
         generator=gen,
-    )
+    ).generator
     rng = np.random.default_rng(seed)
     z = torch.randn(len(train), config.noise_dim, generator=gen)
     return encoder.decode(G.sample_encoded(z).numpy(), rng)

@@ -182,3 +182,37 @@ def test_released_model_holds_no_rng_state(fitted, tmp_path):
     assert "rng" not in text and "generator_state" not in text
     assert all(isinstance(v, torch.Tensor) for v in fitted.generator.state_dict().values())
     assert np.isfinite(fitted.privacy_report()["epsilon"])
+
+
+def test_nullable_columns_round_trip_with_their_null_indicator():
+    """Missing values are data: a nullable column is learned with its null indicator, not dropped."""
+    from dpgan import ColumnSpec, Schema
+
+    rng = np.random.default_rng(0)
+    values = rng.normal(50, 10, 400)
+    values[rng.random(400) < 0.3] = np.nan
+    frame = pd.DataFrame({"x": values, "c": rng.choice(["a", "b", None], 400).astype(object)})
+    schema = Schema(
+        (
+            ColumnSpec("x", "continuous", min=0, max=100, nullable=True),
+            ColumnSpec("c", "categorical", categories=("a", "b"), nullable=True),
+        )
+    )
+    synth = TabularSynthesizer(epsilon=5.0, epochs=2, batch_size=50, accountant="rdp", seed=0).fit(frame, schema)
+    sample = synth.sample(2000, seed=0)
+    assert sample["x"].dtype == np.float64 and sample["x"].isna().any() and sample["x"].notna().any()
+    assert sample["c"].isna().any() and set(sample["c"].dropna()) <= {"a", "b"}
+    schema.validate(sample)
+
+
+def test_a_failed_save_leaves_no_model_directory(fitted, tmp_path, monkeypatch):
+    """Written under a temporary name and renamed at the end: a crash leaves nothing that looks complete."""
+    import dpgan.serialization as serialization
+
+    def broken(*args, **kwargs):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(serialization, "save_file", broken)
+    with pytest.raises(OSError):
+        fitted.save(tmp_path / "model")
+    assert list(tmp_path.iterdir()) == []

@@ -166,7 +166,6 @@ def cmd_privacy(args: argparse.Namespace) -> int:
             accountant=args.accountant,
         )
         result = {"noise_multiplier": sigma, "accountant": args.accountant}
-    result.update({"sample_rate": args.sample_rate, "steps": args.steps, "delta": args.delta})
     if args.json:
         print(json.dumps(result))
     else:
@@ -210,6 +209,68 @@ def cmd_demo(args: argparse.Namespace) -> int:
         shown = "n/a (one class)" if synth_score is None else f"{synth_score:.3f}"
         print(f"  {label}: real {real:.3f}, synthetic {shown}")
     return 0
+
+
+class _StageProgress:
+    """tqdm bars for `evaluate`: one bar per stage ("utility", "fidelity", ...), on stderr."""
+
+    def __init__(self, enabled: bool = True) -> None:
+        self.enabled = enabled
+        self.bar: Any = None
+        self.stage: str | None = None
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        if not self.enabled:
+            return
+        from tqdm import tqdm
+
+        group = stage.split(":")[0]
+        if self.bar is None or group != self.stage:
+            self.close()
+            self.bar, self.stage = tqdm(total=total, desc=group, file=sys.stderr, leave=True), group
+        self.bar.total = max(total, 1)
+        self.bar.set_postfix_str(stage[len(group) + 1 :].strip(), refresh=False)
+        self.bar.update(done - self.bar.n)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    from dpgan.evaluation.evaluate import evaluate, save_metrics
+    from dpgan.evaluation.report import write_report
+
+    schema = Schema.from_json(args.schema) if args.schema else None
+    if args.model is not None and not Path(args.model).is_dir():
+        raise InputError(f"model directory not found: {args.model}")
+    real, synthetic, test = (read_table(p, schema) for p in (args.real, args.synthetic, args.test))
+    progress = _StageProgress(not args.quiet)
+    try:
+        metrics = evaluate(
+            real, synthetic, test, args.target, schema=schema, model_dir=args.model, attacks=args.attacks,
+            progress=progress, seed=args.seed, n_jobs=args.jobs,
+        )  # fmt: skip
+        out = Path(args.out)
+        metrics_path = save_metrics(metrics, out / "metrics.json")
+        report_path = write_report(metrics, out / "report.html", real=real, synthetic=synthetic, progress=progress)
+    finally:
+        progress.close()
+    print(f"wrote {metrics_path} and {report_path}")
+    fidelity = metrics["fidelity"]
+    mean = metrics["utility_summary"]["mean"]
+    name = "accuracy" if "accuracy" in mean else "r2"
+    print(
+        f"mean {name} over models: synthetic {_short(mean[name]['tstr'])}, real {_short(mean[name]['trtr'])}; "
+        f"JSD {_short(fidelity['jsd_mean'])}, WD {_short(fidelity['wd_mean'])}, "
+        f"association diff {_short(fidelity['association_diff'])}"
+    )
+    return 0
+
+
+def _short(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.4f}"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -264,6 +325,19 @@ def build_parser() -> argparse.ArgumentParser:
     privacy.add_argument("--accountant", default="pld", choices=["pld", "rdp", "rdp-classic"])
     privacy.add_argument("--json", action="store_true")
     privacy.set_defaults(func=cmd_privacy)
+    evaluate = sub.add_parser("evaluate", help="utility, fidelity, privacy ledger (and attacks) of a synthetic table")
+    evaluate.add_argument("--real", required=True, help="the real training table the model was fitted on")
+    evaluate.add_argument("--synthetic", required=True, help="the synthetic table to evaluate")
+    evaluate.add_argument("--test", required=True, help="real rows the model never saw")
+    evaluate.add_argument("--target", required=True, help="column to predict in the utility tests")
+    evaluate.add_argument("--schema", help="public schema JSON (column kinds)")
+    evaluate.add_argument("--model", help="the model directory that generated the synthetic table (its ledger)")
+    evaluate.add_argument("--attacks", action="store_true", help="also run the privacy attacks (slow)")
+    evaluate.add_argument("--seed", type=int, default=0, help="seed of the evaluation models")
+    evaluate.add_argument("--jobs", type=int, default=1, help="CPU cores for the evaluation models (default 1)")
+    evaluate.add_argument("--quiet", action="store_true", help="no progress bars")
+    evaluate.add_argument("--out", required=True, help="report directory: metrics.json and report.html")
+    evaluate.set_defaults(func=cmd_evaluate)
     return parser
 
 

@@ -105,6 +105,7 @@ class TabularSynthesizer:
         self.encoder: TableEncoder | None = None
         self.generator: torch.nn.Module | None = None
         self.training: dict[str, Any] = {}
+        self.critic_for_evaluation: torch.nn.Module | None = None
 
     # ------------------------------------------------------------------ fit
     def fit(
@@ -190,7 +191,7 @@ class TabularSynthesizer:
                 raise BudgetError("this noise multiplier cannot pay for a single step within ε")
 
         reporter = _StepReporter(progress, steps, sample_rate, sigma, ledger.entries, self.delta)
-        generator, steps_done = train_dp_wgan_gp(
+        result = train_dp_wgan_gp(
             encoded,
             encoder.spans,
             cfg,
@@ -201,6 +202,9 @@ class TabularSynthesizer:
             generator=torch_gen,
             progress=reporter,
         )
+        generator, steps_done = result.generator, result.steps
+        # In memory only, for white-box attack evaluation: never saved (invariant 7).
+        self.critic_for_evaluation = result.critic
         ledger.add(
             LedgerEntry(
                 "DP-SGD on the critic",

@@ -1,1 +1,5 @@
-"""Evaluation of synthetic data: utility (and, later, fidelity and privacy attacks)."""
+"""Evaluation of synthetic data: utility, fidelity, the privacy ledger, privacy attacks, a report."""
+
+from dpgan.evaluation.evaluate import evaluate
+
+__all__ = ["evaluate"]

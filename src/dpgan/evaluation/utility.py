@@ -32,23 +32,27 @@ def balance_classes(frame: pd.DataFrame, target: str, rng: np.random.Generator) 
     return pd.concat(parts).iloc[rng.permutation(smallest * len(groups))]
 
 
-def _rf_accuracy(train: pd.DataFrame, test: pd.DataFrame, target: str, seed: int) -> float | None:
+def _rf_accuracy(train: pd.DataFrame, test: pd.DataFrame, target: str, seed: int, n_jobs: int = 2) -> float | None:
     if train[target].astype(str).nunique() < 2:
         return None  # a single-class training set cannot train a classifier: reported, not crashed on
     X_train, y_train = one_hot_features(train, target)
     X_test, y_test = one_hot_features(test, target, X_train.columns)
-    model = RandomForestClassifier(n_estimators=100, random_state=seed, n_jobs=2)
+    model = RandomForestClassifier(n_estimators=100, random_state=seed, n_jobs=n_jobs)
     model.fit(X_train, y_train)
     return float((model.predict(X_test) == y_test.to_numpy()).mean())
 
 
-def tstr_accuracy(train: pd.DataFrame, test: pd.DataFrame, target: str, seed: int = 0) -> float | None:
-    return _rf_accuracy(train, test, target, seed)
+def tstr_accuracy(
+    train: pd.DataFrame, test: pd.DataFrame, target: str, seed: int = 0, *, n_jobs: int = 2
+) -> float | None:
+    return _rf_accuracy(train, test, target, seed, n_jobs)
 
 
-def balanced_rf_accuracy(train: pd.DataFrame, test: pd.DataFrame, target: str, seed: int = 0) -> float | None:
+def balanced_rf_accuracy(
+    train: pd.DataFrame, test: pd.DataFrame, target: str, seed: int = 0, *, n_jobs: int = 2
+) -> float | None:
     """dp-GAN protocol: balance both sets, random forest on `train`, accuracy on `test`."""
     rng = np.random.default_rng(seed)
     if train[target].astype(str).nunique() < 2:
         return None
-    return _rf_accuracy(balance_classes(train, target, rng), balance_classes(test, target, rng), target, seed)
+    return _rf_accuracy(balance_classes(train, target, rng), balance_classes(test, target, rng), target, seed, n_jobs)

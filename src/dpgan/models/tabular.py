@@ -1,7 +1,7 @@
 """MLP generator and critic for encoded table rows.
 
-The critic has no batch normalisation (it would mix examples and break per-example clipping);
-the generator may use it, since it never reads private rows.
+Neither network normalises across examples: in the critic that would break per-example
+clipping, and in the generator it would make fake rows depend on the batch they came in.
 """
 
 from __future__ import annotations
@@ -16,15 +16,20 @@ from dpgan.transforms.encoder import SOFTMAX, TANH, OutputSpan
 
 
 class ResidualBlock(nn.Module):
-    """CTGAN-style block: the input is concatenated to the layer's output."""
+    """CTGAN-style block (the input is concatenated to the output), with LayerNorm.
+
+    LayerNorm, not BatchNorm: it normalises each row on its own, so generated rows never depend
+    on the batch they were drawn in (no train/eval drift at sampling time, no coupling of the
+    fakes paired with private records).
+    """
 
     def __init__(self, in_dim: int, out_dim: int) -> None:
         super().__init__()
         self.fc = nn.Linear(in_dim, out_dim)
-        self.bn = nn.BatchNorm1d(out_dim)
+        self.norm = nn.LayerNorm(out_dim)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return torch.cat([F.relu(self.bn(self.fc(x))), x], dim=1)
+        return torch.cat([F.relu(self.norm(self.fc(x))), x], dim=1)
 
 
 class TabularGenerator(nn.Module):

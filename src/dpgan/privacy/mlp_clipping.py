@@ -57,8 +57,12 @@ def wgan_gp_clipped_sum(
     *,
     gp_weight: float,
     max_norm: float,
+    one_sided: bool = False,
 ) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
-    """Σ_i clip_C(∇θ ℓ_i) keyed like `critic.named_parameters()`, and the per-example norms."""
+    """Σ_i clip_C(∇θ ℓ_i) keyed like `critic.named_parameters()`, and the per-example norms.
+
+    `one_sided` penalises only ‖∇D‖ > 1 (λ·max(0, ‖∇D‖−1)², Petzka et al.'s WGAN-LP).
+    """
     linears, leak = _linear_layers(critic)
     K = len(linears)
     batch = x_real.shape[0]
@@ -82,7 +86,8 @@ def wgan_gp_clipped_sum(
             e = s_hat[k - 1] * e
     g = e  # ∇ₓD(x̂), shape (B, d)
     g_norm = torch.sqrt(g.pow(2).sum(dim=1, keepdim=True) + 1e-12)
-    rho = 2.0 * gp_weight * (g_norm - 1.0) * g / g_norm
+    excess = (g_norm - 1.0).clamp_min(0.0) if one_sided else g_norm - 1.0
+    rho = 2.0 * gp_weight * excess * g / g_norm
     rhos: list[torch.Tensor] = []
     for k in range(K):
         rhos.append(rho)  # ρ̃_{k}: gradient w.r.t. the input side of layer k+1's transpose
