@@ -75,6 +75,7 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=100)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--out", default="bench/results/attacks.jsonl")
+    parser.add_argument("--runs", help="JSON list of [label, epsilon or null, epochs]; default: the three below")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     train, test = datasets.load_adult()
@@ -87,6 +88,8 @@ def main() -> None:
         ("no DP, 30 epochs", None, 30.0),
         ("DP ε=1, 30 epochs", 1.0, 30.0),
     ]
+    if args.runs:
+        runs = [tuple(r) for r in json.loads(args.runs)]
     attack_config = AttackConfig(n_shadow=3, n_test_runs=2, shadow_train_size=args.rows, logan_train_size=None)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -320,3 +320,13 @@ def test_unknown_accountant_raises_input_error(accountant: str):
     """An accountant name we do not implement must not silently fall through to another one."""
     with pytest.raises(InputError):
         epsilon_of([LedgerEntry("x", 1.0)], DELTA, accountant)
+
+
+def test_small_sigma_rdp_does_not_flood_the_terminal_with_dropped_order_warnings(caplog):
+    """dp-accounting warns once per non-convergent order at small σ; dpgan holds those back."""
+    import logging
+
+    with caplog.at_level(logging.WARNING):
+        eps = epsilon_of([LedgerEntry("sgd", 0.44, 0.031449, 200)], DELTA, "rdp")
+    assert math.isfinite(eps) and eps > 0
+    assert not [r for r in caplog.records if "failed to converge" in r.getMessage()]

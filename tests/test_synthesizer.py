@@ -216,3 +216,14 @@ def test_a_failed_save_leaves_no_model_directory(fitted, tmp_path, monkeypatch):
     with pytest.raises(OSError):
         fitted.save(tmp_path / "model")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_progress_reports_steps_and_an_epsilon_that_never_exceeds_the_target(adult_small, adult_schema):
+    seen: list[tuple[int, int, float]] = []
+    synth = TabularSynthesizer(epsilon=2.0, epochs=2, batch_size=64, accountant="rdp", seed=0)
+    synth.fit(adult_small, schema=adult_schema, progress=lambda s, t, e: seen.append((s, t, e)))
+    steps = [s for s, _, _ in seen]
+    eps = [e for _, _, e in seen]
+    assert steps[-1] == seen[-1][1] == synth.training["steps"]
+    assert steps == sorted(steps) and eps == sorted(eps)
+    assert 0 < eps[0] and max(eps) <= 2.0

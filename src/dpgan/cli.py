@@ -67,7 +67,7 @@ class _ProgressBar:
 
             self.bar = tqdm(total=total, unit="step", desc="DP training", file=sys.stderr)
         self.bar.update(step - self.bar.n)
-        self.bar.set_postfix_str(f"ε≤{epsilon:.3f} (RDP)")
+        self.bar.set_postfix_str(f"ε spent ≤ {epsilon:.3f}")
         if step >= total:
             self.bar.close()
 

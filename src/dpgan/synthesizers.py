@@ -27,6 +27,7 @@ from dpgan.privacy.accounting import (
     calibrate_noise_multiplier,
     check_accountant,
     check_epsilon_delta,
+    epsilon_of,
     max_steps,
 )
 from dpgan.privacy.preprocessing import infer_schema_private, plan_preprocessing, private_row_count
@@ -190,7 +191,7 @@ class TabularSynthesizer:
             if steps == 0:
                 raise BudgetError("this noise multiplier cannot pay for a single step within ε")
 
-        reporter = _StepReporter(progress, steps, sample_rate, sigma, ledger.entries, self.delta)
+        reporter = _StepReporter(progress, steps, sample_rate, sigma, ledger.entries, self.delta, self.epsilon)
         result = train_dp_wgan_gp(
             encoded,
             encoder.spans,
@@ -323,21 +324,29 @@ def _coerce_schema(schema: Schema | str | Path | dict | None) -> Schema | None:
 class _StepReporter:
     """Calls the user's progress function with (step, total, ε spent so far).
 
-    The running ε is the RDP bound of the steps so far (cheap to update and never below the
-    final accountant's value); the final ε comes from the ledger.
+    ε spent after t steps is at most the RDP bound of those t steps, and at most the planned
+    total (ε is monotone in t, and the plan fits the target): the smaller of the two is shown.
+    The RDP bound is cheap to update; the final ε comes from the ledger.
     """
 
     def __init__(
-        self, progress: ProgressFn | None, total: int, sample_rate: float, sigma: float, prior: list, delta: float
+        self,
+        progress: ProgressFn | None,
+        total: int,
+        sample_rate: float,
+        sigma: float,
+        prior: list,
+        delta: float,
+        target: float,
     ) -> None:
         self.progress, self.total = progress, total
         self.sample_rate, self.sigma, self.prior, self.delta = sample_rate, sigma, list(prior), delta
+        self.target = target
         self.every = max(1, total // 50)
 
     def __call__(self, step: int) -> None:
         if self.progress is None or (step % self.every and step != self.total):
             return
-        from dpgan.privacy.accounting import epsilon_of
-
         entry = LedgerEntry("sgd", self.sigma, sampling_rate=self.sample_rate, count=step)
-        self.progress(step, self.total, epsilon_of([*self.prior, entry], self.delta, "rdp"))
+        bound = epsilon_of([*self.prior, entry], self.delta, "rdp")
+        self.progress(step, self.total, min(bound, self.target))

@@ -7,8 +7,10 @@ accountant. The neighbouring relation is add/remove-one record throughout.
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -108,6 +110,22 @@ def _rdp_curve(event: dp_event.DpEvent, orders: Sequence[float]) -> np.ndarray:
     return np.asarray(acc._rdp, dtype=np.float64)  # noqa: SLF001
 
 
+@contextlib.contextmanager
+def _quiet_rdp_orders() -> Iterator[None]:
+    """dp-accounting logs a warning for every RDP order it drops as non-convergent (small σ).
+
+    Dropping an order keeps ε a valid upper bound (it is a minimum over the remaining orders);
+    the warnings would flood a user's terminal during calibration, so they are held back here.
+    """
+    logger = logging.getLogger("absl")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
 def epsilon_of(entries: Sequence[LedgerEntry], delta: float, accountant: str = DEFAULT_ACCOUNTANT) -> float:
     """ε at total δ for the composition of `entries`; δ pays first for the entries' extra_delta."""
     check_accountant(accountant)
@@ -118,6 +136,11 @@ def epsilon_of(entries: Sequence[LedgerEntry], delta: float, accountant: str = D
     if not entries:
         return 0.0
     event = composed_event(entries)
+    with _quiet_rdp_orders():
+        return _epsilon_of_event(event, accountant_delta, accountant)
+
+
+def _epsilon_of_event(event: dp_event.DpEvent, accountant_delta: float, accountant: str) -> float:
     if accountant == "pld":
         acc = PLDAccountant(value_discretization_interval=PLD_DISCRETIZATION)
         acc.compose(event)
