@@ -164,3 +164,26 @@ def test_every_plot_decodes_in_a_headless_browser(which, report_with_attacks, cl
     shot = tmp_path / "shot.png"
     subprocess.run([browser, *flags, f"--screenshot={shot}", source.as_uri()], capture_output=True, timeout=60)
     assert shot.is_file() and shot.read_bytes().startswith(b"\x89PNG") and shot.stat().st_size > 10_000
+
+
+def test_cli_attacks_run_end_to_end_with_cost_knobs(tmp_path, tables, fitted):
+    """`--attacks` with a saved model: all four attacks run (retraining the model's recipe) and plot."""
+    real, _, test = tables
+    fitted.save(tmp_path / "model")
+    paths = {}
+    for name, frame in (("real", real), ("synthetic", fitted.sample(300, seed=6)), ("test", test)):
+        paths[name] = tmp_path / f"{name}.csv"
+        frame.to_csv(paths[name], index=False)
+    code = main(
+        ["evaluate", "--real", str(paths["real"]), "--synthetic", str(paths["synthetic"]), "--test",
+         str(paths["test"]), "--target", "income", "--model", str(tmp_path / "model"), "--schema",
+         str(datasets.adult_schema_path()), "--attacks", "--attack-shadows", "1", "--attack-test-runs", "1",
+         "--attack-epochs", "0.5", "--quiet", "--out", str(tmp_path / "report")]
+    )  # fmt: skip
+    assert code == 0
+    attacks = json.loads((tmp_path / "report" / "metrics.json").read_text())["attacks"]
+    assert set(attacks) == {"dcr", "attribute", "membership", "logan"}
+    assert all(not result["skipped"] for result in attacks.values())
+    assert all(0.0 <= result["auc"] <= 1.0 for result in attacks.values())
+    html = (tmp_path / "report" / "report.html").read_text()
+    assert len(IMG.findall(html)) > 15 + 1  # marginals and heatmaps plus the attack ROC curves

@@ -247,10 +247,16 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         raise InputError(f"model directory not found: {args.model}")
     real, synthetic, test = (read_table(p, schema) for p in (args.real, args.synthetic, args.test))
     progress = _StageProgress(not args.quiet)
+    attack_config = None
+    if args.attacks:
+        from dpgan.evaluation.attacks import AttackConfig
+
+        knobs = {"n_shadow": args.attack_shadows, "n_test_runs": args.attack_test_runs, "epochs": args.attack_epochs}
+        attack_config = AttackConfig(seed=args.seed, **{k: v for k, v in knobs.items() if v is not None})
     try:
         metrics = evaluate(
             real, synthetic, test, args.target, schema=schema, model_dir=args.model, attacks=args.attacks,
-            progress=progress, seed=args.seed, n_jobs=args.jobs,
+            attack_config=attack_config, progress=progress, seed=args.seed, n_jobs=args.jobs,
         )  # fmt: skip
         out = Path(args.out)
         metrics_path = save_metrics(metrics, out / "metrics.json")
@@ -333,6 +339,9 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--schema", help="public schema JSON (column kinds)")
     evaluate.add_argument("--model", help="the model directory that generated the synthetic table (its ledger)")
     evaluate.add_argument("--attacks", action="store_true", help="also run the privacy attacks (slow)")
+    evaluate.add_argument("--attack-shadows", type=int, help="shadow sets per target in the membership attack")
+    evaluate.add_argument("--attack-test-runs", type=int, help="fresh test fits per target in the membership attack")
+    evaluate.add_argument("--attack-epochs", type=float, help="epochs of the attacks' retrained models (cost knob)")
     evaluate.add_argument("--seed", type=int, default=0, help="seed of the evaluation models")
     evaluate.add_argument("--jobs", type=int, default=1, help="CPU cores for the evaluation models (default 1)")
     evaluate.add_argument("--quiet", action="store_true", help="no progress bars")
