@@ -37,16 +37,22 @@ def tables(adult) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     return real.reset_index(drop=True), other.reset_index(drop=True), test.sample(300, random_state=13)
 
 
+def saved_model_and_csvs(root: Path, tables, fitted, seed: int) -> dict[str, Path]:
+    """Save the model under root/model and write real, synthetic and test tables as CSV files."""
+    real, _, test = tables
+    fitted.save(root / "model")
+    paths = {}
+    for name, frame in (("real", real), ("synthetic", fitted.sample(300, seed=seed)), ("test", test)):
+        paths[name] = root / f"{name}.csv"
+        frame.to_csv(paths[name], index=False)
+    return paths
+
+
 @pytest.fixture(scope="module")
 def cli_run(tmp_path_factory, tables, fitted) -> Path:
     """`dpgan evaluate` in a real process, with a saved model and the public schema, on CSV files."""
     root = tmp_path_factory.mktemp("evaluate")
-    real, _, test = tables
-    fitted.save(root / "model")
-    paths = {}
-    for name, frame in (("real", real), ("synthetic", fitted.sample(300, seed=5)), ("test", test)):
-        paths[name] = root / f"{name}.csv"
-        frame.to_csv(paths[name], index=False)
+    paths = saved_model_and_csvs(root, tables, fitted, seed=5)
     out = subprocess.run(
         [sys.executable, "-m", "dpgan.cli", "evaluate", "--real", str(paths["real"]), "--synthetic",
          str(paths["synthetic"]), "--test", str(paths["test"]), "--target", "income", "--model", str(root / "model"),
@@ -168,12 +174,7 @@ def test_every_plot_decodes_in_a_headless_browser(which, report_with_attacks, cl
 
 def test_cli_attacks_run_end_to_end_with_cost_knobs(tmp_path, tables, fitted):
     """`--attacks` with a saved model: all four attacks run (retraining the model's recipe) and plot."""
-    real, _, test = tables
-    fitted.save(tmp_path / "model")
-    paths = {}
-    for name, frame in (("real", real), ("synthetic", fitted.sample(300, seed=6)), ("test", test)):
-        paths[name] = tmp_path / f"{name}.csv"
-        frame.to_csv(paths[name], index=False)
+    paths = saved_model_and_csvs(tmp_path, tables, fitted, seed=6)
     code = main(
         ["evaluate", "--real", str(paths["real"]), "--synthetic", str(paths["synthetic"]), "--test",
          str(paths["test"]), "--target", "income", "--model", str(tmp_path / "model"), "--schema",
