@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -106,7 +105,6 @@ class Schema:
     columns: tuple[ColumnSpec, ...]
     target: str | None = None
     source: str = "user"
-    extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.columns:
@@ -152,9 +150,6 @@ class Schema:
         except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise InputError(f"schema file {path} is not valid JSON: {exc}") from None
         return cls.from_dict(data)
-
-    def subset(self, names: Sequence[str]) -> "Schema":
-        return Schema(tuple(self[n] for n in names), target=self.target if self.target in names else None)
 
     def validate(self, frame: pd.DataFrame) -> pd.DataFrame:
         """Check a private table against the schema; return it with columns in schema order.
@@ -252,7 +247,3 @@ def kind_from_dtype(series: pd.Series) -> str:
             return "integer"
         return "continuous"
     return "categorical"
-
-
-def column_names(columns: Iterable[ColumnSpec]) -> list[str]:
-    return [c.name for c in columns]

@@ -19,7 +19,7 @@ import pandas as pd
 import torch
 
 from dpgan import __version__
-from dpgan.errors import BudgetError, InputError
+from dpgan.errors import BudgetError, InputError, ModelFileError
 from dpgan.privacy.accounting import (
     DEFAULT_ACCOUNTANT,
     LedgerEntry,
@@ -289,8 +289,6 @@ class TabularSynthesizer:
     @classmethod
     def load(cls, path: str | Path) -> "TabularSynthesizer":
         tensors, meta = read_model_dir(path)
-        from dpgan.errors import ModelFileError
-
         try:
             synth = cls(epsilon=meta["epsilon_target"], delta=meta["delta"], accountant=meta["accountant"])
             synth.config = TrainingConfig.from_dict(meta["config"])

@@ -113,11 +113,9 @@ def infer_schema_private(
 
 
 def _dtype_allows_nulls(series: pd.Series) -> bool:
-    """Whether nulls can occur follows the dtype (public), not the data."""
-    return (
-        not (pd.api.types.is_integer_dtype(series.dtype) and not isinstance(series.dtype, pd.Int64Dtype))
-        and str(series.dtype) != "bool"
-    )
+    """Whether nulls can occur follows the dtype (public), not the data: NumPy integer and bool
+    columns cannot hold them; floats, objects and pandas' nullable dtypes (Int64, boolean) can."""
+    return not (isinstance(series.dtype, np.dtype) and series.dtype.kind in "iub")
 
 
 def _numeric_spec(
