@@ -20,7 +20,8 @@ import torch
 
 from dpgan import Schema, TabularSynthesizer, datasets
 from dpgan.evaluation.utility import balanced_rf_accuracy, tstr_accuracy
-from dpgan.training.dp_wgan_gp import TrainingConfig, train_dp_wgan_gp
+from dpgan.training.config import TrainingConfig
+from dpgan.training.dp_critic import train_dp_critic
 from dpgan.transforms.encoder import TableEncoder
 
 
@@ -32,7 +33,7 @@ def fit_non_private(train, schema: Schema, config: TrainingConfig, seed: int):
     batch = float(config.batch_size)
     steps = int(math.ceil(config.epochs * len(train) / batch))
     nonprivate = TrainingConfig.from_dict({**config.to_dict(), "max_grad_norm": math.inf})
-    G = train_dp_wgan_gp(
+    G = train_dp_critic(
         data,
         encoder.spans,
         nonprivate,

@@ -24,7 +24,8 @@ import torch
 
 from dpgan import Schema, TabularSynthesizer, datasets
 from dpgan.evaluation.attacks import AttackConfig, run_attacks
-from dpgan.training.dp_wgan_gp import TrainingConfig, train_dp_wgan_gp
+from dpgan.training.config import TrainingConfig
+from dpgan.training.dp_critic import train_dp_critic
 from dpgan.transforms.encoder import TableEncoder
 
 
@@ -41,7 +42,7 @@ class NonPrivateGAN:
         encoded = torch.from_numpy(self.encoder.encode(schema.validate(data)))
         batch = float(min(self.config.batch_size, len(data)))
         steps = int(math.ceil(self.config.epochs * len(data) / batch))
-        result = train_dp_wgan_gp(
+        result = train_dp_critic(
             encoded,
             self.encoder.spans,
             self.config,

@@ -19,7 +19,7 @@ import torch
 from attacks_adult import NonPrivateGAN, without_curves
 from dpgan import Schema, TabularSynthesizer, datasets
 from dpgan.evaluation.attacks import AttackConfig, run_attacks
-from dpgan.training.dp_wgan_gp import TrainingConfig
+from dpgan.training.config import TrainingConfig
 
 
 def main() -> None:

@@ -1,10 +1,12 @@
 """DTGAN's Tables 3–4 protocol on UCI Adult with dpgan's evaluation suite.
 
-For each ε and seed: fit on the 32,561 training rows, sample as many, score with
+For each recipe, ε and seed: fit on the 32,561 training rows, sample as many, score with
 `dpgan.evaluation.evaluate` (4 classifiers × accuracy/F1/AUC/AP, TSTR vs TRTR; JSD, WD,
 association difference). One JSON line per run; `--summary` prints the table for RESULTS.md.
 
     python bench/dtgan_protocol.py --epsilons 1 100 --seeds 0 1 2 --out bench/results/dtgan.jsonl
+    python bench/dtgan_protocol.py --recipes dp-gan dp-wgan dp-cgan dtgan-d dtgan-g --epsilons 1 \
+        --seeds 0 1 2 --out bench/results/recipes.jsonl
     python bench/dtgan_protocol.py --summary bench/results/dtgan.jsonl
 """
 
@@ -24,15 +26,16 @@ from dpgan import Schema, TabularSynthesizer, datasets
 from dpgan.evaluation import evaluate
 
 
-def run(epsilons: list[float], seeds: list[int], out: Path, threads: int) -> None:
+def run(recipes: list[str], epsilons: list[float], seeds: list[int], out: Path, threads: int) -> None:
     torch.set_num_threads(threads)
     train, test = datasets.load_adult()
     schema = Schema.from_json(datasets.adult_schema_path())
     out.parent.mkdir(parents=True, exist_ok=True)
     for seed in seeds:  # seeds outermost: a run cut short still covers every ε
-        for epsilon in epsilons:
+        for epsilon, recipe in [(e, r) for e in epsilons for r in recipes]:
             started = time.time()
-            synth = TabularSynthesizer(epsilon=epsilon, delta=1e-5, seed=seed).fit(train, schema=schema)
+            synth = TabularSynthesizer(recipe=recipe, epsilon=epsilon, delta=1e-5, seed=seed)
+            synth.fit(train, schema=schema)
             fit_seconds = time.time() - started
             synthetic = synth.sample(len(train), seed=seed)
             with tempfile.TemporaryDirectory() as tmp:
@@ -40,6 +43,7 @@ def run(epsilons: list[float], seeds: list[int], out: Path, threads: int) -> Non
                 metrics = evaluate(train, synthetic, test, "income", schema=schema, model_dir=model_dir, seed=seed)
             mean = metrics["utility_summary"]["mean"]
             row = {
+                "recipe": recipe,
                 "epsilon": epsilon,
                 "epsilon_spent": metrics["privacy"]["epsilon"],
                 "seed": seed,
@@ -63,25 +67,27 @@ def run(epsilons: list[float], seeds: list[int], out: Path, threads: int) -> Non
 
 def summary(path: Path) -> None:
     rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    groups: dict[float, list[dict]] = defaultdict(list)
+    groups: dict[tuple[str, float], list[dict]] = defaultdict(list)
     for row in rows:
-        groups[row["epsilon"]].append(row)
+        groups[(row.get("recipe", "dp-gan"), row["epsilon"])].append(row)
     keys = ["accuracy_diff", "auc_diff", "f1_diff", "jsd_mean", "wd_mean", "association_diff", "fit_seconds"]
-    print("| ε | seeds | ε spent | acc. diff (pts) | AUC diff | F1 diff | avg JSD | avg WD | assoc. diff | fit s |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
-    for eps in sorted(groups):
-        g = groups[eps]
+    print("| recipe | ε | seeds | ε spent | acc. diff (pts) | AUC diff | F1 diff", end="")
+    print(" | avg JSD | avg WD | assoc. diff | fit s |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for recipe, eps in sorted(groups, key=lambda k: (k[1], k[0])):
+        g = groups[(recipe, eps)]
         cells = []
         for key in keys:
             vals = np.array([r[key] for r in g], dtype=float) * (100 if key == "accuracy_diff" else 1)
             sd = vals.std(ddof=1) if len(vals) > 1 else 0.0
             cells.append(f"{vals.mean():.3f} ± {sd:.3f}" if key != "fit_seconds" else f"{vals.mean():.0f}")
         spent = max(r["epsilon_spent"] for r in g)
-        print(f"| {eps:g} | {len(g)} | {spent:.3f} | " + " | ".join(cells) + " |")
+        print(f"| {recipe} | {eps:g} | {len(g)} | {spent:.3f} | " + " | ".join(cells) + " |")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--recipes", nargs="+", default=["dp-gan"])
     parser.add_argument("--epsilons", nargs="+", type=float, default=[1.0, 100.0])
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--threads", type=int, default=2)
@@ -91,7 +97,7 @@ def main() -> None:
     if args.summary:
         summary(Path(args.summary))
     else:
-        run(args.epsilons, args.seeds, Path(args.out), args.threads)
+        run(args.recipes, args.epsilons, args.seeds, Path(args.out), args.threads)
 
 
 if __name__ == "__main__":

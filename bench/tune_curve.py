@@ -22,7 +22,8 @@ from sklearn.metrics import roc_auc_score
 from dpgan import Schema, datasets
 from dpgan.evaluation.utility import one_hot_features
 from dpgan.privacy.accounting import calibrate_noise_multiplier
-from dpgan.training.dp_wgan_gp import TrainingConfig, train_dp_wgan_gp
+from dpgan.training.config import TrainingConfig
+from dpgan.training.dp_critic import train_dp_critic
 from dpgan.transforms.encoder import TableEncoder
 
 
@@ -84,7 +85,7 @@ def main() -> None:
         print(json.dumps({"step": step, "sec": round(time.time() - started), **score(synthetic, test)}), flush=True)
 
     print(json.dumps({"sigma": sigma, "steps": steps, "config": json.loads(args.config)}), flush=True)
-    train_dp_wgan_gp(
+    train_dp_critic(
         data,
         encoder.spans,
         config,

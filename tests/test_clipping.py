@@ -327,7 +327,7 @@ def test_fake_side_inputs_do_not_depend_on_the_private_batch_size():
     The training loop draws |B| partners in one call; with any cross-row operation in G
     (BatchNorm in training mode) the first rows would change with the number of rows drawn.
     """
-    from dpgan.training.dp_wgan_gp import TrainingConfig, build_generator
+    from dpgan.training.config import TrainingConfig, build_generator
     from dpgan.transforms.encoder import OutputSpan
 
     spans = [OutputSpan("tanh", 0, 1, "x"), OutputSpan("softmax", 1, 3, "c")]

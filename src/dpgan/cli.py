@@ -13,6 +13,7 @@ from typing import Any
 import pandas as pd
 
 from dpgan.errors import DPGanError, InputError
+from dpgan.recipes import RECIPES
 from dpgan.schema import Schema
 
 
@@ -79,12 +80,27 @@ def _synth_kwargs(args: argparse.Namespace) -> dict[str, Any]:
         "seed": args.seed,
         "accountant": args.accountant,
     }
-    for key in ("epochs", "batch_size", "noise_multiplier"):
+    for key in ("recipe", "epochs", "batch_size", "noise_multiplier"):
         if getattr(args, key, None) is not None:
             kwargs[key] = getattr(args, key)
     if getattr(args, "schema_from_data_without_dp", False):
         kwargs["schema_from_data_without_dp"] = True
+    if getattr(args, "condition_column", None):
+        kwargs["condition"] = args.condition_column
     return kwargs
+
+
+def parse_conditions(items: list[str] | None) -> dict[str, str] | None:
+    """`--condition income='>50K'` → {"income": ">50K"}; values stay strings (matched by text)."""
+    if not items:
+        return None
+    out = {}
+    for item in items:
+        column, sep, value = item.partition("=")
+        if not sep or not column:
+            raise InputError(f"--condition takes COLUMN=VALUE, got {item!r}")
+        out[column] = value
+    return out
 
 
 def cmd_fit(args: argparse.Namespace) -> int:
@@ -106,7 +122,7 @@ def cmd_sample(args: argparse.Namespace) -> int:
     from dpgan.synthesizers import TabularSynthesizer
 
     synth = TabularSynthesizer.load(args.model)
-    frame = synth.sample(args.n, seed=args.seed)
+    frame = synth.sample(args.n, seed=args.seed, conditions=parse_conditions(args.condition))
     write_table(frame, args.out)
     print(f"wrote {len(frame)} rows to {args.out}")
     return 0
@@ -292,6 +308,10 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--accountant", default="pld", choices=["pld", "rdp", "rdp-classic"])
         p.add_argument("--seed", type=int, help="reproducible runs, for experiments only")
         p.add_argument("--quiet", action="store_true", help="no progress bar")
+        p.add_argument("--recipe", choices=list(RECIPES), help="training recipe (default dp-gan)")
+        p.add_argument(
+            "--condition-column", help="categorical column to condition on (conditional recipes: the target)"
+        )
 
     demo = sub.add_parser("demo", help="fit on bundled UCI Adult at ε=3 and check utility")
     budget(demo, 3.0)
@@ -315,6 +335,12 @@ def build_parser() -> argparse.ArgumentParser:
     sample.add_argument("-n", type=int, required=True)
     sample.add_argument("--out", required=True)
     sample.add_argument("--seed", type=int)
+    sample.add_argument(
+        "--condition",
+        action="append",
+        metavar="COLUMN=VALUE",
+        help="generate rows with this value (conditional models)",
+    )
     sample.set_defaults(func=cmd_sample)
 
     inspect = sub.add_parser("inspect", help="print a saved model's privacy ledger")

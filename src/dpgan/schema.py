@@ -35,6 +35,8 @@ class ColumnSpec:
     categories: tuple[Any, ...] = ()
     nullable: bool = False
     other_category: Any = None
+    # public relative frequencies of the categories (optional): a free prior for conditioning
+    frequencies: tuple[float, ...] = ()
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
@@ -54,6 +56,12 @@ class ColumnSpec:
                 raise InputError(f"column {self.name!r}: 'categories' has duplicates")
             if self.other_category is not None and self.other_category not in self.categories:
                 raise InputError(f"column {self.name!r}: 'other_category' must be one of the categories")
+        if self.frequencies:
+            freqs = self.frequencies
+            if self.kind not in ("categorical", "boolean") or len(freqs) != len(self.categories or (0, 1)):
+                raise InputError(f"column {self.name!r}: 'frequencies' needs one number per category")
+            if not all(isinstance(f, (int, float)) and math.isfinite(f) and f >= 0 for f in freqs) or sum(freqs) <= 0:
+                raise InputError(f"column {self.name!r}: 'frequencies' must be non-negative numbers, not all 0")
         if self.kind == "boolean":
             object.__setattr__(self, "categories", (False, True))
 
@@ -69,18 +77,23 @@ class ColumnSpec:
             out["categories"] = [_json_scalar(c) for c in self.categories]
             if self.other_category is not None:
                 out["other_category"] = _json_scalar(self.other_category)
+        if self.frequencies:
+            out["frequencies"] = list(self.frequencies)
         return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "ColumnSpec":
         if not isinstance(data, dict):
             raise InputError("each schema column must be a JSON object")
-        unknown = set(data) - {"name", "kind", "min", "max", "categories", "nullable", "other_category"}
+        unknown = set(data) - {"name", "kind", "min", "max", "categories", "nullable", "other_category", "frequencies"}
         if unknown:
             raise InputError(f"column {data.get('name')!r}: unknown schema keys {sorted(unknown)}")
         categories = data.get("categories", [])
         if not isinstance(categories, list):
             raise InputError(f"column {data.get('name')!r}: 'categories' must be a list")
+        frequencies = data.get("frequencies", [])
+        if not isinstance(frequencies, list):
+            raise InputError(f"column {data.get('name')!r}: 'frequencies' must be a list")
         return cls(
             name=data.get("name"),  # type: ignore[arg-type]
             kind=data.get("kind"),  # type: ignore[arg-type]
@@ -89,6 +102,7 @@ class ColumnSpec:
             categories=tuple(categories),
             nullable=bool(data.get("nullable", False)),
             other_category=data.get("other_category"),
+            frequencies=tuple(frequencies),
         )
 
 

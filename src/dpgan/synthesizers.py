@@ -19,6 +19,7 @@ import pandas as pd
 import torch
 
 from dpgan import __version__
+from dpgan.conditioning import Condition, build_condition, check_condition_column, condition_codes
 from dpgan.errors import BudgetError, InputError, ModelFileError
 from dpgan.privacy.accounting import (
     DEFAULT_ACCOUNTANT,
@@ -31,9 +32,14 @@ from dpgan.privacy.accounting import (
     max_steps,
 )
 from dpgan.privacy.preprocessing import infer_schema_private, plan_preprocessing, private_row_count
+from dpgan.recipes import Recipe, get_recipe
 from dpgan.schema import Schema, infer_schema_without_privacy, kind_from_dtype
 from dpgan.serialization import read_model_dir, write_model_dir
-from dpgan.training.dp_wgan_gp import TrainingConfig, build_generator, train_dp_wgan_gp
+from dpgan.training.aux_classifier import AuxClassifier, drop_span, train_dp_classifier
+from dpgan.training.config import TrainingConfig, build_generator
+from dpgan.training.dp_critic import TrainingResult, train_dp_critic
+from dpgan.training.dp_generator import train_dp_generator
+from dpgan.training.generator_losses import GeneratorObjective
 from dpgan.transforms.encoder import TableEncoder
 
 MAX_SAMPLE_ROWS = 100_000_000
@@ -52,10 +58,14 @@ def _positive_int(value: Any, what: str) -> int:
 
 
 class TabularSynthesizer:
-    """DP-WGAN-GP synthesizer for mixed-type tables (dp-GAN, Frigerio et al. 2019).
+    """DP GAN synthesizer for mixed-type tables; `recipe` picks the paper (dpgan.recipes):
+    dp-gan (default; Frigerio et al. 2019), dp-wgan, dp-cgan, dtgan-d, dtgan-g.
 
-    Keyword-only settings; `epochs` fixes the number of passes up front and σ is calibrated to
-    land on ε (stopping rule b). Give `noise_multiplier` instead to train until the next step
+    `condition` names a categorical column to condition on (conditional recipes default to the
+    schema's target); its value frequencies come from the schema or a DP histogram. Keyword-only
+    settings; `config=` replaces the recipe's settings wholesale (keyword overrides apply on
+    top). `epochs` fixes the number of passes up front and σ is calibrated to land on ε
+    (stopping rule b). Give `noise_multiplier` instead to train until the next step
     would exceed ε (rule a; `epochs` then caps it). `seed` makes runs reproducible for
     experiments only: production noise comes from OS entropy.
     """
@@ -63,6 +73,8 @@ class TabularSynthesizer:
     def __init__(
         self,
         *,
+        recipe: str = "dp-gan",
+        condition: str | None = None,
         epsilon: float = 3.0,
         delta: float = 1e-5,
         epochs: float | None = None,
@@ -81,8 +93,11 @@ class TabularSynthesizer:
             raise InputError(f"seed must be a non-negative integer, got {seed!r}")
         if noise_multiplier is not None and not (noise_multiplier > 0 and math.isfinite(noise_multiplier)):
             raise InputError("noise_multiplier must be positive")
-        base = config or TrainingConfig()
+        self.recipe: Recipe = get_recipe(recipe)
+        if condition is not None and not isinstance(condition, str):
+            raise InputError("condition must be a column name")
         try:
+            base = config or TrainingConfig(**self.recipe.overrides)
             base = replace(base, **config_overrides)
         except TypeError as exc:
             raise InputError(f"unknown setting: {exc}") from None
@@ -99,8 +114,11 @@ class TabularSynthesizer:
         self.epochs_given = epochs is not None
         self.preprocessing_fraction = preprocessing_fraction
         self.schema_from_data_without_dp = schema_from_data_without_dp
+        base.check()
         self.seed = None if seed is None else int(seed)
         self.config = base
+        self.condition_column = condition
+        self.condition: Condition | None = None
         self.ledger = PrivacyLedger()
         self.schema: Schema | None = None
         self.encoder: TableEncoder | None = None
@@ -136,6 +154,8 @@ class TabularSynthesizer:
                 kind = kind_from_dtype(data[name])
                 num_numeric += kind in ("continuous", "integer")
                 num_categorical += kind == "categorical"
+        condition_column = self._condition_column(schema, data)
+        needs_prior = condition_column is not None and (schema is None or not schema[condition_column].frequencies)
         fraction = self.preprocessing_fraction or (0.1 if infer_dp else 0.01)
         plan = plan_preprocessing(
             epsilon=self.epsilon,
@@ -144,6 +164,7 @@ class TabularSynthesizer:
             num_numeric=num_numeric,
             num_categorical=num_categorical,
             accountant=self.accountant,
+            extra_events=int(needs_prior),
         )
         rows, count_entry = private_row_count(len(data), plan.noise_multiplier, rng)
         ledger.add(count_entry)
@@ -161,11 +182,31 @@ class TabularSynthesizer:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             encoded = torch.from_numpy(encoder.encode(data))
+        condition = None
+        if condition_column is not None:
+            condition, prior_entry = build_condition(
+                schema, encoder, condition_column, data[condition_column], plan.noise_multiplier, rng
+            )
+            if prior_entry is not None:
+                ledger.add(prior_entry)
 
         cfg = self.config
+        objective = GeneratorObjective(
+            cfg.loss, info_weight=cfg.info_loss_weight, classifier_weight=cfg.classifier_loss_weight
+        )
+        if cfg.classifier_loss_weight > 0 and condition is not None:
+            objective.condition = condition
+            objective.classifier = self._fit_classifier(encoded, condition, rows, fraction, ledger, torch_gen)
+
+        on_generator = self.recipe.dp_on == "generator"
         batch = min(float(cfg.batch_size), float(rows))
-        sample_rate = batch / rows
-        steps_for_epochs = max(1, int(math.ceil(cfg.epochs * rows / batch)))
+        if on_generator:
+            # one event per generator step: the record's shard is the chosen one w.p. 1/N_d
+            sample_rate = 1.0 / cfg.num_discriminators
+            steps_for_epochs = max(1, int(math.ceil(cfg.epochs * rows / (batch * cfg.n_critic))))
+        else:
+            sample_rate = batch / rows
+            steps_for_epochs = max(1, int(math.ceil(cfg.epochs * rows / batch)))
         if self.noise_multiplier is None:
             sigma = calibrate_noise_multiplier(
                 sample_rate=sample_rate,
@@ -192,34 +233,64 @@ class TabularSynthesizer:
                 raise BudgetError("this noise multiplier cannot pay for a single step within ε")
 
         reporter = _StepReporter(progress, steps, sample_rate, sigma, ledger.entries, self.delta, self.epsilon)
-        result = train_dp_wgan_gp(
-            encoded,
-            encoder.spans,
-            cfg,
-            sample_rate=sample_rate,
-            expected_batch_size=batch,
-            noise_multiplier=sigma,
-            steps=steps,
-            generator=torch_gen,
-            progress=reporter,
-        )
+        result: TrainingResult
+        if on_generator:
+            result = train_dp_generator(
+                encoded,
+                encoder.spans,
+                cfg,
+                noise_multiplier=sigma,
+                steps=steps,
+                generator=torch_gen,
+                shard_key=rng.bytes(32),  # secret per fit, never saved
+                condition=condition,
+                objective=objective,
+                progress=reporter,
+            )
+            training_entry = LedgerEntry(
+                "DP on the generator (dtgan-g)",
+                sigma,
+                sampling_rate=sample_rate,
+                count=result.steps,
+                note=(
+                    f"one event per generator step: shard chosen w.p. 1/{cfg.num_discriminators}; "
+                    f"rows' gradients at G's output clipped to C, sensitivity 2C√B (B={cfg.batch_size}), "
+                    "noise std σ·2C√B"
+                ),
+            )
+        else:
+            result = train_dp_critic(
+                encoded,
+                encoder.spans,
+                cfg,
+                sample_rate=sample_rate,
+                expected_batch_size=batch,
+                noise_multiplier=sigma,
+                steps=steps,
+                generator=torch_gen,
+                condition=condition,
+                objective=objective,
+                progress=reporter,
+            )
+            unit = (
+                f"mean of each of {cfg.microbatches} microbatches clipped (sensitivity 2C, noise 2σC)"
+                if cfg.microbatches
+                else "real term" + (" and gradient penalty" if cfg.loss == "wgan-gp" else "") + " clipped per record"
+            )
+            training_entry = LedgerEntry(
+                "DP-SGD on the critic", sigma, sampling_rate=sample_rate, count=result.steps, note=f"Poisson; {unit}"
+            )
         generator, steps_done = result.generator, result.steps
         # In memory only, for white-box attack evaluation: never saved (invariant 7).
         self.critic_for_evaluation = result.critic
-        ledger.add(
-            LedgerEntry(
-                "DP-SGD on the critic",
-                sigma,
-                sampling_rate=sample_rate,
-                count=steps_done,
-                note="Poisson-sampled Gaussian; real term and gradient penalty clipped together per record",
-            )
-        )
+        ledger.add(training_entry)
         spent = ledger.epsilon(self.delta, self.accountant)
         if spent > self.epsilon * (1 + 1e-9):
             raise BudgetError(f"internal error: the ledger spent ε={spent:.4f} > target {self.epsilon}")
         self.ledger, self.schema, self.encoder, self.generator = ledger, schema, encoder, generator
+        self.condition = condition
         self.training = {
+            "recipe": self.recipe.name,
             "noise_multiplier": sigma,
             "sample_rate": sample_rate,
             "expected_batch_size": batch,
@@ -227,27 +298,102 @@ class TabularSynthesizer:
             "estimated_rows": rows,
             "preprocessing_noise_multiplier": plan.noise_multiplier,
             "schema_source": schema.source,
+            "condition": None if condition is None else condition.column,
+            "condition_prior_source": None if condition is None else condition.prior_source,
             "seeded": self.seed is not None,
         }
         return self
 
+    def _condition_column(self, schema: Schema | None, data: pd.DataFrame) -> str | None:
+        """The column to condition on: the user's, else the target for conditional recipes."""
+        column = self.condition_column
+        if column is None and self.recipe.conditional:
+            column = schema.target if schema is not None else None
+            if column is None:
+                raise InputError(
+                    f"recipe {self.recipe.name} conditions on a column: pass condition=COLUMN "
+                    "(or a schema with a 'target')"
+                )
+        if column is not None:
+            if column not in data.columns:
+                raise InputError(f"condition column {column!r} is not in the table")
+            if schema is not None:
+                check_condition_column(schema, column)
+        return column
+
+    def _fit_classifier(
+        self,
+        encoded: torch.Tensor,
+        condition: Condition,
+        rows: int,
+        preprocessing_fraction: float,
+        ledger: PrivacyLedger,
+        torch_gen: torch.Generator,
+    ) -> AuxClassifier:
+        """DTGAN's auxiliary classifier, trained with DP-SGD on its own share of ε (in the ledger)."""
+        cfg = self.config
+        batch = min(float(cfg.batch_size), float(rows))
+        sample_rate = batch / rows
+        steps = max(1, int(math.ceil(cfg.classifier_epochs * rows / batch)))
+        share = min(0.9, preprocessing_fraction + cfg.classifier_budget_fraction) * self.epsilon
+        sigma = calibrate_noise_multiplier(
+            sample_rate=sample_rate,
+            steps=steps,
+            epsilon=share,
+            delta=self.delta,
+            accountant=self.accountant,
+            prior=ledger.entries,
+        )
+        start, stop = condition.slice
+        classifier = train_dp_classifier(
+            drop_span(encoded, start, stop),
+            condition.codes_of_encoded(encoded),
+            condition.width,
+            sample_rate=sample_rate,
+            expected_batch_size=batch,
+            steps=steps,
+            noise_multiplier=sigma,
+            max_grad_norm=cfg.max_grad_norm,
+            generator=torch_gen,
+        )
+        ledger.add(
+            LedgerEntry(
+                "DP-SGD on the auxiliary classifier",
+                sigma,
+                sampling_rate=sample_rate,
+                count=steps,
+                note=f"predicts {condition.column!r}; its loss guides the generator",
+            )
+        )
+        return classifier
+
     # --------------------------------------------------------------- sample
-    def sample(self, n: int, *, seed: int | None = None) -> pd.DataFrame:
-        """n synthetic rows: post-processing of the released generator, no privacy cost."""
+    def sample(self, n: int, *, seed: int | None = None, conditions: dict[str, Any] | None = None) -> pd.DataFrame:
+        """n synthetic rows: post-processing of the released generator, no privacy cost.
+
+        `conditions={"income": ">50K"}` fixes the condition column's value (conditional models);
+        without it the values follow the model's public or DP prior.
+        """
         self._require_fitted()
         n = _positive_int(n, "n")
         if n > MAX_SAMPLE_ROWS:
             raise InputError(f"n={n} is too large; sample at most {MAX_SAMPLE_ROWS} rows per call")
+        if conditions and self.condition is None:
+            raise InputError("this model is not conditional: fit with a condition column to use conditions")
         entropy = seed if seed is not None else secrets.randbits(64)
         rng = np.random.default_rng(entropy)
         torch_gen = torch.Generator().manual_seed(int(rng.integers(0, 2**63 - 1)))
         assert self.generator is not None and self.encoder is not None
+        codes = condition_codes(self.condition, conditions, n, torch_gen) if self.condition is not None else None
         self.generator.eval()
         frames = []
         for start in range(0, n, SAMPLE_CHUNK):
             size = min(SAMPLE_CHUNK, n - start)
             z = torch.randn(size, self.config.noise_dim, generator=torch_gen)
-            encoded = self.generator.sample_encoded(z).numpy()
+            onehot = None
+            if self.condition is not None and codes is not None:
+                onehot = self.condition.one_hot(codes[start : start + size])
+            encoded = self.generator.sample_encoded(z, onehot).numpy()
             frames.append(self.encoder.decode(encoded, rng))
         return pd.concat(frames, ignore_index=True)
 
@@ -257,6 +403,7 @@ class TabularSynthesizer:
         self._require_fitted()
         report = self.ledger.report(self.delta, self.accountant)
         report["target_epsilon"] = self.epsilon
+        report["recipe"] = self.recipe.name
         report["schema_source"] = self.training.get("schema_source")
         report["guarantee_covers_schema"] = self.training.get("schema_source") != "data (not private)"
         if not report["guarantee_covers_schema"]:
@@ -273,7 +420,8 @@ class TabularSynthesizer:
         metadata = {
             "dpgan_version": __version__,
             "torch_version": torch.__version__,
-            "recipe": "dp-gan",
+            "recipe": self.recipe.name,
+            "condition": None if self.condition is None else self.condition.to_dict(),
             "epsilon_target": self.epsilon,
             "delta": self.delta,
             "accountant": self.accountant,
@@ -290,13 +438,22 @@ class TabularSynthesizer:
     def load(cls, path: str | Path) -> "TabularSynthesizer":
         tensors, meta = read_model_dir(path)
         try:
-            synth = cls(epsilon=meta["epsilon_target"], delta=meta["delta"], accountant=meta["accountant"])
+            synth = cls(
+                recipe=meta.get("recipe", "dp-gan"),
+                epsilon=meta["epsilon_target"],
+                delta=meta["delta"],
+                accountant=meta["accountant"],
+            )
             synth.config = TrainingConfig.from_dict(meta["config"])
+            condition = meta.get("condition")
+            synth.condition = None if condition is None else Condition.from_dict(condition)
             synth.schema = Schema.from_dict(meta["schema"])
             synth.encoder = TableEncoder(synth.schema, meta.get("dtypes"))
             synth.ledger = PrivacyLedger.from_dict(meta["ledger"])
             synth.training = dict(meta["training"])
-            generator = build_generator(synth.config, synth.encoder.spans)
+            generator = build_generator(
+                synth.config, synth.encoder.spans, synth.condition.slice if synth.condition else None
+            )
             generator.load_state_dict(tensors, strict=True)
         except (KeyError, TypeError, ValueError, RuntimeError) as exc:
             raise ModelFileError(f"{path} holds an inconsistent model: {exc}") from None

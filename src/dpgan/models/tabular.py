@@ -33,7 +33,12 @@ class ResidualBlock(nn.Module):
 
 
 class TabularGenerator(nn.Module):
-    """Noise → encoded row; one head per output span (tanh, or a softmax over categories)."""
+    """Noise → encoded row; one head per output span (tanh, or a softmax over categories).
+
+    With `condition_slice` (start, stop) of a categorical column's one-hot, the generator also
+    reads a condition one-hot c and its output carries c in that slot exactly: the condition is
+    imposed, not merely encouraged, so `sample(conditions=...)` returns the requested value.
+    """
 
     def __init__(
         self,
@@ -42,10 +47,12 @@ class TabularGenerator(nn.Module):
         spans: Sequence[OutputSpan],
         categorical_activation: str = "gumbel",
         tau: float = 0.2,
+        condition_slice: tuple[int, int] | None = None,
     ) -> None:
         super().__init__()
         layers: list[nn.Module] = []
-        dim = noise_dim
+        self.condition_slice = condition_slice
+        dim = noise_dim + (condition_slice[1] - condition_slice[0] if condition_slice else 0)
         for width in hidden:
             layers.append(ResidualBlock(dim, width))
             dim += width
@@ -56,12 +63,24 @@ class TabularGenerator(nn.Module):
         self.categorical_activation = categorical_activation
         self.tau = tau
 
-    def logits(self, z: torch.Tensor) -> torch.Tensor:
+    def logits(self, z: torch.Tensor, condition: torch.Tensor | None = None) -> torch.Tensor:
+        if self.condition_slice is not None:
+            if condition is None:
+                raise ValueError("this generator is conditional: pass a condition one-hot")
+            z = torch.cat([z, condition], dim=1)
         return self.out(self.body(z))
 
-    def forward(self, z: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
+    def _impose(self, rows: torch.Tensor, condition: torch.Tensor | None) -> torch.Tensor:
+        if self.condition_slice is None:
+            return rows
+        start, stop = self.condition_slice
+        return torch.cat([rows[:, :start], condition.to(rows.dtype), rows[:, stop:]], dim=1)  # type: ignore[union-attr]
+
+    def forward(
+        self, z: torch.Tensor, generator: torch.Generator | None = None, condition: torch.Tensor | None = None
+    ) -> torch.Tensor:
         """Training output: what the critic sees for fake rows (Gumbel noise from `generator`)."""
-        raw = self.logits(z)
+        raw = self.logits(z, condition)
         parts = []
         for span in self.spans:
             block = raw[:, span.start : span.stop]
@@ -72,17 +91,17 @@ class TabularGenerator(nn.Module):
                 parts.append(torch.softmax((block - torch.log(-torch.log(uniform))) / self.tau, dim=1))
             else:
                 parts.append(torch.softmax(block, dim=1))
-        return torch.cat(parts, dim=1)
+        return self._impose(torch.cat(parts, dim=1), condition)
 
     @torch.no_grad()
-    def sample_encoded(self, z: torch.Tensor) -> torch.Tensor:
+    def sample_encoded(self, z: torch.Tensor, condition: torch.Tensor | None = None) -> torch.Tensor:
         """Release output: tanh values and category probabilities (the decoder draws categories)."""
-        raw = self.logits(z)
+        raw = self.logits(z, condition)
         parts = []
         for span in self.spans:
             block = raw[:, span.start : span.stop]
             parts.append(torch.tanh(block) if span.activation == TANH else torch.softmax(block, dim=1))
-        return torch.cat(parts, dim=1)
+        return self._impose(torch.cat(parts, dim=1), condition)
 
 
 class TabularCritic(nn.Module):
@@ -100,6 +119,10 @@ class TabularCritic(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.net(x).squeeze(-1)
+
+    def features(self, x: torch.Tensor) -> torch.Tensor:
+        """Penultimate activations (what the information loss compares)."""
+        return self.net[:-1](x)
 
 
 __all__ = ["SOFTMAX", "TabularCritic", "TabularGenerator"]

@@ -20,6 +20,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+FEATURES_KEY = "__penultimate_features__"
+
 
 def _linear_layers(critic: nn.Module) -> tuple[list[nn.Linear], float]:
     """The critic's Linear layers, checking it is Linear/LeakyReLU alternating, ending in Linear."""
@@ -58,24 +60,36 @@ def wgan_gp_clipped_sum(
     gp_weight: float,
     max_norm: float,
     one_sided: bool = False,
+    real_weight: torch.Tensor | None = None,
+    x_hat: torch.Tensor | None = None,
+    feature_scale: float = 0.0,
 ) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
     """Σ_i clip_C(∇θ ℓ_i) keyed like `critic.named_parameters()`, and the per-example norms.
 
     `one_sided` penalises only ‖∇D‖ > 1 (λ·max(0, ‖∇D‖−1)², Petzka et al.'s WGAN-LP).
+    `real_weight` w_i turns the real term into -w_i·D(x_i) (importance weights, or the BCE
+    derivative σ(-D(x_i))). `x_hat` replaces the linear interpolate (e.g. a spherical one; it may
+    depend on record i only). With `feature_scale` β > 0 the vector β·[f_i, f_i²] of the critic's
+    penultimate features at x_i is clipped *jointly* with the gradient (one norm per record, so
+    the sensitivity stays C) and its clipped sum is returned under `FEATURES_KEY`.
     """
     linears, leak = _linear_layers(critic)
     K = len(linears)
     batch = x_real.shape[0]
-    # real term: -D(x_i)
+    # real term: -w_i D(x_i)
     h_in, s_real = _forward(linears, x_real, leak)
     deltas: list[torch.Tensor] = [torch.empty(0)] * K
-    delta = torch.full((batch, 1), -1.0, dtype=x_real.dtype)
+    if real_weight is None:
+        delta = torch.full((batch, 1), -1.0, dtype=x_real.dtype)
+    else:
+        delta = -real_weight.reshape(batch, 1).to(x_real.dtype)
     for k in range(K - 1, -1, -1):
         deltas[k] = delta
         if k > 0:
             delta = s_real[k - 1] * (delta @ linears[k].weight)
     # gradient-penalty term at the interpolate
-    x_hat = alpha * x_real + (1.0 - alpha) * x_fake
+    if x_hat is None:
+        x_hat = alpha * x_real + (1.0 - alpha) * x_fake
     _, s_hat = _forward(linears, x_hat, leak)
     es: list[torch.Tensor] = [torch.empty(0)] * K
     e = torch.ones((batch, 1), dtype=x_real.dtype)
@@ -99,10 +113,17 @@ def wgan_gp_clipped_sum(
         d, h, ek, r = deltas[k], h_in[k], es[k], rhos[k]
         sq += (d * d).sum(1) * (h * h).sum(1) + (ek * ek).sum(1) * (r * r).sum(1)
         sq += 2.0 * (d * ek).sum(1) * (h * r).sum(1) + (d * d).sum(1)
+    features = None
+    if feature_scale > 0:
+        penultimate = h_in[K - 1]
+        features = feature_scale * torch.cat([penultimate, penultimate.pow(2)], dim=1)
+        sq = sq + features.pow(2).sum(1)
     norms = torch.sqrt(sq.clamp_min(0.0))
     factors = torch.clamp(max_norm / (norms + 1e-12), max=1.0).unsqueeze(1)
     names = {id(p): n for n, p in critic.named_parameters()}
     out: dict[str, torch.Tensor] = {}
+    if features is not None:
+        out[FEATURES_KEY] = (factors * features).sum(0)
     for k, layer in enumerate(linears):
         out[names[id(layer.weight)]] = (factors * deltas[k]).T @ h_in[k] + (factors * es[k]).T @ rhos[k]
         out[names[id(layer.bias)]] = (factors * deltas[k]).sum(0)

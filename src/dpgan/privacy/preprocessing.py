@@ -45,11 +45,16 @@ def plan_preprocessing(
     num_categorical: int,
     accountant: str,
     threshold_delta_fraction: float = 0.1,
+    extra_events: int = 0,
 ) -> PreprocessingPlan:
-    """One σ for every preprocessing event, so that together they alone cost `fraction`·ε."""
+    """One σ for every preprocessing event, so that together they alone cost `fraction`·ε.
+
+    `extra_events` are further sensitivity-1 histograms at the same σ (a condition's frequencies).
+    """
     if not 0.0 < fraction < 1.0:
         raise InputError("preprocessing_fraction must be in (0, 1)")
-    num_events = 1 + num_numeric + num_categorical  # row count + one histogram per column
+    # row count + one histogram per column + extras
+    num_events = 1 + num_numeric + num_categorical + extra_events
     threshold_delta = threshold_delta_fraction * delta if num_categorical else 0.0
     per_key = threshold_delta / num_categorical if num_categorical else 0.0
     target = fraction * epsilon

