@@ -324,3 +324,54 @@ def test_small_sigma_rdp_does_not_flood_the_terminal_with_dropped_order_warnings
         eps = epsilon_of([LedgerEntry("sgd", 0.44, 0.031449, 200)], DELTA, "rdp")
     assert math.isfinite(eps) and eps > 0
     assert not [r for r in caplog.records if "failed to converge" in r.getMessage()]
+
+
+# --- dtgan-g: one of N_d shards per step, replace-one (../shared/privacy README §2 vii) -----------
+
+
+def test_shard_event_needs_a_rate_one_over_n():
+    with pytest.raises(InputError):
+        LedgerEntry("shards", 1.0, sampling_rate=0.3, sampling="one-of-shards")
+    with pytest.raises(InputError):
+        LedgerEntry("x", 1.0, sampling="bernoulli")
+    assert LedgerEntry("shards", 1.0, sampling_rate=0.05, sampling="one-of-shards").num_shards == 20
+
+
+@pytest.mark.parametrize(
+    "n_d, sigma, batch, steps, reference",
+    # shared/privacy/scripts/shard.json, "B_joint_WBK19_upper": GS-WGAN's noise 2cσ per row against a
+    # step sensitivity 2c√B is a Gaussian with multiplier σ/√B
+    [(1000, 1.07, 32, 2000, 29665.47921264293), (1000, 2.0, 32, 20000, 129.01091263082324)],
+)
+def test_shard_events_match_the_shared_replace_one_reference(n_d, sigma, batch, steps, reference):
+    entry = LedgerEntry("g", sigma / math.sqrt(batch), sampling_rate=1.0 / n_d, count=steps, sampling="one-of-shards")
+    assert epsilon_of([entry], 1e-5, "rdp") == pytest.approx(reference, rel=1e-6)
+    # every accountant answers with the valid replace-one RDP bound for such a ledger
+    assert epsilon_of([entry], 1e-5, "pld") == pytest.approx(reference, rel=1e-6)
+
+
+def test_shard_events_cost_more_than_the_poisson_lower_bound_and_compose_with_other_events():
+    shard = LedgerEntry("g", 3.0, sampling_rate=0.05, count=500, sampling="one-of-shards")
+    poisson = LedgerEntry("g", 3.0, sampling_rate=0.05, count=500)
+    count = LedgerEntry("row count", 50.0)
+    honest = epsilon_of([shard], 1e-5, "rdp")
+    assert honest > epsilon_of([poisson], 1e-5, "rdp") > 0
+    assert epsilon_of([count, shard], 1e-5, "rdp") > honest
+    assert epsilon_of([count, shard], 1e-5, "rdp-classic") >= epsilon_of([count, shard], 1e-5, "rdp")
+
+
+def test_calibration_and_max_steps_with_shard_events_land_on_the_target():
+    kwargs = dict(sample_rate=0.05, epsilon=3.0, delta=1e-5, accountant="pld")
+    sigma = calibrate_noise_multiplier(steps=300, sampling="one-of-shards", **kwargs)
+    spent = epsilon_of([LedgerEntry("g", sigma, 0.05, 300, sampling="one-of-shards")], 1e-5, "pld")
+    assert 2.9 < spent <= 3.0
+    assert sigma > calibrate_noise_multiplier(steps=300, **kwargs)
+    steps = max_steps(noise_multiplier=sigma, sampling="one-of-shards", **kwargs)
+    assert 300 <= steps < 330
+
+
+def test_ledger_round_trip_keeps_the_sampling_kind():
+    ledger = PrivacyLedger([LedgerEntry("g", 2.0, 0.1, 10, sampling="one-of-shards")])
+    again = PrivacyLedger.from_dict(json.loads(json.dumps(ledger.to_dict())))
+    assert again.entries == ledger.entries
+    assert again.epsilon(1e-5, "rdp") == ledger.epsilon(1e-5, "rdp")

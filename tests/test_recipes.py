@@ -119,7 +119,10 @@ def test_recipe_fits_samples_reports_and_round_trips(recipe, recipe_fits, adult_
     assert training["count"] == synth.training["steps"] > 0
     if recipe == "dtgan-g":
         assert training["sampling_rate"] == pytest.approx(1.0 / DTGAN_G_TINY["num_discriminators"])
+        # never the Poisson add/remove model: that is only a lower bound for a shard step
+        assert training["sampling"] == "one-of-shards"
     else:
+        assert training["sampling"] == "poisson"
         rows = synth.training["estimated_rows"]
         assert training["sampling_rate"] == pytest.approx(min(TINY["batch_size"], rows) / rows)
     if RECIPES[recipe].conditional:

@@ -23,6 +23,8 @@ from dpgan.conditioning import Condition, build_condition, check_condition_colum
 from dpgan.errors import BudgetError, InputError, ModelFileError
 from dpgan.privacy.accounting import (
     DEFAULT_ACCOUNTANT,
+    ONE_OF_SHARDS,
+    POISSON,
     LedgerEntry,
     PrivacyLedger,
     calibrate_noise_multiplier,
@@ -199,6 +201,7 @@ class TabularSynthesizer:
             objective.classifier = self._fit_classifier(encoded, condition, rows, fraction, ledger, torch_gen)
 
         on_generator = self.recipe.dp_on == "generator"
+        sampling = ONE_OF_SHARDS if on_generator else POISSON
         batch = min(float(cfg.batch_size), float(rows))
         if on_generator:
             # one event per generator step: the record's shard is the chosen one w.p. 1/N_d
@@ -215,6 +218,7 @@ class TabularSynthesizer:
                 delta=self.delta,
                 accountant=self.accountant,
                 prior=ledger.entries,
+                sampling=sampling,
             )
             steps = steps_for_epochs
         else:
@@ -226,13 +230,16 @@ class TabularSynthesizer:
                 delta=self.delta,
                 accountant=self.accountant,
                 prior=ledger.entries,
+                sampling=sampling,
             )
             if self.epochs_given:
                 steps = min(steps, steps_for_epochs)
             if steps == 0:
                 raise BudgetError("this noise multiplier cannot pay for a single step within ε")
 
-        reporter = _StepReporter(progress, steps, sample_rate, sigma, ledger.entries, self.delta, self.epsilon)
+        reporter = _StepReporter(
+            progress, steps, sample_rate, sigma, ledger.entries, self.delta, self.epsilon, sampling
+        )
         result: TrainingResult
         if on_generator:
             result = train_dp_generator(
@@ -253,10 +260,11 @@ class TabularSynthesizer:
                 sampling_rate=sample_rate,
                 count=result.steps,
                 note=(
-                    f"one event per generator step: shard chosen w.p. 1/{cfg.num_discriminators}; "
-                    f"rows' gradients at G's output clipped to C, sensitivity 2C√B (B={cfg.batch_size}), "
-                    "noise std σ·2C√B"
+                    f"one event per generator step: one of {cfg.num_discriminators} shards, replace-one "
+                    f"(sampling without replacement, RDP); rows' gradients at G's output clipped to C, "
+                    f"sensitivity 2C√B (B={cfg.batch_size}), noise std σ·2C√B"
                 ),
+                sampling=ONE_OF_SHARDS,
             )
         else:
             result = train_dp_critic(
@@ -493,8 +501,10 @@ class _StepReporter:
         prior: list,
         delta: float,
         target: float,
+        sampling: str = POISSON,
     ) -> None:
         self.progress, self.total = progress, total
+        self.sampling = sampling
         self.sample_rate, self.sigma, self.prior, self.delta = sample_rate, sigma, list(prior), delta
         self.target = target
         self.every = max(1, total // 50)
@@ -502,6 +512,6 @@ class _StepReporter:
     def __call__(self, step: int) -> None:
         if self.progress is None or (step % self.every and step != self.total):
             return
-        entry = LedgerEntry("sgd", self.sigma, sampling_rate=self.sample_rate, count=step)
+        entry = LedgerEntry("sgd", self.sigma, sampling_rate=self.sample_rate, count=step, sampling=self.sampling)
         bound = epsilon_of([*self.prior, entry], self.delta, "rdp")
         self.progress(step, self.total, min(bound, self.target))

@@ -17,6 +17,8 @@ import numpy as np
 from dp_accounting import dp_event
 from dp_accounting.pld import PLDAccountant
 from dp_accounting.rdp import RdpAccountant
+from dp_accounting.rdp.rdp_privacy_accountant import NeighborRel
+from dp_accounting.rdp.rdp_privacy_accountant import compute_epsilon as rdp_to_epsilon
 
 from dpgan.errors import BudgetError, InputError
 
@@ -26,6 +28,16 @@ PLD_DISCRETIZATION = 1e-4
 # TF-Privacy's 2019 order grid; with Mironov's Prop. 3 conversion it reproduces the seed papers'
 # printed ε (1.26, 9.6, 3.7). Offered for comparison only: it is valid but looser.
 CLASSIC_2019_ORDERS = tuple([1 + x / 10.0 for x in range(1, 100)] + list(range(12, 64)))
+# RdpAccountant's default orders (kept explicit so two accountants' curves can be added)
+RDP_ORDERS = tuple([1 + x / 10.0 for x in range(1, 100)] + list(range(11, 64)) + [128, 256, 512, 1024])
+POISSON = "poisson"
+# one of n disjoint shards chosen uniformly per step (dtgan-g). A record's shard may change
+# arbitrarily, so a step is a replace-one change of one of n items: Wang, Balle and
+# Kasiviswanathan's (2019) RDP bound for sampling without replacement under replace-one, added
+# to the add/remove RDP of the other events. The Poisson add/remove model of such a step is
+# only a *lower* bound (../shared privacy README §2 vii), so it is never used for it.
+ONE_OF_SHARDS = "one-of-shards"
+SAMPLINGS = (POISSON, ONE_OF_SHARDS)
 
 
 @dataclass(frozen=True)
@@ -43,8 +55,15 @@ class LedgerEntry:
     count: int = 1
     extra_delta: float = 0.0
     note: str = ""
+    sampling: str = POISSON
 
     def __post_init__(self) -> None:
+        if self.sampling not in SAMPLINGS:
+            raise InputError(f"{self.name}: sampling must be one of {', '.join(SAMPLINGS)}")
+        if self.sampling == ONE_OF_SHARDS:
+            shards = 1.0 / self.sampling_rate
+            if abs(shards - round(shards)) > 1e-9 or round(shards) < 1:
+                raise InputError(f"{self.name}: one-of-shards needs a sampling rate 1/n")
         if not (self.noise_multiplier > 0 and math.isfinite(self.noise_multiplier)):
             raise InputError(f"{self.name}: noise multiplier must be a positive number")
         if not 0.0 < self.sampling_rate <= 1.0:
@@ -54,9 +73,15 @@ class LedgerEntry:
         if not 0.0 <= self.extra_delta < 1.0:
             raise InputError(f"{self.name}: extra_delta must be in [0, 1)")
 
+    @property
+    def num_shards(self) -> int:
+        return int(round(1.0 / self.sampling_rate))
+
     def to_dp_event(self) -> dp_event.DpEvent:
         event: dp_event.DpEvent = dp_event.GaussianDpEvent(self.noise_multiplier)
-        if self.sampling_rate < 1.0:
+        if self.sampling == ONE_OF_SHARDS and self.num_shards > 1:
+            event = dp_event.SampledWithoutReplacementDpEvent(self.num_shards, 1, event)
+        elif self.sampling_rate < 1.0:
             event = dp_event.PoissonSampledDpEvent(self.sampling_rate, event)
         if self.count == 0:
             return dp_event.NoOpDpEvent()
@@ -81,6 +106,7 @@ class LedgerEntry:
             count=int(data["count"]),
             extra_delta=float(data.get("extra_delta", 0.0)),
             note=str(data.get("note", "")),
+            sampling=str(data.get("sampling", POISSON)),
         )
 
 
@@ -135,9 +161,32 @@ def epsilon_of(entries: Sequence[LedgerEntry], delta: float, accountant: str = D
     entries = [e for e in entries if e.count > 0]
     if not entries:
         return 0.0
-    event = composed_event(entries)
+    shard_entries = [e for e in entries if e.sampling == ONE_OF_SHARDS]
     with _quiet_rdp_orders():
-        return _epsilon_of_event(event, accountant_delta, accountant)
+        if shard_entries:
+            return _epsilon_with_shard_events(entries, accountant_delta, accountant)
+        return _epsilon_of_event(composed_event(entries), accountant_delta, accountant)
+
+
+def _epsilon_with_shard_events(entries: Sequence[LedgerEntry], delta: float, accountant: str) -> float:
+    """RDP of the add/remove events plus replace-one RDP of the shard events, then ε.
+
+    Both curves bound the Rényi divergence between the *same* two neighbouring tables, so they
+    add. The PLD accountant has no replace-one shard event, so every accountant answers with this
+    RDP bound here (valid, if looser than a PLD would be).
+    """
+    orders = CLASSIC_2019_ORDERS if accountant == "rdp-classic" else RDP_ORDERS
+    regular = [e for e in entries if e.sampling != ONE_OF_SHARDS]
+    shards = [e for e in entries if e.sampling == ONE_OF_SHARDS]
+    rdp = np.zeros(len(orders))
+    if regular:
+        rdp += _rdp_curve(composed_event(regular), orders)
+    acc = RdpAccountant(orders=list(orders), neighboring_relation=NeighborRel.REPLACE_ONE)
+    acc.compose(composed_event(shards))
+    rdp += np.asarray(acc._rdp, dtype=np.float64)  # noqa: SLF001
+    if accountant == "rdp-classic":
+        return float(np.min(rdp + math.log(1.0 / delta) / (np.asarray(orders) - 1.0)))
+    return float(rdp_to_epsilon(orders, rdp, delta)[0])
 
 
 def _epsilon_of_event(event: dp_event.DpEvent, accountant_delta: float, accountant: str) -> float:
@@ -154,8 +203,12 @@ def _epsilon_of_event(event: dp_event.DpEvent, accountant_delta: float, accounta
     return float(np.min(rdp + math.log(1.0 / accountant_delta) / (orders - 1.0)))
 
 
-def _sgd_entry(sample_rate: float, noise_multiplier: float, steps: int, name: str) -> LedgerEntry:
-    return LedgerEntry(name=name, noise_multiplier=noise_multiplier, sampling_rate=sample_rate, count=steps)
+def _sgd_entry(
+    sample_rate: float, noise_multiplier: float, steps: int, name: str, sampling: str = POISSON
+) -> LedgerEntry:
+    return LedgerEntry(
+        name=name, noise_multiplier=noise_multiplier, sampling_rate=sample_rate, count=steps, sampling=sampling
+    )
 
 
 def calibrate_noise_multiplier(
@@ -167,6 +220,7 @@ def calibrate_noise_multiplier(
     accountant: str = DEFAULT_ACCOUNTANT,
     prior: Sequence[LedgerEntry] = (),
     tolerance: float = 1e-4,
+    sampling: str = POISSON,
 ) -> float:
     """Smallest σ (to `tolerance`, rounded up) such that prior + T Poisson-Gaussian steps fit (ε, δ).
 
@@ -177,14 +231,14 @@ def calibrate_noise_multiplier(
         raise InputError("steps must be positive")
 
     def eps_at(sigma: float, which: str = accountant) -> float:
-        return epsilon_of([*prior, _sgd_entry(sample_rate, sigma, steps, "sgd")], delta, which)
+        return epsilon_of([*prior, _sgd_entry(sample_rate, sigma, steps, "sgd", sampling)], delta, which)
 
     if epsilon_of(prior, delta, accountant) >= epsilon:
         raise BudgetError("the preprocessing events alone use up the privacy budget")
     # RDP is cheap at every σ; PLD is slow at small σ. RDP's σ brackets the others: PLD needs
     # a little less, the 2019 conversion a little more.
     sigma_rdp = _smallest_sigma(lambda s: eps_at(s, "rdp"), epsilon, 0.5, 1.0, tolerance)
-    if accountant == "rdp":
+    if accountant == "rdp" or (sampling == ONE_OF_SHARDS and accountant == "pld"):
         return sigma_rdp
     if accountant == "pld":
         return _smallest_sigma(eps_at, epsilon, 0.8 * sigma_rdp, sigma_rdp, max(tolerance, 5e-4))
@@ -217,12 +271,13 @@ def max_steps(
     accountant: str = DEFAULT_ACCOUNTANT,
     prior: Sequence[LedgerEntry] = (),
     limit: int = 10_000_000,
+    sampling: str = POISSON,
 ) -> int:
     """Largest T such that prior + T Poisson-Gaussian steps stay within (ε, δ); 0 if none fits."""
     check_epsilon_delta(epsilon, delta)
 
     def fits(steps: int, which: str = accountant) -> bool:
-        entries = [*prior, _sgd_entry(sample_rate, noise_multiplier, steps, "sgd")]
+        entries = [*prior, _sgd_entry(sample_rate, noise_multiplier, steps, "sgd", sampling)]
         return epsilon_of(entries, delta, which) <= epsilon
 
     if not fits(1):
@@ -237,6 +292,7 @@ def max_steps(
             accountant="rdp",
             prior=prior,
             limit=limit,
+            sampling=sampling,
         )
         low = low if fits(low) else 1
         high = max(2, int(low * 1.25) + 1)
