@@ -26,7 +26,7 @@ from dpgan import Schema, TabularSynthesizer, datasets
 from dpgan.evaluation import evaluate
 
 
-def run(recipes: list[str], epsilons: list[float], seeds: list[int], out: Path, threads: int) -> None:
+def run(recipes: list[str], epsilons: list[float], seeds: list[int], out: Path, threads: int, overrides: dict) -> None:
     torch.set_num_threads(threads)
     train, test = datasets.load_adult()
     schema = Schema.from_json(datasets.adult_schema_path())
@@ -34,7 +34,7 @@ def run(recipes: list[str], epsilons: list[float], seeds: list[int], out: Path, 
     for seed in seeds:  # seeds outermost: a run cut short still covers every ε
         for epsilon, recipe in [(e, r) for e in epsilons for r in recipes]:
             started = time.time()
-            synth = TabularSynthesizer(recipe=recipe, epsilon=epsilon, delta=1e-5, seed=seed)
+            synth = TabularSynthesizer(recipe=recipe, epsilon=epsilon, delta=1e-5, seed=seed, **overrides)
             synth.fit(train, schema=schema)
             fit_seconds = time.time() - started
             synthetic = synth.sample(len(train), seed=seed)
@@ -43,7 +43,7 @@ def run(recipes: list[str], epsilons: list[float], seeds: list[int], out: Path, 
                 metrics = evaluate(train, synthetic, test, "income", schema=schema, model_dir=model_dir, seed=seed)
             mean = metrics["utility_summary"]["mean"]
             row = {
-                "recipe": recipe,
+                "recipe": recipe + (" " + json.dumps(overrides, sort_keys=True) if overrides else ""),
                 "epsilon": epsilon,
                 "epsilon_spent": metrics["privacy"]["epsilon"],
                 "seed": seed,
@@ -93,11 +93,12 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--out", default="bench/results/dtgan.jsonl")
     parser.add_argument("--summary", help="print the table for a results file and exit")
+    parser.add_argument("--overrides", default="{}", help="JSON settings on top of the recipe (ablations)")
     args = parser.parse_args()
     if args.summary:
         summary(Path(args.summary))
     else:
-        run(args.recipes, args.epsilons, args.seeds, Path(args.out), args.threads)
+        run(args.recipes, args.epsilons, args.seeds, Path(args.out), args.threads, json.loads(args.overrides))
 
 
 if __name__ == "__main__":

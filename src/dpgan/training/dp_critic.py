@@ -182,7 +182,7 @@ def train_dp_critic(
         if generator_step:
             opt_g.zero_grad(set_to_none=True)
             codes = fakes.codes(fake_batch)
-            g_loss = objective.per_row(D, fakes(fake_batch, codes), codes, real_moments)
+            g_loss = objective.batch_loss(D, fakes(fake_batch, codes), codes, real_moments)
             g_loss.backward()
             opt_g.step()
             if G_ema is not G:

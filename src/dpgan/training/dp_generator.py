@@ -7,12 +7,14 @@ L_G through it; a hook on G's output clips the upstream gradient ∂L_G/∂x̃_i
 row to C and adds Gaussian noise before it reaches G. All loss terms (adversarial, information,
 classification) pass through that one hook, so they are clipped and noised together.
 
-Accounting (see DESIGN/privacy README §2 vii): one record can change the chosen critic
-arbitrarily, and all B generated rows pass through it, so the step's L2 sensitivity is 2C√B,
-not C; the record's shard is chosen with probability 1/N_d. Each generator step is therefore one
-Poisson-subsampled Gaussian event at rate 1/N_d whose noise std is σ·2C√B — never B·T
-per-example events (GS-WGAN's released accounting, which understates ε by over 30× for its
-MNIST defaults). The honest ε is large unless N_d is large; the critics are never saved.
+Accounting (../shared privacy README §2 vii): one record can change the chosen critic
+arbitrarily, and all B generated rows pass through it, so the step's L2 sensitivity is 2C√B, not
+C; the noise std is σ·2C√B. A neighbouring table replaces one of the N_d shards, and a step uses
+one shard chosen uniformly: each generator step is ONE event, a size-1 sample without replacement
+under replace-one (`LedgerEntry(sampling="one-of-shards")`, RDP of Wang et al. 2019). Never B·T
+per-example events (GS-WGAN's released accounting), and never a Poisson add/remove event at rate
+1/N_d, which is only a lower bound here. The honest ε is large unless N_d is large; the critics
+are never saved.
 """
 
 from __future__ import annotations
@@ -131,7 +133,7 @@ def train_dp_generator(
         x.register_hook(hook)
         # summed over rows (×B) so each row's upstream gradient is O(1) against C; the hook's
         # output is then averaged by the division below
-        loss = objective.per_row(D, x, codes, real_moments) * batch
+        loss = objective.batch_loss(D, x, codes, real_moments) * batch
         loss.backward()
         for p in G.parameters():
             if p.grad is not None:

@@ -45,15 +45,15 @@ class GeneratorObjective:
     classifier: AuxClassifier | None = None
     condition: Condition | None = None
 
-    def per_row(
+    def batch_loss(
         self,
         critic: TabularCritic,
         fakes: torch.Tensor,
         codes: torch.Tensor | None,
         real_moments: tuple[torch.Tensor, torch.Tensor] | None,
     ) -> torch.Tensor:
-        """The loss as a sum over rows divided by B, written so that each row's gradient is the
-        gradient of its own term (plus its share of the batch statistics in the info loss)."""
+        """The generator's loss on a batch of fakes: mean adversarial and classification terms over
+        rows, plus the information loss on the batch's feature moments."""
         total = adversarial_loss(self.loss, critic(fakes)).mean()
         if self.info_weight > 0 and real_moments is not None:
             total = total + self.info_weight * information_loss(critic.features(fakes), *real_moments)
