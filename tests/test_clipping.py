@@ -16,6 +16,7 @@ from dpgan.models.tabular import TabularCritic
 from dpgan.privacy import dpsgd
 from dpgan.privacy.mlp_clipping import wgan_gp_clipped_sum
 from dpgan.privacy.sampling import PoissonSampler
+from random_critic import random_critic
 
 DIM = 6
 GP_WEIGHT = 10.0
@@ -24,12 +25,8 @@ HIDDEN_SHAPES = [(), (16,), (16, 12)]
 
 def make_critic(hidden: tuple[int, ...], seed: int, first_layer_scale: float = 1.0) -> TabularCritic:
     """A float64 critic with weights drawn from an explicit generator (no global seeding)."""
-    gen = torch.Generator().manual_seed(seed)
-    critic = TabularCritic(DIM, hidden).double()
+    critic = random_critic(DIM, hidden, seed)
     with torch.no_grad():
-        for p in critic.parameters():
-            fan_in = p.shape[1] if p.dim() == 2 else 4
-            p.copy_(torch.randn(p.shape, generator=gen, dtype=torch.float64) / math.sqrt(fan_in))
         first = critic.net[0]
         first.weight.mul_(first_layer_scale)
     return critic

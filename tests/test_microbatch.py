@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 import pytest
 import torch
 from torch.func import functional_call
@@ -17,19 +15,14 @@ from dpgan.privacy.microbatch import (
     microbatch_clipped_sum,
     sensitivity_factor,
 )
+from random_critic import random_critic
 
 DIM = 7
 HIDDEN = (16, 16)
 
 
 def make_critic(seed: int = 0) -> TabularCritic:
-    gen = torch.Generator().manual_seed(seed)
-    critic = TabularCritic(DIM, HIDDEN).double()
-    with torch.no_grad():
-        for p in critic.parameters():
-            fan_in = p.shape[1] if p.dim() == 2 else 4
-            p.copy_(torch.randn(p.shape, generator=gen, dtype=torch.float64) / math.sqrt(fan_in))
-    return critic
+    return random_critic(DIM, HIDDEN, seed)
 
 
 def make_data(batch: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:

@@ -25,6 +25,7 @@ from dpgan.training.config import TrainingConfig
 from dpgan.training.dp_generator import clip_and_noise_hook, shard_of_rows, step_sensitivity
 from dpgan.training.generator_losses import GeneratorObjective, spherical_interpolate
 from dpgan.transforms.encoder import TableEncoder
+from random_critic import random_critic
 
 torch.set_num_threads(1)
 
@@ -483,13 +484,7 @@ DIM = 6
 
 
 def make_critic(hidden=(16,), seed=0) -> TabularCritic:
-    gen = torch.Generator().manual_seed(seed)
-    critic = TabularCritic(DIM, hidden).double()
-    with torch.no_grad():
-        for p in critic.parameters():
-            fan_in = p.shape[1] if p.dim() == 2 else 4
-            p.copy_(torch.randn(p.shape, generator=gen, dtype=torch.float64) / math.sqrt(fan_in))
-    return critic
+    return random_critic(DIM, hidden, seed)
 
 
 def make_batch(batch: int, seed: int):

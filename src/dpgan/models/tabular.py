@@ -104,18 +104,24 @@ class TabularGenerator(nn.Module):
         return self._impose(torch.cat(parts, dim=1), condition)
 
 
+def leaky_mlp(input_dim: int, hidden: Sequence[int], output_dim: int) -> nn.Sequential:
+    """Linear/LeakyReLU(0.2) layers ending in Linear: the shape fast per-example clipping needs,
+    with nothing that mixes rows."""
+    layers: list[nn.Module] = []
+    dim = input_dim
+    for width in hidden:
+        layers += [nn.Linear(dim, width), nn.LeakyReLU(0.2)]
+        dim = width
+    layers.append(nn.Linear(dim, output_dim))
+    return nn.Sequential(*layers)
+
+
 class TabularCritic(nn.Module):
     """WGAN critic: LeakyReLU MLP, no normalisation across examples."""
 
     def __init__(self, input_dim: int, hidden: Sequence[int]) -> None:
         super().__init__()
-        layers: list[nn.Module] = []
-        dim = input_dim
-        for width in hidden:
-            layers += [nn.Linear(dim, width), nn.LeakyReLU(0.2)]
-            dim = width
-        layers.append(nn.Linear(dim, 1))
-        self.net = nn.Sequential(*layers)
+        self.net = leaky_mlp(input_dim, hidden, 1)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.net(x).squeeze(-1)

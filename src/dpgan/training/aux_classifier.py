@@ -20,6 +20,7 @@ from torch import nn
 from torch.func import functional_call
 
 from dpgan.errors import InputError
+from dpgan.models.tabular import leaky_mlp
 from dpgan.privacy.dpsgd import Grads, private_gradient
 from dpgan.privacy.sampling import PoissonSampler
 
@@ -35,13 +36,7 @@ class AuxClassifier(nn.Module):
 
     def __init__(self, input_dim: int, num_classes: int, hidden: tuple[int, ...] = (128,)) -> None:
         super().__init__()
-        layers: list[nn.Module] = []
-        dim = input_dim
-        for width in hidden:
-            layers += [nn.Linear(dim, width), nn.LeakyReLU(0.2)]
-            dim = width
-        layers.append(nn.Linear(dim, num_classes))
-        self.net = nn.Sequential(*layers)
+        self.net = leaky_mlp(input_dim, hidden, num_classes)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.net(x)
