@@ -78,3 +78,78 @@ def test_decoded_integers_stay_within_bounds():
     decoded = enc.decode(np.array([[-1.0], [1.0], [0.999], [-0.999]], dtype=np.float32), np.random.default_rng(0))
     assert decoded["n"].between(3, 9).all()
     assert decoded["n"].tolist() == [3, 9, 9, 3]
+
+
+def point_mass_encoder(nullable: bool = False) -> TableEncoder:
+    spec = ColumnSpec("gain", "integer", min=0, max=99999, point_masses=(0, 99999), scale="log", nullable=nullable)
+    return TableEncoder(Schema((spec,)))
+
+
+def test_point_masses_get_a_mode_softmax_and_round_trip_exactly():
+    enc = point_mass_encoder(nullable=True)
+    assert [(s.activation, s.width) for s in enc.spans] == [(TANH, 1), (SOFTMAX, 4)]  # value, 0, 99999, missing
+    data = pd.DataFrame({"gain": pd.array([0, 7688, 99999, None, 1], dtype="Int64")})
+    encoded = enc.encode(data)
+    np.testing.assert_array_equal(encoded[:, 1:].argmax(axis=1), [1, 0, 2, 3, 0])
+    assert encoded[0, 0] == 0.0 and encoded[2, 0] == 0.0  # atoms carry no value
+    decoded = enc.decode(encoded, np.random.default_rng(0))["gain"]
+    assert decoded.iloc[[0, 1, 2, 4]].tolist() == [0, 7688, 99999, 1] and pd.isna(decoded.iloc[3])
+
+
+def test_a_generated_point_mass_mode_overrides_the_value():
+    enc = point_mass_encoder()
+    block = np.array([[0.3, 0.0, 1.0, 0.0], [0.3, 1.0, 0.0, 0.0]], dtype=np.float32)  # mode "0", mode "value"
+    decoded = enc.decode(block, np.random.default_rng(0))["gain"].tolist()
+    assert decoded[0] == 0 and decoded[1] > 0
+
+
+def test_log_scale_spreads_small_amounts_and_inverts():
+    values = pd.DataFrame({"gain": [1, 100, 7688, 99999]})
+    linear = TableEncoder(Schema((ColumnSpec("gain", "integer", min=0, max=99999),))).encode(values)[:, 0]
+    log = point_mass_encoder().encode(values)[:, 0]
+    assert log[1] - log[0] > 10 * (linear[1] - linear[0])  # small amounts are distinguishable on the log scale
+    np.testing.assert_allclose(log[[0, 2]], 2 * np.log([2, 7689]) / np.log(100000) - 1, rtol=1e-5)
+    assert log[3] == 0.0 and np.all(np.diff(log[:3]) > 0)  # 99999 is a point mass: no value
+
+
+def test_generated_values_are_gated_by_their_value_mode_like_encoded_rows():
+    """Real rows at a point mass or null carry value 0; the critic must see generated rows the same way."""
+    import torch
+
+    from dpgan.models.tabular import TabularGenerator
+
+    enc = TableEncoder(
+        Schema(
+            (
+                ColumnSpec("gain", "integer", min=0, max=99, point_masses=(0,), nullable=True, bins=2),
+                ColumnSpec("age", "integer", min=0, max=99),
+                ColumnSpec("c", "categorical", categories=("a", "b")),
+            )
+        )
+    )
+    torch.manual_seed(0)
+    G = TabularGenerator(4, (8,), enc.spans, categorical_activation="softmax")
+    z = torch.randn(64, 4)
+    rows, released = G(z), G.sample_encoded(z)
+    gain_mode = released[:, 1:5]  # [bin 0, bin 1, point mass 0, missing]
+    torch.testing.assert_close(rows[:, 0], released[:, 0] * gain_mode[:, :2].sum(dim=1))  # value × P(in a bin)
+    torch.testing.assert_close(rows[:, 5], released[:, 5])  # a plain column is untouched
+    assert (rows[:, 0].abs() < released[:, 0].abs()).all()
+
+
+def test_bins_pick_the_bin_as_a_mode_and_round_trip_the_position():
+    spec = ColumnSpec("age", "continuous", min=0.0, max=100.0, bins=4, point_masses=(0.0,))
+    enc = TableEncoder(Schema((spec,)))
+    assert [(s.activation, s.width, s.value_modes) for s in enc.spans] == [(TANH, 1, 0), (SOFTMAX, 5, 4)]
+    data = pd.DataFrame({"age": [0.0, 10.0, 37.5, 50.0, 99.0, 100.0]})
+    encoded = enc.encode(data)
+    np.testing.assert_array_equal(encoded[:, 1:].argmax(axis=1), [4, 0, 1, 2, 3, 3])  # 0 is the point mass
+    np.testing.assert_allclose(encoded[:, 0], [0.0, -0.2, 0.0, -1.0, 0.92, 1.0], atol=1e-6)
+    decoded = enc.decode(encoded, np.random.default_rng(0))["age"]
+    np.testing.assert_allclose(decoded, data["age"], atol=1e-4)
+
+
+def test_a_generated_position_stays_inside_the_chosen_bin():
+    enc = TableEncoder(Schema((ColumnSpec("x", "continuous", min=0.0, max=8.0, bins=4),)))
+    block = np.array([[1.0, 0, 1, 0, 0], [-1.0, 0, 0, 0, 1], [0.0, 1, 0, 0, 0]], dtype=np.float32)
+    np.testing.assert_allclose(enc.decode(block, np.random.default_rng(0))["x"], [4.0, 6.0, 1.0])

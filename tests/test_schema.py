@@ -42,6 +42,15 @@ def test_schema_json_round_trip(tmp_path):
     assert Schema.from_json(path).to_dict() == schema.to_dict()
 
 
+def test_point_masses_and_scale_survive_json_and_stay_out_of_plain_columns(tmp_path):
+    spec = ColumnSpec("gain", "integer", min=0, max=99999, point_masses=(0,), scale="log", bins=8)
+    path = tmp_path / "s.json"
+    Schema((spec, ColumnSpec("x", "continuous", min=0.0, max=1.0))).to_json(path)
+    loaded = Schema.from_json(path)
+    assert loaded["gain"].point_masses == (0,) and loaded["gain"].scale == "log" and loaded["gain"].bins == 8
+    assert not {"point_masses", "scale", "bins"} & set(loaded["x"].to_dict())  # old layouts stay as they were
+
+
 def test_valid_frame_passes_and_is_reordered():
     frame = good_frame()[["f", "c", "n", "x"]]
     assert list(small_schema().validate(frame).columns) == ["x", "n", "c", "f"]
@@ -76,6 +85,18 @@ def test_bad_input_is_refused_with_a_clear_message(mutate, message):
         ({"name": "a", "kind": "categorical", "categories": ["x", "x"]}, "duplicates"),
         ({"name": "a", "kind": "text"}, "kind must be"),
         ({"name": "a", "kind": "integer", "min": 0, "max": 3, "colour": 1}, "unknown schema keys"),
+        ({"name": "a", "kind": "integer", "min": 0, "max": 3, "point_masses": [5]}, "within 'min' and 'max'"),
+        ({"name": "a", "kind": "integer", "min": 0, "max": 3, "point_masses": [1.5]}, "must be integers"),
+        ({"name": "a", "kind": "integer", "min": 0, "max": 3, "point_masses": [1, 1]}, "duplicates"),
+        ({"name": "a", "kind": "integer", "min": 0, "max": 3, "point_masses": ["0"]}, "finite numbers"),
+        ({"name": "a", "kind": "integer", "min": 0, "max": 3, "point_masses": 0}, "must be a list"),
+        ({"name": "a", "kind": "continuous", "min": 0, "max": 3, "scale": "sqrt"}, "'scale' must be one of"),
+        ({"name": "a", "kind": "categorical", "categories": ["x"], "point_masses": [0]}, "numeric columns only"),
+        ({"name": "a", "kind": "boolean", "scale": "log"}, "numeric columns only"),
+        ({"name": "a", "kind": "boolean", "bins": 3}, "numeric columns only"),
+        ({"name": "a", "kind": "integer", "min": 0, "max": 3, "bins": 0}, "whole number from 1"),
+        ({"name": "a", "kind": "integer", "min": 0, "max": 3, "bins": 2.5}, "whole number from 1"),
+        ({"name": "a", "kind": "integer", "min": 0, "max": 3, "bins": 10**6}, "whole number from 1"),
     ],
 )
 def test_bad_schema_is_refused(column, message):
@@ -95,3 +116,29 @@ def test_corrupt_schema_file_is_refused(tmp_path):
 def test_bundled_schema_is_valid_json_with_public_source():
     data = json.loads(datasets.adult_schema_path().read_text())
     assert "not read from the data" in data["source"]
+
+
+@pytest.mark.parametrize(
+    "kind, low, high, zero_share, smallest_positive, expected",
+    [
+        ("integer", 17, 90, 0.0, 17, {"bins": 8}),
+        ("integer", 1, 16, 0.0, 1, {"bins": 15}),  # one bin per level
+        ("integer", 0, 99999, 0.9, 114, {"bins": 8, "point_masses": (0,), "scale": "log"}),
+        ("continuous", 0.0, 50.0, 0.3, 1.0, {"bins": 8, "point_masses": (0.0,)}),
+        ("continuous", 0.0, 50.0, 0.01, 1.0, {"bins": 8}),  # too few zeros for a point mass
+        ("continuous", -5.0, 5000.0, 0.3, 0.01, {"bins": 8, "point_masses": (0.0,)}),  # negative: never log
+    ],
+)
+def test_numeric_encoding_hints(kind, low, high, zero_share, smallest_positive, expected):
+    from dpgan.schema import numeric_encoding
+
+    assert numeric_encoding(kind, low, high, zero_share, smallest_positive) == expected
+    ColumnSpec("x", kind, min=low, max=high, **expected)  # and they make a valid column
+
+
+def test_schema_read_off_the_data_gets_the_same_hints(adult):
+    from dpgan.schema import infer_schema_without_privacy
+
+    schema = infer_schema_without_privacy(adult[0])
+    gain = schema["capital-gain"]
+    assert gain.point_masses == (0,) and gain.scale == "log" and schema["education-num"].bins == 15

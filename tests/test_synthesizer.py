@@ -135,6 +135,10 @@ def test_no_schema_learns_the_domain_with_dp_and_pays_for_it(adult_small):
     assert "(other)" in countries and "Holand-Netherlands" not in countries
     sample = synth.sample(100, seed=0)
     assert sample["age"].between(synth.schema["age"].min, synth.schema["age"].max).all()
+    # encoding hints come from the same noisy histograms: most capital gains are exactly 0
+    assert synth.schema["capital-gain"].point_masses == (0,) and synth.schema["age"].point_masses == ()
+    age = synth.schema["age"]
+    assert age.bins == (int(age.max - age.min) if age.max - age.min <= 32 else 8)  # one bin per level when few
 
 
 def test_dp_schema_does_not_reveal_a_single_outlier(adult_small):

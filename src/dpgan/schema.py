@@ -18,6 +18,12 @@ import pandas as pd
 from dpgan.errors import InputError
 
 KINDS = ("continuous", "integer", "categorical", "boolean")
+SCALES = ("linear", "log")
+MAX_BINS = 256
+SCHEMA_KEYS = frozenset(
+    ("name", "kind", "min", "max", "categories", "nullable", "other_category", "frequencies")
+    + ("point_masses", "scale", "bins")
+)  # "log": log1p(x - min), for long-tailed non-negative amounts
 
 
 @dataclass(frozen=True)
@@ -37,6 +43,13 @@ class ColumnSpec:
     other_category: Any = None
     # public relative frequencies of the categories (optional): a free prior for conditioning
     frequencies: tuple[float, ...] = ()
+    # numeric only: public values that many records share exactly (0 capital gain), generated as
+    # atoms rather than squeezed out of a tanh, and how values between the bounds are scaled
+    point_masses: tuple[float, ...] = ()
+    scale: str = "linear"
+    # numeric only: equal-width bins of the scaled range; the generator picks a bin like a
+    # category and a position inside it (CTGAN's modes, but fixed by the schema, not fitted)
+    bins: int = 1
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
@@ -62,8 +75,26 @@ class ColumnSpec:
                 raise InputError(f"column {self.name!r}: 'frequencies' needs one number per category")
             if not all(isinstance(f, (int, float)) and math.isfinite(f) and f >= 0 for f in freqs) or sum(freqs) <= 0:
                 raise InputError(f"column {self.name!r}: 'frequencies' must be non-negative numbers, not all 0")
+        self._check_numeric_shape()
         if self.kind == "boolean":
             object.__setattr__(self, "categories", (False, True))
+
+    def _check_numeric_shape(self) -> None:
+        if self.scale not in SCALES:
+            raise InputError(f"column {self.name!r}: 'scale' must be one of {', '.join(SCALES)}, not {self.scale!r}")
+        if not self.is_numeric and (self.point_masses or self.scale != "linear" or self.bins != 1):
+            raise InputError(f"column {self.name!r}: 'point_masses', 'scale' and 'bins' apply to numeric columns only")
+        if isinstance(self.bins, bool) or not isinstance(self.bins, int) or not 1 <= self.bins <= MAX_BINS:
+            raise InputError(f"column {self.name!r}: 'bins' must be a whole number from 1 to {MAX_BINS}")
+        masses = self.point_masses
+        if not all(isinstance(m, (int, float)) and not isinstance(m, bool) and math.isfinite(m) for m in masses):
+            raise InputError(f"column {self.name!r}: 'point_masses' must be finite numbers")
+        if len(set(masses)) != len(masses):
+            raise InputError(f"column {self.name!r}: 'point_masses' has duplicates")
+        if any(not self.min <= m <= self.max for m in masses):  # type: ignore[operator]
+            raise InputError(f"column {self.name!r}: every point mass must lie within 'min' and 'max'")
+        if self.kind == "integer" and any(float(m) != int(m) for m in masses):
+            raise InputError(f"column {self.name!r}: point masses of an integer column must be integers")
 
     @property
     def is_numeric(self) -> bool:
@@ -79,13 +110,19 @@ class ColumnSpec:
                 out["other_category"] = _json_scalar(self.other_category)
         if self.frequencies:
             out["frequencies"] = list(self.frequencies)
+        if self.point_masses:
+            out["point_masses"] = list(self.point_masses)
+        if self.scale != "linear":
+            out["scale"] = self.scale
+        if self.bins != 1:
+            out["bins"] = self.bins
         return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "ColumnSpec":
         if not isinstance(data, dict):
             raise InputError("each schema column must be a JSON object")
-        unknown = set(data) - {"name", "kind", "min", "max", "categories", "nullable", "other_category", "frequencies"}
+        unknown = set(data) - SCHEMA_KEYS
         if unknown:
             raise InputError(f"column {data.get('name')!r}: unknown schema keys {sorted(unknown)}")
         categories = data.get("categories", [])
@@ -94,6 +131,9 @@ class ColumnSpec:
         frequencies = data.get("frequencies", [])
         if not isinstance(frequencies, list):
             raise InputError(f"column {data.get('name')!r}: 'frequencies' must be a list")
+        point_masses = data.get("point_masses", [])
+        if not isinstance(point_masses, list):
+            raise InputError(f"column {data.get('name')!r}: 'point_masses' must be a list")
         return cls(
             name=data.get("name"),  # type: ignore[arg-type]
             kind=data.get("kind"),  # type: ignore[arg-type]
@@ -103,6 +143,9 @@ class ColumnSpec:
             nullable=bool(data.get("nullable", False)),
             other_category=data.get("other_category"),
             frequencies=tuple(frequencies),
+            point_masses=tuple(point_masses),
+            scale=data.get("scale", "linear"),
+            bins=data.get("bins", 1),
         )
 
 
@@ -221,6 +264,24 @@ def _validate_column(spec: ColumnSpec, series: pd.Series) -> None:
             raise InputError(f"column {spec.name!r} holds a category not in the schema: {unseen[0]!r}")
 
 
+POINT_MASS_SHARE = 0.05  # a share of exact zeros above this makes 0 a point mass
+LOG_SCALE_DECADES = 2.5  # a non-negative range spanning this many decades is log-scaled
+DEFAULT_BINS = 8
+
+
+def numeric_encoding(kind: str, low: float, high: float, zero_share: float, smallest_positive: float) -> dict[str, Any]:
+    """Encoding hints for a learned numeric domain (`point_masses`, `scale`, `bins`), from
+    statistics the caller already holds (DP ones on the private path): post-processing, free."""
+    hints: dict[str, Any] = {"bins": DEFAULT_BINS}
+    if kind == "integer" and high - low <= 4 * DEFAULT_BINS:
+        hints["bins"] = max(1, int(high - low))  # one bin per level
+    if low <= 0.0 <= high and zero_share > POINT_MASS_SHARE:
+        hints["point_masses"] = (0,) if kind == "integer" else (0.0,)
+    if low >= 0.0 and smallest_positive > 0 and math.log10(high / smallest_positive) >= LOG_SCALE_DECADES:
+        hints["scale"] = "log"
+    return hints
+
+
 def infer_schema_without_privacy(frame: pd.DataFrame, target: str | None = None) -> Schema:
     """Read the domain off the data. NOT private: the result reveals extremes and rare categories.
 
@@ -237,10 +298,15 @@ def infer_schema_without_privacy(frame: pd.DataFrame, target: str | None = None)
         nullable = bool(series.isna().any())
         values = series.dropna()
         if kind in ("continuous", "integer"):
-            lo, hi = float(values.min()), float(values.max())
+            numbers = values.to_numpy(dtype=np.float64)
+            lo, hi = float(numbers.min()), float(numbers.max())
             if lo == hi:
                 hi = lo + 1.0
-            columns.append(ColumnSpec(str(name), kind, min=lo, max=hi, nullable=nullable))
+            positive = numbers[numbers > 0]
+            hints = numeric_encoding(
+                kind, lo, hi, float(np.mean(numbers == 0)), float(positive.min()) if len(positive) else 0.0
+            )
+            columns.append(ColumnSpec(str(name), kind, min=lo, max=hi, nullable=nullable, **hints))
         elif kind == "boolean":
             columns.append(ColumnSpec(str(name), kind, nullable=nullable))
         else:

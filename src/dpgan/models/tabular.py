@@ -91,7 +91,16 @@ class TabularGenerator(nn.Module):
                 parts.append(torch.softmax((block - torch.log(-torch.log(uniform))) / self.tau, dim=1))
             else:
                 parts.append(torch.softmax(block, dim=1))
-        return self._impose(torch.cat(parts, dim=1), condition)
+        return self._impose(torch.cat(self._gate_values_by_mode(parts), dim=1), condition)
+
+    def _gate_values_by_mode(self, parts: list[torch.Tensor]) -> list[torch.Tensor]:
+        """A numeric value times the probability that the row is in a bin: real rows at a point
+        mass or null carry 0 as value, so the critic judges a generated value only where the row has one."""
+        for index, span in enumerate(self.spans[:-1]):
+            mode = self.spans[index + 1]
+            if span.activation == TANH and mode.value_modes and mode.column == span.column:
+                parts[index] = parts[index] * parts[index + 1][:, : mode.value_modes].sum(dim=1, keepdim=True)
+        return parts
 
     @torch.no_grad()
     def sample_encoded(self, z: torch.Tensor, condition: torch.Tensor | None = None) -> torch.Tensor:

@@ -19,7 +19,7 @@ import pandas as pd
 from dpgan.errors import BudgetError, InputError
 from dpgan.privacy.accounting import LedgerEntry, epsilon_of
 from dpgan.privacy.mechanisms import bin_index, noisy_count, noisy_counts, public_numeric_grid, set_union_threshold
-from dpgan.schema import ColumnSpec, Schema, kind_from_dtype
+from dpgan.schema import ColumnSpec, Schema, kind_from_dtype, numeric_encoding
 
 OTHER = "(other)"
 # a numeric bin is kept when its noisy count clears this many noise standard deviations
@@ -130,7 +130,8 @@ def _numeric_spec(
     values = pd.to_numeric(series, errors="coerce").dropna().to_numpy(dtype=np.float64)
     values = values[np.isfinite(values)]
     counts = np.bincount(bin_index(values, edges), minlength=len(edges) - 1)
-    kept = np.nonzero(noisy_counts(counts, sigma, rng) > NUMERIC_BIN_THRESHOLD_SIGMAS * sigma)[0]
+    noisy = noisy_counts(counts, sigma, rng)
+    kept = np.nonzero(noisy > NUMERIC_BIN_THRESHOLD_SIGMAS * sigma)[0]
     if len(kept) == 0:
         raise BudgetError(
             f"column {name!r}: too few rows to find its range privately at this budget; give a schema with its bounds"
@@ -138,7 +139,14 @@ def _numeric_spec(
     low, high = float(edges[kept[0]]), float(edges[kept[-1] + 1])
     if kind == "integer":
         low, high = float(np.floor(low)), float(np.ceil(high))
-    return ColumnSpec(name, kind, min=low, max=high, nullable=nullable)
+    # encoding hints from the same noisy histogram (post-processing): the share in the bin that
+    # starts at 0 (exact zeros for integers) and the first kept bin above 0
+    zero_bin = int(np.searchsorted(edges, 0.0))
+    total = float(np.clip(noisy[kept], 0.0, None).sum())
+    zero_share = float(max(noisy[zero_bin], 0.0)) / total if zero_bin in kept and total > 0 else 0.0
+    positive = [float(edges[i]) for i in kept if edges[i] > 0]
+    hints = numeric_encoding(kind, low, high, zero_share, positive[0] if positive else 0.0)
+    return ColumnSpec(name, kind, min=low, max=high, nullable=nullable, **hints)
 
 
 def _categorical_spec(

@@ -26,6 +26,8 @@ class OutputSpan:
     start: int
     width: int
     column: str
+    # a numeric column's mode softmax: how many leading slots are bins that carry a value
+    value_modes: int = 0
 
     @property
     def stop(self) -> int:
@@ -34,6 +36,8 @@ class OutputSpan:
 
 class ColumnTransform:
     """Encode/decode one column from its public spec alone."""
+
+    value_modes = 0
 
     def __init__(self, spec: ColumnSpec, dtype: str | None = None) -> None:
         self.spec = spec
@@ -63,34 +67,68 @@ def _sample_categories(probs: np.ndarray, rng: np.random.Generator) -> np.ndarra
 
 
 class NumericTransform(ColumnTransform):
-    """Continuous or integer: min-max scaled to [-1, 1] by public bounds; optional null indicator."""
+    """Continuous or integer: the public range, scaled linearly or on a log1p scale, is cut into
+    `bins` equal bins; a row is a softmax over its mode [bins..., point masses..., missing] plus
+    its position inside the bin in [-1, 1]. Rows at a point mass or null carry 0 as position.
+    With one bin and no point masses or nulls this is plain min-max scaling to [-1, 1].
+    """
+
+    @property
+    def value_modes(self) -> int:  # type: ignore[override]
+        return self.spec.bins
+
+    @property
+    def modes(self) -> int:
+        return self.spec.bins + len(self.spec.point_masses) + int(self.spec.nullable)
 
     @property
     def activations(self) -> list[tuple[str, int]]:
         spans = [(TANH, 1)]
-        if self.spec.nullable:
-            spans.append((SOFTMAX, 2))  # [present, missing]
+        if self.modes > 1:
+            spans.append((SOFTMAX, self.modes))
         return spans
 
-    def encode(self, series: pd.Series) -> np.ndarray:
+    def _to_unit(self, values: np.ndarray) -> np.ndarray:
         lo, hi = float(self.spec.min), float(self.spec.max)  # type: ignore[arg-type]
+        clipped = np.clip(values, lo, hi) - lo
+        if self.spec.scale == "log":
+            return np.log1p(clipped) / np.log1p(hi - lo)
+        return clipped / (hi - lo)
+
+    def _from_unit(self, unit: np.ndarray) -> np.ndarray:
+        lo, hi = float(self.spec.min), float(self.spec.max)  # type: ignore[arg-type]
+        if self.spec.scale == "log":
+            return lo + np.expm1(unit * np.log1p(hi - lo))
+        return lo + unit * (hi - lo)
+
+    def encode(self, series: pd.Series) -> np.ndarray:
         values = pd.to_numeric(series, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
-        missing = np.isnan(values)
-        scaled = 2.0 * (np.clip(values, lo, hi) - lo) / (hi - lo) - 1.0
-        scaled[missing] = 0.0
-        columns = [scaled]
-        if self.spec.nullable:
-            columns += [(~missing).astype(np.float64), missing.astype(np.float64)]
-        return np.stack(columns, axis=1).astype(np.float32)
+        bins = self.spec.bins
+        unit = self._to_unit(np.nan_to_num(values)) * bins
+        mode = np.minimum(np.floor(unit), bins - 1).astype(np.int64)
+        position = 2.0 * (unit - mode) - 1.0
+        for index, mass in enumerate(self.spec.point_masses, start=bins):
+            mode[values == float(mass)] = index
+        mode[np.isnan(values)] = self.modes - 1
+        position[mode >= bins] = 0.0
+        columns = [position[:, None]]
+        if self.modes > 1:
+            one_hot = np.zeros((len(values), self.modes))
+            one_hot[np.arange(len(values)), mode] = 1.0
+            columns.append(one_hot)
+        return np.concatenate(columns, axis=1).astype(np.float32)
 
     def decode(self, block: np.ndarray, rng: np.random.Generator) -> pd.Series:
         lo, hi = float(self.spec.min), float(self.spec.max)  # type: ignore[arg-type]
-        values = (np.clip(block[:, 0].astype(np.float64), -1.0, 1.0) + 1.0) / 2.0 * (hi - lo) + lo
+        bins = self.spec.bins
+        modes = _sample_categories(block[:, 1 : 1 + self.modes], rng) if self.modes > 1 else np.zeros(len(block), int)
+        position = (np.clip(block[:, 0].astype(np.float64), -1.0, 1.0) + 1.0) / 2.0
+        values = self._from_unit((np.minimum(modes, bins - 1) + position) / bins)
+        for index, mass in enumerate(self.spec.point_masses, start=bins):
+            values[modes == index] = float(mass)
         if self.spec.kind == "integer":
             values = np.clip(np.round(values), np.ceil(lo), np.floor(hi))
-        missing = np.zeros(len(values), dtype=bool)
-        if self.spec.nullable:
-            missing = _sample_categories(block[:, 1:3], rng) == 1
+        missing = modes == self.modes - 1 if self.spec.nullable else np.zeros(len(values), dtype=bool)
         if self.spec.kind == "integer":
             series = pd.Series(values.astype(np.int64), name=self.spec.name)
             if self.spec.nullable:
@@ -174,7 +212,8 @@ class TableEncoder:
         start = 0
         for t in self.transforms:
             for activation, width in t.activations:
-                self.spans.append(OutputSpan(activation, start, width, t.spec.name))
+                value_modes = t.value_modes if activation == SOFTMAX else 0
+                self.spans.append(OutputSpan(activation, start, width, t.spec.name, value_modes))
                 start += width
         self.width = start
 
