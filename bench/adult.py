@@ -15,37 +15,12 @@ import math
 import time
 from pathlib import Path
 
-import numpy as np
 import torch
 
 from dpgan import Schema, TabularSynthesizer, datasets
 from dpgan.evaluation.utility import balanced_rf_accuracy, tstr_accuracy
 from dpgan.training.config import TrainingConfig
-from dpgan.training.dp_critic import train_dp_critic
-from dpgan.transforms.encoder import TableEncoder
-
-
-def fit_non_private(train, schema: Schema, config: TrainingConfig, seed: int):
-    """The same GAN and loop with clipping and noise switched off (ε = ∞)."""
-    encoder = TableEncoder(schema, {c: str(train[c].dtype) for c in train.columns})
-    data = torch.from_numpy(encoder.encode(schema.validate(train)))
-    gen = torch.Generator().manual_seed(seed)
-    batch = float(config.batch_size)
-    steps = int(math.ceil(config.epochs * len(train) / batch))
-    nonprivate = TrainingConfig.from_dict({**config.to_dict(), "max_grad_norm": math.inf})
-    G = train_dp_critic(
-        data,
-        encoder.spans,
-        nonprivate,
-        sample_rate=batch / len(train),
-        expected_batch_size=batch,
-        noise_multiplier=0.0,
-        steps=steps,
-        generator=gen,
-    ).generator
-    rng = np.random.default_rng(seed)
-    z = torch.randn(len(train), config.noise_dim, generator=gen)
-    return encoder.decode(G.sample_encoded(z).numpy(), rng)
+from nonprivate import NonPrivateGAN
 
 
 def main() -> None:
@@ -73,7 +48,8 @@ def main() -> None:
             started = time.time()
             config = TrainingConfig.from_dict({**TrainingConfig().to_dict(), **overrides})
             if math.isinf(epsilon):
-                synthetic, spent = fit_non_private(train, schema, config, seed), math.inf
+                synthetic = NonPrivateGAN(config, seed).fit(train, schema).sample(len(train), seed=seed)
+                spent = math.inf
             else:
                 synth = TabularSynthesizer(
                     epsilon=epsilon, delta=args.delta, accountant=args.accountant, seed=seed, config=config

@@ -16,10 +16,11 @@ from pathlib import Path
 
 import torch
 
-from attacks_adult import NonPrivateGAN, without_curves
+from attacks_adult import without_curves
 from dpgan import Schema, TabularSynthesizer, datasets
 from dpgan.evaluation.attacks import AttackConfig, run_attacks
 from dpgan.training.config import TrainingConfig
+from nonprivate import NonPrivateGAN
 
 
 def main() -> None:
