@@ -18,12 +18,12 @@ import pandas as pd
 from dpgan.errors import InputError
 
 KINDS = ("continuous", "integer", "categorical", "boolean")
-SCALES = ("linear", "log")
+SCALES = ("linear", "log")  # "log": log1p(x - min), for long-tailed amounts
 MAX_BINS = 256
 SCHEMA_KEYS = frozenset(
     ("name", "kind", "min", "max", "categories", "nullable", "other_category", "frequencies")
     + ("point_masses", "scale", "bins")
-)  # "log": log1p(x - min), for long-tailed non-negative amounts
+)
 
 
 @dataclass(frozen=True)
