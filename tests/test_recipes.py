@@ -175,7 +175,7 @@ def test_classifier_is_trained_only_when_its_loss_has_weight(adult_small, adult_
 def test_dp_wgan_critic_weights_stay_within_the_clip(recipe_fits):
     synth, _ = recipe_fits("dp-wgan")
     clip = synth.config.weight_clip
-    assert clip == 0.01
+    assert clip == 0.05
     params = [p.detach() for p in synth.critic_for_evaluation.parameters()]
     assert params
     assert all(float(p.abs().max()) <= clip + 1e-9 for p in params)
