@@ -125,28 +125,27 @@ class ColumnSpec:
         unknown = set(data) - SCHEMA_KEYS
         if unknown:
             raise InputError(f"column {data.get('name')!r}: unknown schema keys {sorted(unknown)}")
-        categories = data.get("categories", [])
-        if not isinstance(categories, list):
-            raise InputError(f"column {data.get('name')!r}: 'categories' must be a list")
-        frequencies = data.get("frequencies", [])
-        if not isinstance(frequencies, list):
-            raise InputError(f"column {data.get('name')!r}: 'frequencies' must be a list")
-        point_masses = data.get("point_masses", [])
-        if not isinstance(point_masses, list):
-            raise InputError(f"column {data.get('name')!r}: 'point_masses' must be a list")
         return cls(
             name=data.get("name"),  # type: ignore[arg-type]
             kind=data.get("kind"),  # type: ignore[arg-type]
             min=data.get("min"),
             max=data.get("max"),
-            categories=tuple(categories),
+            categories=_list_entry(data, "categories"),
             nullable=bool(data.get("nullable", False)),
             other_category=data.get("other_category"),
-            frequencies=tuple(frequencies),
-            point_masses=tuple(point_masses),
+            frequencies=_list_entry(data, "frequencies"),
+            point_masses=_list_entry(data, "point_masses"),
             scale=data.get("scale", "linear"),
             bins=data.get("bins", 1),
         )
+
+
+def _list_entry(data: dict[str, Any], key: str) -> tuple[Any, ...]:
+    """An optional JSON list of a schema column, as a tuple (absent: empty)."""
+    value = data.get(key, [])
+    if not isinstance(value, list):
+        raise InputError(f"column {data.get('name')!r}: {key!r} must be a list")
+    return tuple(value)
 
 
 def _json_scalar(value: Any) -> Any:

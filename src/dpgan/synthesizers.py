@@ -264,7 +264,7 @@ class TabularSynthesizer:
                     f"(sampling without replacement, RDP); rows' gradients at G's output clipped to C, "
                     f"sensitivity 2C√B (B={cfg.batch_size}), noise std σ·2C√B"
                 ),
-                sampling=ONE_OF_SHARDS,
+                sampling=sampling,
             )
         else:
             result = train_dp_critic(
