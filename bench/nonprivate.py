@@ -11,8 +11,10 @@ import pandas as pd
 import torch
 
 from dpgan import Schema
+from dpgan.training.aux_classifier import drop_span, train_dp_classifier
 from dpgan.training.config import TrainingConfig
 from dpgan.training.dp_critic import train_dp_critic
+from dpgan.training.label_model import LabelModel, label_span, label_target
 from dpgan.transforms.encoder import TableEncoder
 
 
@@ -40,9 +42,35 @@ class NonPrivateGAN:
             generator=torch.Generator().manual_seed(self.seed),
         )
         self.generator, self.critic_for_evaluation = result.generator, result.critic
+        self.label_model = self._fit_label_model(encoded, schema)
         return self
+
+    def _fit_label_model(self, encoded: torch.Tensor, schema: Schema) -> LabelModel | None:
+        """The library's label model with σ = 0 (same steps and clipping), when the config uses one."""
+        cfg = self.config
+        column = label_target(schema) if cfg.label_model else None
+        if column is None:
+            return None
+        start, stop = label_span(self.encoder, column)
+        batch = float(min(cfg.label_model_batch_size, len(encoded)))
+        classifier = train_dp_classifier(
+            drop_span(encoded, start, stop),
+            encoded[:, start:stop].argmax(dim=1),
+            stop - start,
+            sample_rate=batch / len(encoded),
+            expected_batch_size=batch,
+            steps=int(math.ceil(cfg.label_model_epochs * len(encoded) / batch)),
+            noise_multiplier=0.0,
+            max_grad_norm=cfg.label_model_max_grad_norm,
+            lr=cfg.label_model_lr,
+            hidden=cfg.label_model_hidden,
+            generator=torch.Generator().manual_seed(self.seed + 1),
+        )
+        return LabelModel(column, start, stop, cfg.label_model_hidden, classifier)
 
     def sample(self, n: int, *, seed: int | None = None) -> pd.DataFrame:
         gen = torch.Generator().manual_seed(seed or 0)
         z = torch.randn(n, self.config.noise_dim, generator=gen)
-        return self.encoder.decode(self.generator.sample_encoded(z).numpy(), np.random.default_rng(seed))
+        rng = np.random.default_rng(seed)
+        frame = self.encoder.decode(self.generator.sample_encoded(z).numpy(), rng)
+        return frame if self.label_model is None else self.label_model.redraw(frame, self.encoder, rng)[0]

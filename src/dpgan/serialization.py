@@ -1,8 +1,9 @@
-"""Save and load a released model: safetensors for the generator, JSON for everything else.
+"""Save and load a released model: safetensors for the weights, JSON for everything else.
 
 No pickle anywhere, so loading a model file cannot run code. The directory is written under a
 temporary name and renamed at the end, so a failure never leaves a directory that looks complete.
-Only the generator is saved: never the critic, the data, or any RNG state.
+Only released networks are saved (the generator and, if fitted, the DP-trained label model):
+never the critic, the data, or any RNG state.
 """
 
 from __future__ import annotations

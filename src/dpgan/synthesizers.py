@@ -42,10 +42,13 @@ from dpgan.training.config import TrainingConfig, build_generator
 from dpgan.training.dp_critic import TrainingResult, train_dp_critic
 from dpgan.training.dp_generator import train_dp_generator
 from dpgan.training.generator_losses import GeneratorObjective
+from dpgan.training.label_model import LabelModel, label_span, label_target, split_tensors
 from dpgan.transforms.encoder import TableEncoder
 
 MAX_SAMPLE_ROWS = 100_000_000
 SAMPLE_CHUNK = 20_000
+# conditional sampling through the label model gives up below this acceptance rate
+MIN_ACCEPTANCE = 1e-3
 UNSAFE_SCHEMA_NOTE = (
     "The schema (bounds and category lists) was read from the data WITHOUT differential privacy: "
     "the guarantee below covers training only, not the schema."
@@ -121,6 +124,7 @@ class TabularSynthesizer:
         self.config = base
         self.condition_column = condition
         self.condition: Condition | None = None
+        self.label_model: LabelModel | None = None
         self.ledger = PrivacyLedger()
         self.schema: Schema | None = None
         self.encoder: TableEncoder | None = None
@@ -196,9 +200,33 @@ class TabularSynthesizer:
         objective = GeneratorObjective(
             cfg.loss, info_weight=cfg.info_loss_weight, classifier_weight=cfg.classifier_loss_weight
         )
+        spent_fraction = fraction
         if cfg.classifier_loss_weight > 0 and condition is not None:
+            # DTGAN's auxiliary classifier: its loss guides the generator
+            spent_fraction += cfg.classifier_budget_fraction
+            start, stop = condition.slice
             objective.condition = condition
-            objective.classifier = self._fit_classifier(encoded, condition, rows, fraction, ledger, torch_gen)
+            objective.classifier = self._fit_private_classifier(
+                drop_span(encoded, start, stop),
+                condition.codes_of_encoded(encoded),
+                condition.width,
+                rows=rows,
+                epochs=cfg.classifier_epochs,
+                batch_size=cfg.batch_size,
+                lr=1e-3,
+                hidden=(128,),
+                max_grad_norm=cfg.max_grad_norm,
+                budget_fraction=spent_fraction,
+                ledger=ledger,
+                torch_gen=torch_gen,
+                mechanism="DP-SGD on the auxiliary classifier",
+                note=f"predicts {condition.column!r}; its loss guides the generator",
+            )
+        label_column = label_target(schema) if cfg.label_model else None
+        label_model = None
+        if label_column is not None:
+            spent_fraction += cfg.label_model_budget_fraction
+            label_model = self._fit_label_model(encoded, encoder, label_column, rows, spent_fraction, ledger, torch_gen)
 
         on_generator = self.recipe.dp_on == "generator"
         sampling = ONE_OF_SHARDS if on_generator else POISSON
@@ -296,7 +324,7 @@ class TabularSynthesizer:
         if spent > self.epsilon * (1 + 1e-9):
             raise BudgetError(f"internal error: the ledger spent ε={spent:.4f} > target {self.epsilon}")
         self.ledger, self.schema, self.encoder, self.generator = ledger, schema, encoder, generator
-        self.condition = condition
+        self.condition, self.label_model = condition, label_model
         self.training = {
             "recipe": self.recipe.name,
             "noise_multiplier": sigma,
@@ -308,6 +336,7 @@ class TabularSynthesizer:
             "schema_source": schema.source,
             "condition": None if condition is None else condition.column,
             "condition_prior_source": None if condition is None else condition.prior_source,
+            "label_model": label_column,
             "seeded": self.seed is not None,
         }
         return self
@@ -329,81 +358,156 @@ class TabularSynthesizer:
                 check_condition_column(schema, column)
         return column
 
-    def _fit_classifier(
+    def _fit_private_classifier(
         self,
-        encoded: torch.Tensor,
-        condition: Condition,
+        features: torch.Tensor,
+        labels: torch.Tensor,
+        num_classes: int,
+        *,
         rows: int,
-        preprocessing_fraction: float,
+        epochs: float,
+        batch_size: int,
+        lr: float,
+        hidden: tuple[int, ...],
+        max_grad_norm: float,
+        budget_fraction: float,
         ledger: PrivacyLedger,
         torch_gen: torch.Generator,
+        mechanism: str,
+        note: str,
     ) -> AuxClassifier:
-        """DTGAN's auxiliary classifier, trained with DP-SGD on its own share of ε (in the ledger)."""
-        cfg = self.config
-        batch = min(float(cfg.batch_size), float(rows))
+        """A classifier trained with DP-SGD so that the ledger reaches `budget_fraction`·ε (capped at
+        0.9·ε: the GAN keeps the rest), its steps recorded as one entry."""
+        batch = min(float(batch_size), float(rows))
         sample_rate = batch / rows
-        steps = max(1, int(math.ceil(cfg.classifier_epochs * rows / batch)))
-        share = min(0.9, preprocessing_fraction + cfg.classifier_budget_fraction) * self.epsilon
+        steps = max(1, int(math.ceil(epochs * rows / batch)))
         sigma = calibrate_noise_multiplier(
             sample_rate=sample_rate,
             steps=steps,
-            epsilon=share,
+            epsilon=min(0.9, budget_fraction) * self.epsilon,
             delta=self.delta,
             accountant=self.accountant,
             prior=ledger.entries,
         )
-        start, stop = condition.slice
         classifier = train_dp_classifier(
-            drop_span(encoded, start, stop),
-            condition.codes_of_encoded(encoded),
-            condition.width,
+            features,
+            labels,
+            num_classes,
             sample_rate=sample_rate,
             expected_batch_size=batch,
             steps=steps,
             noise_multiplier=sigma,
-            max_grad_norm=cfg.max_grad_norm,
+            max_grad_norm=max_grad_norm,
+            lr=lr,
+            hidden=hidden,
             generator=torch_gen,
         )
-        ledger.add(
-            LedgerEntry(
-                "DP-SGD on the auxiliary classifier",
-                sigma,
-                sampling_rate=sample_rate,
-                count=steps,
-                note=f"predicts {condition.column!r}; its loss guides the generator",
-            )
-        )
+        ledger.add(LedgerEntry(mechanism, sigma, sampling_rate=sample_rate, count=steps, note=note))
         return classifier
+
+    def _fit_label_model(
+        self,
+        encoded: torch.Tensor,
+        encoder: TableEncoder,
+        column: str,
+        rows: int,
+        budget_fraction: float,
+        ledger: PrivacyLedger,
+        torch_gen: torch.Generator,
+    ) -> LabelModel:
+        cfg = self.config
+        start, stop = label_span(encoder, column)
+        classifier = self._fit_private_classifier(
+            drop_span(encoded, start, stop),
+            encoded[:, start:stop].argmax(dim=1),
+            stop - start,
+            rows=rows,
+            epochs=cfg.label_model_epochs,
+            batch_size=cfg.label_model_batch_size,
+            lr=cfg.label_model_lr,
+            hidden=cfg.label_model_hidden,
+            max_grad_norm=cfg.label_model_max_grad_norm,
+            budget_fraction=budget_fraction,
+            ledger=ledger,
+            torch_gen=torch_gen,
+            mechanism="DP-SGD on the label model",
+            note=f"predicts {column!r} from the other columns; redraws it in every sampled row",
+        )
+        return LabelModel(column, start, stop, cfg.label_model_hidden, classifier)
 
     # --------------------------------------------------------------- sample
     def sample(self, n: int, *, seed: int | None = None, conditions: dict[str, Any] | None = None) -> pd.DataFrame:
         """n synthetic rows: post-processing of the released generator, no privacy cost.
 
         `conditions={"income": ">50K"}` fixes the condition column's value (conditional models);
-        without it the values follow the model's public or DP prior.
+        without it the values follow the model's public or DP prior. A model with a label model
+        also takes a condition on its target: rows are drawn and kept where the redrawn target
+        has that value.
         """
         self._require_fitted()
         n = _positive_int(n, "n")
         if n > MAX_SAMPLE_ROWS:
             raise InputError(f"n={n} is too large; sample at most {MAX_SAMPLE_ROWS} rows per call")
+        if conditions is not None and not isinstance(conditions, dict):
+            raise InputError("conditions must be a mapping like {'income': '>50K'}")
+        conditions = dict(conditions or {})
+        wanted_label = None
+        if self.label_model is not None and self.label_model.column in conditions:
+            assert self.encoder is not None
+            wanted_label = self.label_model.code_of(conditions.pop(self.label_model.column), self.encoder)
         if conditions and self.condition is None:
             raise InputError("this model is not conditional: fit with a condition column to use conditions")
         entropy = seed if seed is not None else secrets.randbits(64)
         rng = np.random.default_rng(entropy)
         torch_gen = torch.Generator().manual_seed(int(rng.integers(0, 2**63 - 1)))
+        self.generator.eval()  # type: ignore[union-attr]
+        if wanted_label is None:
+            frames = [
+                self._generate(min(SAMPLE_CHUNK, n - start), conditions, rng, torch_gen)[0]
+                for start in range(0, n, SAMPLE_CHUNK)
+            ]
+            return pd.concat(frames, ignore_index=True)
+        return self._sample_label(n, wanted_label, conditions, rng, torch_gen)
+
+    def _generate(
+        self, size: int, conditions: dict[str, Any], rng: np.random.Generator, torch_gen: torch.Generator
+    ) -> tuple[pd.DataFrame, np.ndarray | None]:
+        """`size` decoded rows, their target redrawn by the label model if there is one (with its codes)."""
         assert self.generator is not None and self.encoder is not None
-        codes = condition_codes(self.condition, conditions, n, torch_gen) if self.condition is not None else None
-        self.generator.eval()
-        frames = []
-        for start in range(0, n, SAMPLE_CHUNK):
-            size = min(SAMPLE_CHUNK, n - start)
-            z = torch.randn(size, self.config.noise_dim, generator=torch_gen)
-            onehot = None
-            if self.condition is not None and codes is not None:
-                onehot = self.condition.one_hot(codes[start : start + size])
-            encoded = self.generator.sample_encoded(z, onehot).numpy()
-            frames.append(self.encoder.decode(encoded, rng))
-        return pd.concat(frames, ignore_index=True)
+        z = torch.randn(size, self.config.noise_dim, generator=torch_gen)
+        onehot = None
+        if self.condition is not None:
+            onehot = self.condition.one_hot(condition_codes(self.condition, conditions or None, size, torch_gen))
+        frame = self.encoder.decode(self.generator.sample_encoded(z, onehot).numpy(), rng)
+        if self.label_model is None:
+            return frame, None
+        return self.label_model.redraw(frame, self.encoder, rng)
+
+    def _sample_label(
+        self,
+        n: int,
+        wanted: int,
+        conditions: dict[str, Any],
+        rng: np.random.Generator,
+        torch_gen: torch.Generator,
+    ) -> pd.DataFrame:
+        """n rows whose redrawn target is `wanted`: rejection sampling from the released model,
+        so the rows follow P(other columns | target) of the joint the model samples."""
+        kept: list[pd.DataFrame] = []
+        have = drawn = 0
+        while have < n:
+            frame, codes = self._generate(SAMPLE_CHUNK, conditions, rng, torch_gen)
+            drawn += SAMPLE_CHUNK
+            match = frame[codes == wanted].head(n - have)
+            kept.append(match)
+            have += len(match)
+            if have < n and have < MIN_ACCEPTANCE * drawn:
+                assert self.label_model is not None
+                raise InputError(
+                    f"the model gives {self.label_model.column!r} that value in {have} of {drawn} rows: "
+                    "too rare to sample it on its own"
+                )
+        return pd.concat(kept, ignore_index=True)
 
     # -------------------------------------------------------------- privacy
     def privacy_report(self) -> dict[str, Any]:
@@ -439,8 +543,12 @@ class TabularSynthesizer:
             "config": self.config.to_dict(),
             "ledger": self.ledger.to_dict(),
             "training": self.training,
+            "label_model": None if self.label_model is None else self.label_model.to_dict(),
         }
-        return write_model_dir(path, dict(self.generator.state_dict()), metadata)
+        tensors = dict(self.generator.state_dict())
+        if self.label_model is not None:
+            tensors.update(self.label_model.tensors())
+        return write_model_dir(path, tensors, metadata)
 
     @classmethod
     def load(cls, path: str | Path) -> "TabularSynthesizer":
@@ -462,7 +570,13 @@ class TabularSynthesizer:
             generator = build_generator(
                 synth.config, synth.encoder.spans, synth.condition.slice if synth.condition else None
             )
-            generator.load_state_dict(tensors, strict=True)
+            generator_tensors, label_tensors = split_tensors(tensors)
+            generator.load_state_dict(generator_tensors, strict=True)
+            label_meta = meta.get("label_model")
+            if label_meta is None and label_tensors:
+                raise ValueError("label-model weights without a label-model entry")
+            if label_meta is not None:
+                synth.label_model = LabelModel.from_saved(label_meta, label_tensors, synth.encoder)
         except (KeyError, TypeError, ValueError, RuntimeError) as exc:
             raise ModelFileError(f"{path} holds an inconsistent model: {exc}") from None
         generator.eval()

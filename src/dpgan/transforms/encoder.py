@@ -58,7 +58,7 @@ class ColumnTransform:
         raise NotImplementedError
 
 
-def _sample_categories(probs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+def sample_categories(probs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Draw one category index per row from the generator's probabilities (post-processing)."""
     probs = np.clip(probs, 0.0, None) + 1e-12
     cumulative = np.cumsum(probs / probs.sum(axis=1, keepdims=True), axis=1)
@@ -121,7 +121,7 @@ class NumericTransform(ColumnTransform):
     def decode(self, block: np.ndarray, rng: np.random.Generator) -> pd.Series:
         lo, hi = float(self.spec.min), float(self.spec.max)  # type: ignore[arg-type]
         bins = self.spec.bins
-        modes = _sample_categories(block[:, 1 : 1 + self.modes], rng) if self.modes > 1 else np.zeros(len(block), int)
+        modes = sample_categories(block[:, 1 : 1 + self.modes], rng) if self.modes > 1 else np.zeros(len(block), int)
         position = (np.clip(block[:, 0].astype(np.float64), -1.0, 1.0) + 1.0) / 2.0
         values = self._from_unit((np.minimum(modes, bins - 1) + position) / bins)
         for index, mass in enumerate(self.spec.point_masses, start=bins):
@@ -170,7 +170,7 @@ class CategoricalTransform(ColumnTransform):
         return one_hot
 
     def decode(self, block: np.ndarray, rng: np.random.Generator) -> pd.Series:
-        codes = _sample_categories(block, rng)
+        codes = sample_categories(block, rng)
         slots = np.array(self.slots, dtype=object)
         series = pd.Series(slots[codes], name=self.spec.name, dtype=object)
         if self.spec.kind == "boolean":

@@ -1,0 +1,112 @@
+"""The label model: a DP-SGD classifier that redraws the target column of every generated row.
+
+Why: a GAN trained through a noisy, clipped critic learns the columns and their joint shape well,
+but blurs how the target depends on the other columns, which is what a model trained on the
+synthetic rows needs most. On Adult, the generated feature rows are nearly as good as the real
+ones once their labels come from a good classifier (bench/RESULTS.md §7). So dpgan trains a
+small classifier P(target | other columns) with DP-SGD on its own share of ε (one ledger entry)
+and, at sampling time, draws each generated row's target from it. Applying a released DP model
+to generated rows is post-processing: the samples cost nothing further.
+
+The classifier is released with the generator (it is DP-trained); it sees rows in the encoder's
+layout, generated rows re-encoded exactly as real ones, so it is applied to what it was trained on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import torch
+
+from dpgan.errors import InputError
+from dpgan.schema import Schema
+from dpgan.training.aux_classifier import AuxClassifier, drop_span
+from dpgan.transforms.encoder import SOFTMAX, TableEncoder, sample_categories
+
+TENSOR_PREFIX = "label_model."
+
+
+def label_span(encoder: TableEncoder, column: str) -> tuple[int, int]:
+    """The [start, stop) slots of `column`'s one-hot: the target must be one categorical block."""
+    spans = [s for s in encoder.spans if s.column == column]
+    if len(spans) != 1 or spans[0].activation != SOFTMAX:
+        raise InputError(f"the label model needs a categorical or boolean target; {column!r} is not one")
+    return spans[0].start, spans[0].stop
+
+
+def label_target(schema: Schema) -> str | None:
+    """The column the label model redraws: the schema's target when it is categorical or boolean."""
+    if schema.target is None or schema.target not in schema.names:
+        return None
+    return schema.target if schema[schema.target].kind in ("categorical", "boolean") else None
+
+
+@dataclass
+class LabelModel:
+    """A frozen classifier of `column` from the other encoded columns, and where its slots are."""
+
+    column: str
+    start: int
+    stop: int
+    hidden: tuple[int, ...]
+    classifier: AuxClassifier
+
+    def probabilities(self, encoded: torch.Tensor) -> torch.Tensor:
+        """P(target slot | other columns) for encoded rows (real layout: one-hots, not soft)."""
+        with torch.no_grad():
+            return torch.softmax(self.classifier(drop_span(encoded.float(), self.start, self.stop)), dim=1)
+
+    def redraw(
+        self, frame: pd.DataFrame, encoder: TableEncoder, rng: np.random.Generator
+    ) -> tuple[pd.DataFrame, np.ndarray]:
+        """`frame` with its target column drawn afresh from the classifier (every other column as
+        is), and the drawn slot of each row."""
+        encoded = torch.from_numpy(encoder.encode(frame))
+        codes = sample_categories(self.probabilities(encoded).numpy(), rng)
+        one_hot = np.eye(self.stop - self.start, dtype=np.float32)[codes]
+        transform = next(t for t in encoder.transforms if t.spec.name == self.column)
+        redrawn = frame.copy()
+        redrawn[self.column] = transform.decode(one_hot, rng).set_axis(frame.index)
+        return redrawn, codes
+
+    def code_of(self, value: Any, encoder: TableEncoder) -> int:
+        """The slot of a requested target value (compared as text too, as the CLI passes text)."""
+        transform = next(t for t in encoder.transforms if t.spec.name == self.column)
+        for index, category in enumerate(transform.spec.categories):
+            if category == value or str(category) == str(value):
+                return index
+        allowed = ", ".join(repr(c) for c in transform.spec.categories)
+        raise InputError(f"{value!r} is not a value of {self.column!r}; choose one of {allowed}")
+
+    def tensors(self) -> dict[str, torch.Tensor]:
+        return {TENSOR_PREFIX + k: v for k, v in self.classifier.state_dict().items()}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"column": self.column, "start": self.start, "stop": self.stop, "hidden": list(self.hidden)}
+
+    @classmethod
+    def from_saved(cls, meta: dict[str, Any], tensors: dict[str, torch.Tensor], encoder: TableEncoder) -> "LabelModel":
+        """Rebuild from model.json's entry and the `label_model.*` tensors (strict: every weight must fit)."""
+        column = str(meta["column"])
+        start, stop = label_span(encoder, column)
+        if (start, stop) != (int(meta["start"]), int(meta["stop"])):
+            raise ValueError(f"label model slots {meta['start']}..{meta['stop']} do not match the schema")
+        hidden = tuple(int(h) for h in meta["hidden"])
+        classifier = AuxClassifier(encoder.width - (stop - start), stop - start, hidden)
+        state = {k[len(TENSOR_PREFIX) :]: v for k, v in tensors.items() if k.startswith(TENSOR_PREFIX)}
+        classifier.load_state_dict(state, strict=True)
+        classifier.eval()
+        classifier.requires_grad_(False)
+        return cls(column, start, stop, hidden, classifier)
+
+
+def split_tensors(tensors: dict[str, torch.Tensor]) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
+    """(generator weights, label-model weights) of one saved safetensors file."""
+    label = {k: v for k, v in tensors.items() if k.startswith(TENSOR_PREFIX)}
+    return {k: v for k, v in tensors.items() if k not in label}, label
+
+
+__all__ = ["LabelModel", "label_span", "label_target", "split_tensors"]
