@@ -134,12 +134,16 @@ def test_fit_sample_inspect_round_trip(tmp_path, adult_small, adult_schema):
 
     frame = pd.read_parquet(synthetic)
     assert len(frame) == 25 and list(frame.columns) == list(adult_small.columns)
+    # a dp-gan model is not conditional, but its label model lets it sample a target value
+    out = run("sample", str(model), "-n", "30", "--out", str(synthetic), "--condition", "income=>50K")
+    assert out.returncode == 0, out.stderr
+    assert (pd.read_parquet(synthetic)["income"] == ">50K").all()
     out = run("inspect", str(model), "--json")
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)
     assert {"epsilon", "delta", "events"} <= set(report)
     assert report["epsilon"] <= 2.0 and report["delta"] == 1e-5
-    assert [e["name"] for e in report["events"]][-1] == "DP-SGD on the critic"
+    assert [e["name"] for e in report["events"]] == ["row count", "DP-SGD on the label model", "DP-SGD on the critic"]
 
 
 def test_fit_with_unknown_column_leaves_no_model(tmp_path, adult_small, adult_schema):
@@ -164,9 +168,11 @@ def test_demo_runs_end_to_end_on_a_short_budget(tmp_path):
         "--seed",
         "0",
         "--quiet",
+        "--no-label-model",
         "--out-dir",
         str(tmp_path),
     )
     assert out.returncode == 0, out.stderr
     assert "privacy spent: ε=" in out.stdout and "balanced random forest" in out.stdout
     assert (tmp_path / "adult-synthetic.csv").is_file() and (tmp_path / "model" / "model.json").is_file()
+    assert json.loads((tmp_path / "model" / "model.json").read_text())["label_model"] is None

@@ -41,6 +41,7 @@ TRAINING_EVENT = {
 }
 PRIOR_EVENT = "condition frequencies (income)"
 CLASSIFIER_EVENT = "DP-SGD on the auxiliary classifier"
+LABEL_EVENT = "DP-SGD on the label model"
 
 
 def tiny_settings(recipe: str) -> dict:
@@ -84,16 +85,23 @@ def expected_events(recipe: str) -> list[str]:
         events.append(PRIOR_EVENT)  # the bundled schema has no public frequencies
     if r.conditional and r.overrides.get("classifier_loss_weight", 0.0) > 0:
         events.append(CLASSIFIER_EVENT)
+    events.append(LABEL_EVENT)  # the bundled schema's target is categorical
     events.append(TRAINING_EVENT[recipe])
     return events
 
 
 def test_expected_events_table_matches_the_recipes():
     """Guards the helper above: dp-gan/dp-wgan unconditional, the DTGANs have the classifier."""
-    assert expected_events("dp-gan") == ["row count", "DP-SGD on the critic"]
-    assert expected_events("dp-cgan") == ["row count", PRIOR_EVENT, "DP-SGD on the critic"]
-    assert expected_events("dtgan-d") == ["row count", PRIOR_EVENT, CLASSIFIER_EVENT, "DP-SGD on the critic"]
-    assert expected_events("dtgan-g")[-2:] == [CLASSIFIER_EVENT, "DP on the generator (dtgan-g)"]
+    assert expected_events("dp-gan") == ["row count", LABEL_EVENT, "DP-SGD on the critic"]
+    assert expected_events("dp-cgan") == ["row count", PRIOR_EVENT, LABEL_EVENT, "DP-SGD on the critic"]
+    assert expected_events("dtgan-d") == [
+        "row count",
+        PRIOR_EVENT,
+        CLASSIFIER_EVENT,
+        LABEL_EVENT,
+        "DP-SGD on the critic",
+    ]
+    assert expected_events("dtgan-g")[-3:] == [CLASSIFIER_EVENT, LABEL_EVENT, "DP on the generator (dtgan-g)"]
 
 
 @pytest.mark.parametrize("recipe", list(RECIPES))
@@ -165,7 +173,14 @@ def test_classifier_is_trained_only_when_its_loss_has_weight(adult_small, adult_
     original = synthesizers.train_dp_classifier
     monkeypatch.setattr(synthesizers, "train_dp_classifier", lambda *a, **k: calls.append(1) or original(*a, **k))
     synth = TabularSynthesizer(
-        recipe="dtgan-d", epsilon=EPSILON, epochs=1, accountant="rdp", seed=0, classifier_loss_weight=0.0, **TINY
+        recipe="dtgan-d",
+        epsilon=EPSILON,
+        epochs=1,
+        accountant="rdp",
+        seed=0,
+        classifier_loss_weight=0.0,
+        label_model=False,  # the label model trains a classifier of its own
+        **TINY,
     )
     synth.fit(adult_small.iloc[:300], schema=adult_schema)
     assert calls == []
@@ -182,14 +197,14 @@ def test_dp_wgan_critic_weights_stay_within_the_clip(recipe_fits):
     assert any(float(p.abs().max()) == pytest.approx(clip) for p in params)  # the clip binds somewhere
 
 
-def test_dtgan_g_saves_only_generator_tensors(recipe_fits, tmp_path):
+def test_dtgan_g_saves_no_critic_tensors(recipe_fits, tmp_path):
     from safetensors.torch import load_file
 
     synth, _ = recipe_fits("dtgan-g")
     path = synth.save(tmp_path / "model")
     tensors = load_file(str(path / "generator.safetensors"))
     state = synth.generator.state_dict()
-    assert set(tensors) == set(state)
+    assert set(tensors) == set(state) | {"label_model." + k for k in synth.label_model.classifier.state_dict()}
     assert all(tuple(tensors[k].shape) == tuple(state[k].shape) for k in state)
     critic_shapes = {tuple(p.shape) for p in synth.critic_for_evaluation.parameters()}
     assert (1, synth.config.critic_hidden[-1]) in critic_shapes  # the critic's head...
@@ -217,9 +232,9 @@ def test_bad_conditions_are_refused(recipe_fits):
         conditional.sample(10, conditions={"sex": "Male"})
     with pytest.raises(InputError, match="cannot condition on"):
         conditional.sample(10, conditions={"income": ">50K", "sex": "Male"})
-    unconditional, _ = recipe_fits("dp-gan")
+    unconditional, _ = recipe_fits("dp-gan")  # its label model takes the target, nothing else
     with pytest.raises(InputError, match="not conditional"):
-        unconditional.sample(10, conditions={"income": ">50K"})
+        unconditional.sample(10, conditions={"sex": "Male"})
 
 
 def test_dp_prior_is_a_distribution_recorded_in_the_ledger(recipe_fits):
@@ -240,7 +255,7 @@ def test_public_frequencies_cost_nothing_and_become_the_prior(adult_small, adult
     synth = TabularSynthesizer(recipe="dp-cgan", epsilon=EPSILON, epochs=1, accountant="rdp", seed=0, **TINY)
     synth.fit(adult_small, schema=schema)
     names = [e.name for e in synth.ledger.entries]
-    assert names == ["row count", "DP-SGD on the critic"]
+    assert names == ["row count", LABEL_EVENT, "DP-SGD on the critic"]
     assert synth.condition.prior_source == PRIOR_FROM_SCHEMA
     assert synth.training["condition_prior_source"] == PRIOR_FROM_SCHEMA
     torch.testing.assert_close(synth.condition.probabilities(), torch.tensor([0.75, 0.25], dtype=torch.float64))
@@ -258,11 +273,15 @@ def test_condition_on_another_column_with_an_unconditional_recipe(adult_small, a
     assert [e.name for e in synth.ledger.entries] == [
         "row count",
         "condition frequencies (sex)",
+        LABEL_EVENT,
         "DP-SGD on the critic",
     ]
     assert set(synth.sample(100, seed=0, conditions={"sex": "Female"})["sex"]) == {"Female"}
-    with pytest.raises(InputError):
-        synth.sample(10, conditions={"income": ">50K"})
+    with pytest.raises(InputError, match="cannot condition on"):
+        synth.sample(10, conditions={"race": "White"})
+    # the generator's condition and the label model's target together
+    both = synth.sample(40, seed=0, conditions={"sex": "Female", "income": ">50K"})
+    assert len(both) == 40 and set(both["sex"]) == {"Female"} and set(both["income"]) == {">50K"}
     loaded = TabularSynthesizer.load(synth.save(tmp_path / "m"))
     assert set(loaded.sample(50, seed=1, conditions={"sex": "Male"})["sex"]) == {"Male"}
 
@@ -758,7 +777,7 @@ def test_cli_fits_a_recipe_and_samples_a_condition(cli_model, tmp_path, capsys):
     assert main(["inspect", str(cli_model), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["recipe"] == "dp-cgan" and report["training"]["condition"] == "income"
-    assert [e["name"] for e in report["events"]] == ["row count", PRIOR_EVENT, "DP-SGD on the critic"]
+    assert [e["name"] for e in report["events"]] == ["row count", PRIOR_EVENT, LABEL_EVENT, "DP-SGD on the critic"]
     assert report["epsilon"] <= 3.0
 
 

@@ -18,7 +18,7 @@ def test_fit_spends_at_most_epsilon_and_records_every_read(fitted):
     assert report["epsilon"] <= 3.0
     assert report["epsilon"] > 2.5  # σ is calibrated to land on ε, not far below
     names = [e["name"] for e in report["events"]]
-    assert names == ["row count", "DP-SGD on the critic"]
+    assert names == ["row count", "DP-SGD on the label model", "DP-SGD on the critic"]
     sgd = report["events"][-1]
     assert sgd["count"] == fitted.training["steps"] > 0
     assert sgd["sampling_rate"] == pytest.approx(64 / fitted.training["estimated_rows"])
@@ -49,12 +49,13 @@ def test_save_load_round_trip_gives_identical_samples(fitted, tmp_path):
     assert loaded.privacy_report()["epsilon"] == pytest.approx(fitted.privacy_report()["epsilon"])
 
 
-def test_saved_weights_hold_only_the_generator(fitted, tmp_path):
+def test_saved_weights_hold_only_the_released_networks(fitted, tmp_path):
     from safetensors.torch import load_file
 
     path = fitted.save(tmp_path / "model")
     keys = load_file(str(path / "generator.safetensors")).keys()
-    assert set(keys) == set(fitted.generator.state_dict().keys())
+    label_keys = {"label_model." + k for k in fitted.label_model.classifier.state_dict()}
+    assert set(keys) == set(fitted.generator.state_dict().keys()) | label_keys
 
 
 @pytest.mark.parametrize(

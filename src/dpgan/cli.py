@@ -87,6 +87,8 @@ def _synth_kwargs(args: argparse.Namespace) -> dict[str, Any]:
         kwargs["schema_from_data_without_dp"] = True
     if getattr(args, "condition_column", None):
         kwargs["condition"] = args.condition_column
+    if getattr(args, "no_label_model", False):
+        kwargs["label_model"] = False
     return kwargs
 
 
@@ -311,6 +313,11 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--recipe", choices=list(RECIPES), help="training recipe (default dp-gan)")
         p.add_argument(
             "--condition-column", help="categorical column to condition on (conditional recipes: the target)"
+        )
+        p.add_argument(
+            "--no-label-model",
+            action="store_true",
+            help="keep the generator's own target column (no DP classifier redraws it)",
         )
 
     demo = sub.add_parser("demo", help="fit on bundled UCI Adult at ε=3 and check utility")

@@ -1,7 +1,8 @@
 """The public synthesizer: fit a DP generator on a private table, sample, report, save, load.
 
 Flow (every private read is a ledger event): noisy row count → schema (public, or DP
-histograms) → encoder (public spec only) → DP-WGAN-GP with Poisson batches → release G.
+histograms) → encoder (public spec only) → DP label model of the target → DP-WGAN-GP with
+Poisson batches → release G and the label model.
 """
 
 from __future__ import annotations
@@ -72,7 +73,9 @@ class TabularSynthesizer:
     top). `epochs` fixes the number of passes up front and σ is calibrated to land on ε
     (stopping rule b). Give `noise_multiplier` instead to train until the next step
     would exceed ε (rule a; `epochs` then caps it). `seed` makes runs reproducible for
-    experiments only: production noise comes from OS entropy.
+    experiments only: production noise comes from OS entropy. With a categorical target in the
+    schema, a DP label model (dpgan.training.label_model) redraws the target of sampled rows;
+    `label_model=False` keeps the generator's own.
     """
 
     def __init__(
