@@ -98,6 +98,21 @@ def test_the_classifier_reads_the_other_columns_in_their_slots(fitted, adult_sma
     assert (redrawn["income"].to_numpy() == expected).all()
 
 
+def test_the_classifier_never_sees_the_target_it_redraws(fitted, adult_small):
+    """A classifier with weights on every slot gives the same probabilities whatever the rows'
+    current target: fails if any of the target's slots leak into its input."""
+    encoder = fitted.encoder
+    model = linear_label_model(encoder, (0.0, 0.0))
+    with torch.no_grad():
+        model.classifier.net[0].weight.copy_(
+            torch.randn(model.classifier.net[0].weight.shape, generator=torch.Generator().manual_seed(0))
+        )
+    flipped = adult_small.assign(income=np.where(adult_small["income"] == ">50K", "<=50K", ">50K"))
+    as_is = model.probabilities(torch.from_numpy(encoder.encode(adult_small)))
+    torch.testing.assert_close(as_is, model.probabilities(torch.from_numpy(encoder.encode(flipped))))
+    assert float(as_is[:, 1].std()) > 0.05  # the weights do read the other columns
+
+
 def test_save_load_keeps_the_label_model_and_refuses_half_of_it(fitted, tmp_path):
     path = fitted.save(tmp_path / "model")
     weights = load_file(str(path / "generator.safetensors"))
