@@ -205,26 +205,9 @@ class TabularSynthesizer:
         )
         spent_fraction = fraction
         if cfg.classifier_loss_weight > 0 and condition is not None:
-            # DTGAN's auxiliary classifier: its loss guides the generator
             spent_fraction += cfg.classifier_budget_fraction
-            start, stop = condition.slice
             objective.condition = condition
-            objective.classifier = self._fit_private_classifier(
-                drop_span(encoded, start, stop),
-                condition.codes_of_encoded(encoded),
-                condition.width,
-                rows=rows,
-                epochs=cfg.classifier_epochs,
-                batch_size=cfg.batch_size,
-                lr=1e-3,
-                hidden=(128,),
-                max_grad_norm=cfg.max_grad_norm,
-                budget_fraction=spent_fraction,
-                ledger=ledger,
-                torch_gen=torch_gen,
-                mechanism="DP-SGD on the auxiliary classifier",
-                note=f"predicts {condition.column!r}; its loss guides the generator",
-            )
+            objective.classifier = self._fit_aux_classifier(encoded, condition, rows, spent_fraction, ledger, torch_gen)
         label_column = label_target(schema) if cfg.label_model else None
         label_model = None
         if label_column is not None:
@@ -407,6 +390,35 @@ class TabularSynthesizer:
         )
         ledger.add(LedgerEntry(mechanism, sigma, sampling_rate=sample_rate, count=steps, note=note))
         return classifier
+
+    def _fit_aux_classifier(
+        self,
+        encoded: torch.Tensor,
+        condition: Condition,
+        rows: int,
+        budget_fraction: float,
+        ledger: PrivacyLedger,
+        torch_gen: torch.Generator,
+    ) -> AuxClassifier:
+        """DTGAN's auxiliary classifier of the condition: its loss guides the generator."""
+        cfg = self.config
+        start, stop = condition.slice
+        return self._fit_private_classifier(
+            drop_span(encoded, start, stop),
+            condition.codes_of_encoded(encoded),
+            condition.width,
+            rows=rows,
+            epochs=cfg.classifier_epochs,
+            batch_size=cfg.batch_size,
+            lr=1e-3,
+            hidden=(128,),
+            max_grad_norm=cfg.max_grad_norm,
+            budget_fraction=budget_fraction,
+            ledger=ledger,
+            torch_gen=torch_gen,
+            mechanism="DP-SGD on the auxiliary classifier",
+            note=f"predicts {condition.column!r}; its loss guides the generator",
+        )
 
     def _fit_label_model(
         self,
