@@ -191,6 +191,22 @@ def test_calibration_pays_for_prior_events_first():
     assert total <= 3.0
 
 
+def test_pld_calibration_works_when_only_rdp_finds_the_prior_too_costly():
+    """A prior that PLD prices at 0.33 but RDP at 0.68 (dtgan-g's auxiliary classifier at ε=3):
+    PLD calibration to 0.63 must still find σ, landing on the target without passing it."""
+    prior = [LedgerEntry("aux", 1.08, sampling_rate=64 / 32561, count=1527)]
+    assert epsilon_of(prior, DELTA, "pld") < 0.63 < epsilon_of(prior, DELTA, "rdp")
+    sigma = calibrate_noise_multiplier(
+        sample_rate=2048 / 32561, steps=160, epsilon=0.63, delta=DELTA, accountant="pld", prior=prior
+    )
+    total = epsilon_of([*prior, LedgerEntry("label", sigma, 2048 / 32561, 160)], DELTA, "pld")
+    assert 0.6 <= total <= 0.63
+    with pytest.raises(BudgetError):  # RDP itself has no σ here: still refused
+        calibrate_noise_multiplier(
+            sample_rate=2048 / 32561, steps=160, epsilon=0.63, delta=DELTA, accountant="rdp", prior=prior
+        )
+
+
 def test_calibration_refuses_when_prior_spends_whole_budget():
     """A budget already used up by preprocessing must raise, not return a huge or negative σ."""
     with pytest.raises(BudgetError):

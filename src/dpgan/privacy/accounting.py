@@ -237,7 +237,14 @@ def calibrate_noise_multiplier(
         raise BudgetError("the preprocessing events alone use up the privacy budget")
     # RDP is cheap at every σ; PLD is slow at small σ. RDP's σ brackets the others: PLD needs
     # a little less, the 2019 conversion a little more.
-    sigma_rdp = _smallest_sigma(lambda s: eps_at(s, "rdp"), epsilon, 0.5, 1.0, tolerance)
+    try:
+        sigma_rdp = _smallest_sigma(lambda s: eps_at(s, "rdp"), epsilon, 0.5, 1.0, tolerance)
+    except BudgetError:
+        if accountant != "pld" or sampling == ONE_OF_SHARDS:
+            raise
+        # prior events calibrated under PLD can exceed ε under RDP's looser bound, so no RDP σ
+        # exists although a PLD one does: bracket on PLD itself
+        return _smallest_sigma(eps_at, epsilon, 0.5, 1.0, max(tolerance, 5e-4))
     if accountant == "rdp" or (sampling == ONE_OF_SHARDS and accountant == "pld"):
         return sigma_rdp
     if accountant == "pld":
