@@ -17,7 +17,7 @@ import torch
 
 from dpgan.errors import InputError
 from dpgan.privacy.accounting import LedgerEntry
-from dpgan.schema import Schema
+from dpgan.schema import Schema, category_index
 from dpgan.transforms.encoder import TableEncoder
 
 PRIOR_FROM_SCHEMA = "schema (public)"
@@ -67,11 +67,7 @@ class Condition:
         return encoded[:, start:stop].argmax(dim=1)
 
     def code_of(self, value: Any) -> int:
-        for index, category in enumerate(self.categories):
-            if category == value or str(category) == str(value):
-                return index
-        allowed = ", ".join(repr(c) for c in self.categories)
-        raise InputError(f"{value!r} is not a value of {self.column!r}; choose one of {allowed}")
+        return category_index(self.column, self.categories, value)
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -140,6 +140,16 @@ class ColumnSpec:
         )
 
 
+def category_index(column: str, categories: tuple[Any, ...], value: Any) -> int:
+    """The index of a requested value among a column's categories, also matched as text (the CLI
+    passes text); one message for every place that takes a value from the user."""
+    for index, category in enumerate(categories):
+        if category == value or str(category) == str(value):
+            return index
+    allowed = ", ".join(repr(c) for c in categories)
+    raise InputError(f"{value!r} is not a value of {column!r}; choose one of {allowed}")
+
+
 def _list_entry(data: dict[str, Any], key: str) -> tuple[Any, ...]:
     """An optional JSON list of a schema column, as a tuple (absent: empty)."""
     value = data.get(key, [])

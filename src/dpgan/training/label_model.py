@@ -22,7 +22,7 @@ import pandas as pd
 import torch
 
 from dpgan.errors import InputError
-from dpgan.schema import Schema
+from dpgan.schema import Schema, category_index
 from dpgan.training.aux_classifier import AuxClassifier, drop_span
 from dpgan.transforms.encoder import SOFTMAX, TableEncoder, sample_categories
 
@@ -39,7 +39,7 @@ def label_span(encoder: TableEncoder, column: str) -> tuple[int, int]:
 
 def label_target(schema: Schema) -> str | None:
     """The column the label model redraws: the schema's target when it is categorical or boolean."""
-    if schema.target is None or schema.target not in schema.names:
+    if schema.target is None:  # Schema itself refuses a target that is not one of its columns
         return None
     return schema.target if schema[schema.target].kind in ("categorical", "boolean") else None
 
@@ -73,13 +73,8 @@ class LabelModel:
         return redrawn, codes
 
     def code_of(self, value: Any, encoder: TableEncoder) -> int:
-        """The slot of a requested target value (compared as text too, as the CLI passes text)."""
-        transform = next(t for t in encoder.transforms if t.spec.name == self.column)
-        for index, category in enumerate(transform.spec.categories):
-            if category == value or str(category) == str(value):
-                return index
-        allowed = ", ".join(repr(c) for c in transform.spec.categories)
-        raise InputError(f"{value!r} is not a value of {self.column!r}; choose one of {allowed}")
+        """The slot of a requested target value."""
+        return category_index(self.column, encoder.schema[self.column].categories, value)
 
     def tensors(self) -> dict[str, torch.Tensor]:
         return {TENSOR_PREFIX + k: v for k, v in self.classifier.state_dict().items()}
@@ -89,24 +84,25 @@ class LabelModel:
 
     @classmethod
     def from_saved(cls, meta: dict[str, Any], tensors: dict[str, torch.Tensor], encoder: TableEncoder) -> "LabelModel":
-        """Rebuild from model.json's entry and the `label_model.*` tensors (strict: every weight must fit)."""
+        """Rebuild from model.json's entry and the label-model tensors of `split_tensors` (strict:
+        every weight must fit)."""
         column = str(meta["column"])
         start, stop = label_span(encoder, column)
         if (start, stop) != (int(meta["start"]), int(meta["stop"])):
             raise ValueError(f"label model slots {meta['start']}..{meta['stop']} do not match the schema")
         hidden = tuple(int(h) for h in meta["hidden"])
         classifier = AuxClassifier(encoder.width - (stop - start), stop - start, hidden)
-        state = {k[len(TENSOR_PREFIX) :]: v for k, v in tensors.items() if k.startswith(TENSOR_PREFIX)}
-        classifier.load_state_dict(state, strict=True)
+        classifier.load_state_dict(tensors, strict=True)
         classifier.eval()
         classifier.requires_grad_(False)
         return cls(column, start, stop, hidden, classifier)
 
 
 def split_tensors(tensors: dict[str, torch.Tensor]) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
-    """(generator weights, label-model weights) of one saved safetensors file."""
-    label = {k: v for k, v in tensors.items() if k.startswith(TENSOR_PREFIX)}
-    return {k: v for k, v in tensors.items() if k not in label}, label
+    """(generator weights, label-model weights without their prefix) of one saved safetensors file."""
+    generator = {k: v for k, v in tensors.items() if not k.startswith(TENSOR_PREFIX)}
+    label = {k[len(TENSOR_PREFIX) :]: v for k, v in tensors.items() if k.startswith(TENSOR_PREFIX)}
+    return generator, label
 
 
 __all__ = ["LabelModel", "label_span", "label_target", "split_tensors"]
