@@ -56,6 +56,8 @@ def run(recipes: list[str], epsilons: list[float], seeds: list[int], out: Path, 
                 "accuracy_trtr": mean["accuracy"]["trtr"],
                 "auc_trtr": mean["roc_auc"]["trtr"],
                 "jsd_mean": metrics["fidelity"]["jsd_mean"],
+                # DTGAN's evaluation code averages the JS distance (√divergence): compare theirs with this
+                "js_distance_mean": metrics["fidelity"]["js_distance_mean"],
                 "wd_mean": metrics["fidelity"]["wd_mean"],
                 "association_diff": metrics["fidelity"]["association_diff"],
                 "balanced_rf": metrics["balanced_rf_accuracy"],
@@ -70,14 +72,18 @@ def summary(path: Path) -> None:
     groups: dict[tuple[str, float], list[dict]] = defaultdict(list)
     for row in rows:
         groups[(row.get("recipe", "dp-gan"), row["epsilon"])].append(row)
-    keys = ["accuracy_diff", "auc_diff", "f1_diff", "jsd_mean", "wd_mean", "association_diff", "fit_seconds"]
+    keys = ["accuracy_diff", "auc_diff", "f1_diff", "jsd_mean", "js_distance_mean", "wd_mean", "association_diff"]
+    keys.append("fit_seconds")
     print("| recipe | ε | seeds | ε spent | acc. diff (pts) | AUC diff | F1 diff", end="")
-    print(" | avg JSD | avg WD | assoc. diff | fit s |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print(" | avg JSD | avg JS distance | avg WD | assoc. diff | fit s |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for recipe, eps in sorted(groups, key=lambda k: (k[1], k[0])):
         g = groups[(recipe, eps)]
         cells = []
         for key in keys:
+            if any(key not in r for r in g):  # runs from before the key was recorded
+                cells.append("—")
+                continue
             vals = np.array([r[key] for r in g], dtype=float) * (100 if key == "accuracy_diff" else 1)
             sd = vals.std(ddof=1) if len(vals) > 1 else 0.0
             cells.append(f"{vals.mean():.3f} ± {sd:.3f}" if key != "fit_seconds" else f"{vals.mean():.0f}")

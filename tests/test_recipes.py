@@ -24,6 +24,7 @@ from dpgan.training import dp_critic, dp_generator
 from dpgan.training.config import TrainingConfig
 from dpgan.training.dp_generator import clip_and_noise_hook, shard_of_rows, step_sensitivity
 from dpgan.training.generator_losses import GeneratorObjective, spherical_interpolate
+from dpgan.training.marginals import MARGINALS_EVENT
 from dpgan.transforms.encoder import TableEncoder
 from random_critic import random_critic
 
@@ -86,6 +87,8 @@ def expected_events(recipe: str) -> list[str]:
     if r.conditional and r.overrides.get("classifier_loss_weight", 0.0) > 0:
         events.append(CLASSIFIER_EVENT)
     events.append(LABEL_EVENT)  # the bundled schema's target is categorical
+    if r.overrides.get("marginal_anchor", False):
+        events.append(MARGINALS_EVENT)
     events.append(TRAINING_EVENT[recipe])
     return events
 
@@ -101,7 +104,12 @@ def test_expected_events_table_matches_the_recipes():
         LABEL_EVENT,
         "DP-SGD on the critic",
     ]
-    assert expected_events("dtgan-g")[-3:] == [CLASSIFIER_EVENT, LABEL_EVENT, "DP on the generator (dtgan-g)"]
+    assert expected_events("dtgan-g")[-4:] == [
+        CLASSIFIER_EVENT,
+        LABEL_EVENT,
+        MARGINALS_EVENT,
+        "DP on the generator (dtgan-g)",
+    ]
 
 
 @pytest.mark.parametrize("recipe", list(RECIPES))

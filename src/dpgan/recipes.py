@@ -101,6 +101,8 @@ RECIPES: dict[str, Recipe] = {
                 "classifier_loss_weight": 1.0,  # (paper)
                 "training_by_sampling": False,
                 "ema_decay": 0.99,
+                # dpgan's addition: DP one-way statistics warm-start and anchor G (README "Recipes")
+                "marginal_anchor": True,
             },
         ),
     )

@@ -44,6 +44,7 @@ from dpgan.training.dp_critic import TrainingResult, train_dp_critic
 from dpgan.training.dp_generator import train_dp_generator
 from dpgan.training.generator_losses import GeneratorObjective
 from dpgan.training.label_model import LabelModel, label_span, label_target, split_tensors
+from dpgan.training.marginals import MARGINALS_EVENT, MarginalAnchor
 from dpgan.transforms.encoder import TableEncoder
 
 MAX_SAMPLE_ROWS = 100_000_000
@@ -123,6 +124,8 @@ class TabularSynthesizer:
         self.preprocessing_fraction = preprocessing_fraction
         self.schema_from_data_without_dp = schema_from_data_without_dp
         base.check()
+        if base.marginal_anchor and self.recipe.dp_on != "generator":
+            raise InputError("marginal_anchor works with DP on the generator (recipe dtgan-g)")
         self.seed = None if seed is None else int(seed)
         self.config = base
         self.condition_column = condition
@@ -215,6 +218,11 @@ class TabularSynthesizer:
             label_model = self._fit_label_model(encoded, encoder, label_column, rows, spent_fraction, ledger, torch_gen)
 
         on_generator = self.recipe.dp_on == "generator"
+        anchor = None
+        if cfg.marginal_anchor:
+            spent_fraction += cfg.marginal_budget_fraction
+            skip = condition.column if condition is not None else None
+            anchor = self._measure_marginals(encoded, encoder, skip, spent_fraction, ledger, rng)
         sampling = ONE_OF_SHARDS if on_generator else POISSON
         batch = min(float(cfg.batch_size), float(rows))
         if on_generator:
@@ -266,6 +274,7 @@ class TabularSynthesizer:
                 shard_key=rng.bytes(32),  # secret per fit, never saved
                 condition=condition,
                 objective=objective,
+                anchor=anchor,
                 progress=reporter,
             )
             training_entry = LedgerEntry(
@@ -390,6 +399,34 @@ class TabularSynthesizer:
         )
         ledger.add(LedgerEntry(mechanism, sigma, sampling_rate=sample_rate, count=steps, note=note))
         return classifier
+
+    def _measure_marginals(
+        self,
+        encoded: torch.Tensor,
+        encoder: TableEncoder,
+        skip_column: str | None,
+        budget_fraction: float,
+        ledger: PrivacyLedger,
+        rng: np.random.Generator,
+    ) -> MarginalAnchor:
+        """One Gaussian noisy histogram per softmax span of G, calibrated so that the ledger reaches
+        `budget_fraction`·ε; recorded as one entry of k sensitivity-1 releases."""
+        releases = MarginalAnchor.releases(encoder.spans, skip_column)
+        sigma = calibrate_noise_multiplier(
+            sample_rate=1.0,
+            steps=releases,
+            epsilon=min(0.9, budget_fraction) * self.epsilon,
+            delta=self.delta,
+            accountant=self.accountant,
+            prior=ledger.entries,
+        )
+        anchor = MarginalAnchor.measure(encoded, encoder.spans, skip_column, sigma, rng)
+        note = (
+            f"{len(anchor.spans)} histograms (categories, bins, nulls) and {2 * len(anchor.positions)} per-bin "
+            "sums of numeric positions and their squares; sensitivity 1 each"
+        )
+        ledger.add(LedgerEntry(MARGINALS_EVENT, sigma, count=releases, note=note))
+        return anchor
 
     def _fit_aux_classifier(
         self,

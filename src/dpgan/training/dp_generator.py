@@ -32,6 +32,7 @@ from dpgan.privacy.mlp_clipping import wgan_gp_clipped_sum
 from dpgan.training.config import TrainingConfig, build_generator
 from dpgan.training.dp_critic import FakeRows, ProgressFn, TrainingResult, make_optimizer
 from dpgan.training.generator_losses import GeneratorObjective
+from dpgan.training.marginals import MarginalAnchor
 from dpgan.transforms.encoder import OutputSpan
 
 
@@ -94,20 +95,32 @@ def train_dp_generator(
     shard_key: bytes,
     condition: Condition | None = None,
     objective: GeneratorObjective | None = None,
+    anchor: MarginalAnchor | None = None,
     progress: ProgressFn | None = None,
 ) -> TrainingResult:
-    """Run exactly `steps` noisy generator steps (the accounted T), each through one random critic."""
+    """Run exactly `steps` noisy generator steps (the accounted T), each through one random critic.
+
+    With an `anchor` (DP marginals, already in the ledger) G is warm-started on them and each
+    step adds their penalty's gradient after the hook: post-processing, no further cost."""
     N_d = config.num_discriminators
     shards = torch.from_numpy(shard_of_rows(data.numpy(), N_d, shard_key))
     shard_rows = [data[shards == j] for j in range(N_d)]
     G = build_generator(config, spans, condition.slice if condition else None)
+    fakes = FakeRows(G, config, condition, generator)
+    batch = config.batch_size
+
+    def public_inputs() -> tuple[torch.Tensor, torch.Tensor | None]:
+        codes = fakes.codes(batch)
+        z = torch.randn(batch, config.noise_dim, generator=generator)
+        return z, None if condition is None or codes is None else condition.one_hot(codes)
+
+    if anchor is not None and config.marginal_warmup_steps > 0:
+        anchor.warm_start(G, public_inputs, config.marginal_warmup_steps, config.generator_lr * 10)
     G_ema = copy.deepcopy(G) if config.ema_decay > 0 else G
     critics = [TabularCritic(data.shape[1], config.critic_hidden) for _ in range(N_d)]
     critic_opts = [make_optimizer(config, D.parameters(), config.critic_lr) for D in critics]
     opt_g = make_optimizer(config, G.parameters(), config.generator_lr)
     objective = objective or GeneratorObjective(config.loss)
-    fakes = FakeRows(G, config, condition, generator)
-    batch = config.batch_size
     noise_std = noise_multiplier * step_sensitivity(config.max_grad_norm, batch)
     hook = clip_and_noise_hook(config.max_grad_norm, noise_std, generator)
 
@@ -138,6 +151,8 @@ def train_dp_generator(
         for p in G.parameters():
             if p.grad is not None:
                 p.grad /= batch
+        if anchor is not None and config.marginal_weight > 0:  # after the hook: DP marginals only
+            (config.marginal_weight * anchor.penalty(G, *public_inputs())).backward()
         opt_g.step()
         if G_ema is not G:
             with torch.no_grad():

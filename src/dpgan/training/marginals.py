@@ -1,0 +1,199 @@
+"""DP one-way marginals of the generator's outputs: a warm start and an anchor for G.
+
+When the noise sits on the generator (dtgan-g), the honest shard accounting leaves each step's
+gradient noise-dominated (README "Recipes"): G's categorical outputs drift towards a few values
+and its numeric positions towards the ends of their bins instead of learning the columns'
+distributions. A few cheap Gaussian releases pin those one-way distributions:
+- one noisy histogram per softmax span (a category, a numeric column's bins and point masses, a
+  null indicator);
+- per numeric column, the noisy sums of the position inside the bin (in [-1, 1]) and of its
+  square, per bin: with the bin counts they give each bin's mean and spread of positions.
+G is first fitted to them (warm start), then a penalty keeps its batch statistics near them while
+the noisy critic gradient shapes the joint distribution.
+
+Privacy: adding or removing one record changes one cell of each histogram by 1 and one cell of
+each sum by at most 1 (|position| ≤ 1), so each release is a sensitivity-1 Gaussian event at one
+σ, recorded together as one ledger entry. Everything computed from them afterwards (the warm
+start, the penalty) is post-processing and never passes through the clip-and-noise hook.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from dpgan.models.tabular import TabularGenerator
+from dpgan.privacy.mechanisms import noisy_counts
+from dpgan.transforms.encoder import TANH, OutputSpan
+
+MARGINALS_EVENT = "Gaussian noisy marginals of G's outputs"
+# a noisy frequency below this is floored so that the KL penalty stays finite
+MIN_FREQUENCY = 1e-4
+# a bin's position moments are used only when its noisy count clears this many noise stds
+MIN_COUNT_SIGMAS = 3.0
+
+InputsFn = Callable[[], tuple[torch.Tensor, torch.Tensor | None]]
+
+
+def marginal_spans(spans: list[OutputSpan], skip_column: str | None = None) -> list[OutputSpan]:
+    """The softmax spans whose frequencies are measured; the conditioning column is skipped
+    (the generator imposes it from the condition prior)."""
+    return [s for s in spans if s.activation != TANH and s.column != skip_column]
+
+
+def position_pairs(spans: list[OutputSpan]) -> list[tuple[OutputSpan, OutputSpan]]:
+    """(position span, bin span) of every numeric column cut into bins, as the generator pairs them."""
+    return [
+        (value, mode)
+        for value, mode in zip(spans[:-1], spans[1:])
+        if value.activation == TANH and mode.value_modes and mode.column == value.column
+    ]
+
+
+@dataclass(frozen=True)
+class PositionMoments:
+    """Per bin of one numeric column: mean and sd of the position, and how much the bin weighs."""
+
+    value: OutputSpan
+    mode: OutputSpan
+    mean: torch.Tensor
+    sd: torch.Tensor
+    weight: torch.Tensor  # the bin's noisy share; 0 for bins whose noisy count is too small
+
+
+def _frequencies(noisy: np.ndarray) -> torch.Tensor:
+    noisy = np.maximum(noisy, 0.0)
+    freq = noisy / noisy.sum() if noisy.sum() > 0 else np.full(noisy.shape, 1.0 / noisy.size)
+    freq = np.maximum(freq, MIN_FREQUENCY)
+    return torch.tensor(freq / freq.sum(), dtype=torch.float32)
+
+
+def noisy_histograms(
+    encoded: torch.Tensor, spans: list[OutputSpan], noise_multiplier: float, rng: np.random.Generator
+) -> list[np.ndarray]:
+    """One Gaussian noisy count vector per span (σ per cell)."""
+    histograms = []
+    for span in spans:
+        codes = encoded[:, span.start : span.stop].argmax(dim=1).numpy()
+        histograms.append(noisy_counts(np.bincount(codes, minlength=span.width), noise_multiplier, rng))
+    return histograms
+
+
+def noisy_position_moments(
+    encoded: torch.Tensor,
+    pairs: list[tuple[OutputSpan, OutputSpan]],
+    bin_counts: list[np.ndarray],
+    noise_multiplier: float,
+    rng: np.random.Generator,
+) -> list[PositionMoments]:
+    """Noisy per-bin sums of the position and its square (two releases per column), divided by
+    the bins' noisy counts (already released with the histograms)."""
+    moments = []
+    for (value, mode), counts in zip(pairs, bin_counts):
+        bins = mode.value_modes
+        codes = encoded[:, mode.start : mode.stop].argmax(dim=1).numpy()
+        position = encoded[:, value.start].numpy().astype(np.float64)
+        inside = codes < bins
+        first = noisy_counts(
+            np.bincount(codes[inside], weights=position[inside], minlength=bins), noise_multiplier, rng
+        )
+        second = noisy_counts(
+            np.bincount(codes[inside], weights=position[inside] ** 2, minlength=bins), noise_multiplier, rng
+        )
+        counts = np.asarray(counts[:bins], dtype=np.float64)
+        usable = counts > MIN_COUNT_SIGMAS * noise_multiplier
+        safe = np.maximum(counts, 1.0)
+        mean = np.clip(first / safe, -1.0, 1.0)
+        sd = np.sqrt(np.clip(second / safe - mean**2, 0.0, 1.0))
+        weight = np.where(usable, np.maximum(counts, 0.0), 0.0)
+        weight = weight / weight.sum() if weight.sum() > 0 else weight
+        moments.append(
+            PositionMoments(
+                value,
+                mode,
+                *(torch.tensor(a, dtype=torch.float32) for a in (mean, sd, weight)),  # type: ignore[arg-type]
+            )
+        )
+    return moments
+
+
+def marginal_penalty(
+    G: TabularGenerator,
+    z: torch.Tensor,
+    condition: torch.Tensor | None,
+    spans: list[OutputSpan],
+    targets: list[torch.Tensor],
+    positions: list[PositionMoments] = (),  # type: ignore[assignment]
+) -> torch.Tensor:
+    """Σ_spans KL(target ‖ batch-mean softmax) + Σ_bins weight·((mean gap)² + (sd gap)²): zero
+    when G's one-way statistics match the DP ones."""
+    logits = G.logits(z, condition)
+    total = logits.new_zeros(())
+    for span, target in zip(spans, targets):
+        mean = torch.softmax(logits[:, span.start : span.stop], dim=1).mean(dim=0).clamp_min(1e-8)
+        total = total + (target * (target.log() - mean.log())).sum()
+    for m in positions:
+        position = torch.tanh(logits[:, m.value.start])[:, None]
+        in_bin = torch.softmax(logits[:, m.mode.start : m.mode.stop], dim=1)[:, : m.mode.value_modes]
+        mass = in_bin.sum(dim=0).clamp_min(1e-6)
+        mean = (in_bin * position).sum(dim=0) / mass
+        sd = ((in_bin * position**2).sum(dim=0) / mass - mean**2).clamp_min(1e-8).sqrt()
+        total = total + (m.weight * ((mean - m.mean) ** 2 + (sd - m.sd) ** 2)).sum()
+    return total
+
+
+class MarginalAnchor:
+    """The DP one-way statistics of G's outputs and the two ways G uses them."""
+
+    def __init__(
+        self,
+        spans: list[OutputSpan],
+        targets: list[torch.Tensor],
+        positions: list[PositionMoments] = (),  # type: ignore[assignment]
+    ) -> None:
+        if len(spans) != len(targets):
+            raise ValueError("one target per span")
+        self.spans, self.targets, self.positions = spans, targets, list(positions)
+
+    @classmethod
+    def measure(
+        cls,
+        encoded: torch.Tensor,
+        spans: list[OutputSpan],
+        skip_column: str | None,
+        noise_multiplier: float,
+        rng: np.random.Generator,
+    ) -> "MarginalAnchor":
+        """All releases at one σ: `releases(spans, skip_column)` of them, each sensitivity 1."""
+        chosen = marginal_spans(spans, skip_column)
+        histograms = noisy_histograms(encoded, chosen, noise_multiplier, rng)
+        by_start = {span.start: counts for span, counts in zip(chosen, histograms)}
+        pairs = [(value, mode) for value, mode in position_pairs(spans) if mode.start in by_start]
+        bin_counts = [by_start[mode.start] for _, mode in pairs]
+        positions = noisy_position_moments(encoded, pairs, bin_counts, noise_multiplier, rng)
+        return cls(chosen, [_frequencies(h) for h in histograms], positions)
+
+    @staticmethod
+    def releases(spans: list[OutputSpan], skip_column: str | None) -> int:
+        """How many sensitivity-1 Gaussian releases `measure` makes (the ledger's count)."""
+        chosen = {span.start for span in marginal_spans(spans, skip_column)}
+        return len(chosen) + 2 * sum(mode.start in chosen for _, mode in position_pairs(spans))
+
+    def penalty(self, G: TabularGenerator, z: torch.Tensor, condition: torch.Tensor | None) -> torch.Tensor:
+        return marginal_penalty(G, z, condition, self.spans, self.targets, self.positions)
+
+    def warm_start(self, G: TabularGenerator, draw_inputs: InputsFn, steps: int, lr: float) -> float:
+        """Fit G's one-way statistics to the targets before the private steps; returns the final
+        penalty. `draw_inputs()` gives (z, condition one-hot or None) from public noise only."""
+        opt = torch.optim.Adam(G.parameters(), lr=lr)
+        value = float("nan")
+        for _ in range(steps):
+            opt.zero_grad(set_to_none=True)
+            loss = self.penalty(G, *draw_inputs())
+            loss.backward()
+            opt.step()
+            value = float(loss.detach())
+        return value
