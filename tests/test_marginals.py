@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from dpgan import TabularSynthesizer
+from dpgan.cli import inspect_model, main
 from dpgan.errors import InputError
 from dpgan.training import marginals
 from dpgan.training.config import TrainingConfig, build_generator
@@ -169,3 +170,16 @@ def test_bad_anchor_settings_are_refused():
         TabularSynthesizer(recipe="dtgan-g", epsilon=1.0, marginal_warmup_steps=-1)
     with pytest.raises(ValueError):
         MarginalAnchor([], [torch.ones(2)])
+
+
+@pytest.mark.parametrize("flag", [[], ["--no-marginal-anchor"]])
+def test_cli_dtgan_g_anchor_is_on_by_default_and_can_be_switched_off(flag, adult_small, adult_schema, tmp_path):
+    data, schema, model = tmp_path / "small.csv", tmp_path / "schema.json", tmp_path / "model"
+    adult_small.iloc[:300].to_csv(data, index=False)
+    adult_schema.to_json(schema)
+    args = ["fit", str(data), "--recipe", "dtgan-g", "--schema", str(schema), "--epsilon", "3", "--epochs", "1"]
+    args += ["--batch-size", "32", "--seed", "0", "--accountant", "rdp", "--quiet", "--out", str(model), *flag]
+    assert main(args) == 0
+    names = [e["name"] for e in inspect_model(model)["events"]]
+    assert (MARGINALS_EVENT in names) == (not flag)
+    assert TabularSynthesizer.load(model).config.marginal_anchor == (not flag)

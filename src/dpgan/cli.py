@@ -89,6 +89,8 @@ def _synth_kwargs(args: argparse.Namespace) -> dict[str, Any]:
         kwargs["condition"] = args.condition_column
     if getattr(args, "no_label_model", False):
         kwargs["label_model"] = False
+    if getattr(args, "no_marginal_anchor", False):
+        kwargs["marginal_anchor"] = False
     return kwargs
 
 
@@ -318,6 +320,11 @@ def build_parser() -> argparse.ArgumentParser:
             "--no-label-model",
             action="store_true",
             help="keep the generator's own target column (no DP classifier redraws it)",
+        )
+        p.add_argument(
+            "--no-marginal-anchor",
+            action="store_true",
+            help="dtgan-g: no DP one-way statistics to warm-start and anchor G (the paper's algorithm)",
         )
 
     demo = sub.add_parser("demo", help="fit on bundled UCI Adult at ε=3 and check utility")
