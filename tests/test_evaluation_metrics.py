@@ -232,3 +232,21 @@ def test_attack_results_are_passed_through(slices, monkeypatch):
     assert seen == {"rows": (400, 400, 400), "target": "income", "model_dir": None}
     assert metrics["attacks"]["membership"]["auc"] == 0.5
     assert type(metrics["attacks"]["membership"]["auc"]) is float  # numpy unwrapped for JSON
+
+
+def test_balanced_rf_scores_every_training_set_on_the_same_balanced_test_rows(adult, monkeypatch):
+    """The real-vs-synthetic gap is a paired difference: the balanced test rows must not depend on
+    the training table or the seed (they once did, through a shared random stream)."""
+    from dpgan.evaluation import utility
+
+    seen = []
+    monkeypatch.setattr(utility, "_rf_accuracy", lambda train, test, *a, **k: seen.append((train, test)) or 0.5)
+    train, test = adult[0].iloc[:3000], adult[1].iloc[:2000]
+    skewed = pd.concat([train, train[train["income"] == ">50K"]])  # other class sizes, other draws
+    for frame, seed in [(train, 0), (skewed, 0), (train, 1), (skewed, 2)]:
+        utility.balanced_rf_accuracy(frame, test, "income", seed=seed)
+    tests = [t for _, t in seen]
+    assert all(t.index.equals(tests[0].index) for t in tests)
+    counts = tests[0]["income"].value_counts()
+    assert counts.nunique() == 1 and counts.iloc[0] == test["income"].value_counts().min()
+    assert not seen[0][0].index.equals(seen[2][0].index)  # the seed still varies the training subset

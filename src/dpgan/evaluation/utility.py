@@ -24,6 +24,10 @@ def one_hot_features(
     return X, frame[target].astype(str)
 
 
+# the balanced test set is one fixed draw: every model is scored on the same rows
+BALANCED_TEST_SEED = 20190101
+
+
 def balance_classes(frame: pd.DataFrame, target: str, rng: np.random.Generator) -> pd.DataFrame:
     """Down-sample every class to the size of the smallest one."""
     groups = [g for _, g in frame.groupby(frame[target].astype(str))]
@@ -51,8 +55,14 @@ def tstr_accuracy(
 def balanced_rf_accuracy(
     train: pd.DataFrame, test: pd.DataFrame, target: str, seed: int = 0, *, n_jobs: int = 2
 ) -> float | None:
-    """dp-GAN protocol: balance both sets, random forest on `train`, accuracy on `test`."""
-    rng = np.random.default_rng(seed)
+    """dp-GAN protocol: balance both sets, random forest on `train`, accuracy on `test`.
+
+    The balanced test set depends on the test table alone (a fixed draw), so real and synthetic
+    training sets are scored on the same rows and their gap is a paired difference; `seed`
+    varies only the training subset and the forest.
+    """
     if train[target].astype(str).nunique() < 2:
         return None
-    return _rf_accuracy(balance_classes(train, target, rng), balance_classes(test, target, rng), target, seed, n_jobs)
+    balanced_train = balance_classes(train, target, np.random.default_rng(seed))
+    balanced_test = balance_classes(test, target, np.random.default_rng(BALANCED_TEST_SEED))
+    return _rf_accuracy(balanced_train, balanced_test, target, seed, n_jobs)
