@@ -376,14 +376,7 @@ class TabularSynthesizer:
         batch = min(float(batch_size), float(rows))
         sample_rate = batch / rows
         steps = max(1, int(math.ceil(epochs * rows / batch)))
-        sigma = calibrate_noise_multiplier(
-            sample_rate=sample_rate,
-            steps=steps,
-            epsilon=min(0.9, budget_fraction) * self.epsilon,
-            delta=self.delta,
-            accountant=self.accountant,
-            prior=ledger.entries,
-        )
+        sigma = self._sigma_for_share(sample_rate, steps, budget_fraction, ledger)
         classifier = train_dp_classifier(
             features,
             labels,
@@ -400,6 +393,18 @@ class TabularSynthesizer:
         ledger.add(LedgerEntry(mechanism, sigma, sampling_rate=sample_rate, count=steps, note=note))
         return classifier
 
+    def _sigma_for_share(self, sample_rate: float, steps: int, budget_fraction: float, ledger: PrivacyLedger) -> float:
+        """σ at which `steps` more events bring the ledger to `budget_fraction`·ε (capped at 0.9·ε:
+        the GAN keeps the rest)."""
+        return calibrate_noise_multiplier(
+            sample_rate=sample_rate,
+            steps=steps,
+            epsilon=min(0.9, budget_fraction) * self.epsilon,
+            delta=self.delta,
+            accountant=self.accountant,
+            prior=ledger.entries,
+        )
+
     def _measure_marginals(
         self,
         encoded: torch.Tensor,
@@ -409,17 +414,10 @@ class TabularSynthesizer:
         ledger: PrivacyLedger,
         rng: np.random.Generator,
     ) -> MarginalAnchor:
-        """One Gaussian noisy histogram per softmax span of G, calibrated so that the ledger reaches
+        """G's DP one-way statistics (dpgan.training.marginals), calibrated so that the ledger reaches
         `budget_fraction`·ε; recorded as one entry of k sensitivity-1 releases."""
         releases = MarginalAnchor.releases(encoder.spans, skip_column)
-        sigma = calibrate_noise_multiplier(
-            sample_rate=1.0,
-            steps=releases,
-            epsilon=min(0.9, budget_fraction) * self.epsilon,
-            delta=self.delta,
-            accountant=self.accountant,
-            prior=ledger.entries,
-        )
+        sigma = self._sigma_for_share(1.0, releases, budget_fraction, ledger)
         anchor = MarginalAnchor.measure(encoded, encoder.spans, skip_column, sigma, rng)
         note = (
             f"{len(anchor.spans)} histograms (categories, bins, nulls) and {2 * len(anchor.positions)} per-bin "

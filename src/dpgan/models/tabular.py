@@ -12,7 +12,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from dpgan.transforms.encoder import SOFTMAX, TANH, OutputSpan
+from dpgan.transforms.encoder import SOFTMAX, TANH, OutputSpan, position_bin_pairs
 
 
 class ResidualBlock(nn.Module):
@@ -96,10 +96,8 @@ class TabularGenerator(nn.Module):
     def _gate_values_by_mode(self, parts: list[torch.Tensor]) -> list[torch.Tensor]:
         """A numeric value times the probability that the row is in a bin: real rows at a point
         mass or null carry 0 as value, so the critic judges a generated value only where the row has one."""
-        for index, span in enumerate(self.spans[:-1]):
-            mode = self.spans[index + 1]
-            if span.activation == TANH and mode.value_modes and mode.column == span.column:
-                parts[index] = parts[index] * parts[index + 1][:, : mode.value_modes].sum(dim=1, keepdim=True)
+        for value, mode in position_bin_pairs(self.spans):
+            parts[value] = parts[value] * parts[mode][:, : self.spans[mode].value_modes].sum(dim=1, keepdim=True)
         return parts
 
     @torch.no_grad()

@@ -60,9 +60,13 @@ class FakeRows:
             return None
         return self.condition.draw(n, self.generator, self.config.training_by_sampling)
 
-    def __call__(self, n: int, codes: torch.Tensor | None = None) -> torch.Tensor:
+    def inputs(self, n: int, codes: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """G's inputs: noise z and, for a conditional G, the one-hot of `codes`."""
         z = torch.randn(n, self.config.noise_dim, generator=self.generator)
-        onehot = None if self.condition is None or codes is None else self.condition.one_hot(codes)
+        return z, None if self.condition is None or codes is None else self.condition.one_hot(codes)
+
+    def __call__(self, n: int, codes: torch.Tensor | None = None) -> torch.Tensor:
+        z, onehot = self.inputs(n, codes)
         return self.G(z, self.generator, onehot)
 
 

@@ -110,9 +110,7 @@ def train_dp_generator(
     batch = config.batch_size
 
     def public_inputs() -> tuple[torch.Tensor, torch.Tensor | None]:
-        codes = fakes.codes(batch)
-        z = torch.randn(batch, config.noise_dim, generator=generator)
-        return z, None if condition is None or codes is None else condition.one_hot(codes)
+        return fakes.inputs(batch, fakes.codes(batch))
 
     if anchor is not None and config.marginal_warmup_steps > 0:
         anchor.warm_start(G, public_inputs, config.marginal_warmup_steps, config.generator_lr * 10)

@@ -27,7 +27,7 @@ import torch
 
 from dpgan.models.tabular import TabularGenerator
 from dpgan.privacy.mechanisms import noisy_counts
-from dpgan.transforms.encoder import TANH, OutputSpan
+from dpgan.transforms.encoder import TANH, OutputSpan, position_bin_pairs
 
 MARGINALS_EVENT = "Gaussian noisy marginals of G's outputs"
 # a noisy frequency below this is floored so that the KL penalty stays finite
@@ -46,11 +46,7 @@ def marginal_spans(spans: list[OutputSpan], skip_column: str | None = None) -> l
 
 def position_pairs(spans: list[OutputSpan]) -> list[tuple[OutputSpan, OutputSpan]]:
     """(position span, bin span) of every numeric column cut into bins, as the generator pairs them."""
-    return [
-        (value, mode)
-        for value, mode in zip(spans[:-1], spans[1:])
-        if value.activation == TANH and mode.value_modes and mode.column == value.column
-    ]
+    return [(spans[value], spans[mode]) for value, mode in position_bin_pairs(spans)]
 
 
 @dataclass(frozen=True)

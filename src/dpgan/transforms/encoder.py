@@ -34,6 +34,16 @@ class OutputSpan:
         return self.start + self.width
 
 
+def position_bin_pairs(spans: list[OutputSpan]) -> list[tuple[int, int]]:
+    """Indices (position span, bin span) of every numeric column cut into bins: the encoder writes
+    a column's bin softmax right after its position, and G gates the one by the other."""
+    return [
+        (index, index + 1)
+        for index, (value, mode) in enumerate(zip(spans[:-1], spans[1:]))
+        if value.activation == TANH and mode.value_modes and mode.column == value.column
+    ]
+
+
 class ColumnTransform:
     """Encode/decode one column from its public spec alone."""
 
