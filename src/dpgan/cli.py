@@ -89,8 +89,8 @@ def _synth_kwargs(args: argparse.Namespace) -> dict[str, Any]:
         kwargs["condition"] = args.condition_column
     if getattr(args, "no_label_model", False):
         kwargs["label_model"] = False
-    if getattr(args, "no_marginal_anchor", False):
-        kwargs["marginal_anchor"] = False
+    if getattr(args, "marginal_anchor", None) is not None:
+        kwargs["marginal_anchor"] = args.marginal_anchor
     return kwargs
 
 
@@ -322,9 +322,11 @@ def build_parser() -> argparse.ArgumentParser:
             help="keep the generator's own target column (no DP classifier redraws it)",
         )
         p.add_argument(
-            "--no-marginal-anchor",
-            action="store_true",
-            help="dtgan-g: no DP one-way statistics to warm-start and anchor G (the paper's algorithm)",
+            "--marginal-anchor",
+            action=argparse.BooleanOptionalAction,
+            default=None,
+            help="spend 5%% of ε on DP one-way statistics that warm-start and anchor G "
+            "(default: on for dtgan-g only; --no-marginal-anchor runs dtgan-g as in the paper)",
         )
 
     demo = sub.add_parser("demo", help="fit on bundled UCI Adult at ε=3 and check utility")

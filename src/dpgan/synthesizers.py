@@ -124,8 +124,6 @@ class TabularSynthesizer:
         self.preprocessing_fraction = preprocessing_fraction
         self.schema_from_data_without_dp = schema_from_data_without_dp
         base.check()
-        if base.marginal_anchor and self.recipe.dp_on != "generator":
-            raise InputError("marginal_anchor works with DP on the generator (recipe dtgan-g)")
         self.seed = None if seed is None else int(seed)
         self.config = base
         self.condition_column = condition
@@ -154,8 +152,18 @@ class TabularSynthesizer:
         schema = _coerce_schema(schema)
         if schema is not None:
             data = schema.validate(data)
-        seed_entropy = self.seed if self.seed is not None else secrets.randbits(64)
-        rng = np.random.default_rng(seed_entropy)
+        if self.seed is None:
+            return self._fit(data, schema, progress, np.random.default_rng(secrets.randbits(64)))
+        rng = np.random.default_rng(self.seed)
+        # Network weights are drawn from torch's global RNG: seed it, and leave the caller's state as it was.
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(int(rng.integers(0, 2**63 - 1)))
+            return self._fit(data, schema, progress, rng)
+
+    def _fit(
+        self, data: pd.DataFrame, schema: Schema | None, progress: ProgressFn | None, rng: np.random.Generator
+    ) -> "TabularSynthesizer":
+        """The body of `fit`: every random draw comes from `rng` or torch's (possibly seeded) global RNG."""
         torch_gen = torch.Generator().manual_seed(int(rng.integers(0, 2**63 - 1)))
         ledger = PrivacyLedger()
 
@@ -301,6 +309,7 @@ class TabularSynthesizer:
                 generator=torch_gen,
                 condition=condition,
                 objective=objective,
+                anchor=anchor,
                 progress=reporter,
             )
             unit = (

@@ -27,6 +27,7 @@ from dpgan.privacy.mlp_clipping import FEATURES_KEY, wgan_gp_clipped_sum
 from dpgan.privacy.sampling import PoissonSampler
 from dpgan.training.config import TrainingConfig, build_generator
 from dpgan.training.generator_losses import GeneratorObjective, feature_moments_from_noisy_sums, spherical_interpolate
+from dpgan.training.marginals import MarginalAnchor
 from dpgan.transforms.encoder import OutputSpan
 
 ProgressFn = Callable[[int], None]
@@ -103,20 +104,30 @@ def train_dp_critic(
     generator: torch.Generator,
     condition: Condition | None = None,
     objective: GeneratorObjective | None = None,
+    anchor: MarginalAnchor | None = None,
     progress: ProgressFn | None = None,
     monitor: Callable[[int, TabularGenerator], None] | None = None,
     monitor_every: int = 0,
 ) -> TrainingResult:
-    """Run exactly `steps` noisy critic updates (the accounted T)."""
+    """Run exactly `steps` noisy critic updates (the accounted T).
+
+    With an `anchor` (DP marginals, already in the ledger) G is warm-started on them and each
+    generator step adds their penalty: G only ever reads DP outputs, so this is post-processing."""
     G = build_generator(config, spans, condition.slice if condition else None)
+    fakes = FakeRows(G, config, condition, generator)
+    fake_batch = max(1, int(round(expected_batch_size)))
+
+    def public_inputs() -> tuple[torch.Tensor, torch.Tensor | None]:
+        return fakes.inputs(fake_batch, fakes.codes(fake_batch))
+
+    if anchor is not None and config.marginal_warmup_steps > 0:
+        anchor.warm_start(G, public_inputs, config.marginal_warmup_steps, config.generator_lr * 10)
     G_ema = copy.deepcopy(G) if config.ema_decay > 0 else G
     D = TabularCritic(data.shape[1], config.critic_hidden)
     opt_g = make_optimizer(config, G.parameters(), config.generator_lr)
     opt_d = make_optimizer(config, D.parameters(), config.critic_lr)
     objective = objective or GeneratorObjective(config.loss)
     sampler = PoissonSampler(data.shape[0], sample_rate, generator)
-    fakes = FakeRows(G, config, condition, generator)
-    fake_batch = max(1, int(round(expected_batch_size)))
     clip = config.max_grad_norm
     lam = config.gp_weight if config.loss == "wgan-gp" else 0.0
     use_microbatches = config.microbatches > 0
@@ -188,6 +199,8 @@ def train_dp_critic(
             codes = fakes.codes(fake_batch)
             g_loss = objective.batch_loss(D, fakes(fake_batch, codes), codes, real_moments)
             g_loss.backward()
+            if anchor is not None and config.marginal_weight > 0:
+                (config.marginal_weight * anchor.penalty(G, *public_inputs())).backward()
             opt_g.step()
             if G_ema is not G:
                 with torch.no_grad():

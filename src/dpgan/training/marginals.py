@@ -15,6 +15,7 @@ Privacy: adding or removing one record changes one cell of each histogram by 1 a
 each sum by at most 1 (|position| ≤ 1), so each release is a sensitivity-1 Gaussian event at one
 σ, recorded together as one ledger entry. Everything computed from them afterwards (the warm
 start, the penalty) is post-processing and never passes through the clip-and-noise hook.
+Critic-side recipes can use the anchor as well (off by default): their G reads only DP outputs.
 """
 
 from __future__ import annotations
