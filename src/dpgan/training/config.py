@@ -64,8 +64,8 @@ class TrainingConfig:
     # DTGAN_G / GS-WGAN: number of non-private discriminators on disjoint shards
     num_discriminators: int = 1
     # DP one-way statistics of G's outputs (dpgan.training.marginals): G is warm-started on them
-    # and a penalty keeps its statistics near them (any recipe). Off by default (the critic-side
-    # recipes learn marginals well); on for dtgan-g, whose noisy generator steps do not.
+    # and a penalty keeps its statistics near them (any recipe). On for dtgan-g, whose noisy
+    # generator steps do not learn marginals; off elsewhere (it helps there too: RESULTS §9).
     marginal_anchor: bool = False
     marginal_budget_fraction: float = 0.05
     marginal_warmup_steps: int = 300
