@@ -14,6 +14,7 @@ The released generator is an exponential moving average of its iterates (post-pr
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -27,7 +28,7 @@ from dpgan.privacy.mlp_clipping import FEATURES_KEY, wgan_gp_clipped_sum
 from dpgan.privacy.sampling import PoissonSampler
 from dpgan.training.config import TrainingConfig, build_generator
 from dpgan.training.generator_losses import GeneratorObjective, feature_moments_from_noisy_sums, spherical_interpolate
-from dpgan.training.marginals import MarginalAnchor
+from dpgan.training.marginals import MarginalAnchor, add_anchor_gradient, warm_start_generator
 from dpgan.transforms.encoder import OutputSpan
 
 ProgressFn = Callable[[int], None]
@@ -60,6 +61,10 @@ class FakeRows:
         if self.condition is None:
             return None
         return self.condition.draw(n, self.generator, self.config.training_by_sampling)
+
+    def public_inputs(self, n: int) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """G's inputs with conditions drawn from the prior: no record's value enters."""
+        return self.inputs(n, self.codes(n))
 
     def inputs(self, n: int, codes: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
         """G's inputs: noise z and, for a conditional G, the one-hot of `codes`."""
@@ -116,12 +121,8 @@ def train_dp_critic(
     G = build_generator(config, spans, condition.slice if condition else None)
     fakes = FakeRows(G, config, condition, generator)
     fake_batch = max(1, int(round(expected_batch_size)))
-
-    def public_inputs() -> tuple[torch.Tensor, torch.Tensor | None]:
-        return fakes.inputs(fake_batch, fakes.codes(fake_batch))
-
-    if anchor is not None and config.marginal_warmup_steps > 0:
-        anchor.warm_start(G, public_inputs, config.marginal_warmup_steps, config.generator_lr * 10)
+    public_inputs = functools.partial(fakes.public_inputs, fake_batch)
+    warm_start_generator(anchor, G, public_inputs, config)
     G_ema = copy.deepcopy(G) if config.ema_decay > 0 else G
     D = TabularCritic(data.shape[1], config.critic_hidden)
     opt_g = make_optimizer(config, G.parameters(), config.generator_lr)
@@ -199,8 +200,7 @@ def train_dp_critic(
             codes = fakes.codes(fake_batch)
             g_loss = objective.batch_loss(D, fakes(fake_batch, codes), codes, real_moments)
             g_loss.backward()
-            if anchor is not None and config.marginal_weight > 0:
-                (config.marginal_weight * anchor.penalty(G, *public_inputs())).backward()
+            add_anchor_gradient(anchor, G, public_inputs, config)
             opt_g.step()
             if G_ema is not G:
                 with torch.no_grad():

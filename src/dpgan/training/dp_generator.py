@@ -20,6 +20,7 @@ are never saved.
 from __future__ import annotations
 
 import copy
+import functools
 import hashlib
 import math
 
@@ -32,7 +33,7 @@ from dpgan.privacy.mlp_clipping import wgan_gp_clipped_sum
 from dpgan.training.config import TrainingConfig, build_generator
 from dpgan.training.dp_critic import FakeRows, ProgressFn, TrainingResult, make_optimizer
 from dpgan.training.generator_losses import GeneratorObjective
-from dpgan.training.marginals import MarginalAnchor
+from dpgan.training.marginals import MarginalAnchor, add_anchor_gradient, warm_start_generator
 from dpgan.transforms.encoder import OutputSpan
 
 
@@ -108,12 +109,8 @@ def train_dp_generator(
     G = build_generator(config, spans, condition.slice if condition else None)
     fakes = FakeRows(G, config, condition, generator)
     batch = config.batch_size
-
-    def public_inputs() -> tuple[torch.Tensor, torch.Tensor | None]:
-        return fakes.inputs(batch, fakes.codes(batch))
-
-    if anchor is not None and config.marginal_warmup_steps > 0:
-        anchor.warm_start(G, public_inputs, config.marginal_warmup_steps, config.generator_lr * 10)
+    public_inputs = functools.partial(fakes.public_inputs, batch)
+    warm_start_generator(anchor, G, public_inputs, config)
     G_ema = copy.deepcopy(G) if config.ema_decay > 0 else G
     critics = [TabularCritic(data.shape[1], config.critic_hidden) for _ in range(N_d)]
     critic_opts = [make_optimizer(config, D.parameters(), config.critic_lr) for D in critics]
@@ -149,8 +146,7 @@ def train_dp_generator(
         for p in G.parameters():
             if p.grad is not None:
                 p.grad /= batch
-        if anchor is not None and config.marginal_weight > 0:  # after the hook: DP marginals only
-            (config.marginal_weight * anchor.penalty(G, *public_inputs())).backward()
+        add_anchor_gradient(anchor, G, public_inputs, config)  # after the hook: DP marginals only
         opt_g.step()
         if G_ema is not G:
             with torch.no_grad():

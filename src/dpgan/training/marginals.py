@@ -28,6 +28,7 @@ import torch
 
 from dpgan.models.tabular import TabularGenerator
 from dpgan.privacy.mechanisms import noisy_counts
+from dpgan.training.config import TrainingConfig
 from dpgan.transforms.encoder import TANH, OutputSpan, position_bin_pairs
 
 MARGINALS_EVENT = "Gaussian noisy marginals of G's outputs"
@@ -35,6 +36,8 @@ MARGINALS_EVENT = "Gaussian noisy marginals of G's outputs"
 MIN_FREQUENCY = 1e-4
 # a bin's position moments are used only when its noisy count clears this many noise stds
 MIN_COUNT_SIGMAS = 3.0
+# the warm start fits only the one-way statistics, so it can take bigger steps than the GAN
+WARM_START_LR_FACTOR = 10.0
 
 InputsFn = Callable[[], tuple[torch.Tensor, torch.Tensor | None]]
 
@@ -194,3 +197,20 @@ class MarginalAnchor:
             opt.step()
             value = float(loss.detach())
         return value
+
+
+def warm_start_generator(
+    anchor: MarginalAnchor | None, G: TabularGenerator, draw_inputs: InputsFn, config: TrainingConfig
+) -> None:
+    """Before the private steps of either trainer: fit G to the anchor's statistics, if there is one."""
+    if anchor is not None and config.marginal_warmup_steps > 0:
+        anchor.warm_start(G, draw_inputs, config.marginal_warmup_steps, config.generator_lr * WARM_START_LR_FACTOR)
+
+
+def add_anchor_gradient(
+    anchor: MarginalAnchor | None, G: TabularGenerator, draw_inputs: InputsFn, config: TrainingConfig
+) -> None:
+    """In a generator step of either trainer, after its DP gradient is in place: add the penalty's
+    gradient (it reads only the released statistics, so it never goes through a clip-and-noise hook)."""
+    if anchor is not None and config.marginal_weight > 0:
+        (config.marginal_weight * anchor.penalty(G, *draw_inputs())).backward()
