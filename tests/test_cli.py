@@ -10,6 +10,7 @@ import sys
 import pytest
 
 from dpgan.cli import main
+from dpgan.preparation import REPAIR_EVENT
 
 
 def run(*args: str) -> subprocess.CompletedProcess:
@@ -143,7 +144,12 @@ def test_fit_sample_inspect_round_trip(tmp_path, adult_small, adult_schema):
     report = json.loads(out.stdout)
     assert {"epsilon", "delta", "events"} <= set(report)
     assert report["epsilon"] <= 2.0 and report["delta"] == 1e-5
-    assert [e["name"] for e in report["events"]] == ["row count", "DP-SGD on the label model", "DP-SGD on the critic"]
+    assert [e["name"] for e in report["events"]] == [
+        "row count",
+        REPAIR_EVENT,
+        "DP-SGD on the label model",
+        "DP-SGD on the critic",
+    ]
 
 
 def test_fit_with_unknown_column_leaves_no_model(tmp_path, adult_small, adult_schema):

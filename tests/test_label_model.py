@@ -14,7 +14,9 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from dpgan import InputError, ModelFileError, TabularSynthesizer
+from dpgan.preparation import REPAIR_EVENT
 from dpgan.privacy.accounting import epsilon_of
+from dpgan.serialization import HASH_KEY, content_hash
 from dpgan.training.aux_classifier import AuxClassifier
 from dpgan.training.label_model import LabelModel, label_span
 
@@ -45,16 +47,21 @@ def feature_slot(encoder, column: str, category: str) -> int:
 
 def test_label_model_is_trained_with_dp_on_its_share_and_recorded(fitted):
     events = fitted.privacy_report()["events"]
-    assert [e["name"] for e in events] == ["row count", "DP-SGD on the label model", "DP-SGD on the critic"]
+    assert [e["name"] for e in events] == [
+        "row count",
+        REPAIR_EVENT,
+        "DP-SGD on the label model",
+        "DP-SGD on the critic",
+    ]
     assert fitted.training["label_model"] == "income"
-    label = events[1]
+    label = events[2]
     cfg = fitted.config
     rows = fitted.training["estimated_rows"]
     batch = min(cfg.label_model_batch_size, rows)
     assert label["sampling_rate"] == pytest.approx(batch / rows)
     assert label["count"] == math.ceil(cfg.label_model_epochs * rows / batch)
     # σ is calibrated so that the ledger up to here spends (preprocessing + label) fraction of ε
-    spent = epsilon_of(fitted.ledger.entries[:2], fitted.delta, fitted.accountant)
+    spent = epsilon_of(fitted.ledger.entries[:3], fitted.delta, fitted.accountant)
     share = (0.01 + cfg.label_model_budget_fraction) * fitted.epsilon
     assert share * 0.97 <= spent <= share * (1 + 1e-6)
     assert fitted.privacy_report()["epsilon"] <= fitted.epsilon
@@ -68,7 +75,11 @@ def test_no_label_model_when_switched_off_or_without_a_target(adult_small, adult
     untargeted = TabularSynthesizer(epsilon=3.0, epochs=1, batch_size=64, accountant="rdp", seed=0)
     untargeted.fit(adult_small, schema=no_target)
     for synth in (off, untargeted):
-        assert [e["name"] for e in synth.privacy_report()["events"]] == ["row count", "DP-SGD on the critic"]
+        assert [e["name"] for e in synth.privacy_report()["events"]] == [
+            "row count",
+            REPAIR_EVENT,
+            "DP-SGD on the critic",
+        ]
         assert synth.label_model is None and synth.training["label_model"] is None
 
 
@@ -123,14 +134,25 @@ def test_save_load_keeps_the_label_model_and_refuses_half_of_it(fitted, tmp_path
     pd.testing.assert_frame_equal(fitted.sample(300, seed=4), loaded.sample(300, seed=4))
 
     save_file({k: v for k, v in weights.items() if k not in label_keys}, str(path / "generator.safetensors"))
+    with pytest.raises(ModelFileError, match="content hash"):  # any edit is caught first ...
+        TabularSynthesizer.load(path)
+    rehash(path)  # ... and a re-signed half model is still refused as inconsistent
     with pytest.raises(ModelFileError, match="inconsistent"):
         TabularSynthesizer.load(path)
     save_file(weights, str(path / "generator.safetensors"))
     meta = json.loads((path / "model.json").read_text())
     meta["label_model"] = None
     (path / "model.json").write_text(json.dumps(meta))
+    rehash(path)
     with pytest.raises(ModelFileError, match="inconsistent"):
         TabularSynthesizer.load(path)
+
+
+def rehash(path) -> None:
+    """What a deliberate editor could do: recompute model.json's content hash."""
+    meta = json.loads((path / "model.json").read_text())
+    meta[HASH_KEY] = content_hash(meta, (path / "generator.safetensors").read_bytes())
+    (path / "model.json").write_text(json.dumps(meta))
 
 
 def test_an_unconditional_model_samples_a_chosen_target_value(fitted):

@@ -8,8 +8,9 @@ import pytest
 import torch
 
 from dpgan import TabularSynthesizer
-from dpgan.cli import inspect_model, main
+from dpgan.cli import main
 from dpgan.errors import InputError
+from dpgan.inspection import inspect_model
 from dpgan.training import marginals
 from dpgan.training.config import TrainingConfig, build_generator
 from dpgan.training.marginals import (

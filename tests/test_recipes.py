@@ -13,10 +13,12 @@ import torch
 from torch.func import functional_call, grad
 
 from dpgan import Schema, TabularSynthesizer
-from dpgan.cli import inspect_model, main
+from dpgan.cli import main
 from dpgan.conditioning import PRIOR_FROM_DP_COUNTS, PRIOR_FROM_SCHEMA, Condition
 from dpgan.errors import InputError
+from dpgan.inspection import inspect_model
 from dpgan.models.tabular import TabularCritic
+from dpgan.preparation import REPAIR_EVENT
 from dpgan.privacy import dpsgd
 from dpgan.privacy.mlp_clipping import FEATURES_KEY, wgan_gp_clipped_sum
 from dpgan.recipes import RECIPES
@@ -81,7 +83,7 @@ def recipe_fits(adult_small, adult_schema):
 
 def expected_events(recipe: str) -> list[str]:
     r = RECIPES[recipe]
-    events = ["row count"]
+    events = ["row count", REPAIR_EVENT]
     if r.conditional:
         events.append(PRIOR_EVENT)  # the bundled schema has no public frequencies
     if r.conditional and r.overrides.get("classifier_loss_weight", 0.0) > 0:
@@ -95,10 +97,11 @@ def expected_events(recipe: str) -> list[str]:
 
 def test_expected_events_table_matches_the_recipes():
     """Guards the helper above: dp-gan/dp-wgan unconditional, the DTGANs have the classifier."""
-    assert expected_events("dp-gan") == ["row count", LABEL_EVENT, "DP-SGD on the critic"]
-    assert expected_events("dp-cgan") == ["row count", PRIOR_EVENT, LABEL_EVENT, "DP-SGD on the critic"]
+    assert expected_events("dp-gan") == ["row count", REPAIR_EVENT, LABEL_EVENT, "DP-SGD on the critic"]
+    assert expected_events("dp-cgan") == ["row count", REPAIR_EVENT, PRIOR_EVENT, LABEL_EVENT, "DP-SGD on the critic"]
     assert expected_events("dtgan-d") == [
         "row count",
+        REPAIR_EVENT,
         PRIOR_EVENT,
         CLASSIFIER_EVENT,
         LABEL_EVENT,
@@ -266,7 +269,7 @@ def test_public_frequencies_cost_nothing_and_become_the_prior(adult_small, adult
     )
     synth.fit(adult_small, schema=schema)
     names = [e.name for e in synth.ledger.entries]
-    assert names == ["row count", "DP-SGD on the critic"]
+    assert names == ["row count", REPAIR_EVENT, "DP-SGD on the critic"]
     assert synth.condition.prior_source == PRIOR_FROM_SCHEMA
     assert synth.training["condition_prior_source"] == PRIOR_FROM_SCHEMA
     torch.testing.assert_close(synth.condition.probabilities(), torch.tensor([0.75, 0.25], dtype=torch.float64))
@@ -283,6 +286,7 @@ def test_condition_on_another_column_with_an_unconditional_recipe(adult_small, a
     assert synth.condition is not None and synth.condition.column == "sex"
     assert [e.name for e in synth.ledger.entries] == [
         "row count",
+        REPAIR_EVENT,
         "condition frequencies (sex)",
         LABEL_EVENT,
         "DP-SGD on the critic",
@@ -788,7 +792,13 @@ def test_cli_fits_a_recipe_and_samples_a_condition(cli_model, tmp_path, capsys):
     assert main(["inspect", str(cli_model), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["recipe"] == "dp-cgan" and report["training"]["condition"] == "income"
-    assert [e["name"] for e in report["events"]] == ["row count", PRIOR_EVENT, LABEL_EVENT, "DP-SGD on the critic"]
+    assert [e["name"] for e in report["events"]] == [
+        "row count",
+        REPAIR_EVENT,
+        PRIOR_EVENT,
+        LABEL_EVENT,
+        "DP-SGD on the critic",
+    ]
     assert report["epsilon"] <= 3.0
 
 

@@ -63,17 +63,34 @@ def test_valid_frame_passes_and_is_reordered():
         (lambda f: f.assign(extra=1), "not in the schema"),
         (lambda f: f.drop(columns=["c"]), "missing from the table"),
         (lambda f: f.assign(n=[None, None]), "no values"),
-        (lambda f: f.assign(x=[np.nan, 1.0]), "missing values"),
-        (lambda f: f.assign(c=["a", "zzz"]), "category not in the schema"),
-        (lambda f: f.assign(x=["one", "two"]), "holds 'one'"),
+        (lambda f: f.assign(x=[np.nan, 1.0]), "column 'x' has missing values"),
+        (lambda f: f.assign(c=["a", "zzz"]), "column 'c' holds values that are not among its schema categories"),
+        (lambda f: f.assign(x=["one", "2"]), "column 'x' holds values that are not numbers"),
         (lambda f: f.assign(n=[1.5, 2.0]), "fractional"),
         (lambda f: f.assign(x=[np.inf, 1.0]), "infinite"),
-        (lambda f: f.assign(f=["yes", "no"]), "non-boolean"),
+        (lambda f: f.assign(f=["maybe", "no"]), "column 'f' holds values that are not among"),
     ],
 )
 def test_bad_input_is_refused_with_a_clear_message(mutate, message):
     with pytest.raises(InputError, match=message):
         small_schema().validate(mutate(good_frame()))
+
+
+@pytest.mark.parametrize(
+    "column, secret",
+    [("c", "Alice Smith, HIV+"), ("x", "Alice Smith, HIV+"), ("f", "Alice Smith, HIV+"), ("x", 123456789.0)],
+)
+def test_refusals_never_print_the_cell_or_a_count(column, secret):
+    """A refused table's message names the column and the problem, never the private value."""
+    frame = good_frame().astype(object)
+    frame.loc[1, column] = secret
+    if column == "x" and isinstance(secret, float):
+        frame.loc[1, "x"] = np.inf  # an infinity's row count must not be printed either
+    with pytest.raises(InputError) as error:
+        small_schema().validate(frame)
+    message = str(error.value)
+    assert "Alice" not in message and "HIV" not in message and "123456789" not in message
+    assert not any(ch.isdigit() for ch in message), message  # no exact counts
 
 
 @pytest.mark.parametrize(
@@ -137,8 +154,8 @@ def test_numeric_encoding_hints(kind, low, high, zero_share, smallest_positive, 
 
 
 def test_schema_read_off_the_data_gets_the_same_hints(adult):
-    from dpgan.schema import infer_schema_without_privacy
+    from dpgan.schema_inference import infer_schema_without_privacy
 
-    schema = infer_schema_without_privacy(adult[0])
+    schema, _ = infer_schema_without_privacy(adult[0])
     gain = schema["capital-gain"]
     assert gain.point_masses == (0,) and gain.scale == "log" and schema["education-num"].bins == 15

@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from dpgan import InputError, ModelFileError, TabularSynthesizer
+from dpgan.preparation import CLASS_EVENT, REPAIR_EVENT, SCHEMA_EVENT
 from dpgan.privacy.accounting import epsilon_of
 
 
@@ -18,7 +19,7 @@ def test_fit_spends_at_most_epsilon_and_records_every_read(fitted):
     assert report["epsilon"] <= 3.0
     assert report["epsilon"] > 2.5  # σ is calibrated to land on ε, not far below
     names = [e["name"] for e in report["events"]]
-    assert names == ["row count", "DP-SGD on the label model", "DP-SGD on the critic"]
+    assert names == ["row count", REPAIR_EVENT, "DP-SGD on the label model", "DP-SGD on the critic"]
     sgd = report["events"][-1]
     assert sgd["count"] == fitted.training["steps"] > 0
     assert sgd["sampling_rate"] == pytest.approx(64 / fitted.training["estimated_rows"])
@@ -26,10 +27,14 @@ def test_fit_spends_at_most_epsilon_and_records_every_read(fitted):
     assert report["guarantee_covers_schema"] is True
 
 
-def test_sample_has_same_columns_dtypes_and_domain(fitted, adult_small, adult_schema):
+def test_sample_has_same_columns_public_dtypes_and_domain(fitted, adult_small, adult_schema):
     synthetic = fitted.sample(300, seed=1)
     assert list(synthetic.columns) == list(adult_small.columns)
-    assert dict(synthetic.dtypes.astype(str)) == dict(adult_small.dtypes.astype(str))
+    # dtypes follow the public schema (integer → int64, continuous → float64), never the training frame's
+    expected = {
+        c.name: {"integer": "int64", "continuous": "float64"}.get(c.kind, "object") for c in adult_schema.columns
+    }
+    assert dict(synthetic.dtypes.astype(str)) == expected
     adult_schema.validate(synthetic)  # every value inside the public domain
     assert len(synthetic) == 300
 
@@ -150,7 +155,8 @@ def test_no_schema_learns_the_domain_with_dp_and_pays_for_it(adult_small):
     synth.fit(adult_small)
     report = synth.privacy_report()
     names = [e["name"] for e in report["events"]]
-    assert "bounds of age" in names and "categories of workclass" in names
+    assert names == ["row count", CLASS_EVENT, SCHEMA_EVENT, REPAIR_EVENT, "DP-SGD on the critic"]
+    assert report["events"][1]["count"] == report["events"][2]["count"] == adult_small.shape[1]  # per column
     assert report["epsilon"] <= 3.0
     # the thresholds' failure probability is charged to δ
     assert sum(e["extra_delta"] for e in report["events"]) > 0

@@ -1,76 +1,100 @@
-"""Command line: a thin layer over the library. Errors print one line on stderr, no traceback."""
+"""Command line: a thin layer over the library. Errors print one line on stderr, no traceback.
+
+Every argument is checked before PyTorch, pandas or the data are loaded, and a model's destination
+before any private row is read: a typo costs a second, not a wasted fit and its budget.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
+import os
 import sys
 import time
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
-from dpgan.errors import DPGanError, InputError
+from dpgan import __version__
+from dpgan.errors import DPGanError, DPGanWarning, InputError
 from dpgan.recipes import RECIPES
-from dpgan.schema import Schema
+from dpgan.serialization import check_model_destination
+from dpgan.table_io import check_readable, check_writable
+
+ACCOUNTANTS = ("pld", "rdp", "rdp-classic")
+MAX_SAMPLE_ROWS = 100_000_000
 
 
-def read_table(path: str | Path, schema: Schema | None = None) -> pd.DataFrame:
-    """CSV or Parquet; with a schema, categorical columns of string categories are read as text."""
-    path = Path(path)
-    if not path.is_file():
-        raise InputError(f"data file not found: {path}")
-    try:
-        if path.suffix.lower() == ".parquet":
-            frame = pd.read_parquet(path)
-        elif path.suffix.lower() in (".csv", ".gz", ".txt"):
-            frame = pd.read_csv(path, skipinitialspace=True)
-        else:
-            raise InputError(f"unsupported data format {path.suffix!r}: use .csv or .parquet")
-    except (ValueError, OSError, pd.errors.ParserError) as exc:
-        if isinstance(exc, InputError):
-            raise
-        raise InputError(f"cannot read {path}: {exc}") from None
-    if schema is not None:
-        for spec in schema.columns:
-            if spec.kind == "categorical" and spec.name in frame and all(isinstance(c, str) for c in spec.categories):
-                column = frame[spec.name]
-                frame[spec.name] = column.where(column.isna(), column.astype(str)).astype(object)
-    return frame
+# ---------------------------------------------------------------- argument checks (no heavy imports)
 
 
-def write_table(frame: pd.DataFrame, path: str | Path) -> Path:
-    path = Path(path)
-    if path.suffix.lower() not in (".csv", ".parquet"):
-        raise InputError(f"output must end in .csv or .parquet, not {path.name!r}")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if path.suffix.lower() == ".parquet":
-        frame.to_parquet(path, index=False)
-    else:
-        frame.to_csv(path, index=False)
-    return path
+def _positive(value: float | None, flag: str, *, integer: bool = False) -> None:
+    if value is None:
+        return
+    if not math.isfinite(value) or value <= 0 or (integer and int(value) != value):
+        kind = "a positive whole number" if integer else "a positive number"
+        raise InputError(f"{flag} must be {kind}, not {value:g}")
 
 
-class _ProgressBar:
-    """tqdm bar with steps and the ε spent so far."""
+def _check_budget(args: argparse.Namespace) -> None:
+    epsilon = getattr(args, "epsilon", None)
+    if epsilon is not None:
+        _positive(epsilon, "--epsilon")
+    delta = getattr(args, "delta", None)
+    if delta is not None and not 0.0 < delta < 1.0:
+        raise InputError(f"--delta must be in (0, 1), not {delta:g}")
+    _positive(getattr(args, "epochs", None), "--epochs")
+    _positive(getattr(args, "batch_size", None), "--batch-size", integer=True)
+    _positive(getattr(args, "noise_multiplier", None), "--noise-multiplier")
 
-    def __init__(self, enabled: bool = True) -> None:
-        self.enabled = enabled
-        self.bar: Any = None
 
-    def __call__(self, step: int, total: int, epsilon: float) -> None:
-        if not self.enabled:
-            return
-        if self.bar is None:
-            from tqdm import tqdm
+def _check_file(path: str, what: str) -> Path:
+    if not Path(path).is_file():
+        raise InputError(f"{what} not found: {path}")
+    return Path(path)
 
-            self.bar = tqdm(total=total, unit="step", desc="DP training", file=sys.stderr)
-        self.bar.update(step - self.bar.n)
-        self.bar.set_postfix_str(f"ε spent ≤ {epsilon:.3f}")
-        if step >= total:
-            self.bar.close()
+
+def _check_model_dir(path: str) -> Path:
+    if not Path(path).is_dir():
+        raise InputError(f"model directory not found: {path}")
+    return Path(path)
+
+
+def _categorical(items: list[str] | None) -> list[str]:
+    return [name.strip() for item in items or [] for name in item.split(",") if name.strip()]
+
+
+def _bounds(items: list[str] | None) -> dict[str, tuple[float, float]]:
+    """`--bounds age=0:120` → {"age": (0.0, 120.0)}."""
+    out: dict[str, tuple[float, float]] = {}
+    for item in items or []:
+        column, sep, span = item.partition("=")
+        low, colon, high = span.partition(":")
+        try:
+            pair = (float(low), float(high))
+        except ValueError:
+            pair = (math.nan, math.nan)
+        if not (sep and colon and column) or not (
+            math.isfinite(pair[0]) and math.isfinite(pair[1]) and pair[0] < pair[1]
+        ):
+            raise InputError(f"--bounds takes COLUMN=LOW:HIGH with LOW < HIGH, got {item!r}")
+        out[column] = pair
+    return out
+
+
+def parse_conditions(items: list[str] | None) -> dict[str, str] | None:
+    """`--condition income='>50K'` → {"income": ">50K"}; values stay strings (matched by text)."""
+    if not items:
+        return None
+    out = {}
+    for item in items:
+        column, sep, value = item.partition("=")
+        if not sep or not column:
+            raise InputError(f"--condition takes COLUMN=VALUE, got {item!r}")
+        out[column] = value
+    return out
 
 
 def _synth_kwargs(args: argparse.Namespace) -> dict[str, Any]:
@@ -94,82 +118,176 @@ def _synth_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     return kwargs
 
 
-def parse_conditions(items: list[str] | None) -> dict[str, str] | None:
-    """`--condition income='>50K'` → {"income": ">50K"}; values stay strings (matched by text)."""
-    if not items:
-        return None
-    out = {}
-    for item in items:
-        column, sep, value = item.partition("=")
-        if not sep or not column:
-            raise InputError(f"--condition takes COLUMN=VALUE, got {item!r}")
-        out[column] = value
-    return out
+# ---------------------------------------------------------------- output
+
+
+class _ProgressBar:
+    """tqdm bar with steps and the ε spent so far (by the accountant in use)."""
+
+    def __init__(self, enabled: bool = True, accountant: str = "pld") -> None:
+        self.enabled = enabled
+        self.accountant = accountant
+        self.bar: Any = None
+
+    def __call__(self, step: int, total: int, epsilon: float) -> None:
+        if not self.enabled:
+            return
+        if self.bar is None:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, unit="step", desc="DP training", file=sys.stderr)
+        self.bar.update(step - self.bar.n)
+        self.bar.set_postfix_str(f"ε spent {epsilon:.3f} ({self.accountant})")
+        if step >= total:
+            self.bar.close()
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:  # noqa: ANN001
+    """dpgan's own warnings as one line each on stderr; other libraries' warnings are not the user's concern."""
+    if issubclass(category, DPGanWarning):
+        print(f"dpgan: warning: {message}", file=sys.stderr)
+
+
+def _print_report_warning(report: dict[str, Any]) -> None:
+    if report.get("warning"):
+        print("WARNING: " + report["warning"])
+
+
+# ---------------------------------------------------------------- commands
 
 
 def cmd_fit(args: argparse.Namespace) -> int:
-    from dpgan.synthesizers import TabularSynthesizer
+    _check_budget(args)
+    data_path = check_readable(args.data)
+    schema_path = _check_file(args.schema, "schema file") if args.schema else None
+    out = check_model_destination(args.out, args.overwrite)  # before any private row is read
+    categorical, bounds = _categorical(args.categorical), _bounds(args.bounds)
+    if schema_path is not None and (categorical or bounds):
+        raise InputError("--categorical and --bounds describe a table without a schema: write them into the schema")
 
-    schema = Schema.from_json(args.schema) if args.schema else None
-    synth = TabularSynthesizer(**_synth_kwargs(args))  # checks ε, δ before reading data
-    data = read_table(args.data, schema)
-    synth.fit(data, schema=schema, progress=_ProgressBar(not args.quiet))
-    synth.save(args.out)
+    from dpgan.schema import Schema
+
+    schema = Schema.from_json(schema_path) if schema_path is not None else None  # before PyTorch loads
+
+    from dpgan.synthesizers import TabularSynthesizer
+    from dpgan.table_io import read_private_table
+
+    synth = TabularSynthesizer(**_synth_kwargs(args))  # checks the remaining settings before reading data
+    data = read_private_table(data_path)
+    synth.fit(
+        data,
+        schema=schema,
+        target=args.target,
+        categorical=categorical,
+        bounds=bounds,
+        strict=args.strict,
+        keep_identifiers=args.keep_identifier_columns,
+        progress=_ProgressBar(not args.quiet, args.accountant),
+    )
+    synth.save(out, overwrite=args.overwrite)
     report = synth.privacy_report()
-    print(f"saved model to {args.out}: ε={report['epsilon']:.4f}, δ={report['delta']:g} ({report['accountant']})")
-    if report.get("warning"):
-        print("WARNING: " + report["warning"])
+    print(f"saved model to {out}: ε={report['epsilon']:.4f}, δ={report['delta']:g} ({report['accountant']})")
+    _print_report_warning(report)
+    return 0
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    data_path = check_readable(args.data)
+    out = Path(args.out)
+    if out.suffix.lower() != ".json":
+        raise InputError(f"--out must end in .json, not {out.name!r}")
+    if out.exists() and not args.overwrite:
+        raise InputError(f"{out} exists; pass --overwrite to replace it")
+    if args.template:
+        if args.epsilon is not None:
+            raise InputError("--template reads no values and spends no budget: drop --epsilon")
+        from dpgan.schema_template import schema_template
+        from dpgan.table_io import read_header
+
+        names, declared = read_header(data_path)
+        out.write_text(json.dumps(schema_template(names, declared, target=args.target), indent=1) + "\n")
+        print(
+            f"wrote a schema template for {len(names)} columns to {out} (no values read): fill in its kinds and domains"
+        )
+        return 0
+    if args.epsilon is None:
+        raise InputError("give --epsilon to learn the schema with DP, or --template to write one to fill in by hand")
+    _check_budget(args)
+    categorical, bounds = _categorical(args.categorical), _bounds(args.bounds)
+
+    from dpgan.preparation import buy_schema
+    from dpgan.table_io import read_private_table
+
+    schema, notes = buy_schema(
+        read_private_table(data_path),
+        epsilon=args.epsilon,
+        delta=args.delta,
+        accountant=args.accountant,
+        target=args.target,
+        categorical=categorical,
+        bounds=bounds,
+        seed=args.seed,
+    )
+    for note in notes:
+        print(f"dpgan: note: {note}", file=sys.stderr)
+    schema.to_json(out)
+    print(
+        f"wrote a schema learned with DP (ε={args.epsilon:g}, δ={args.delta:g}) to {out}; a fit with it counts "
+        "this purchase in its own ledger. Inspect and edit it freely."
+    )
     return 0
 
 
 def cmd_sample(args: argparse.Namespace) -> int:
+    _check_model_dir(args.model)
+    out = check_writable(args.out)
+    _positive(args.n, "-n", integer=True)
+    if args.n > MAX_SAMPLE_ROWS:
+        raise InputError(f"-n {args.n} is too large; sample at most {MAX_SAMPLE_ROWS} rows per call")
+    conditions = parse_conditions(args.condition)
+
     from dpgan.synthesizers import TabularSynthesizer
+    from dpgan.table_io import write_table
 
     synth = TabularSynthesizer.load(args.model)
-    frame = synth.sample(args.n, seed=args.seed, conditions=parse_conditions(args.condition))
-    write_table(frame, args.out)
-    print(f"wrote {len(frame)} rows to {args.out}")
+    frame = synth.sample(args.n, seed=args.seed, conditions=conditions)
+    write_table(frame, out)
+    print(f"wrote {len(frame)} rows to {out}")
     return 0
 
 
-def inspect_model(model_dir: str | Path) -> dict[str, Any]:
-    from dpgan.synthesizers import TabularSynthesizer
-
-    synth = TabularSynthesizer.load(model_dir)
-    report = synth.privacy_report()
-    return report
-
-
 def cmd_inspect(args: argparse.Namespace) -> int:
+    _check_model_dir(args.model)
+    from dpgan.inspection import inspect_model
+
     report = inspect_model(args.model)
     if args.json:
         print(json.dumps(report, indent=1))
         return 0
     print(f"ε = {report['epsilon']:.4f} at δ = {report['delta']:g} ({report['accountant']} accountant)")
     print(f"  RDP: {report['epsilon_by_accountant']['rdp']:.4f}   PLD: {report['epsilon_by_accountant']['pld']:.4f}")
-    print(f"schema: {report['schema_source']}")
-    if report.get("warning"):
-        print("WARNING: " + report["warning"])
-    print("events:")
+    print("ledger (every read of the private table):")
     for e in report["events"]:
         print(
             f"  {e['name']}: σ={e['noise_multiplier']:.4g}, q={e['sampling_rate']:.4g}, "
             f"×{e['count']}, ε alone={e['epsilon_alone']:.4f}"
         )
+    _print_report_warning(report)
+    print(f"schema: {report['schema_source']}")
     return 0
 
 
 def cmd_privacy(args: argparse.Namespace) -> int:
-    from dpgan.privacy.accounting import LedgerEntry, calibrate_noise_multiplier, check_epsilon_delta, epsilon_of
-
     if not 0.0 < args.sample_rate <= 1.0:
         raise InputError("--sample-rate must be in (0, 1]")
     if args.steps <= 0:
         raise InputError("--steps must be positive")
     if (args.noise_multiplier is None) == (args.epsilon is None):
         raise InputError("give exactly one of --noise-multiplier (to get ε) or --epsilon (to get σ)")
+    _check_budget(args)
+    from dpgan.privacy.accounting import LedgerEntry, calibrate_noise_multiplier, epsilon_of
+
     if args.noise_multiplier is not None:
-        check_epsilon_delta(1.0, args.delta)
         entry = LedgerEntry("dp-sgd", args.noise_multiplier, sampling_rate=args.sample_rate, count=args.steps)
         result: dict[str, Any] = {
             "rdp": epsilon_of([entry], args.delta, "rdp"),
@@ -195,9 +313,12 @@ def cmd_privacy(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
+    _check_budget(args)
     from dpgan import datasets
     from dpgan.evaluation.utility import balanced_rf_accuracy, tstr_accuracy
+    from dpgan.schema import Schema
     from dpgan.synthesizers import TabularSynthesizer
+    from dpgan.table_io import write_table
 
     out = Path(args.out_dir)
     train, test = datasets.load_adult()
@@ -205,11 +326,11 @@ def cmd_demo(args: argparse.Namespace) -> int:
     print(f"UCI Adult: {len(train)} training rows, {len(test)} test rows; ε={args.epsilon}, δ={args.delta:g}")
     started = time.time()
     synth = TabularSynthesizer(**_synth_kwargs(args))
-    synth.fit(train, schema=schema, progress=_ProgressBar(not args.quiet))
+    synth.fit(train, schema=schema, progress=_ProgressBar(not args.quiet, args.accountant))
     fit_seconds = time.time() - started
     synthetic = synth.sample(len(train), seed=args.seed)
     write_table(synthetic, out / "adult-synthetic.csv")
-    synth.save(out / "model")
+    synth.save(out / "model", overwrite=True)
     report = synth.privacy_report()
     print(f"fit in {fit_seconds:.0f} s; wrote {len(synthetic)} synthetic rows to {out / 'adult-synthetic.csv'}")
     print(
@@ -259,12 +380,19 @@ class _StageProgress:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
+    for path in (args.real, args.synthetic, args.test):
+        check_readable(path)
+    schema_path = _check_file(args.schema, "schema file") if args.schema else None
+    if args.model is not None:
+        _check_model_dir(args.model)
+    if args.jobs < 1:
+        raise InputError(f"--jobs must be a positive number of cores, not {args.jobs}")
     from dpgan.evaluation.evaluate import evaluate, save_metrics
     from dpgan.evaluation.report import write_report
+    from dpgan.schema import Schema
+    from dpgan.table_io import read_table
 
-    schema = Schema.from_json(args.schema) if args.schema else None
-    if args.model is not None and not Path(args.model).is_dir():
-        raise InputError(f"model directory not found: {args.model}")
+    schema = Schema.from_json(schema_path) if schema_path is not None else None
     real, synthetic, test = (read_table(p, schema) for p in (args.real, args.synthetic, args.test))
     progress = _StageProgress(not args.quiet)
     attack_config = None
@@ -299,81 +427,151 @@ def _short(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.4f}"
 
 
+# ---------------------------------------------------------------- the parser
+
+
+class _HelpFormatter(argparse.HelpFormatter):
+    """Shows "(default: X)" after an option's help when it has a meaningful default."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        default = action.default
+        if "%(default)" not in text and default not in (None, False, argparse.SUPPRESS) and action.option_strings:
+            text += " (default: %(default)s)"
+        return text
+
+
+def _budget_options(p: argparse.ArgumentParser, epsilon_default: float | None) -> None:
+    p.add_argument(
+        "--epsilon",
+        type=float,
+        default=epsilon_default,
+        required=epsilon_default is None,
+        help="the privacy budget ε: what the whole fit may spend, every private read included",
+    )
+    p.add_argument("--delta", type=float, default=1e-5, help="δ of the (ε, δ) guarantee; keep it below 1/rows")
+    p.add_argument(
+        "--epochs", type=float, help="passes over the data; σ is calibrated to land on ε (default: the recipe's)"
+    )
+    p.add_argument("--batch-size", type=int, help="expected Poisson batch size L, q = L/N (default: the recipe's)")
+    p.add_argument("--noise-multiplier", type=float, help="fix σ instead and train until ε is spent")
+    p.add_argument("--accountant", default="pld", choices=ACCOUNTANTS, help="how ε is computed from the ledger")
+    p.add_argument("--seed", type=int, help="reproducible runs, for experiments only (not for a release)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--recipe", choices=list(RECIPES), help="training recipe (default: dp-gan; see README 'Recipes')")
+    p.add_argument("--condition-column", help="categorical column to condition on (conditional recipes: the target)")
+    p.add_argument(
+        "--no-label-model",
+        action="store_true",
+        help="keep the generator's own target column (no DP classifier redraws it)",
+    )
+    p.add_argument(
+        "--marginal-anchor",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="spend 5%% of ε on DP one-way statistics that warm-start and anchor G "
+        "(default: on for dtgan-g only; --no-marginal-anchor runs dtgan-g as in the paper)",
+    )
+
+
+def _hint_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--target", help="the column to predict: the label model and conditional recipes use it")
+    p.add_argument(
+        "--categorical",
+        action="append",
+        metavar="COLUMN[,COLUMN...]",
+        help="columns whose values are categories even if they look like numbers (public hint, free)",
+    )
+    p.add_argument(
+        "--bounds",
+        action="append",
+        metavar="COLUMN=LOW:HIGH",
+        help="public bounds of a numeric column (free; values outside are clamped)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="dpgan", description="Differentially private synthetic data with GANs.")
+    parser = argparse.ArgumentParser(
+        prog="dpgan", description="Differentially private synthetic data with GANs.", formatter_class=_HelpFormatter
+    )
+    parser.add_argument("--version", action="version", version=f"dpgan {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    def budget(p: argparse.ArgumentParser, epsilon_default: float | None) -> None:
-        p.add_argument("--epsilon", type=float, default=epsilon_default, required=epsilon_default is None)
-        p.add_argument("--delta", type=float, default=1e-5)
-        p.add_argument("--epochs", type=float)
-        p.add_argument("--batch-size", type=int)
-        p.add_argument("--noise-multiplier", type=float, help="fix σ and train until ε is spent")
-        p.add_argument("--accountant", default="pld", choices=["pld", "rdp", "rdp-classic"])
-        p.add_argument("--seed", type=int, help="reproducible runs, for experiments only")
-        p.add_argument("--quiet", action="store_true", help="no progress bar")
-        p.add_argument("--recipe", choices=list(RECIPES), help="training recipe (default dp-gan)")
-        p.add_argument(
-            "--condition-column", help="categorical column to condition on (conditional recipes: the target)"
-        )
-        p.add_argument(
-            "--no-label-model",
-            action="store_true",
-            help="keep the generator's own target column (no DP classifier redraws it)",
-        )
-        p.add_argument(
-            "--marginal-anchor",
-            action=argparse.BooleanOptionalAction,
-            default=None,
-            help="spend 5%% of ε on DP one-way statistics that warm-start and anchor G "
-            "(default: on for dtgan-g only; --no-marginal-anchor runs dtgan-g as in the paper)",
-        )
+    def command(name: str, help_text: str) -> argparse.ArgumentParser:
+        return sub.add_parser(name, help=help_text, description=help_text, formatter_class=_HelpFormatter)
 
-    demo = sub.add_parser("demo", help="fit on bundled UCI Adult at ε=3 and check utility")
-    budget(demo, 3.0)
-    demo.add_argument("--out-dir", default="dpgan-demo")
+    demo = command("demo", "fit on the bundled UCI Adult at ε=3 and check utility (about 6 minutes on 2 cores)")
+    _budget_options(demo, 3.0)
+    demo.add_argument("--out-dir", default="dpgan-demo", help="where the synthetic CSV and the model go")
     demo.set_defaults(func=cmd_demo)
 
-    fit = sub.add_parser("fit", help="fit a DP synthesizer on a CSV or Parquet table")
-    fit.add_argument("data")
-    budget(fit, None)
-    fit.add_argument("--schema", help="public schema JSON (costs no budget)")
+    fit = command("fit", "fit a DP synthesizer on a CSV or Parquet table and save the model")
+    fit.add_argument("data", help="the private table (.csv or .parquet)")
+    _budget_options(fit, None)
+    fit.add_argument("--schema", help="public schema JSON (costs no budget); without it the domain is bought with DP")
+    _hint_options(fit)
+    fit.add_argument(
+        "--strict",
+        action="store_true",
+        help="refuse cells outside the schema instead of mapping them in (messages never show the values)",
+    )
     fit.add_argument(
         "--schema-from-data-without-dp",
         action="store_true",
         help="read bounds and categories off the data WITHOUT privacy (the guarantee then excludes the schema)",
     )
-    fit.add_argument("--out", required=True, help="model directory")
+    fit.add_argument(
+        "--keep-identifier-columns",
+        action="store_true",
+        help="with --schema-from-data-without-dp: keep text columns that are nearly unique per row",
+    )
+    fit.add_argument("--out", required=True, help="model directory (new or empty)")
+    fit.add_argument("--overwrite", action="store_true", help="replace an existing model in --out")
     fit.set_defaults(func=cmd_fit)
 
-    sample = sub.add_parser("sample", help="sample rows from a saved model")
-    sample.add_argument("model")
-    sample.add_argument("-n", type=int, required=True)
-    sample.add_argument("--out", required=True)
-    sample.add_argument("--seed", type=int)
+    schema = command("schema", "learn a schema with DP (or write a template) to inspect, edit and reuse with --schema")
+    schema.add_argument("data", help="the private table (.csv or .parquet)")
+    schema.add_argument("--epsilon", type=float, help="budget for the schema; a fit with it counts this too")
+    schema.add_argument("--delta", type=float, default=1e-5, help="δ for the schema's release")
+    schema.add_argument("--accountant", default="pld", choices=ACCOUNTANTS, help="how ε is computed")
+    schema.add_argument("--seed", type=int, help="reproducible noise, for experiments only")
+    schema.add_argument(
+        "--template", action="store_true", help="read only the header (names, declared types): no values, no budget"
+    )
+    _hint_options(schema)
+    schema.add_argument("--out", required=True, help="schema JSON to write")
+    schema.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
+    schema.set_defaults(func=cmd_schema)
+
+    sample = command("sample", "sample rows from a saved model (post-processing: no privacy cost)")
+    sample.add_argument("model", help="model directory written by fit")
+    sample.add_argument("-n", type=int, required=True, help="number of rows")
+    sample.add_argument("--out", required=True, help="output table (.csv or .parquet)")
+    sample.add_argument("--seed", type=int, help="reproducible sampling")
     sample.add_argument(
         "--condition",
         action="append",
         metavar="COLUMN=VALUE",
-        help="generate rows with this value (conditional models)",
+        help="generate rows with this value (a conditional model's column, or the label model's target)",
     )
     sample.set_defaults(func=cmd_sample)
 
-    inspect = sub.add_parser("inspect", help="print a saved model's privacy ledger")
-    inspect.add_argument("model")
-    inspect.add_argument("--json", action="store_true")
+    inspect = command("inspect", "print a saved model's privacy ledger and ε")
+    inspect.add_argument("model", help="model directory written by fit")
+    inspect.add_argument("--json", action="store_true", help="the full report as JSON")
     inspect.set_defaults(func=cmd_inspect)
 
-    privacy = sub.add_parser("privacy", help="ε of Poisson-subsampled Gaussian DP-SGD, or σ for a target ε")
-    privacy.add_argument("--sample-rate", type=float, required=True)
-    privacy.add_argument("--steps", type=int, required=True)
-    privacy.add_argument("--delta", type=float, required=True)
-    privacy.add_argument("--noise-multiplier", type=float)
-    privacy.add_argument("--epsilon", type=float)
-    privacy.add_argument("--accountant", default="pld", choices=["pld", "rdp", "rdp-classic"])
-    privacy.add_argument("--json", action="store_true")
+    privacy = command("privacy", "ε of Poisson-subsampled Gaussian DP-SGD, or σ for a target ε")
+    privacy.add_argument("--sample-rate", type=float, required=True, help="Poisson sampling rate q")
+    privacy.add_argument("--steps", type=int, required=True, help="number of noisy steps T")
+    privacy.add_argument("--delta", type=float, required=True, help="δ")
+    privacy.add_argument("--noise-multiplier", type=float, help="σ (noise std / clipping norm): prints ε")
+    privacy.add_argument("--epsilon", type=float, help="target ε: prints the σ that reaches it")
+    privacy.add_argument("--accountant", default="pld", choices=ACCOUNTANTS, help="how ε is computed")
+    privacy.add_argument("--json", action="store_true", help="print JSON")
     privacy.set_defaults(func=cmd_privacy)
-    evaluate = sub.add_parser("evaluate", help="utility, fidelity, privacy ledger (and attacks) of a synthetic table")
+
+    evaluate = command("evaluate", "utility, fidelity, privacy ledger (and attacks) of a synthetic table")
     evaluate.add_argument("--real", required=True, help="the real training table the model was fitted on")
     evaluate.add_argument("--synthetic", required=True, help="the synthetic table to evaluate")
     evaluate.add_argument("--test", required=True, help="real rows the model never saw")
@@ -385,7 +583,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--attack-test-runs", type=int, help="fresh test fits per target in the membership attack")
     evaluate.add_argument("--attack-epochs", type=float, help="epochs of the attacks' retrained models (cost knob)")
     evaluate.add_argument("--seed", type=int, default=0, help="seed of the evaluation models")
-    evaluate.add_argument("--jobs", type=int, default=1, help="CPU cores for the evaluation models (default 1)")
+    evaluate.add_argument("--jobs", type=int, default=1, help="CPU cores for the evaluation models")
     evaluate.add_argument("--quiet", action="store_true", help="no progress bars")
     evaluate.add_argument("--out", required=True, help="report directory: metrics.json and report.html")
     evaluate.set_defaults(func=cmd_evaluate)
@@ -396,15 +594,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return int(args.func(args))
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            warnings.simplefilter("default", DPGanWarning)
+            return int(args.func(args))
     except DPGanError as exc:
         print(f"dpgan: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("dpgan: interrupted", file=sys.stderr)
         return 130
-    except Exception as exc:  # last resort: one line, no traceback
-        print(f"dpgan: error: {type(exc).__name__}: {exc}", file=sys.stderr)
+    except Exception as exc:  # last resort: one line, no traceback, no exception text (it may quote data)
+        if os.environ.get("DPGAN_DEBUG"):
+            raise
+        print(f"dpgan: error: unexpected {type(exc).__name__} (DPGAN_DEBUG=1 shows where)", file=sys.stderr)
         return 1
 
 

@@ -17,6 +17,7 @@ import torch
 
 from dpgan.errors import InputError
 from dpgan.privacy.accounting import LedgerEntry
+from dpgan.privacy.mechanisms import noisy_counts
 from dpgan.schema import Schema, category_index
 from dpgan.transforms.encoder import TableEncoder
 
@@ -122,8 +123,7 @@ def build_condition(
         slot = index.get(value, other)
         if slot is not None:
             counts[slot] += count
-    noisy = counts + rng.normal(0.0, noise_multiplier, size=counts.shape)
-    probs = np.clip(noisy, 0.0, None)
+    probs = np.clip(noisy_counts(counts, noise_multiplier, rng), 0.0, None)
     probs = probs / probs.sum() if probs.sum() > 0 else np.full(len(probs), 1.0 / len(probs))
     probs = np.maximum(probs, MIN_PROBABILITY)
     probs = probs / probs.sum()

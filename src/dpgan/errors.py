@@ -17,3 +17,7 @@ class ModelFileError(DPGanError):
 
 class BudgetError(DPGanError):
     """The privacy budget cannot pay for what was asked (e.g. preprocessing alone exceeds ε)."""
+
+
+class DPGanWarning(UserWarning):
+    """Something the user should hear about a fit (a small table, repaired cells); never a private value."""

@@ -20,6 +20,7 @@ from dpgan.errors import InputError
 KINDS = ("continuous", "integer", "categorical", "boolean")
 SCALES = ("linear", "log")  # "log": log1p(x - min), for long-tailed amounts
 MAX_BINS = 256
+SCHEMA_TOP_KEYS = frozenset(("name", "columns", "target", "source", "ledger"))
 SCHEMA_KEYS = frozenset(
     ("name", "kind", "min", "max", "categories", "nullable", "other_category", "frequencies")
     + ("point_masses", "scale", "bins")
@@ -171,6 +172,9 @@ class Schema:
     columns: tuple[ColumnSpec, ...]
     target: str | None = None
     source: str = "user"
+    # the DP events that bought this schema (`dpgan schema`), as ledger-entry dicts: a fit that
+    # uses it starts its ledger with them, so the model's ε covers the schema too
+    ledger: tuple[dict[str, Any], ...] = ()
 
     def __post_init__(self) -> None:
         if not self.columns:
@@ -195,14 +199,24 @@ class Schema:
         out: dict[str, Any] = {"columns": [c.to_dict() for c in self.columns], "source": self.source}
         if self.target is not None:
             out["target"] = self.target
+        if self.ledger:
+            out["ledger"] = [dict(e) for e in self.ledger]
         return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Schema":
         if not isinstance(data, dict) or not isinstance(data.get("columns"), list):
             raise InputError("a schema must be a JSON object with a 'columns' list")
+        unknown = set(data) - SCHEMA_TOP_KEYS
+        if unknown:
+            raise InputError(f"unknown schema keys {sorted(unknown)}")
         columns = tuple(ColumnSpec.from_dict(c) for c in data["columns"])
-        return cls(columns=columns, target=data.get("target"), source=str(data.get("source", "user")))
+        ledger = data.get("ledger", [])
+        if not isinstance(ledger, list) or not all(isinstance(e, dict) for e in ledger):
+            raise InputError("a schema's 'ledger' must be a list of ledger events")
+        return cls(
+            columns=columns, target=data.get("target"), source=str(data.get("source", "user")), ledger=tuple(ledger)
+        )
 
     def to_json(self, path: str | Path) -> None:
         Path(path).write_text(json.dumps(self.to_dict(), indent=1))
@@ -218,59 +232,15 @@ class Schema:
         return cls.from_dict(data)
 
     def validate(self, frame: pd.DataFrame) -> pd.DataFrame:
-        """Check a private table against the schema; return it with columns in schema order.
+        """Refuse a table that does not fit the schema (dpgan.conform's strict mode; its messages
+        name the column and the problem, never a value or a count); return it in schema order.
 
-        Values outside numeric bounds are clamped later by the encoder (never dropped: dropping
-        would make the kept rows depend on the data); everything else that does not fit is an
-        error, raised before any privacy budget is spent.
+        Training does not call this: it maps such cells into the schema and counts them with DP.
         """
-        if not isinstance(frame, pd.DataFrame):
-            raise InputError("data must be a pandas DataFrame")
-        if len(frame) == 0:
-            raise InputError("the table is empty: nothing to learn from")
-        if len(set(map(str, frame.columns))) != frame.shape[1]:
-            raise InputError("the table has duplicate column names")
-        unknown = [str(c) for c in frame.columns if c not in self.names]
-        if unknown:
-            raise InputError(f"columns not in the schema: {', '.join(unknown)}")
-        missing = [n for n in self.names if n not in frame.columns]
-        if missing:
-            raise InputError(f"schema columns missing from the table: {', '.join(missing)}")
-        for spec in self.columns:
-            _validate_column(spec, frame[spec.name])
+        from dpgan.conform import conform  # conform builds on this module
+
+        conform(frame, self, strict=True)
         return frame[self.names]
-
-
-def _validate_column(spec: ColumnSpec, series: pd.Series) -> None:
-    nulls = series.isna()
-    if bool(nulls.all()):
-        raise InputError(f"column {spec.name!r} has no values (all missing)")
-    if bool(nulls.any()) and not spec.nullable:
-        raise InputError(
-            f"column {spec.name!r} has {int(nulls.sum())} missing values but the schema says it is complete "
-            '(mark it "nullable": true)'
-        )
-    values = series[~nulls]
-    if spec.is_numeric:
-        if not (pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values)):
-            numeric = pd.to_numeric(values, errors="coerce")
-            if bool(numeric.isna().any()):
-                bad = values[numeric.isna()].iloc[0]
-                raise InputError(f"column {spec.name!r} is {spec.kind} but holds {bad!r}")
-            values = numeric
-        arr = values.to_numpy(dtype=np.float64)
-        if not np.isfinite(arr).all():
-            raise InputError(f"column {spec.name!r} holds infinite values")
-        if spec.kind == "integer" and not np.all(arr == np.round(arr)):
-            raise InputError(f"column {spec.name!r} is integer but holds fractional values")
-    elif spec.kind == "boolean":
-        if not set(pd.unique(values)).issubset({True, False}):
-            raise InputError(f"column {spec.name!r} is boolean but holds non-boolean values")
-    elif spec.other_category is None:
-        allowed = set(spec.categories)
-        unseen = [v for v in pd.unique(values) if v not in allowed]
-        if unseen:
-            raise InputError(f"column {spec.name!r} holds a category not in the schema: {unseen[0]!r}")
 
 
 POINT_MASS_SHARE = 0.05  # a share of exact zeros above this makes 0 a point mass
@@ -289,39 +259,6 @@ def numeric_encoding(kind: str, low: float, high: float, zero_share: float, smal
     if low >= 0.0 and smallest_positive > 0 and math.log10(high / smallest_positive) >= LOG_SCALE_DECADES:
         hints["scale"] = "log"
     return hints
-
-
-def infer_schema_without_privacy(frame: pd.DataFrame, target: str | None = None) -> Schema:
-    """Read the domain off the data. NOT private: the result reveals extremes and rare categories.
-
-    Only behind the explicit `schema_from_data_without_dp` opt-out; every output then says so.
-    """
-    if not isinstance(frame, pd.DataFrame) or len(frame) == 0:
-        raise InputError("the table is empty: nothing to learn from")
-    columns = []
-    for name in frame.columns:
-        series = frame[name]
-        if bool(series.isna().all()):
-            raise InputError(f"column {name!r} has no values (all missing)")
-        kind = kind_from_dtype(series)
-        nullable = bool(series.isna().any())
-        values = series.dropna()
-        if kind in ("continuous", "integer"):
-            numbers = values.to_numpy(dtype=np.float64)
-            lo, hi = float(numbers.min()), float(numbers.max())
-            if lo == hi:
-                hi = lo + 1.0
-            positive = numbers[numbers > 0]
-            hints = numeric_encoding(
-                kind, lo, hi, float(np.mean(numbers == 0)), float(positive.min()) if len(positive) else 0.0
-            )
-            columns.append(ColumnSpec(str(name), kind, min=lo, max=hi, nullable=nullable, **hints))
-        elif kind == "boolean":
-            columns.append(ColumnSpec(str(name), kind, nullable=nullable))
-        else:
-            cats = tuple(sorted(pd.unique(values), key=str))
-            columns.append(ColumnSpec(str(name), kind, categories=cats, nullable=nullable))
-    return Schema(tuple(columns), target=target, source="data (not private)")
 
 
 def kind_from_dtype(series: pd.Series) -> str:

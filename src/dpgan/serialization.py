@@ -4,39 +4,66 @@ No pickle anywhere, so loading a model file cannot run code. The directory is wr
 temporary name and renamed at the end, so a failure never leaves a directory that looks complete.
 Only released networks are saved (the generator and, if fitted, the DP-trained label model):
 never the critic, the data, or any RNG state.
+
+model.json carries a SHA-256 of its own content (canonical JSON without the hash) and of the
+weights file; `read_model_dir` refuses a directory whose content no longer matches. It catches
+edits and corruption (an edited noise multiplier would change the printed ε silently); it is
+not a signature: someone who edits on purpose can recompute it.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any
-
-import torch
-from safetensors.torch import load_file, save_file
+from typing import TYPE_CHECKING, Any
 
 from dpgan.errors import ModelFileError
 
+if TYPE_CHECKING:
+    import torch
+
 FORMAT = "dpgan-model"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: content hash (1 had none; its dtgan-g ε used a bound since withdrawn)
+HASH_KEY = "content_sha256"
 WEIGHTS = "generator.safetensors"
 METADATA = "model.json"
 
 
-def write_model_dir(path: str | Path, tensors: dict[str, torch.Tensor], metadata: dict[str, Any]) -> Path:
-    """Write atomically: build in a sibling temp dir, then rename into place."""
+def check_model_destination(path: str | Path, overwrite: bool = False) -> Path:
+    """Where a model may be written: a new or empty directory, or (with `overwrite`) an existing
+    dpgan model. Callers check this before reading any data, so a refused destination never
+    wastes a fit and its budget."""
     target = Path(path)
-    if target.exists() and not (target / METADATA).exists() and any(target.iterdir()):
-        raise ModelFileError(f"{target} exists and is not a dpgan model directory; refusing to overwrite it")
+    if target.exists() and not target.is_dir():
+        raise ModelFileError(f"{target} exists and is a file, not a model directory")
+    if target.is_dir() and any(target.iterdir()):
+        if not (target / METADATA).exists():
+            raise ModelFileError(f"{target} exists and is not a dpgan model directory; refusing to overwrite it")
+        if not overwrite:
+            raise ModelFileError(f"{target} already holds a model; pass overwrite=True (--overwrite) to replace it")
+    return target
+
+
+def write_model_dir(
+    path: str | Path, tensors: dict[str, torch.Tensor], metadata: dict[str, Any], *, overwrite: bool = False
+) -> Path:
+    """Write atomically: build in a sibling temp dir, then rename into place."""
+    from safetensors.torch import save_file  # torch loads only when a model is written or read
+
+    target = check_model_destination(path, overwrite)
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     try:
         save_file({k: v.detach().contiguous().cpu() for k, v in tensors.items()}, str(staging / WEIGHTS))
-        document = {"format": FORMAT, "format_version": FORMAT_VERSION, **metadata}
-        (staging / METADATA).write_text(json.dumps(document, indent=1, default=_json_default))
+        document = json.loads(
+            json.dumps({"format": FORMAT, "format_version": FORMAT_VERSION, **metadata}, default=_json_default)
+        )
+        document[HASH_KEY] = content_hash(document, (staging / WEIGHTS).read_bytes())
+        (staging / METADATA).write_text(json.dumps(document, indent=1))
         if target.exists():
             shutil.rmtree(target)
         os.replace(staging, target)
@@ -48,6 +75,8 @@ def write_model_dir(path: str | Path, tensors: dict[str, torch.Tensor], metadata
 
 def read_model_dir(path: str | Path) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
     """Read a directory written by `write_model_dir`; anything else is refused."""
+    from safetensors.torch import load_file
+
     directory = Path(path)
     if not directory.is_dir():
         raise ModelFileError(f"model directory not found: {directory}")
@@ -62,13 +91,27 @@ def read_model_dir(path: str | Path) -> tuple[dict[str, torch.Tensor], dict[str,
         raise ModelFileError(f"{directory} was not written by dpgan")
     if metadata.get("format_version") != FORMAT_VERSION:
         raise ModelFileError(
-            f"{directory} has model format {metadata.get('format_version')}, expected {FORMAT_VERSION}"
+            f"{directory} has model format {metadata.get('format_version')}, expected {FORMAT_VERSION}: "
+            "it was written by another dpgan version; fit it again"
+        )
+    if metadata.get(HASH_KEY) != content_hash(metadata, weights_path.read_bytes()):
+        raise ModelFileError(
+            f"{directory} was changed after dpgan wrote it (its content hash does not match): "
+            "refusing it, since its ledger and weights may not be what was trained"
         )
     try:
         tensors = load_file(str(weights_path))
     except Exception as exc:  # safetensors raises several types for a damaged file
-        raise ModelFileError(f"{weights_path} is corrupt: {exc}") from None
+        raise ModelFileError(f"{weights_path} is corrupt: {type(exc).__name__}") from None
     return tensors, metadata
+
+
+def content_hash(metadata: dict[str, Any], weights: bytes) -> str:
+    """SHA-256 of the canonical JSON of `metadata` (without its own hash) and of the weights file."""
+    body = {k: v for k, v in metadata.items() if k != HASH_KEY}
+    digest = hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode())
+    digest.update(hashlib.sha256(weights).digest())
+    return digest.hexdigest()
 
 
 def _json_default(value: Any) -> Any:

@@ -10,8 +10,9 @@ from __future__ import annotations
 import math
 import secrets
 import warnings
-from collections.abc import Callable
-from dataclasses import replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from dataclasses import replace as dataclass_replace
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,9 @@ import torch
 
 from dpgan import __version__
 from dpgan.conditioning import Condition, build_condition, check_condition_column, condition_codes
-from dpgan.errors import BudgetError, InputError, ModelFileError
+from dpgan.conform import check_structure
+from dpgan.errors import BudgetError, DPGanWarning, InputError, ModelFileError
+from dpgan.preparation import prepare_table, purchased_schema_entries
 from dpgan.privacy.accounting import (
     DEFAULT_ACCOUNTANT,
     ONE_OF_SHARDS,
@@ -34,9 +37,9 @@ from dpgan.privacy.accounting import (
     epsilon_of,
     max_steps,
 )
-from dpgan.privacy.preprocessing import infer_schema_private, plan_preprocessing, private_row_count
 from dpgan.recipes import Recipe, get_recipe
-from dpgan.schema import Schema, infer_schema_without_privacy, kind_from_dtype
+from dpgan.schema import Schema
+from dpgan.schema_inference import SOURCE_NOT_PRIVATE, PublicHints
 from dpgan.serialization import read_model_dir, write_model_dir
 from dpgan.training.aux_classifier import AuxClassifier, drop_span, train_dp_classifier
 from dpgan.training.config import TrainingConfig, build_generator
@@ -45,7 +48,7 @@ from dpgan.training.dp_generator import train_dp_generator
 from dpgan.training.generator_losses import GeneratorObjective
 from dpgan.training.label_model import LabelModel, label_span, label_target, split_tensors
 from dpgan.training.marginals import MARGINALS_EVENT, MarginalAnchor
-from dpgan.transforms.encoder import TableEncoder
+from dpgan.transforms.encoder import TableEncoder, public_dtypes
 
 MAX_SAMPLE_ROWS = 100_000_000
 SAMPLE_CHUNK = 20_000
@@ -56,6 +59,35 @@ UNSAFE_SCHEMA_NOTE = (
     "the guarantee below covers training only, not the schema."
 )
 ProgressFn = Callable[[int, int, float], None]
+# share of ε for the reads before training when the domain is bought with DP (row count, one
+# histogram per column, the repair count); with a schema only the row count and repairs: 1 %
+NO_SCHEMA_PREPROCESSING_FRACTION = 0.1
+
+
+@dataclass(frozen=True)
+class _FitOptions:
+    """How `fit` treats the table: public hints, strictness, identifiers (non-private path)."""
+
+    hints: PublicHints
+    strict: bool
+    keep_identifiers: bool
+
+
+def _hints(
+    target: str | None, categorical: Sequence[str], bounds: Mapping[str, tuple[float, float]] | None
+) -> PublicHints:
+    if target is not None and not isinstance(target, str):
+        raise InputError("target must be a column name")
+    if isinstance(categorical, str) or not all(isinstance(c, str) for c in categorical):
+        raise InputError("categorical must be a list of column names")
+    parsed: dict[str, tuple[float, float]] = {}
+    for name, pair in dict(bounds or {}).items():
+        try:
+            low, high = (float(v) for v in pair)
+        except (TypeError, ValueError):
+            raise InputError(f"bounds of {name!r} must be a (low, high) pair of numbers") from None
+        parsed[str(name)] = (low, high)
+    return PublicHints(target, tuple(categorical), parsed)
 
 
 def _positive_int(value: Any, what: str) -> int:
@@ -142,63 +174,88 @@ class TabularSynthesizer:
         data: pd.DataFrame,
         schema: Schema | str | Path | dict | None = None,
         *,
+        target: str | None = None,
+        categorical: Sequence[str] = (),
+        bounds: Mapping[str, tuple[float, float]] | None = None,
+        strict: bool = False,
+        keep_identifiers: bool = False,
         progress: ProgressFn | None = None,
     ) -> "TabularSynthesizer":
-        """Train on `data`; every read of it is charged to the ledger, which never exceeds ε."""
+        """Train on `data`; every read of it is charged to the ledger, which never exceeds ε.
+
+        Without a schema the domain is bought with DP (dpgan.schema_inference); public hints make
+        parts of it free: `target` (the column a label model and conditional recipes use),
+        `categorical` (columns whose every value is a category) and numeric `bounds`
+        ({column: (low, high)}). With a schema, `target` may name or replace its target.
+        Cells that do not fit the schema are mapped into it and counted with DP (dpgan.conform);
+        `strict=True` refuses them instead. `keep_identifiers` keeps nearly-unique text columns
+        on the non-private `schema_from_data_without_dp` path (they are dropped by default).
+        """
         if not isinstance(data, pd.DataFrame):
             raise InputError("data must be a pandas DataFrame")
         if len(data) == 0 or data.shape[1] == 0:
             raise InputError("the table is empty: nothing to learn from")
         schema = _coerce_schema(schema)
+        hints = _hints(target, categorical, bounds)
         if schema is not None:
-            data = schema.validate(data)
+            if hints.categorical or hints.bounds:
+                raise InputError("categorical and bounds hints apply without a schema: write them into the schema")
+            if hints.target is not None:
+                schema = dataclass_replace(schema, target=hints.target)
+            check_structure(data, schema)  # table structure is refused before any budget is spent
+        else:
+            hints.check(data.columns)
+        options = _FitOptions(hints, bool(strict), bool(keep_identifiers))
         if self.seed is None:
-            return self._fit(data, schema, progress, np.random.default_rng(secrets.randbits(64)))
+            return self._fit(data, schema, options, progress, np.random.default_rng(secrets.randbits(64)))
         rng = np.random.default_rng(self.seed)
         # Network weights are drawn from torch's global RNG: seed it, and leave the caller's state as it was.
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(int(rng.integers(0, 2**63 - 1)))
-            return self._fit(data, schema, progress, rng)
+            return self._fit(data, schema, options, progress, rng)
 
     def _fit(
-        self, data: pd.DataFrame, schema: Schema | None, progress: ProgressFn | None, rng: np.random.Generator
+        self,
+        data: pd.DataFrame,
+        schema: Schema | None,
+        options: "_FitOptions",
+        progress: ProgressFn | None,
+        rng: np.random.Generator,
     ) -> "TabularSynthesizer":
         """The body of `fit`: every random draw comes from `rng` or torch's (possibly seeded) global RNG."""
         torch_gen = torch.Generator().manual_seed(int(rng.integers(0, 2**63 - 1)))
-        ledger = PrivacyLedger()
-
-        infer_dp = schema is None and not self.schema_from_data_without_dp
-        num_numeric = num_categorical = 0
-        if infer_dp:
-            for name in data.columns:
-                kind = kind_from_dtype(data[name])
-                num_numeric += kind in ("continuous", "integer")
-                num_categorical += kind == "categorical"
-        condition_column = self._condition_column(schema, data)
-        needs_prior = condition_column is not None and (schema is None or not schema[condition_column].frequencies)
-        fraction = self.preprocessing_fraction or (0.1 if infer_dp else 0.01)
-        plan = plan_preprocessing(
+        ledger = PrivacyLedger(purchased_schema_entries(schema))
+        purchased = ledger.epsilon(self.delta, self.accountant) / self.epsilon if ledger.entries else 0.0
+        if purchased >= 0.5:
+            raise BudgetError(
+                f"the schema's DP purchase already spends {purchased:.0%} of ε={self.epsilon:g}: fit with a larger ε"
+            )
+        without_dp = schema is None and self.schema_from_data_without_dp
+        condition_column = self._condition_column(schema, options.hints, data)
+        needs_prior = condition_column is not None and (
+            without_dp or (schema is not None and not schema[condition_column].frequencies)
+        )
+        infer_dp = schema is None and not without_dp
+        fraction = self.preprocessing_fraction or (NO_SCHEMA_PREPROCESSING_FRACTION if infer_dp else 0.01)
+        prepared = prepare_table(
+            data,
+            schema=schema,
+            hints=options.hints,
+            strict=options.strict,
+            without_dp=without_dp,
+            keep_identifiers=options.keep_identifiers,
             epsilon=self.epsilon,
             delta=self.delta,
             fraction=fraction,
-            num_numeric=num_numeric,
-            num_categorical=num_categorical,
             accountant=self.accountant,
-            extra_events=int(needs_prior),
+            needs_prior=needs_prior,
+            ledger=ledger,
+            rng=rng,
         )
-        rows, count_entry = private_row_count(len(data), plan.noise_multiplier, rng)
-        ledger.add(count_entry)
-        if schema is None:
-            if infer_dp:
-                schema, entries = infer_schema_private(data, plan=plan, rng=rng)
-                for entry in entries:
-                    ledger.add(entry)
-            else:
-                schema = infer_schema_without_privacy(data)
-            data = schema.validate(data)
-
-        dtypes = {c: str(data[c].dtype) for c in data.columns}
-        encoder = TableEncoder(schema, dtypes)
+        for note in prepared.notes:
+            warnings.warn(note, DPGanWarning, stacklevel=3)
+        schema, data, rows, plan = prepared.schema, prepared.frame, prepared.rows, prepared.plan
+        encoder = TableEncoder(schema, public_dtypes(schema))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             encoded = torch.from_numpy(encoder.encode(data))
@@ -214,7 +271,7 @@ class TabularSynthesizer:
         objective = GeneratorObjective(
             cfg.loss, info_weight=cfg.info_loss_weight, classifier_weight=cfg.classifier_loss_weight
         )
-        spent_fraction = fraction
+        spent_fraction = purchased + fraction
         if cfg.classifier_loss_weight > 0 and condition is not None:
             spent_fraction += cfg.classifier_budget_fraction
             objective.condition = condition
@@ -338,6 +395,8 @@ class TabularSynthesizer:
             "estimated_rows": rows,
             "preprocessing_noise_multiplier": plan.noise_multiplier,
             "schema_source": schema.source,
+            "preprocessing_repairs": prepared.repairs,
+            "notes": prepared.notes,
             "condition": None if condition is None else condition.column,
             "condition_prior_source": None if condition is None else condition.prior_source,
             "label_model": label_column,
@@ -345,15 +404,15 @@ class TabularSynthesizer:
         }
         return self
 
-    def _condition_column(self, schema: Schema | None, data: pd.DataFrame) -> str | None:
+    def _condition_column(self, schema: Schema | None, hints: PublicHints, data: pd.DataFrame) -> str | None:
         """The column to condition on: the user's, else the target for conditional recipes."""
         column = self.condition_column
         if column is None and self.recipe.conditional:
-            column = schema.target if schema is not None else None
+            column = schema.target if schema is not None else hints.target
             if column is None:
                 raise InputError(
                     f"recipe {self.recipe.name} conditions on a column: pass condition=COLUMN "
-                    "(or a schema with a 'target')"
+                    "(or name a target: target=COLUMN, --target, or a schema with a 'target')"
                 )
         if column is not None:
             if column not in data.columns:
@@ -510,6 +569,13 @@ class TabularSynthesizer:
         if conditions is not None and not isinstance(conditions, dict):
             raise InputError("conditions must be a mapping like {'income': '>50K'}")
         conditions = dict(conditions or {})
+        assert self.schema is not None
+        unknown = [str(c) for c in conditions if c not in self.schema.names]
+        if unknown:
+            raise InputError(
+                f"{', '.join(map(repr, unknown))} is not a column of this model; its columns are "
+                + ", ".join(self.schema.names)
+            )
         wanted_label = None
         if self.label_model is not None and self.label_model.column in conditions:
             assert self.encoder is not None
@@ -576,7 +642,7 @@ class TabularSynthesizer:
         report["target_epsilon"] = self.epsilon
         report["recipe"] = self.recipe.name
         report["schema_source"] = self.training.get("schema_source")
-        report["guarantee_covers_schema"] = self.training.get("schema_source") != "data (not private)"
+        report["guarantee_covers_schema"] = self.training.get("schema_source") != SOURCE_NOT_PRIVATE
         if not report["guarantee_covers_schema"]:
             report["warning"] = UNSAFE_SCHEMA_NOTE
         if self.training.get("seeded"):
@@ -585,7 +651,9 @@ class TabularSynthesizer:
         return report
 
     # ------------------------------------------------------------ save/load
-    def save(self, path: str | Path) -> Path:
+    def save(self, path: str | Path, *, overwrite: bool = False) -> Path:
+        """Write the released model (generator, label model, metadata with its content hash).
+        An existing model directory is replaced only with `overwrite`."""
         self._require_fitted()
         assert self.generator is not None and self.encoder is not None and self.schema is not None
         metadata = {
@@ -607,7 +675,7 @@ class TabularSynthesizer:
         tensors = dict(self.generator.state_dict())
         if self.label_model is not None:
             tensors.update(self.label_model.tensors())
-        return write_model_dir(path, tensors, metadata)
+        return write_model_dir(path, tensors, metadata, overwrite=overwrite)
 
     @classmethod
     def load(cls, path: str | Path) -> "TabularSynthesizer":

@@ -190,7 +190,7 @@ def _balanced_rf(
 def _privacy(model_dir: str | Path | None) -> dict[str, Any] | None:
     if model_dir is None:
         return None
-    from dpgan.cli import inspect_model
+    from dpgan.inspection import inspect_model
 
     report = inspect_model(model_dir)
     report["model_dir"] = str(model_dir)

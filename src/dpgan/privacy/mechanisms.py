@@ -18,6 +18,19 @@ def noisy_count(count: int, noise_multiplier: float, rng: np.random.Generator) -
     return float(noisy_counts(np.array([count]), noise_multiplier, rng)[0])
 
 
+def noisy_indicator_counts(indicators: np.ndarray, noise_multiplier: float, rng: np.random.Generator) -> np.ndarray:
+    """Column sums of a (rows × k) 0/1 matrix + N(0, σ²·k) each.
+
+    One row holds at most one 1 per column, so adding or removing it moves the vector of sums by
+    at most √k in L2: the noise std is σ·√k and the release costs one Gaussian event at σ.
+    """
+    indicators = np.asarray(indicators, dtype=np.float64)
+    if indicators.ndim != 2 or not np.isin(indicators, (0.0, 1.0)).all():
+        raise ValueError("indicators must be a 2-D 0/1 matrix")
+    k = indicators.shape[1]
+    return indicators.sum(axis=0) + rng.normal(0.0, noise_multiplier * np.sqrt(k), size=k)
+
+
 def set_union_threshold(noise_multiplier: float, delta_per_key: float) -> float:
     """Threshold for releasing keys not known in advance (Gaussian partition selection).
 

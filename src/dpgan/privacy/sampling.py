@@ -10,11 +10,15 @@ import torch
 
 
 class PoissonSampler:
-    """Draws index sets whose size varies from step to step (and may be zero)."""
+    """Draws index sets whose size varies from step to step (and may be zero).
+
+    A table with no rows is legal (every row of a private table can be dropped by a per-row rule,
+    dpgan.conform): every batch is then empty and each release is pure noise, as the accounting
+    assumes; refusing it instead would make whether a fit runs depend on the data."""
 
     def __init__(self, num_rows: int, sample_rate: float, generator: torch.Generator) -> None:
-        if num_rows <= 0:
-            raise ValueError("num_rows must be positive")
+        if num_rows < 0:
+            raise ValueError("num_rows must be non-negative")
         if not 0.0 < sample_rate <= 1.0:
             raise ValueError("sample_rate must be in (0, 1]")
         self.num_rows = num_rows

@@ -116,11 +116,10 @@ def _validate(
         raise InputError(f"labels must be a 1-D long tensor, got {labels.dtype} of shape {tuple(labels.shape)}")
     if features.shape[0] != labels.shape[0]:
         raise InputError(f"features have {features.shape[0]} rows but labels have {labels.shape[0]}")
-    if features.shape[0] == 0:
-        raise InputError("cannot train the auxiliary classifier on zero rows")
     if num_classes < 2:
         raise InputError(f"num_classes must be at least 2, got {num_classes}")
-    if labels.min() < 0 or labels.max() >= num_classes:
+    # zero rows are legal: every batch is empty and each step releases pure noise (see PoissonSampler)
+    if labels.numel() and (labels.min() < 0 or labels.max() >= num_classes):
         raise InputError(f"labels must lie in [0, {num_classes}), got range [{labels.min()}, {labels.max()}]")
     if not 0.0 < sample_rate <= 1.0:
         raise InputError(f"sample_rate must be in (0, 1], got {sample_rate}")

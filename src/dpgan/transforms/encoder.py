@@ -204,6 +204,24 @@ def _restore_dtype(series: pd.Series, dtype: str | None) -> pd.Series:
         return series
 
 
+def public_dtypes(schema: Schema) -> dict[str, str | None]:
+    """The dtype each column gets back when sampled, from its public kind and nullability only.
+
+    Never the training table's own dtypes: pandas infers those from the values (one empty cell
+    turns int64 into float64), so saving them would release a bit per column."""
+    dtypes: dict[str, str | None] = {}
+    for spec in schema.columns:
+        if spec.kind == "integer":
+            dtypes[spec.name] = "Int64" if spec.nullable else "int64"
+        elif spec.kind == "continuous":
+            dtypes[spec.name] = "float64"
+        elif spec.kind == "boolean":
+            dtypes[spec.name] = "boolean" if spec.nullable else "bool"
+        else:
+            dtypes[spec.name] = None  # objects, as the categories are written in the schema
+    return dtypes
+
+
 def make_transform(spec: ColumnSpec, dtype: str | None = None) -> ColumnTransform:
     if spec.is_numeric:
         return NumericTransform(spec, dtype)

@@ -1,0 +1,222 @@
+"""The private reads of a table before training, in order, each charged to the ledger.
+
+1. the noisy row count N̂ (it sets q = L/N̂, the step count and the schema's thresholds);
+2. without a schema: two noisy histograms per column (dpgan.schema_inference);
+3. the table is mapped into the schema cell by cell (dpgan.conform), never failing on a row;
+4. a noisy count, per kind of repair, of the rows that needed one (sensitivity √5 for the five
+   kinds, noise 2σ·√5: one Gaussian event at 2σ), so the user hears about unknown categories or
+   words in numeric columns without any row deciding whether the fit runs.
+They share one base σ (dpgan.privacy.preprocessing.plan_preprocessing), so that together they
+cost the preprocessing share of ε. A condition's DP frequencies, when needed, are one more event
+at the same σ, read later by dpgan.conditioning.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+import pandas as pd
+
+from dpgan.conform import REASONS, conform
+from dpgan.errors import InputError
+from dpgan.privacy.accounting import LedgerEntry, PrivacyLedger, check_epsilon_delta
+from dpgan.privacy.mechanisms import noisy_indicator_counts
+from dpgan.privacy.preprocessing import (
+    REPAIR_COUNT_SCALE,
+    ROW_COUNT_SCALE,
+    TARGET_HISTOGRAM_SCALE,
+    PreprocessingPlan,
+    plan_preprocessing,
+    private_row_count,
+)
+from dpgan.schema import Schema
+from dpgan.schema_inference import (
+    CLASS_HISTOGRAM_SCALE,
+    PublicHints,
+    infer_schema_private,
+    infer_schema_without_privacy,
+)
+
+CLASS_EVENT = "schema: each column's cell classes (null, whole, fractional, text)"
+SCHEMA_EVENT = "schema: each column's values (grid bins or categories)"
+REPAIR_EVENT = "cells mapped into the schema (noisy count per kind)"
+# below this many rows × ε, noise is likely to swamp what the GAN can learn
+SMALL_TABLE_ROWS_TIMES_EPSILON = 2000.0
+# a repair count is reported when it clears this many of its noise standard deviations
+REPAIR_REPORT_SIGMAS = 3.0
+
+
+@dataclass
+class Prepared:
+    """What training reads: the public or DP schema, the conformed rows, and N̂."""
+
+    schema: Schema
+    frame: pd.DataFrame
+    rows: int
+    plan: PreprocessingPlan
+    repairs: dict[str, float] | None = None  # noisy rows per repair kind
+    notes: list[str] = field(default_factory=list)
+
+
+def purchased_schema_entries(schema: Schema | None) -> list[LedgerEntry]:
+    """The ledger events a schema learned with DP carries (`dpgan schema`): they open the fit's
+    ledger, so the ε printed for the model covers the schema's purchase too."""
+    if schema is None:
+        return []
+    return [LedgerEntry.from_dict(entry) for entry in schema.ledger]
+
+
+def preprocessing_events(
+    columns: int, *, infer: bool, has_target: bool, count_repairs: bool, needs_prior: bool
+) -> dict[float, int]:
+    """The Gaussian events the plan pays for, by noise scale: the row count, the histograms (the
+    target's at half the noise), the prior, the repairs."""
+    events: Counter[float] = Counter({ROW_COUNT_SCALE: 1, 1.0: int(needs_prior)})
+    if infer:
+        events[CLASS_HISTOGRAM_SCALE] += columns
+        events[1.0] += columns - int(has_target)
+        events[TARGET_HISTOGRAM_SCALE] += int(has_target)
+    events[REPAIR_COUNT_SCALE] += int(count_repairs)
+    return {scale: count for scale, count in events.items() if count}
+
+
+def prepare_table(
+    data: pd.DataFrame,
+    *,
+    schema: Schema | None,
+    hints: PublicHints,
+    strict: bool,
+    without_dp: bool,
+    keep_identifiers: bool,
+    epsilon: float,
+    delta: float,
+    fraction: float,
+    accountant: str,
+    needs_prior: bool,
+    ledger: PrivacyLedger,
+    rng: np.random.Generator,
+) -> Prepared:
+    """Run steps 1–4 of the module docstring on `data`, adding each event to `ledger`."""
+    infer = schema is None and not without_dp
+    count_repairs = not strict and not (schema is None and without_dp)
+    plan = plan_preprocessing(
+        epsilon=epsilon,
+        delta=delta,
+        fraction=fraction,
+        events=preprocessing_events(
+            data.shape[1],
+            infer=infer,
+            has_target=hints.target is not None,
+            count_repairs=count_repairs,
+            needs_prior=needs_prior,
+        ),
+        keyed_histograms=data.shape[1] - len(hints.bounds) if infer else 0,
+        accountant=accountant,
+    )
+    rows, count_entry = private_row_count(len(data), plan.sigma(ROW_COUNT_SCALE), rng)
+    ledger.add(count_entry)
+    notes: list[str] = []
+    if schema is None:
+        if infer:
+            schema, notes = learn_schema(data, hints=hints, plan=plan, rows=rows, ledger=ledger, rng=rng)
+        else:
+            schema, notes = infer_schema_without_privacy(data, hints, keep_identifiers=keep_identifiers)
+            data = data[schema.names]
+    conformed = conform(data, schema, strict=strict)
+    repairs = None
+    if count_repairs:
+        repair_sigma = plan.sigma(REPAIR_COUNT_SCALE)
+        noisy = noisy_indicator_counts(conformed.repairs, repair_sigma, rng)
+        ledger.add(LedgerEntry(REPAIR_EVENT, repair_sigma, note=f"{len(REASONS)} counts, sensitivity √{len(REASONS)}"))
+        repairs = {reason: float(value) for reason, value in zip(REASONS, noisy)}
+        notes += repair_notes(repairs, repair_sigma)
+    if rows * epsilon < SMALL_TABLE_ROWS_TIMES_EPSILON:
+        notes.append(
+            f"the table has about {rows} rows (noisy count): at ε={epsilon:g} the noise is likely to swamp what the "
+            "GAN can learn; expect poor utility (more rows or a larger ε help)"
+        )
+    return Prepared(schema, conformed.frame, rows, plan, repairs, notes)
+
+
+def learn_schema(
+    data: pd.DataFrame,
+    *,
+    hints: PublicHints,
+    plan: PreprocessingPlan,
+    rows: int,
+    ledger: PrivacyLedger,
+    rng: np.random.Generator,
+) -> tuple[Schema, list[str]]:
+    """The schema from two noisy histograms per column (dpgan.schema_inference), charged to `ledger`."""
+    sigma, target_sigma = plan.sigma(), plan.sigma(TARGET_HISTOGRAM_SCALE)
+    schema, notes = infer_schema_private(
+        data,
+        hints=hints,
+        noise_multiplier=sigma,
+        target_noise_multiplier=target_sigma,
+        threshold_delta=plan.threshold_delta,
+        estimated_rows=rows,
+        rng=rng,
+    )
+    others = data.shape[1] - int(hints.target is not None)
+    ledger.add(LedgerEntry(CLASS_EVENT, plan.sigma(CLASS_HISTOGRAM_SCALE), count=data.shape[1], note="4 cells each"))
+    note = "numeric: bins of a public grid; other kinds: values above a threshold (its failure δ added)"
+    ledger.add(LedgerEntry(SCHEMA_EVENT, sigma, count=others, extra_delta=plan.threshold_delta, note=note))
+    if hints.target is not None:
+        ledger.add(LedgerEntry(f"schema: the target's values ({hints.target})", target_sigma, note=note))
+    return schema, notes
+
+
+def buy_schema(
+    data: pd.DataFrame,
+    *,
+    epsilon: float,
+    delta: float,
+    accountant: str,
+    target: str | None = None,
+    categorical: Sequence[str] = (),
+    bounds: Mapping[str, tuple[float, float]] | None = None,
+    seed: int | None = None,
+) -> tuple[Schema, list[str]]:
+    """`dpgan schema`: spend all of (ε, δ) on the row count and the column histograms, and return
+    the schema with those ledger events inside it, so that a fit with it counts them too."""
+    check_epsilon_delta(epsilon, delta)
+    if not isinstance(data, pd.DataFrame) or len(data) == 0 or data.shape[1] == 0:
+        raise InputError("the table is empty: nothing to learn from")
+    hints = PublicHints(target, tuple(categorical), dict(bounds or {}))
+    hints.check(data.columns)
+    plan = plan_preprocessing(
+        epsilon=epsilon,
+        delta=delta,
+        fraction=1.0,
+        events=preprocessing_events(
+            data.shape[1], infer=True, has_target=target is not None, count_repairs=False, needs_prior=False
+        ),
+        keyed_histograms=data.shape[1] - len(hints.bounds),
+        accountant=accountant,
+    )
+    rng = np.random.default_rng(seed if seed is not None else secrets.randbits(64))
+    ledger = PrivacyLedger()
+    rows, count_entry = private_row_count(len(data), plan.sigma(ROW_COUNT_SCALE), rng)
+    ledger.add(count_entry)
+    schema, notes = learn_schema(data, hints=hints, plan=plan, rows=rows, ledger=ledger, rng=rng)
+    spent = ledger.epsilon(delta, accountant)
+    source = (
+        f"learned with DP by `dpgan schema` (ε={spent:.4g}, δ={delta:g}, {accountant}); its ledger is below and a "
+        "fit with this schema counts it. Edits are free: this file is public once released."
+    )
+    return replace(schema, source=source, ledger=tuple(e.to_dict() for e in ledger.entries)), notes
+
+
+def repair_notes(repairs: dict[str, float], sigma: float) -> list[str]:
+    """One line per kind of repair whose noisy count is clearly above its noise."""
+    std = sigma * np.sqrt(len(REASONS))
+    return [
+        f"about {round(count)} rows (noisy count) had a cell {reason}: mapped into the schema (dpgan.conform)"
+        for reason, count in repairs.items()
+        if count > REPAIR_REPORT_SIGMAS * std
+    ]

@@ -1,0 +1,409 @@
+"""A schema for a table that came without one: public hints first, the rest bought with DP.
+
+Without a schema nothing about a column is public except its name. dpgan makes two Gaussian
+releases per column, each a histogram whose cells every row falls into exactly one of
+(sensitivity 1 each):
+1. the class histogram, four cells: null (missing, empty, an infinity), whole number, fractional
+   number, text. Which class a cell is in comes from dpgan.transforms.cells, a rule that reads the
+   cell alone; pandas' dtypes, which `read_csv` infers from every value, are never read. Four big
+   cells are robust to noise, so this release runs at twice the base noise (a quarter of the cost);
+2. the domain histogram, chosen by the kind that (1) decided: for a numeric column, the bins of a
+   public log-scale grid (dpgan.privacy.mechanisms.public_numeric_grid); for any other column, one
+   cell per value (its canonical text), released only when its noisy count clears the Gaussian
+   partition-selection threshold (the threshold's failure probability is charged to δ).
+Everything in the schema is post-processing of those counts and of the noisy row count N̂:
+- the kind: numeric when numbers are at least half of the non-null cells, integer unless the
+  fractional numbers clearly outweigh both their noise and 2 % of the numbers; boolean when the
+  only released values spell true/false; categorical otherwise;
+- `nullable`: the cells that will be null (missing; and text, in a numeric column) clear both 3σ
+  and 0.5 % of N̂. A column judged complete still gets its few nulls mapped by dpgan.conform (to
+  `(other)`, or the row is dropped), counted with DP. The target is never nullable (a public
+  rule): a label model or a condition needs every row labelled;
+- the numeric range: the heaviest run of grid bins whose noisy mass clears 3.5 noise standard
+  deviations, one bin wider on each side (thin tails fall under the threshold and clamping them
+  to a too-narrow range is worse than a wider one); integer ranges are rounded outwards;
+- categories: the released values, plus `(other)` for the rest; their noisy counts are the
+  column's public `frequencies` (free: they were already released);
+- encoding hints (point mass at 0, log scale, bins) from the same counts.
+The user's public hints replace parts of this for free: `target`, columns declared categorical
+(every value is then a category, numbers included) and numeric `bounds`.
+
+`infer_schema_without_privacy` reads the same things exactly (no noise, exact min/max) behind the
+explicit opt-out; it drops text columns that are nearly unique per row (identifiers), whose values
+would otherwise be copied into model.json, unless told to keep them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from dpgan.errors import InputError
+from dpgan.privacy.mechanisms import bin_index, noisy_counts, public_numeric_grid, set_union_threshold
+from dpgan.schema import ColumnSpec, Schema, numeric_encoding
+from dpgan.transforms.cells import INFINITE, NULL, NUMBER, TEXT, cell_keys, classify
+
+OTHER = "(other)"
+# the class histogram's noise, in units of the base σ: four large cells need little precision
+CLASS_HISTOGRAM_SCALE = 2.0
+# a column is numeric when numbers are at least this share of its non-null cells
+NUMERIC_SHARE = 0.5
+# ... and integer unless fractional numbers exceed this share of the numbers (and their noise)
+FRACTIONAL_SHARE = 0.02
+# a grid bin counts when its noisy mass clears this many noise stds (≈ 0.03 false bins per column
+# of 145); the range is the heaviest run of such bins (gaps of up to RANGE_MAX_GAP bins) widened
+# by RANGE_MARGIN_BINS on each side
+NUMERIC_BIN_SIGMAS = 3.5
+RANGE_MAX_GAP = 2
+RANGE_MARGIN_BINS = 1
+# a column gets a null slot when its noisy null count clears both of these
+NULL_MIN_SIGMAS = 3.0
+NULL_MIN_SHARE = 0.005
+BOOLEAN_WORDS = frozenset(("true", "false"))
+# without DP: a text column with this share of distinct values (and more than IDENTIFIER_MIN) is an identifier
+IDENTIFIER_SHARE = 0.5
+IDENTIFIER_MIN = 50
+SOURCE_DP = "learned with DP (in the ledger)"
+SOURCE_NOT_PRIVATE = "data (not private)"
+NUMERIC, CATEGORICAL = "numeric", "categorical"
+
+
+@dataclass(frozen=True)
+class PublicHints:
+    """What the user says about the table without a schema file: free, public facts."""
+
+    target: str | None = None
+    categorical: tuple[str, ...] = ()
+    bounds: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+
+    def check(self, columns: Iterable[str]) -> None:
+        names = set(map(str, columns))
+        named = ([self.target] if self.target is not None else []) + list(self.categorical) + list(self.bounds)
+        unknown = sorted({c for c in named if c not in names})
+        if unknown:
+            raise InputError(f"hints name columns that are not in the table: {', '.join(map(repr, unknown))}")
+        both = sorted(set(self.categorical) & set(self.bounds))
+        if both:
+            raise InputError(f"columns cannot be both categorical and bounded: {', '.join(map(repr, both))}")
+        for name, (low, high) in self.bounds.items():
+            if not (math.isfinite(low) and math.isfinite(high) and low < high):
+                raise InputError(f"bounds of {name!r} must be finite numbers with low < high")
+
+    def kind_of(self, name: str) -> str | None:
+        """The kind the user declared for a column, if any."""
+        if name in self.bounds:
+            return NUMERIC
+        if name in self.categorical:
+            return CATEGORICAL
+        return None
+
+
+# ---------------------------------------------------------------- release 1: the class histogram
+
+
+@dataclass(frozen=True)
+class ClassCounts:
+    """null, whole numbers, fractional numbers, text (exact, or noisy once released)."""
+
+    null: float
+    whole: float
+    fractional: float
+    text: float
+
+    @property
+    def numbers(self) -> float:
+        return self.whole + self.fractional
+
+    def as_array(self) -> np.ndarray:
+        return np.array([self.null, self.whole, self.fractional, self.text], dtype=np.float64)
+
+
+def class_counts(series: pd.Series) -> ClassCounts:
+    cells = classify(series)
+    whole = cells.whole
+    return ClassCounts(
+        float(np.sum((cells.kind == NULL) | (cells.kind == INFINITE))),
+        float(whole.sum()),
+        float(np.sum((cells.kind == NUMBER) & ~whole)),
+        float(np.sum(cells.kind == TEXT)),
+    )
+
+
+def release_classes(counts: ClassCounts, sigma: float, rng: np.random.Generator) -> ClassCounts:
+    return ClassCounts(*noisy_counts(counts.as_array(), sigma, rng))
+
+
+@dataclass(frozen=True)
+class KindDecision:
+    kind: str  # NUMERIC or CATEGORICAL (booleans are told apart by the domain release)
+    integer: bool
+    will_be_null: float  # cells that end up null: missing, and text in a numeric column
+    null_noise: float = 0.0  # the noise std of `will_be_null`
+
+
+def decide_kind(name: str, counts: ClassCounts, *, sigma: float, hints: PublicHints) -> KindDecision:
+    """The kind from the class counts (noisy: post-processing; σ is their noise, 0 if exact)."""
+    declared = hints.kind_of(name)
+    numbers, text = max(counts.numbers, 0.0), max(counts.text, 0.0)
+    if declared is not None:
+        kind = declared
+    elif numbers > NULL_MIN_SIGMAS * sigma * math.sqrt(2.0) and numbers >= NUMERIC_SHARE * (numbers + text):
+        kind = NUMERIC  # numbers clearly there (not noise), and at least half of the non-null cells
+    else:
+        kind = CATEGORICAL
+    if sigma == 0.0:  # exact counts: integer only if no number has a fraction
+        integer = bool(counts.fractional == 0)
+    else:
+        integer = bool(counts.fractional <= max(FRACTIONAL_SHARE * numbers, NULL_MIN_SIGMAS * sigma))
+    null = max(counts.null, 0.0)
+    if kind == NUMERIC:  # text in a numeric column becomes null
+        return KindDecision(kind, integer, float(null + text), sigma * math.sqrt(2.0))
+    return KindDecision(kind, integer, float(null), sigma)
+
+
+# ---------------------------------------------------------------- release 2: the domain histogram
+
+
+@dataclass
+class DomainCounts:
+    """Numeric: counts per grid bin (and the exact extent, non-private path only). Otherwise:
+    counts per value."""
+
+    bins: np.ndarray | None = None
+    values: dict[str, float] = field(default_factory=dict)
+    low: float = math.nan
+    high: float = math.nan
+
+
+def domain_counts(series: pd.Series, kind: str) -> DomainCounts:
+    if kind == NUMERIC:
+        edges = public_numeric_grid()
+        cells = classify(series)
+        numbers = cells.number[cells.kind == NUMBER]
+        counts = np.bincount(bin_index(numbers, edges), minlength=len(edges) - 1).astype(np.float64)
+        extent = (float(numbers.min()), float(numbers.max())) if len(numbers) else (math.nan, math.nan)
+        return DomainCounts(bins=counts, low=extent[0], high=extent[1])
+    keys = cell_keys(series)
+    present = keys[keys != None]  # noqa: E711 (elementwise)
+    return DomainCounts(values={str(k): float(c) for k, c in Counter(present.tolist()).items()})
+
+
+def release_domain(counts: DomainCounts, sigma: float, threshold: float, rng: np.random.Generator) -> DomainCounts:
+    """The Gaussian release: noise on every grid bin (public cells), noise and a threshold on values."""
+    if counts.bins is not None:
+        return DomainCounts(bins=noisy_counts(counts.bins, sigma, rng))
+    keys = sorted(counts.values)
+    noisy = noisy_counts(np.array([counts.values[k] for k in keys]), sigma, rng) if keys else np.zeros(0)
+    return DomainCounts(values={k: float(c) for k, c in zip(keys, noisy) if c > threshold and k != OTHER})
+
+
+# ---------------------------------------------------------------- the column's spec
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What the counts say about one column."""
+
+    spec: ColumnSpec
+    note: str | None = None  # something the user should hear (computed from released numbers only)
+
+
+def decide_column(
+    name: str,
+    kind: KindDecision,
+    domain: DomainCounts,
+    *,
+    sigma: float,
+    rows: float,
+    hints: PublicHints,
+    exact: bool = False,
+) -> Decision:
+    """The column's spec from its released (or, `exact`, true) counts: post-processing only.
+    `sigma` is the domain release's noise multiplier."""
+    null_threshold = 0.0 if exact else max(NULL_MIN_SIGMAS * kind.null_noise, NULL_MIN_SHARE * rows)
+    nullable = bool(kind.will_be_null > null_threshold) and name != hints.target
+    if kind.kind == NUMERIC:
+        return _numeric(name, kind, domain, sigma, nullable, hints, exact)
+    words = {k.lower() for k in domain.values}
+    if words and words <= BOOLEAN_WORDS and hints.kind_of(name) is None:
+        return Decision(ColumnSpec(name, "boolean", nullable=nullable))
+    return _categorical(name, domain, rows, kind.will_be_null, nullable)
+
+
+def _kept_bins(counts: np.ndarray, sigma: float, exact: bool) -> np.ndarray:
+    """Indices of the grid bins taken as the column's range (see the module docstring); numbers
+    spread too thin for any one bin to show are looked for decade by decade."""
+    if exact:
+        return np.nonzero(counts > 0)[0]
+    above = np.nonzero(counts > NUMERIC_BIN_SIGMAS * sigma)[0]
+    if len(above) == 0:
+        decades = [g for g in _decades(len(counts)) if counts[g].sum() > NUMERIC_BIN_SIGMAS * sigma * math.sqrt(len(g))]
+        above = np.array(sorted(i for g in decades for i in g), dtype=np.int64)
+    if len(above) == 0:
+        return above
+    runs = np.split(above, np.nonzero(np.diff(above) > RANGE_MAX_GAP + 1)[0] + 1)
+    best = max(runs, key=lambda run: float(counts[run].sum()))
+    edges = public_numeric_grid()
+    low, high = int(best[0]), int(best[-1])
+    for _ in range(RANGE_MARGIN_BINS):
+        if low > 0 and edges[low] != 0.0:  # a range that starts at 0 stays non-negative
+            low -= 1
+        if high < len(counts) - 1 and edges[high + 1] != 0.0:  # one that ends at 0 stays non-positive
+            high += 1
+    return np.arange(low, high + 1)
+
+
+def _decades(bins: int) -> list[list[int]]:
+    """Consecutive grid bins grouped by the sign and decade of their edge nearer to 0."""
+    edges = public_numeric_grid()
+    groups: dict[tuple[float, int], list[int]] = {}
+    for i in range(bins):
+        near = min(abs(edges[i]), abs(edges[i + 1]))
+        key = (float(np.sign(edges[i] + edges[i + 1])), int(math.floor(math.log10(near))) if near > 0 else -99)
+        groups.setdefault(key, []).append(i)
+    return list(groups.values())
+
+
+def _numeric(
+    name: str,
+    kind: KindDecision,
+    domain: DomainCounts,
+    sigma: float,
+    nullable: bool,
+    hints: PublicHints,
+    exact: bool,
+) -> Decision:
+    assert domain.bins is not None
+    edges = public_numeric_grid()
+    kept = _kept_bins(domain.bins, sigma, exact)
+    mass = float(np.clip(domain.bins[kept], 0.0, None).sum())
+    integer = "integer" if kind.integer else "continuous"
+    note = None
+    if name in hints.bounds:
+        low, high = (float(b) for b in hints.bounds[name])
+    elif len(kept) == 0:
+        # numbers, but too few or too spread out to show above the noise: a wide public default
+        low, high = -1e6, 1e6
+        note = f"column {name!r}: its range could not be found at this budget; give --bounds {name}=LOW:HIGH"
+    elif exact:
+        low, high = domain.low, domain.high
+    else:
+        low, high = float(edges[kept[0]]), float(edges[kept[-1] + 1])
+    if integer == "integer":
+        low, high = float(math.floor(low)), float(math.ceil(high))
+    if low == high:
+        high = low + 1.0
+    zero_bin = int(np.searchsorted(edges, 0.0))
+    zero_share = max(float(domain.bins[zero_bin]), 0.0) / mass if zero_bin in kept and mass > 0 else 0.0
+    positive = [float(edges[i]) for i in kept if edges[i] > 0]
+    if exact and domain.low > 0:
+        positive = [domain.low]
+    encoding = numeric_encoding(integer, low, high, zero_share, positive[0] if positive else 0.0)
+    return Decision(ColumnSpec(name, integer, min=low, max=high, nullable=nullable, **encoding), note)
+
+
+def _categorical(name: str, domain: DomainCounts, rows: float, nulls: float, nullable: bool) -> Decision:
+    keys = sorted(domain.values, key=str)
+    note = None
+    if not keys:
+        note = f"column {name!r}: no value is frequent enough to release at this budget; it is generated as {OTHER!r}"
+    known = [max(domain.values[k], 0.0) for k in keys]
+    rest = max(rows - nulls - sum(known), 0.0)
+    frequencies = tuple(known) + (rest,)
+    if sum(frequencies) <= 0:
+        frequencies = (1.0,) * (len(keys) + 1)
+    spec = ColumnSpec(
+        name,
+        "categorical",
+        categories=tuple(keys) + (OTHER,),
+        nullable=nullable,
+        other_category=OTHER,
+        frequencies=frequencies,
+    )
+    return Decision(spec, note)
+
+
+# ---------------------------------------------------------------- the two paths
+
+
+def infer_schema_private(
+    frame: pd.DataFrame,
+    *,
+    hints: PublicHints,
+    noise_multiplier: float,
+    threshold_delta: float,
+    estimated_rows: float,
+    rng: np.random.Generator,
+    target_noise_multiplier: float | None = None,
+) -> tuple[Schema, list[str]]:
+    """The schema from two noisy histograms per column, and notes for the user. The caller records
+    the ledger: per column one class release at CLASS_HISTOGRAM_SCALE·`noise_multiplier` and one
+    domain release at `noise_multiplier` (the target's at `target_noise_multiplier`); extra δ
+    `threshold_delta` for the value thresholds (split over the columns that may release values)."""
+    hints.check(frame.columns)
+    keyed = [c for c in frame.columns if str(c) not in hints.bounds]
+    per_key_delta = threshold_delta / max(len(keyed), 1)
+    columns, notes = [], []
+    for name in map(str, frame.columns):
+        series = frame[name]
+        kind = decide_kind(
+            name,
+            release_classes(class_counts(series), CLASS_HISTOGRAM_SCALE * noise_multiplier, rng),
+            sigma=CLASS_HISTOGRAM_SCALE * noise_multiplier,
+            hints=hints,
+        )
+        sigma = noise_multiplier
+        if name == hints.target and target_noise_multiplier is not None:
+            sigma = target_noise_multiplier
+        threshold = set_union_threshold(sigma, per_key_delta) if name not in hints.bounds else math.inf
+        domain = release_domain(domain_counts(series, kind.kind), sigma, threshold, rng)
+        decision = decide_column(name, kind, domain, sigma=sigma, rows=estimated_rows, hints=hints)
+        columns.append(decision.spec)
+        if decision.note:
+            notes.append(decision.note)
+    return Schema(tuple(columns), target=hints.target, source=SOURCE_DP), notes
+
+
+def infer_schema_without_privacy(
+    frame: pd.DataFrame, hints: PublicHints | None = None, *, keep_identifiers: bool = False
+) -> tuple[Schema, list[str]]:
+    """Read the domain off the data. NOT private: the result reveals extremes and rare categories.
+
+    Only behind the explicit `schema_from_data_without_dp` opt-out; every output then says so.
+    Text columns with a distinct value in most rows (identifiers) are dropped unless
+    `keep_identifiers`; the notes say which.
+    """
+    if not isinstance(frame, pd.DataFrame) or len(frame) == 0:
+        raise InputError("the table is empty: nothing to learn from")
+    hints = hints or PublicHints()
+    hints.check(frame.columns)
+    columns, notes = [], []
+    for name in map(str, frame.columns):
+        kind = decide_kind(name, class_counts(frame[name]), sigma=0.0, hints=hints)
+        domain = domain_counts(frame[name], kind.kind)
+        spec = decide_column(name, kind, domain, sigma=0.0, rows=float(len(frame)), hints=hints, exact=True).spec
+        distinct = len(domain.values)
+        if (
+            spec.kind == "categorical"
+            and name != hints.target
+            and not keep_identifiers
+            and distinct > IDENTIFIER_MIN
+            and distinct >= IDENTIFIER_SHARE * sum(domain.values.values())
+        ):
+            notes.append(
+                f"column {name!r} has a distinct value in most rows (an identifier?): dropped, because its values "
+                "would be copied into the model; keep it with keep_identifiers=True (--keep-identifier-columns)"
+            )
+            continue
+        if spec.kind == "categorical":  # every value seen is a category: nothing needs (other)
+            cats = tuple(sorted(domain.values, key=str))
+            spec = ColumnSpec(name, "categorical", categories=cats, nullable=spec.nullable)
+        columns.append(spec)
+    if not columns:
+        raise InputError("no column is left to learn from")
+    return Schema(tuple(columns), target=hints.target, source=SOURCE_NOT_PRIVATE), notes

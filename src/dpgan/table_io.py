@@ -1,0 +1,105 @@
+"""Reading and writing tables (CSV, Parquet) for the command line and the benchmarks.
+
+Two ways to read, for two purposes:
+- `read_private_table` is what `fit` and `schema` use: every CSV cell is read as text (pandas'
+  own empty-cell tokens become nulls), because `read_csv`'s dtype inference looks at every value
+  and its result would then leak into the schema (see dpgan.transforms.cells). Parquet cells keep
+  their stored types; dpgan classifies them one cell at a time as well.
+- `read_table` infers dtypes, for evaluation (which reads real data without a DP claim anyway).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from dpgan.errors import InputError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from dpgan.schema import Schema
+
+READABLE = (".csv", ".gz", ".txt", ".parquet")
+WRITABLE = (".csv", ".parquet")
+
+
+def check_readable(path: str | Path) -> Path:
+    """The data file exists and has a format dpgan reads: checked before anything heavy loads."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"data file not found: {path}")
+    if path.suffix.lower() not in READABLE:
+        raise InputError(f"unsupported data format {path.suffix!r}: use .csv or .parquet")
+    return path
+
+
+def check_writable(path: str | Path) -> Path:
+    path = Path(path)
+    if path.suffix.lower() not in WRITABLE:
+        raise InputError(f"output must end in .csv or .parquet, not {path.name!r}")
+    return path
+
+
+def _read(path: Path, **csv_options) -> pd.DataFrame:
+    import pandas as pd
+
+    try:
+        if path.suffix.lower() == ".parquet":
+            return pd.read_parquet(path)
+        return pd.read_csv(path, skipinitialspace=True, **csv_options)
+    except (ValueError, OSError, pd.errors.ParserError, UnicodeDecodeError) as exc:
+        # the exception's text may quote the file (a private cell): name its kind only
+        raise InputError(f"cannot read {path}: not a well-formed CSV or Parquet file ({type(exc).__name__})") from None
+
+
+def read_private_table(path: str | Path) -> pd.DataFrame:
+    """The table as text cells (CSV) or stored cells (Parquet): no dtype inference from values."""
+    path = check_readable(path)
+    frame = _read(path, dtype=str, keep_default_na=True)
+    return _named(frame, path)
+
+
+def read_table(path: str | Path, schema: Schema | None = None) -> pd.DataFrame:
+    """CSV or Parquet with inferred dtypes; with a schema, categorical columns of string
+    categories are read as text."""
+    path = check_readable(path)
+    frame = _named(_read(path), path)
+    if schema is not None:
+        for spec in schema.columns:
+            if spec.kind == "categorical" and spec.name in frame and all(isinstance(c, str) for c in spec.categories):
+                column = frame[spec.name]
+                frame[spec.name] = column.where(column.isna(), column.astype(str)).astype(object)
+    return frame
+
+
+def read_header(path: str | Path) -> tuple[list[str], dict[str, str]]:
+    """Column names and, for Parquet, the declared column types: structure only, no values read."""
+    path = check_readable(path)
+    if path.suffix.lower() == ".parquet":
+        import pyarrow.parquet as pq
+
+        try:
+            schema = pq.read_schema(path)
+        except (OSError, ValueError) as exc:
+            raise InputError(f"cannot read {path}: {type(exc).__name__}") from None
+        return list(schema.names), {field.name: str(field.type) for field in schema}
+    frame = _read(path, nrows=0)
+    return [str(c) for c in frame.columns], {}
+
+
+def _named(frame: pd.DataFrame, path: Path) -> pd.DataFrame:
+    if any(str(c).startswith("Unnamed: ") for c in frame.columns):
+        raise InputError(f"{path} has a column without a name in its header")
+    frame.columns = [str(c) for c in frame.columns]
+    return frame
+
+
+def write_table(frame: pd.DataFrame, path: str | Path) -> Path:
+    path = check_writable(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.suffix.lower() == ".parquet":
+        frame.to_parquet(path, index=False)
+    else:
+        frame.to_csv(path, index=False)
+    return path

@@ -1,0 +1,197 @@
+"""A schema learned with DP: nothing about a column may depend on one row for free.
+
+The leak this guards against: pandas infers dtypes from every value, so one row with an empty
+`age` made the inferred column `continuous, nullable` instead of `integer, complete`, and the
+saved dtype said the same — one bit per column at ε = ∞.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpgan import InputError, TabularSynthesizer
+from dpgan.preparation import CLASS_EVENT, SCHEMA_EVENT
+from dpgan.schema import kind_from_dtype
+from dpgan.schema_inference import (
+    NUMERIC,
+    OTHER,
+    ClassCounts,
+    PublicHints,
+    class_counts,
+    decide_column,
+    decide_kind,
+    domain_counts,
+    infer_schema_private,
+    infer_schema_without_privacy,
+    release_domain,
+)
+from dpgan.table_io import read_private_table as read_table
+from dpgan.transforms.cells import INFINITE, NULL, NUMBER, TEXT, classify
+from dpgan.transforms.encoder import public_dtypes
+
+SIGMA = 8.0
+
+
+def table(rows: int = 2000, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame(
+        {
+            "age": rng.integers(18, 80, rows),
+            "income": np.round(rng.lognormal(10, 1, rows), 2),
+            "city": rng.choice(["Turin", "Milan", "Rome"], rows, p=[0.5, 0.3, 0.2]),
+            "member": rng.choice([True, False], rows),
+            "label": rng.choice(["yes", "no"], rows, p=[0.8, 0.2]),
+        }
+    )
+
+
+def as_csv(frame: pd.DataFrame) -> str:
+    return frame.to_csv(index=False)
+
+
+def read_csv_text(text: str, tmp_path, name: str) -> pd.DataFrame:
+    path = tmp_path / name
+    path.write_text(text)
+    return read_table(path)
+
+
+def learn(frame: pd.DataFrame, seed: int, hints: PublicHints | None = None):
+    schema, _ = infer_schema_private(
+        frame,
+        hints=hints or PublicHints(target="label"),
+        noise_multiplier=SIGMA,
+        threshold_delta=1e-6,
+        estimated_rows=float(len(frame)),
+        rng=np.random.default_rng(seed),
+    )
+    return schema
+
+
+def structure(schema) -> list[tuple]:
+    """Everything the leak was about: kind, nullability, the saved dtype, categories."""
+    dtypes = public_dtypes(schema)
+    return [(c.name, c.kind, c.nullable, dtypes[c.name], c.categories) for c in schema.columns]
+
+
+def test_the_neighbouring_pair_is_a_real_distinguisher_for_pandas_dtypes(tmp_path):
+    """Sanity: with pandas' own inference the two CSVs below give different kinds (the old leak)."""
+    base = as_csv(table())
+    neighbour = base + ",123.5,Rome,True,yes\n"  # one more row, its age empty
+    typed = [pd.read_csv(io.StringIO(text)) for text in (base, neighbour)]
+    assert kind_from_dtype(typed[0]["age"]) == "integer" and kind_from_dtype(typed[1]["age"]) == "continuous"
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_neighbouring_csvs_give_the_same_schema(tmp_path, seed):
+    """One more row with an empty age, or a fractional age, or a word in a numeric column: the
+    learned structure is the same draw for the same noise (the counts move by one, σ ≫ 1)."""
+    base = as_csv(table())
+    variants = [
+        base,
+        base + ",123.5,Rome,True,yes\n",
+        base + "41.5,123.5,Rome,True,yes\n",
+        base + "old,1,Rome,True,no\n",
+    ]
+    schemas = [learn(read_csv_text(text, tmp_path, f"t{i}.csv"), seed) for i, text in enumerate(variants)]
+    first = structure(schemas[0])
+    assert all(structure(s) == first for s in schemas[1:])
+    kinds = {c.name: c.kind for c in schemas[0].columns}
+    assert kinds == {
+        "age": "integer",
+        "income": "continuous",
+        "city": "categorical",
+        "member": "boolean",
+        "label": "categorical",
+    }
+    assert not any(c.nullable for c in schemas[0].columns)  # no column has nulls worth a slot
+
+
+def test_the_same_values_in_any_dtype_give_the_same_schema():
+    """Dtypes are never read: int64, float64, Int64, float32 and text hold the same numbers."""
+    frame = table(1500)
+    forms = [
+        frame,
+        frame.assign(age=frame["age"].astype("float64")),
+        frame.assign(age=frame["age"].astype("Int64"), income=frame["income"].astype("float32")),
+        frame.astype(str),
+    ]
+    structures = [structure(learn(f, seed=3)) for f in forms]
+    assert all(s == structures[0] for s in structures[1:])
+
+
+def test_cells_are_classified_one_by_one():
+    cells = classify(pd.Series(["1", " 2.5", "word", "", None, "inf", "nan", True]))
+    assert cells.kind.tolist() == [NUMBER, NUMBER, TEXT, NULL, NULL, INFINITE, NULL, TEXT]
+    assert cells.whole.tolist() == [True, False, False, False, False, False, False, False]
+    assert cells.text[2] == "word" and cells.text[7] == "True"
+
+
+def test_kind_and_nullability_come_from_the_class_counts():
+    counts = class_counts(pd.Series([1.0, 2.0, None] * 200))
+    assert counts == ClassCounts(null=200, whole=400, fractional=0, text=0)
+    kind = decide_kind("x", counts, sigma=5.0, hints=PublicHints())
+    assert kind.kind == NUMERIC and kind.integer
+    spec = decide_column("x", kind, _domain([1.0, 2.0] * 200), sigma=5.0, rows=600.0, hints=PublicHints()).spec
+    assert spec.kind == "integer" and spec.nullable  # 200 nulls clear both 3σ and 0.5 % of rows
+    few = decide_kind("x", class_counts(pd.Series([1.0, 2.0] * 300 + [None])), sigma=5.0, hints=PublicHints())
+    assert not decide_column(
+        "x", few, _domain([1.0, 2.0] * 300), sigma=5.0, rows=601.0, hints=PublicHints()
+    ).spec.nullable
+    # a numeric column with a few words stays numeric (the words become nulls and are counted)
+    mixed = decide_kind("x", class_counts(pd.Series(["3", "4.5"] * 300 + ["n/a?"] * 5)), sigma=1.0, hints=PublicHints())
+    assert mixed.kind == NUMERIC and not mixed.integer and mixed.will_be_null == 5
+    # mostly words: categorical, whatever numbers it holds
+    words = decide_kind("x", ClassCounts(null=0, whole=100, fractional=0, text=900), sigma=1.0, hints=PublicHints())
+    assert words.kind == "categorical"
+
+
+def _domain(values) -> object:
+    return domain_counts(pd.Series(values), NUMERIC)
+
+
+def test_hints_are_public_and_override_what_the_counts_say():
+    frame = table(1500)
+    frame["zip"] = np.random.default_rng(1).choice(["10100", "20100", "00100"], 1500)
+    hints = PublicHints(target="label", categorical=("zip",), bounds={"age": (0.0, 120.0)})
+    schema = learn(frame, seed=0, hints=hints)
+    assert schema["zip"].kind == "categorical" and "00100" in schema["zip"].categories  # keys kept verbatim
+    assert (schema["age"].min, schema["age"].max) == (0.0, 120.0)
+    assert schema.target == "label" and not schema["label"].nullable
+    with pytest.raises(InputError, match="not in the table"):
+        learn(frame, seed=0, hints=PublicHints(target="nosuch"))
+
+
+def test_a_long_tail_is_not_truncated_to_the_bulk():
+    """The range covers the bulk plus a margin bin: values out to the margin are inside."""
+    rng = np.random.default_rng(0)
+    values = pd.Series(np.round(rng.lognormal(7, 0.6, 5000)))  # amounts of about 300..5000
+    kind = decide_kind("amount", class_counts(values), sigma=40.0, hints=PublicHints())
+    released = release_domain(domain_counts(values, NUMERIC), 20.0, math.inf, np.random.default_rng(0))
+    spec = decide_column("amount", kind, released, sigma=20.0, rows=5000.0, hints=PublicHints()).spec
+    assert spec.kind == "integer"
+    assert np.mean((values >= spec.min) & (values <= spec.max)) > 0.99
+
+
+def test_fit_without_schema_records_one_histogram_per_column_and_the_target(adult_small):
+    synth = TabularSynthesizer(epsilon=3.0, epochs=1, batch_size=64, accountant="rdp", seed=0)
+    synth.fit(adult_small.astype(str), target="income")
+    events = {e.name: e for e in synth.ledger.entries}
+    assert events[CLASS_EVENT].count == adult_small.shape[1]  # one class histogram per column ...
+    assert events[SCHEMA_EVENT].count == adult_small.shape[1] - 1  # ... and one of values, the target's apart
+    target_event = events["schema: the target's values (income)"]
+    assert target_event.noise_multiplier == pytest.approx(0.5 * events[SCHEMA_EVENT].noise_multiplier)
+    assert synth.schema.target == "income" and synth.label_model is not None
+    assert OTHER in synth.schema["income"].categories and not synth.schema["income"].nullable
+
+
+def test_without_dp_drops_identifier_columns_unless_asked():
+    frame = table(300).assign(customer=[f"C{i:05d}" for i in range(300)])
+    schema, notes = infer_schema_without_privacy(frame)
+    assert "customer" not in schema.names and any("identifier" in n for n in notes)
+    kept, _ = infer_schema_without_privacy(frame, keep_identifiers=True)
+    assert "customer" in kept.names
