@@ -7,7 +7,7 @@ new power each call). Reported: the mean and largest wall time of a call, the on
 (prior composed, caches cold), and the refresh interval that keeps the calls within 1% of a
 fit's wall time (per-call time / 0.01). "recompose" is epsilon_of on the whole ledger each time
 (what synthesizers._StepReporter does today with RDP). PLD grid 1e-3 is the optional coarser grid
-(a slightly larger, still valid ε).
+(a slightly larger, still valid ε). The even schedule's last refresh is at 50·⌊T/50⌋, the uneven one's at T.
 
     OMP_NUM_THREADS=1 python bench/progress_accounting.py > bench/results/progress_accounting.md
 """
@@ -56,7 +56,7 @@ def main() -> None:
     print("Command: `OMP_NUM_THREADS=1 python bench/progress_accounting.py`; 1 thread, shared 2-core machine.\n")
     print(
         "| recipe | target ε | σ | T | accountant | method | schedule | first call (s) | mean call (ms) "
-        "| max call (ms) | interval for ≤ 1% (s) | ε after T |"
+        "| max call (ms) | interval for ≤ 1% (s) | ε at the last refresh |"
     )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for recipe, targets in [("dp-gan", (1.0, 3.0, 7.0)), ("dtgan-g", (1.0, 3.0))]:
