@@ -7,12 +7,15 @@ L_G through it; a hook on G's output clips the upstream gradient ∂L_G/∂x̃_i
 row to C and adds Gaussian noise before it reaches G. All loss terms (adversarial, information,
 classification) pass through that one hook, so they are clipped and noised together.
 
-Accounting (../shared privacy README §2 vii): one record can change the chosen critic
-arbitrarily, and all B generated rows pass through it, so the step's L2 sensitivity is 2C√B, not
-C; the noise std is σ·2C√B. A neighbouring table replaces one of the N_d shards, and a step uses
-one shard chosen uniformly: each generator step is ONE event, a size-1 sample without replacement
-under replace-one (`LedgerEntry(sampling="one-of-shards")`, RDP of Wang et al. 2019). Never B·T
-per-example events (GS-WGAN's released accounting), and never a Poisson add/remove event at rate
+Accounting (dpgan.privacy.accounting, module docstring, has the proof): one record can change
+the chosen critic arbitrarily, and all B generated rows pass through it, so the step's L2
+sensitivity is 2C√B, not C; the noise std is σ·2C√B. A neighbouring table changes one of the N_d
+shards. The critics keep hidden state (weights, Adam moments) that depends on which past steps
+chose them, so no per-step amplification theorem applies; instead, given the selections and the
+other randomness, the fit is n Gaussian steps of multiplier σ (n = steps that chose the changed
+shard) composed with the earlier events, and joint convexity mixes over n ~ Binomial(T, 1/N_d).
+The ledger holds ONE entry for the T steps (`LedgerEntry(sampling="one-of-shards")`), never B·T
+per-example events (GS-WGAN's released accounting) and never a Poisson add/remove event at rate
 1/N_d, which is only a lower bound here. The honest ε is large unless N_d is large; the critics
 are never saved.
 """

@@ -1,0 +1,87 @@
+"""The privacy ledger a default fit on UCI Adult (bundled schema) writes before its GAN steps, without training.
+
+Mirrors TabularSynthesizer._fit's budget plan: the same functions (plan_preprocessing, build the
+condition's DP prior, calibrate each DP-SGD classifier and the marginals to their cumulative share
+of ε) with the same settings, at N = 32,561 rows (the fit uses a noisy count, within a few rows).
+Used by the accounting benches; nothing here reads the data's values, only its column dtypes.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from dpgan import Schema, datasets
+from dpgan.privacy.accounting import LedgerEntry, calibrate_noise_multiplier
+from dpgan.privacy.preprocessing import plan_preprocessing
+from dpgan.recipes import get_recipe
+from dpgan.training.config import TrainingConfig
+from dpgan.training.marginals import MARGINALS_EVENT, MarginalAnchor
+from dpgan.transforms.encoder import TableEncoder
+
+ADULT_ROWS = 32_561
+
+
+@dataclass(frozen=True)
+class GanPlan:
+    """What _fit hands to calibrate_noise_multiplier for the GAN: the prior and the step template."""
+
+    prior: tuple[LedgerEntry, ...]
+    sample_rate: float
+    steps: int
+    sampling: str
+
+
+def adult_gan_plan(recipe: str, epsilon: float, accountant: str, delta: float = 1e-5) -> GanPlan:
+    """Ledger entries before the GAN and the GAN's (q, T, sampling) for a default fit of `recipe`."""
+    cfg = TrainingConfig(**get_recipe(recipe).overrides)
+    schema = Schema.from_json(datasets.adult_schema_path())
+    rows = ADULT_ROWS
+    conditional = get_recipe(recipe).conditional
+    condition = schema.target if conditional else None
+    needs_prior = condition is not None and not schema[condition].frequencies
+    fraction = 0.01  # schema given: _fit's default preprocessing share
+    plan = plan_preprocessing(
+        epsilon=epsilon,
+        delta=delta,
+        fraction=fraction,
+        num_numeric=0,
+        num_categorical=0,
+        accountant=accountant,
+        extra_events=int(needs_prior),
+    )
+    prior: list[LedgerEntry] = [LedgerEntry("row count", plan.noise_multiplier)]
+    if needs_prior:
+        prior.append(LedgerEntry(f"condition frequencies ({condition})", plan.noise_multiplier))
+
+    def share(sample_rate: float, steps: int, budget_fraction: float) -> float:
+        return calibrate_noise_multiplier(
+            sample_rate=sample_rate,
+            steps=steps,
+            epsilon=min(0.9, budget_fraction) * epsilon,
+            delta=delta,
+            accountant=accountant,
+            prior=prior,
+        )
+
+    spent = fraction
+    if cfg.classifier_loss_weight > 0 and condition is not None:
+        spent += cfg.classifier_budget_fraction
+        q, steps = cfg.batch_size / rows, math.ceil(cfg.classifier_epochs * rows / cfg.batch_size)
+        prior.append(LedgerEntry("DP-SGD on the auxiliary classifier", share(q, steps, spent), q, steps))
+    if cfg.label_model and schema.target is not None:
+        spent += cfg.label_model_budget_fraction
+        batch = cfg.label_model_batch_size
+        q, steps = batch / rows, math.ceil(cfg.label_model_epochs * rows / batch)
+        prior.append(LedgerEntry("DP-SGD on the label model", share(q, steps, spent), q, steps))
+    if cfg.marginal_anchor:
+        spent += cfg.marginal_budget_fraction
+        train, _ = datasets.load_adult()
+        encoder = TableEncoder(schema, {c: str(train[c].dtype) for c in train.columns})
+        releases = MarginalAnchor.releases(encoder.spans, condition)
+        prior.append(LedgerEntry(MARGINALS_EVENT, share(1.0, releases, spent), count=releases))
+    batch = float(cfg.batch_size)
+    if get_recipe(recipe).dp_on == "generator":
+        steps = max(1, math.ceil(cfg.epochs * rows / (batch * cfg.n_critic)))
+        return GanPlan(tuple(prior), 1.0 / cfg.num_discriminators, steps, "one-of-shards")
+    return GanPlan(tuple(prior), batch / rows, max(1, math.ceil(cfg.epochs * rows / batch)), "poisson")
