@@ -3,7 +3,7 @@
 Mirrors TabularSynthesizer._fit's budget plan: the same functions (plan_preprocessing, build the
 condition's DP prior, calibrate each DP-SGD classifier and the marginals to their cumulative share
 of ε) with the same settings, at N = 32,561 rows (the fit uses a noisy count, within a few rows).
-Used by the accounting benches; nothing here reads the data's values, only its column dtypes.
+Used by the accounting benches; nothing here reads the data.
 """
 
 from __future__ import annotations
@@ -12,12 +12,13 @@ import math
 from dataclasses import dataclass
 
 from dpgan import Schema, datasets
+from dpgan.preparation import REPAIR_EVENT, preprocessing_events
 from dpgan.privacy.accounting import LedgerEntry, calibrate_noise_multiplier
-from dpgan.privacy.preprocessing import plan_preprocessing
+from dpgan.privacy.preprocessing import REPAIR_COUNT_SCALE, ROW_COUNT_SCALE, plan_preprocessing
 from dpgan.recipes import get_recipe
 from dpgan.training.config import TrainingConfig
 from dpgan.training.marginals import MARGINALS_EVENT, MarginalAnchor
-from dpgan.transforms.encoder import TableEncoder
+from dpgan.transforms.encoder import TableEncoder, public_dtypes
 
 ADULT_ROWS = 32_561
 
@@ -41,16 +42,14 @@ def adult_gan_plan(recipe: str, epsilon: float, accountant: str, delta: float = 
     condition = schema.target if conditional else None
     needs_prior = condition is not None and not schema[condition].frequencies
     fraction = 0.01  # schema given: _fit's default preprocessing share
-    plan = plan_preprocessing(
-        epsilon=epsilon,
-        delta=delta,
-        fraction=fraction,
-        num_numeric=0,
-        num_categorical=0,
-        accountant=accountant,
-        extra_events=int(needs_prior),
+    events = preprocessing_events(
+        len(schema.columns), infer=False, has_target=False, count_repairs=True, needs_prior=needs_prior
     )
-    prior: list[LedgerEntry] = [LedgerEntry("row count", plan.noise_multiplier)]
+    plan = plan_preprocessing(epsilon=epsilon, delta=delta, fraction=fraction, events=events, accountant=accountant)
+    prior: list[LedgerEntry] = [
+        LedgerEntry("row count", plan.sigma(ROW_COUNT_SCALE)),
+        LedgerEntry(REPAIR_EVENT, plan.sigma(REPAIR_COUNT_SCALE)),
+    ]
     if needs_prior:
         prior.append(LedgerEntry(f"condition frequencies ({condition})", plan.noise_multiplier))
 
@@ -76,8 +75,7 @@ def adult_gan_plan(recipe: str, epsilon: float, accountant: str, delta: float = 
         prior.append(LedgerEntry("DP-SGD on the label model", share(q, steps, spent), q, steps))
     if cfg.marginal_anchor:
         spent += cfg.marginal_budget_fraction
-        train, _ = datasets.load_adult()
-        encoder = TableEncoder(schema, {c: str(train[c].dtype) for c in train.columns})
+        encoder = TableEncoder(schema, public_dtypes(schema))
         releases = MarginalAnchor.releases(encoder.spans, condition)
         prior.append(LedgerEntry(MARGINALS_EVENT, share(1.0, releases, spent), count=releases))
     batch = float(cfg.batch_size)

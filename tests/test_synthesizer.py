@@ -241,12 +241,12 @@ def test_nullable_columns_round_trip_with_their_null_indicator():
 
 def test_a_failed_save_leaves_no_model_directory(fitted, tmp_path, monkeypatch):
     """Written under a temporary name and renamed at the end: a crash leaves nothing that looks complete."""
-    import dpgan.serialization as serialization
+    import safetensors.torch
 
     def broken(*args, **kwargs):
         raise OSError("disk full")
 
-    monkeypatch.setattr(serialization, "save_file", broken)
+    monkeypatch.setattr(safetensors.torch, "save_file", broken)  # dpgan.serialization imports it when it writes
     with pytest.raises(OSError):
         fitted.save(tmp_path / "model")
     assert list(tmp_path.iterdir()) == []
@@ -254,10 +254,29 @@ def test_a_failed_save_leaves_no_model_directory(fitted, tmp_path, monkeypatch):
 
 def test_progress_reports_steps_and_an_epsilon_that_never_exceeds_the_target(adult_small, adult_schema):
     seen: list[tuple[int, int, float]] = []
-    synth = TabularSynthesizer(epsilon=2.0, epochs=2, batch_size=64, accountant="rdp", seed=0)
+    synth = TabularSynthesizer(epsilon=2.0, epochs=2, batch_size=64, accountant="pld", seed=0)
     synth.fit(adult_small, schema=adult_schema, progress=lambda s, t, e: seen.append((s, t, e)))
     steps = [s for s, _, _ in seen]
     eps = [e for _, _, e in seen]
-    assert steps[-1] == seen[-1][1] == synth.training["steps"]
+    assert steps[0] == 1 and steps[-1] == seen[-1][1] == synth.training["steps"]
     assert steps == sorted(steps) and eps == sorted(eps)
     assert 0 < eps[0] and max(eps) <= 2.0
+    assert eps[-1] == pytest.approx(synth.privacy_report()["epsilon"], rel=1e-9)  # the ledger's own ε
+
+
+@pytest.mark.parametrize("accountant", ["pld", "rdp"])
+def test_progress_epsilon_is_the_accountant_in_use_at_every_refresh(accountant):
+    from dpgan.privacy.accounting import LedgerEntry, epsilon_of
+    from dpgan.synthesizers import _StepReporter
+
+    prior = [LedgerEntry("row count", 40.0), LedgerEntry("label model", 3.0, sampling_rate=0.05, count=40)]
+    step = LedgerEntry("step", 1.2, sampling_rate=0.02)
+    seen: list[tuple[int, float]] = []
+    reporter = _StepReporter(lambda s, t, e: seen.append((s, e)), 60, step, prior, 1e-5, accountant)
+    reporter.REFRESH_SECONDS = 0.0  # refresh at every step
+    for t in range(1, 61):
+        reporter(t)
+    assert [s for s, _ in seen] == list(range(1, 61))
+    for t, shown in seen[::7] + seen[-1:]:
+        exact = epsilon_of([*prior, LedgerEntry("step", 1.2, sampling_rate=0.02, count=t)], 1e-5, accountant)
+        assert exact * (1 - 1e-6) <= shown <= exact * 1.005  # an upper bound, close to the ledger's

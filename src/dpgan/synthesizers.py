@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import secrets
+import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -29,6 +30,7 @@ from dpgan.privacy.accounting import (
     DEFAULT_ACCOUNTANT,
     ONE_OF_SHARDS,
     POISSON,
+    IncrementalAccountant,
     LedgerEntry,
     PrivacyLedger,
     calibrate_noise_multiplier,
@@ -324,9 +326,8 @@ class TabularSynthesizer:
             if steps == 0:
                 raise BudgetError("this noise multiplier cannot pay for a single step within ε")
 
-        reporter = _StepReporter(
-            progress, steps, sample_rate, sigma, ledger.entries, self.delta, self.epsilon, sampling
-        )
+        step_entry = LedgerEntry("step", sigma, sampling_rate=sample_rate, sampling=sampling)
+        reporter = _StepReporter(progress, steps, step_entry, ledger.entries, self.delta, self.accountant)
         result: TrainingResult
         if on_generator:
             result = train_dp_generator(
@@ -348,9 +349,9 @@ class TabularSynthesizer:
                 sampling_rate=sample_rate,
                 count=result.steps,
                 note=(
-                    f"one event per generator step: one of {cfg.num_discriminators} shards, replace-one "
-                    f"(sampling without replacement, RDP); rows' gradients at G's output clipped to C, "
-                    f"sensitivity 2C√B (B={cfg.batch_size}), noise std σ·2C√B"
+                    f"one event per generator step: one of {cfg.num_discriminators} shards; ε from the binomial "
+                    "mixture over the steps that pick the changed shard (add/remove); rows' gradients at G's "
+                    f"output clipped to C, sensitivity 2C√B (B={cfg.batch_size}), noise std σ·2C√B"
                 ),
                 sampling=sampling,
             )
@@ -728,31 +729,45 @@ def _coerce_schema(schema: Schema | str | Path | dict | None) -> Schema | None:
 class _StepReporter:
     """Calls the user's progress function with (step, total, ε spent so far).
 
-    ε spent after t steps is at most the RDP bound of those t steps, and at most the planned
-    total (ε is monotone in t, and the plan fits the target): the smaller of the two is shown.
-    The RDP bound is cheap to update; the final ε comes from the ledger.
+    The ε is the ledger's own accountant's, computed incrementally (dpgan.privacy.accounting.
+    IncrementalAccountant: the composed PLD is kept and only the new steps are composed in), at
+    the first step, then at most every REFRESH_SECONDS, and at the last step. Between the first and
+    the last, PLD uses a 10× coarser grid: about 10× faster, and since dp-accounting rounds
+    pessimistically, still an upper bound (at most 0.3 % above the fine value, measured in
+    bench/results/progress_accounting.md). The last value uses the ledger's own grid.
     """
+
+    REFRESH_SECONDS = 2.0
+    PROGRESS_DISCRETIZATION = 1e-3
 
     def __init__(
         self,
         progress: ProgressFn | None,
         total: int,
-        sample_rate: float,
-        sigma: float,
-        prior: list,
+        step: LedgerEntry,
+        prior: list[LedgerEntry],
         delta: float,
-        target: float,
-        sampling: str = POISSON,
+        accountant: str,
     ) -> None:
         self.progress, self.total = progress, total
-        self.sampling = sampling
-        self.sample_rate, self.sigma, self.prior, self.delta = sample_rate, sigma, list(prior), delta
-        self.target = target
-        self.every = max(1, total // 50)
+        self.step, self.prior, self.delta, self.accountant = step, list(prior), delta, accountant
+        self.last_refresh = -math.inf
+        self._running: IncrementalAccountant | None = None
 
     def __call__(self, step: int) -> None:
-        if self.progress is None or (step % self.every and step != self.total):
+        if self.progress is None:
             return
-        entry = LedgerEntry("sgd", self.sigma, sampling_rate=self.sample_rate, count=step, sampling=self.sampling)
-        bound = epsilon_of([*self.prior, entry], self.delta, "rdp")
-        self.progress(step, self.total, min(bound, self.target))
+        now = time.monotonic()
+        if step != 1 and step != self.total and now - self.last_refresh < self.REFRESH_SECONDS:
+            return
+        self.last_refresh = now
+        if step == self.total:
+            spent = epsilon_of([*self.prior, replace(self.step, count=step)], self.delta, self.accountant)
+        else:
+            if self._running is None:
+                coarse = self.PROGRESS_DISCRETIZATION if self.accountant == "pld" else None
+                self._running = IncrementalAccountant(
+                    self.prior, self.step, delta=self.delta, accountant=self.accountant, discretization=coarse
+                )
+            spent = self._running.epsilon_after(step)
+        self.progress(step, self.total, spent)
