@@ -265,6 +265,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     schema = Schema.from_json(args.schema) if args.schema else None
     if args.model is not None and not Path(args.model).is_dir():
         raise InputError(f"model directory not found: {args.model}")
+    if args.audit and args.model is None:
+        raise InputError("--audit audits the model that made the synthetic table: give --model")
     real, synthetic, test = (read_table(p, schema) for p in (args.real, args.synthetic, args.test))
     progress = _StageProgress(not args.quiet)
     attack_config = None
@@ -278,6 +280,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             real, synthetic, test, args.target, schema=schema, model_dir=args.model, attacks=args.attacks,
             attack_config=attack_config, progress=progress, seed=args.seed, n_jobs=args.jobs,
         )  # fmt: skip
+        if args.audit:
+            metrics["audit"] = evaluation_audit(args.model, args.seed, progress)
         out = Path(args.out)
         metrics_path = save_metrics(metrics, out / "metrics.json")
         report_path = write_report(metrics, out / "report.html", real=real, synthetic=synthetic, progress=progress)
@@ -297,6 +301,68 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 def _short(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.4f}"
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    """`dpgan audit`: an empirical lower bound on ε next to the claimed ε (dpgan.evaluation.audit)."""
+    from dpgan.evaluation.audit import audit_config, audit_model
+
+    if (args.model is None) == (args.epsilon is None):
+        raise InputError("give a MODEL_DIR or --epsilon E (a configuration to audit), not both")
+    configuration = {
+        "delta": args.delta, "recipe": args.recipe, "rows": args.rows, "batch_size": args.batch_size,
+        "epochs": args.epochs, "schema": args.schema, "accountant": args.accountant,
+    }  # fmt: skip
+    given = {key: value for key, value in configuration.items() if value is not None}
+    if args.model is not None and given:
+        flags = ", ".join("--" + key.replace("_", "-") for key in given)
+        raise InputError(f"{flags} describe a configuration to audit; a MODEL_DIR has its own")
+    bar = _StageProgress(not args.quiet)
+    options = {
+        "mode": args.mode, "trials": args.trials, "steps": args.steps, "sample_rate": args.sample_rate,
+        "ablate": args.ablate, "confidence": args.confidence, "seed": args.seed,
+        "progress": lambda done, total: bar(f"audit: {args.mode}", done, total),
+    }  # fmt: skip
+    try:
+        if args.model is not None:
+            result = audit_model(args.model, **options)
+        else:
+            result = audit_config(epsilon=args.epsilon, **given, **options)
+    finally:
+        bar.close()
+    print(json.dumps(result.to_dict(), indent=1) if args.json else result.to_text())
+    return 0
+
+
+def _add_audit_parser(sub: Any) -> None:
+    audit = sub.add_parser("audit", help="empirical lower bound on ε (privacy audit) next to the claimed ε")
+    audit.add_argument("model", nargs="?", help="saved model directory (its settings are audited, never data)")
+    audit.add_argument("--epsilon", type=float, help="audit a configuration instead: its target ε")
+    audit.add_argument("--delta", type=float, help="with --epsilon (default 1e-5)")
+    audit.add_argument("--recipe", help="with --epsilon (default dp-gan)")
+    audit.add_argument("--rows", type=int, help="with --epsilon: table size N (default 32561, Adult)")
+    audit.add_argument("--batch-size", type=int, help="with --epsilon (default: the recipe's)")
+    audit.add_argument("--epochs", type=float, help="with --epsilon (default: the recipe's)")
+    audit.add_argument("--schema", help="with --epsilon: public schema JSON (default: bundled Adult schema)")
+    audit.add_argument("--accountant", help="with --epsilon: calibrates σ (default pld)")
+    audit.add_argument("--mode", default="step", help="step (default), one-run or black-box")
+    audit.add_argument("--trials", type=int, help="trials per world (step: 10000; black-box: 30 trainings)")
+    audit.add_argument("--steps", type=int, help="private steps per trial (step: 1; one-run: the model's T)")
+    audit.add_argument("--sample-rate", type=float, help="Poisson rate of the audited steps (step: 1)")
+    audit.add_argument("--ablate", help="noise or clipping: switch it off in the audited step (a control)")
+    audit.add_argument("--confidence", type=float, default=0.95, help="confidence of the bound (default 0.95)")
+    audit.add_argument("--seed", type=int, default=0, help="seed of the audit's own randomness (default 0)")
+    audit.add_argument("--json", action="store_true", help="print the result as JSON")
+    audit.add_argument("--quiet", action="store_true", help="no progress bar")
+    audit.set_defaults(func=cmd_audit)
+
+
+def evaluation_audit(model_dir: str | Path, seed: int, progress: Any) -> dict[str, Any]:
+    """`evaluate --audit`: the default audit of the model, for metrics.json and the report."""
+    from dpgan.evaluation.audit import audit_model
+
+    result = audit_model(model_dir, seed=seed, progress=lambda done, total: progress("audit", done, total))
+    return result.to_dict()
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -388,7 +454,9 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--jobs", type=int, default=1, help="CPU cores for the evaluation models (default 1)")
     evaluate.add_argument("--quiet", action="store_true", help="no progress bars")
     evaluate.add_argument("--out", required=True, help="report directory: metrics.json and report.html")
+    evaluate.add_argument("--audit", action="store_true", help="also run the default privacy audit of --model")
     evaluate.set_defaults(func=cmd_evaluate)
+    _add_audit_parser(sub)
     return parser
 
 

@@ -88,7 +88,7 @@ def _fake_term_gradient(
     return {name: g / fakes.shape[0] for name, g in summed.items()}
 
 
-def _importance_weights(condition: Condition | None, config: TrainingConfig, real: torch.Tensor) -> torch.Tensor:
+def importance_weights(condition: Condition | None, config: TrainingConfig, real: torch.Tensor) -> torch.Tensor:
     """Training-by-sampling for Poisson batches: real rows are reweighted from the prior to the
     flattened prior that fake conditions are drawn from (ratios of public/DP numbers only)."""
     if condition is None or not config.training_by_sampling:
@@ -251,7 +251,7 @@ def train_dp_critic(
         real = data[index]
         generator_step = (step + 1) % config.n_critic == 0
         want_features = generator_step and objective.info_weight > 0 and not step_settings.microbatches
-        weight = _importance_weights(condition, config, real)
+        weight = importance_weights(condition, config, real)
         with torch.no_grad():
             # Nothing outside the noisy sum may depend on the private batch: the fake term has a
             # fixed size and prior-drawn conditions; G has no cross-row operations, so each GP
