@@ -5,7 +5,8 @@ What is audited is one release of the private step, `training.dp_critic.private_
 after a release (optimiser, generator, EMA) is post-processing, so a distinguisher that sees the
 release itself is the strongest one. The audit calls those functions, never a copy of them.
 
-Critic recipes (dp-gan, dp-wgan, dp-cgan, dtgan-d). A "Dirac" canary realisable as a record:
+Critic recipes (dp-gan, dp-wgan, dp-cgan, dtgan-d). A "Dirac" canary that is a record (a row the
+critic reads, clipped with everything the step computes from it), not an injected gradient:
 - The critic has the configuration's shape and random weights, with column j* of its first layer
   zeroed. The step's guarantee holds for every critic state (in the adaptive composition each
   step's critic is public), so the auditor may pick it.
@@ -15,7 +16,9 @@ Critic recipes (dp-gan, dp-wgan, dp-cgan, dtgan-d). A "Dirac" canary realisable 
   penalty's input gradient at coordinate j* is W₁[:, j*]ᵀe = 0.
 - The canary is the record x[j*] = M, all else 0. Its real term's gradient in column j* is M
   times a direction u the auditor computes from the critic; M is so large that its clipped
-  gradient lies almost entirely along u with norm ≈ C.
+  gradient lies almost entirely along u with norm ≈ C. M is outside the encoder's range [−1, 1]:
+  the step's guarantee does not depend on that range (clipping bounds any row), and a canary
+  inside it would put only part of its clipped norm into column j*, which weakens the audit.
 - Statistic: ⟨released W₁[:, j*], u⟩. World OUT runs the step on the filler rows, world IN on the
   filler rows and the canary; each trial draws a fresh Poisson batch (with dpgan's sampler, at
   q < 1), fresh noise, penalty points and microbatch assignment. Threshold on half of the trials,
