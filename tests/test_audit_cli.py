@@ -36,8 +36,8 @@ def test_json_output_of_a_saved_model(model_dir, fitted, capsys):
 
 def test_configuration_audit_and_its_negative_control(capsys):
     """Noise off in the audited step, claim unchanged: the bound must exceed the claim."""
-    plain = run_json(capsys, *CONFIGURATION, "--trials", "250", "--quiet")
-    ablated = run_json(capsys, *CONFIGURATION, "--trials", "250", "--quiet", "--ablate", "noise")
+    plain = run_json(capsys, *CONFIGURATION, "--trials", "150", "--quiet")
+    ablated = run_json(capsys, *CONFIGURATION, "--trials", "150", "--quiet", "--ablate", "noise")
     assert plain["consistent"] and plain["model_epsilon"] == 3.0
     assert not ablated["consistent"] and ablated["epsilon_lower_bound"] > ablated["epsilon_claimed"]
     assert ablated["epsilon_claimed"] == plain["epsilon_claimed"]  # the claim keeps the configured σ
