@@ -16,8 +16,8 @@ import math
 import numpy as np
 import pytest
 import torch
-from scipy import stats
 
+from dpgan.evaluation.audit import statistics
 from dpgan.privacy import dpsgd
 from dpgan.privacy.accounting import LedgerEntry, epsilon_of
 from dpgan.privacy.sampling import PoissonSampler
@@ -30,43 +30,18 @@ DIM = 8
 CANARY = 0  # the coordinate j* that only the canary touches
 
 
-# --- the statistics (small copy of the Clopper–Pearson split bound from audit_lib.py) -------------
-
-
-def cp_upper(k: int, n: int, alpha: float) -> float:
-    """One-sided (1 − α) Clopper–Pearson upper bound on a binomial rate."""
-    return 1.0 if k >= n else float(stats.beta.ppf(1 - alpha, k + 1, n - k))
-
-
-def eps_lb_from_counts(fp: int, n_out: int, fn: int, n_in: int) -> float:
-    """max(log((1−δ−FPR)/FNR), log((1−δ−FNR)/FPR)) with both rates at their upper bound (α/2 each)."""
-    fpr, fnr = cp_upper(fp, n_out, ALPHA / 2), cp_upper(fn, n_in, ALPHA / 2)
-    candidates = [0.0]
-    for a, b in ((fpr, fnr), (fnr, fpr)):
-        if b > 0 and 1 - DELTA - a > 0:
-            candidates.append(math.log((1 - DELTA - a) / b))
-    return max(candidates)
+# --- the statistics: dpgan's one implementation (dpgan.evaluation.audit.statistics) --------------
 
 
 def eps_lb_split(scores_out: np.ndarray, scores_in: np.ndarray, seed: int) -> float:
-    """Choose the threshold 'IN iff score > t' on one half, certify on the other (no reuse)."""
-    rng = np.random.default_rng(seed)
-    so, si = rng.permutation(scores_out), rng.permutation(scores_in)
-    ho, hi = len(so) // 2, len(si) // 2
-    thresholds = np.quantile(np.concatenate([so[:ho], si[:hi]]), np.linspace(0.001, 0.999, 200))
-    best, best_t = 0.0, None
-    for t in thresholds:
-        e = eps_lb_from_counts(int((so[:ho] > t).sum()), ho, int((si[:hi] <= t).sum()), hi)
-        if e > best:
-            best, best_t = e, t
-    if best_t is None:
-        return 0.0
-    return eps_lb_from_counts(int((so[ho:] > best_t).sum()), len(so) - ho, int((si[hi:] <= best_t).sum()), len(si) - hi)
+    """Threshold 'IN iff score > t' chosen on one half, bound certified on the other (no reuse)."""
+    return statistics.epsilon_lower_bound(scores_out, scores_in, delta=DELTA, alpha=ALPHA, seed=seed).epsilon
 
 
 def max_certifiable() -> float:
     """ε_lb with zero errors on the held-out half: the audit's ceiling (≈ log(R/3.69))."""
-    return eps_lb_from_counts(0, TRIALS - TRIALS // 2, 0, TRIALS - TRIALS // 2)
+    half = TRIALS - TRIALS // 2
+    return statistics.max_certifiable(half, half, delta=DELTA, alpha=ALPHA)
 
 
 # --- one noisy-sum release, vectorised over trials ----------------------------------------------
@@ -172,3 +147,41 @@ def test_audit_with_clipping_off_fails_the_claim():
 def test_clipping_restores_the_claim_for_the_large_canary():
     """The same 10·C canary, clipped, is no more visible than a norm-C one: the claim holds again."""
     assert audit(noise_multiplier=1.0, canary_scale=10.0) <= claimed(1.0)
+
+
+# --- the statistics' reference values -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("canaries", "guesses", "correct", "expected"),
+    [(1000, 100, 100, 3.47), (1000, 100, 90, 1.63), (10000, 1000, 950, 2.69)],
+)
+def test_one_run_bound_matches_the_reference_table(canaries: int, guesses: int, correct: int, expected: float):
+    """Steinke et al.'s bound at δ=1e-5, α=0.05 (../shared/privacy/README.md §3)."""
+    value = statistics.one_run_epsilon_lower_bound(canaries, guesses, correct, delta=DELTA, alpha=ALPHA)
+    assert value == pytest.approx(expected, abs=6e-3)
+
+
+def test_one_run_bound_is_zero_for_chance_guessing():
+    assert statistics.one_run_epsilon_lower_bound(1000, 100, 50, delta=DELTA, alpha=ALPHA) == 0.0
+
+
+def test_ceiling_is_about_log_of_trials_over_3_69():
+    """With no error on 10⁴ held-out trials per world the bound tops out at ≈ 7.9 (README §3)."""
+    assert statistics.max_certifiable(10_000, 10_000, delta=DELTA, alpha=ALPHA) == pytest.approx(
+        math.log(10_000 / 3.69), abs=0.01
+    )
+
+
+def test_clopper_pearson_reference_values():
+    assert statistics.clopper_pearson_upper(0, 100, 0.025) == pytest.approx(1 - 0.025 ** (1 / 100))
+    assert statistics.clopper_pearson_interval(5, 10) == pytest.approx((0.187086, 0.812914), abs=1e-6)
+    assert (
+        statistics.clopper_pearson_interval(0, 10)[0] == 0.0 and statistics.clopper_pearson_interval(10, 10)[1] == 1.0
+    )
+
+
+def test_indistinguishable_worlds_certify_nothing():
+    """Same distribution in both worlds: the held-out half must not certify a real ε (no threshold reuse)."""
+    rng = np.random.default_rng(0)
+    assert eps_lb_split(rng.normal(size=TRIALS), rng.normal(size=TRIALS), seed=1) < 0.3

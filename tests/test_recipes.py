@@ -503,13 +503,13 @@ def test_microbatches_double_the_noise_and_per_example_does_not(encoded, monkeyp
 def test_training_by_sampling_weights_are_the_prior_ratio(encoded):
     data, _, condition = encoded
     config = tiny_config(training_by_sampling=True)
-    weights = dp_critic._importance_weights(condition, config, data)
+    weights = dp_critic.importance_weights(condition, config, data)
     ratio = condition.probabilities(True) / condition.probabilities(False)
     codes = condition.codes_of_encoded(data)
     torch.testing.assert_close(weights, ratio[codes].to(data.dtype))
     assert weights.unique().numel() == 2  # both classes occur and are weighted differently
-    assert torch.equal(dp_critic._importance_weights(condition, tiny_config(), data), torch.ones(len(data)))
-    assert torch.equal(dp_critic._importance_weights(None, config, data), torch.ones(len(data)))
+    assert torch.equal(dp_critic.importance_weights(condition, tiny_config(), data), torch.ones(len(data)))
+    assert torch.equal(dp_critic.importance_weights(None, config, data), torch.ones(len(data)))
 
 
 # --- fast clipping: joint features, real weights --------------------------------------------------------

@@ -10,6 +10,7 @@ import re
 import shutil
 import subprocess
 import sys
+from html import escape
 from pathlib import Path
 
 import pandas as pd
@@ -25,7 +26,7 @@ FAKE_ATTACKS = {
     "membership": {"auc": 0.93, "privacy_gain": 0.21, "roc": {"fpr": [0.0, 0.1, 1.0], "tpr": [0.0, 0.8, 1.0]}},
     "logan": {"white_box": {"auc": 0.61, "roc": {"fpr": [0.0, 0.5, 1.0], "tpr": [0.0, 0.7, 1.0]}}},
     "dcr": {"auc": 0.5, "holdout_baseline": 0.5},
-    "attribute": {"privacy_gain": 0.02, "notes": "<b>not bold</b>"},
+    "attribute": {"skipped": True, "reason": "<b>not bold</b>"},
 }
 
 
@@ -78,6 +79,9 @@ def test_cli_writes_metrics_and_report_with_the_models_ledger(cli_run, fitted):
     assert f"{metrics['privacy']['epsilon']:.4f}" in html
     assert "No model was given" not in html
     assert len(IMG.findall(html)) == 15 + 1  # one marginal per Adult column, one heatmap figure
+    source = metrics["privacy"]["schema_source"]
+    assert len(source) > 200 and html.count(escape(source)) == 1  # the schema's source paragraph, once
+    assert "No audit was run" in html
 
 
 def test_cli_errors_are_one_line(tmp_path, tables, capsys):
@@ -91,6 +95,8 @@ def test_cli_errors_are_one_line(tmp_path, tables, capsys):
     assert err.startswith("dpgan: error: target 'salary' is not a column") and "\n" not in err
     assert main([*args, "--target", "income", "--model", str(tmp_path / "nope")]) == 2
     assert "model directory not found" in capsys.readouterr().err
+    assert main([*args, "--target", "income", "--audit"]) == 2
+    assert "--audit audits the model that made the synthetic table: give --model" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
 
 
@@ -114,8 +120,9 @@ def test_report_is_self_contained_and_has_every_plot(report_with_attacks):
     assert not re.search(r"""(src|href)=["']?(https?:|//)""", html)  # nothing fetched from elsewhere
     assert "<script" not in html
     assert "No model was given" in html  # the privacy section says it cannot state ε
-    assert "&lt;b&gt;not bold&lt;/b&gt;" in html  # attack text is escaped
-    headings = ("Privacy guarantee", "Utility", "Fidelity", "Marginals", "Pairwise associations", "Privacy attacks")
+    assert "&lt;b&gt;not bold&lt;/b&gt;" in html  # attack text is escaped (a skipped attack's reason)
+    headings = ("Privacy guarantee", "Privacy audit", "Utility", "Fidelity", "Marginals", "Pairwise associations")
+    headings += ("Privacy attacks",)
     assert all(f"<h2>{h}" in html or f"<h3>{h}" in html for h in headings)
 
 
@@ -188,3 +195,57 @@ def test_cli_attacks_run_end_to_end_with_cost_knobs(tmp_path, tables, fitted):
     assert all(0.0 <= result["auc"] <= 1.0 for result in attacks.values())
     html = (tmp_path / "report" / "report.html").read_text()
     assert len(IMG.findall(html)) > 15 + 1  # marginals and heatmaps plus the attack ROC curves
+
+
+REAL_ATTACKS = {  # the shape run_attacks returns (abridged): counts the intervals are computed from
+    "membership": {
+        "skipped": False, "tpr": 0.75, "fpr": 0.25, "advantage": 0.5, "auc": 0.8,
+        "roc": {"fpr": [0.0, 0.25, 1.0], "tpr": [0.0, 0.75, 1.0]},
+        "per_target": [{"target": "crafted outlier", "accuracy": 0.75}], "settings": {"targets": 2, "test_runs": 2},
+    },
+    "dcr": {
+        "skipped": False, "share_closer_to_train": 0.51, "share_if_copied": 1.0, "auc": 0.49, "members": 1000,
+        "non_members": 1000, "rows": {"synthetic": 1000}, "dcr_train": {"p5": 0.1, "median": 0.3, "mean": 0.4},
+    },
+    "logan": {"skipped": True, "reason": "needs model_dir"},
+}  # fmt: skip
+
+
+def test_attacks_are_a_short_table_with_intervals():
+    """Headline numbers with 95% intervals, not a dump: the membership attack's 4 test fits give a wide one."""
+    html = render_report({"target": "income", "attacks": REAL_ATTACKS})
+    section = html[html.index("<h2>Privacy attacks") :]
+    assert "95% interval" in section and "4 test fits per class" in section
+    assert "per_target" not in section and "dcr_train" not in section and "median" not in section
+    assert section.count("<tr>") <= 8  # header + 2 membership + 2 DCR + 1 skipped LOGAN rows
+    low, high = re.search(r"advantage TPR − FPR</td><td>0.5000</td><td>\[(-?[\d.]+), (-?[\d.]+)\]", section).groups()
+    assert float(low) < 0.0 < 0.5 < float(high) <= 1.0  # four fits per class cannot rule out "no leak"
+    assert "needs model_dir" in section
+
+
+def test_audit_section_shows_the_lower_bound_next_to_the_claim():
+    from dpgan.evaluation.audit import audit_config
+
+    audit = audit_config(epsilon=3.0, accountant="rdp", trials=100).to_dict()
+    html = render_report({"target": "income", "audit": audit})
+    section = html[html.index("<h2>Privacy audit") : html.index("<h2>Utility")]
+    assert f"{audit['epsilon_claimed']:.4f}" in section and f"{audit['epsilon_lower_bound']:.4f}" in section
+    assert "confidence 95%" in section and "consistent" in section
+
+
+def test_cli_evaluate_with_audit(tmp_path, tables, fitted, monkeypatch):
+    """`evaluate --model M --audit`: the default audit (fewer trials here) lands in metrics.json and the report."""
+    from dpgan.evaluation import audit
+
+    monkeypatch.setitem(audit.DEFAULT_TRIALS, "step", 100)  # cost knob only: the default is 10,000
+    paths = saved_model_and_csvs(tmp_path, tables, fitted, seed=7)
+    code = main(
+        ["evaluate", "--real", str(paths["real"]), "--synthetic", str(paths["synthetic"]), "--test",
+         str(paths["test"]), "--target", "income", "--model", str(tmp_path / "model"), "--audit", "--quiet",
+         "--out", str(tmp_path / "report")]
+    )  # fmt: skip
+    assert code == 0
+    record = json.loads((tmp_path / "report" / "metrics.json").read_text())["audit"]
+    assert record["trials"] == 100 and record["epsilon_lower_bound"] <= record["epsilon_claimed"]
+    html = (tmp_path / "report" / "report.html").read_text()
+    assert f"{record['epsilon_lower_bound']:.4f}" in html and "No audit was run" not in html

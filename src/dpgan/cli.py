@@ -387,6 +387,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         _check_model_dir(args.model)
     if args.jobs < 1:
         raise InputError(f"--jobs must be a positive number of cores, not {args.jobs}")
+    if args.audit and args.model is None:
+        raise InputError("--audit audits the model that made the synthetic table: give --model")
     from dpgan.evaluation.evaluate import evaluate, save_metrics
     from dpgan.evaluation.report import write_report
     from dpgan.schema import Schema
@@ -406,6 +408,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             real, synthetic, test, args.target, schema=schema, model_dir=args.model, attacks=args.attacks,
             attack_config=attack_config, progress=progress, seed=args.seed, n_jobs=args.jobs,
         )  # fmt: skip
+        if args.audit:
+            metrics["audit"] = evaluation_audit(args.model, args.seed, progress)
         out = Path(args.out)
         metrics_path = save_metrics(metrics, out / "metrics.json")
         report_path = write_report(metrics, out / "report.html", real=real, synthetic=synthetic, progress=progress)
@@ -427,7 +431,88 @@ def _short(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.4f}"
 
 
+def cmd_audit(args: argparse.Namespace) -> int:
+    """`dpgan audit`: an empirical lower bound on ε next to the claimed ε (dpgan.evaluation.audit)."""
+    if (args.model is None) == (args.epsilon is None):
+        raise InputError("give a MODEL_DIR or --epsilon E (a configuration to audit), not both")
+    configuration = {
+        "delta": args.delta, "recipe": args.recipe, "rows": args.rows, "batch_size": args.batch_size,
+        "epochs": args.epochs, "schema": args.schema, "accountant": args.accountant,
+    }  # fmt: skip
+    given = {key: value for key, value in configuration.items() if value is not None}
+    if args.model is not None:
+        _check_model_dir(args.model)
+        if given:
+            flags = ", ".join("--" + key.replace("_", "-") for key in given)
+            raise InputError(f"{flags} describe a configuration to audit; a MODEL_DIR has its own")
+    _check_budget(args)
+    _positive(args.rows, "--rows", integer=True)
+    _positive(args.trials, "--trials", integer=True)
+    _positive(args.steps, "--steps", integer=True)
+    if args.schema is not None:
+        _check_file(args.schema, "schema file")
+    from dpgan.evaluation.audit import audit_config, audit_model
+
+    bar = _StageProgress(not args.quiet)
+    options = {
+        "mode": args.mode, "trials": args.trials, "steps": args.steps, "sample_rate": args.sample_rate,
+        "ablate": args.ablate, "confidence": args.confidence, "seed": args.seed,
+        "progress": lambda done, total: bar(f"audit: {args.mode}", done, total),
+    }  # fmt: skip
+    try:
+        if args.model is not None:
+            result = audit_model(args.model, **options)
+        else:
+            result = audit_config(epsilon=args.epsilon, **given, **options)
+    finally:
+        bar.close()
+    print(json.dumps(result.to_dict(), indent=1) if args.json else result.to_text())
+    return 0
+
+
+def _audit_options(audit: argparse.ArgumentParser) -> None:
+    audit.add_argument("model", nargs="?", help="saved model directory (its settings are audited, never data)")
+    audit.add_argument("--epsilon", type=float, help="audit a configuration instead: its target ε")
+    audit.add_argument("--delta", type=float, help="with --epsilon (default: 1e-5)")
+    audit.add_argument("--recipe", choices=list(RECIPES), help="with --epsilon (default: dp-gan)")
+    audit.add_argument("--rows", type=int, help="with --epsilon: table size N (default: 32561, Adult's)")
+    audit.add_argument("--batch-size", type=int, help="with --epsilon (default: the recipe's)")
+    audit.add_argument("--epochs", type=float, help="with --epsilon (default: the recipe's)")
+    audit.add_argument("--schema", help="with --epsilon: public schema JSON (default: the bundled Adult schema)")
+    audit.add_argument("--accountant", choices=ACCOUNTANTS, help="with --epsilon: calibrates σ (default: pld)")
+    audit.add_argument(
+        "--mode", default="step", choices=("step", "one-run", "black-box"), help="what is audited (README 'Audit')"
+    )
+    audit.add_argument("--trials", type=int, help="trials per world (step: 10000; black-box: 30 trainings)")
+    audit.add_argument("--steps", type=int, help="private steps per trial (step: 1; one-run: the model's T)")
+    audit.add_argument("--sample-rate", type=float, help="Poisson rate of the audited steps (step: 1)")
+    audit.add_argument(
+        "--ablate", choices=("noise", "clipping"), help="switch it off in the audited step: a control that must fail"
+    )
+    audit.add_argument("--confidence", type=float, default=0.95, help="confidence of the bound")
+    audit.add_argument("--seed", type=int, default=0, help="seed of the audit's own randomness")
+    audit.add_argument("--json", action="store_true", help="print the result as JSON")
+    audit.add_argument("--quiet", action="store_true", help="no progress bar")
+    audit.set_defaults(func=cmd_audit)
+
+
+def evaluation_audit(model_dir: str | Path, seed: int, progress: Any) -> dict[str, Any]:
+    """`evaluate --audit`: the default audit of the model, for metrics.json and the report."""
+    from dpgan.evaluation.audit import audit_model
+
+    result = audit_model(model_dir, seed=seed, progress=lambda done, total: progress("audit", done, total))
+    return result.to_dict()
+
+
 # ---------------------------------------------------------------- the parser
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with its usage errors as one line like every other error (exit code 2)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        print(f"dpgan: error: {message} (see {self.prog} --help)", file=sys.stderr)
+        sys.exit(2)
 
 
 class _HelpFormatter(argparse.HelpFormatter):
@@ -491,7 +576,7 @@ def _hint_options(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="dpgan", description="Differentially private synthetic data with GANs.", formatter_class=_HelpFormatter
     )
     parser.add_argument("--version", action="version", version=f"dpgan {__version__}")
@@ -579,6 +664,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--schema", help="public schema JSON (column kinds)")
     evaluate.add_argument("--model", help="the model directory that generated the synthetic table (its ledger)")
     evaluate.add_argument("--attacks", action="store_true", help="also run the privacy attacks (slow)")
+    evaluate.add_argument("--audit", action="store_true", help="also run the default privacy audit of --model")
     evaluate.add_argument("--attack-shadows", type=int, help="shadow sets per target in the membership attack")
     evaluate.add_argument("--attack-test-runs", type=int, help="fresh test fits per target in the membership attack")
     evaluate.add_argument("--attack-epochs", type=float, help="epochs of the attacks' retrained models (cost knob)")
@@ -587,12 +673,17 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--quiet", action="store_true", help="no progress bars")
     evaluate.add_argument("--out", required=True, help="report directory: metrics.json and report.html")
     evaluate.set_defaults(func=cmd_evaluate)
+
+    _audit_options(command("audit", "an empirical lower bound on ε (privacy audit), next to the claimed ε"))
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:  # --help, --version, or a usage error already printed as one line
+        return int(exit_.code or 0)
     try:
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from dpgan.evaluation import plots
+from dpgan.evaluation.attack_summary import attack_rows
 from dpgan.evaluation.ml_efficacy import Progress
 
 CSS = """
@@ -61,6 +62,19 @@ NOTES = {
         "real minus synthetic association matrix (Pearson r, Theil's U, correlation ratio η): 0 means the "
         "pairwise relationships are reproduced exactly."
     ),
+    "audit": (
+        "The audit attacks the training step itself: it puts a canary record through dpgan's real private step "
+        "many times, with and without the canary, and measures how well an attacker who sees the released "
+        "update can tell the two apart. That yields a lower bound on ε at the stated confidence. A lower bound "
+        "below the claimed ε means the attack did not contradict the claim (it does not prove it); a bound above "
+        "it would mean the claim is wrong. The audit never reads private data."
+    ),
+    "attack_intervals": (
+        "Intervals are 95%: Clopper–Pearson for rates, Hanley–McNeil for ROC AUC. The membership attack counts "
+        "training runs, not synthetic sets (the sets sampled from one fit are not independent): with a few test "
+        "fits its advantage is noisy, so read the interval, not the point (--attack-test-runs and "
+        "--attack-shadows sharpen it). Every number of every attack is in metrics.json."
+    ),
     "attacks": (
         "Each attack tries to tell something private from the synthetic data (was a person in the "
         "training set? what is their sensitive value?). An ROC AUC near 0.5 means this attack found "
@@ -68,6 +82,9 @@ NOTES = {
         "still succeed. An AUC well above 0.5 is evidence of leakage."
     ),
 }
+
+
+TRAINING_SHOWN_ABOVE = ("schema_source",)  # printed once, under the privacy table
 
 
 def write_report(
@@ -104,6 +121,7 @@ def render_report(
             escape(str(metrics.get("target"))), *(escape(str(rows.get(k, "?"))) for k in ("real", "synthetic", "test"))
         ),
         _privacy_section(metrics.get("privacy")),
+        _audit_section(metrics.get("audit")),
         _utility_section(metrics),
         _fidelity_section(metrics.get("fidelity", {}), metrics.get("columns", {}), real, synthetic, progress),
         _attacks_section(metrics.get("attacks")),
@@ -161,11 +179,13 @@ def _privacy_section(privacy: dict[str, Any] | None) -> str:
                 ["ε by RDP", by.get("rdp")],
                 ["ε by PLD", by.get("pld")],
                 ["neighbouring relation", privacy.get("neighbouring_relation")],
-                ["schema source", privacy.get("schema_source")],
+                ["guarantee covers the schema", privacy.get("guarantee_covers_schema")],
                 ["model directory", privacy.get("model_dir")],
             ],
         )
     )
+    if privacy.get("schema_source"):
+        out.append(f"<p><b>Schema source.</b> {escape(str(privacy['schema_source']))}</p>")
     for key in ("warning", "seed_note"):
         if privacy.get(key):
             out.append(_note(str(privacy[key]), "warn"))
@@ -200,7 +220,8 @@ def _privacy_section(privacy: dict[str, Any] | None) -> str:
     training = privacy.get("training") or {}
     if training:
         out.append("<h3>Training</h3>")
-        out.append(_table(["setting", "value"], [[k, v] for k, v in training.items()]))
+        shown = [[k, v] for k, v in training.items() if k not in TRAINING_SHOWN_ABOVE]
+        out.append(_table(["setting", "value"], shown))
     out.append(_note(NOTES["privacy"]))
     return "\n".join(out)
 
@@ -317,18 +338,6 @@ def find_rocs(value: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[str, dic
                 yield from find_rocs(child, (*path, str(key)))
 
 
-def _scalars(value: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[str, Any]]:
-    """Flattened scalar results of the attacks (long lists such as ROC points left out)."""
-    if isinstance(value, dict):
-        for key, child in value.items():
-            if key != "roc":
-                yield from _scalars(child, (*path, str(key)))
-    elif isinstance(value, (str, int, float, bool)) or value is None:
-        yield " / ".join(path), value
-    elif isinstance(value, list) and len(value) <= 8 and all(isinstance(v, (str, int, float)) for v in value):
-        yield " / ".join(path), ", ".join(f"{v:.4g}" if isinstance(v, float) else str(v) for v in value)
-
-
 def _attacks_section(attacks: dict[str, Any] | None) -> str:
     out = ["<h2>Privacy attacks</h2>"]
     if not attacks:
@@ -342,8 +351,50 @@ def _attacks_section(attacks: dict[str, Any] | None) -> str:
         figures.append(_img(plots.roc_plot(title, result["roc"]["fpr"], result["roc"]["tpr"], auc), f"ROC of {title}"))
     if figures:
         out.append('<div class="grid">' + "".join(figures) + "</div>")
-    rows = [[k, v] for k, v in _scalars(attacks)]
+    rows = attack_rows(attacks)
     if rows:
-        out.append(_table(["result", "value"], rows))
+        body = [
+            [r["attack"], r["metric"], r["value"], _interval(r["ci_low"], r["ci_high"]), r["no_leak"], r["basis"]]
+            for r in rows
+        ]
+        out.append(_table(["attack", "result", "value", "95% interval", "no leak", "based on"], body))
+    out.append(_note(NOTES["attack_intervals"]))
     out.append(_note(NOTES["attacks"]))
+    return "\n".join(out)
+
+
+def _interval(low: float | None, high: float | None) -> str:
+    if low is None or high is None:
+        return "–"
+    return f"[{_fmt(low, 3)}, {_fmt(high, 3)}]"
+
+
+def _epsilon(value: Any) -> str:
+    """ε values of the audit with four decimals, as the terminal prints them (0 shows as 0.0000)."""
+    return f"{float(value):.4f}" if isinstance(value, (int, float)) else "–"
+
+
+def _audit_section(audit: dict[str, Any] | None) -> str:
+    out = ["<h2>Privacy audit</h2>"]
+    if not audit:
+        out.append(_note("No audit was run (dpgan evaluate --audit, or dpgan audit MODEL_DIR)."))
+        out.append(_note(NOTES["audit"]))
+        return "\n".join(out)
+    confidence = audit.get("confidence")
+    level = "–" if confidence is None else f"{100 * confidence:g}%"
+    mode = str(audit.get("mode")) + (f", ablated: {audit['ablate']}" if audit.get("ablate") else "")
+    out.append(
+        _table(
+            ["claimed ε (audited mechanism)", f"ε lower bound (confidence {level})", "largest certifiable",
+             "trials per world", "mode", "claimed ε (whole training)"],
+            [[_epsilon(audit.get("epsilon_claimed")), _epsilon(audit.get("epsilon_lower_bound")),
+              _epsilon(audit.get("ceiling")), audit.get("trials"), mode, _epsilon(audit.get("model_epsilon"))]],
+        )
+    )  # fmt: skip
+    out.append(f"<p><b>Verdict:</b> {escape(str(audit.get('verdict')))}.</p>")
+    out.append(f"<p><b>Audited:</b> {escape(str(audit.get('audited')))}.</p>")
+    cls = "note" if audit.get("consistent", True) else "warn"
+    for text in audit.get("notes") or []:
+        out.append(_note(str(text), cls))
+    out.append(_note(NOTES["audit"]))
     return "\n".join(out)

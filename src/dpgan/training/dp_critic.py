@@ -88,13 +88,124 @@ def _fake_term_gradient(
     return {name: g / fakes.shape[0] for name, g in summed.items()}
 
 
-def _importance_weights(condition: Condition | None, config: TrainingConfig, real: torch.Tensor) -> torch.Tensor:
+def importance_weights(condition: Condition | None, config: TrainingConfig, real: torch.Tensor) -> torch.Tensor:
     """Training-by-sampling for Poisson batches: real rows are reweighted from the prior to the
     flattened prior that fake conditions are drawn from (ratios of public/DP numbers only)."""
     if condition is None or not config.training_by_sampling:
         return torch.ones(real.shape[0])
     ratio = condition.probabilities(True) / condition.probabilities(False)
     return ratio[condition.codes_of_encoded(real)].to(real.dtype)
+
+
+@dataclass(frozen=True)
+class CriticStepSettings:
+    """Everything the private critic step needs besides the batch, fixed before training from the
+    configuration and the calibrated σ: none of it is read from private data.
+
+    `gp_weight` is 0 for losses without a gradient penalty; `microbatches` = 0 clips per record.
+    """
+
+    loss: str
+    gp_weight: float
+    one_sided_penalty: bool
+    interpolation: str
+    microbatches: int
+    feature_scale: float
+    noise_multiplier: float
+    expected_batch_size: float
+
+    @classmethod
+    def from_config(
+        cls, config: TrainingConfig, *, noise_multiplier: float, expected_batch_size: float
+    ) -> "CriticStepSettings":
+        return cls(
+            loss=config.loss,
+            gp_weight=config.gp_weight if config.loss == "wgan-gp" else 0.0,
+            one_sided_penalty=config.one_sided_penalty,
+            interpolation=config.interpolation,
+            microbatches=config.microbatches,
+            feature_scale=config.info_feature_scale,
+            noise_multiplier=noise_multiplier,
+            expected_batch_size=expected_batch_size,
+        )
+
+    @property
+    def sensitivity_factor(self) -> float:
+        """L2 sensitivity of the clipped sum in units of C (2 with microbatches, privacy/microbatch.py)."""
+        return sensitivity_factor(per_example=not self.microbatches)
+
+
+@dataclass
+class PrivateCriticRelease:
+    """What one private critic step releases: the noisy mean gradient (keyed like
+    `critic.named_parameters()`) and, when asked for, the noisy sum of the real rows' feature
+    vectors β·[f, f²] (the information loss's input; not divided)."""
+
+    gradient: dict[str, torch.Tensor]
+    noisy_features: torch.Tensor | None = None
+
+
+def private_critic_gradient(
+    critic: TabularCritic,
+    real: torch.Tensor,
+    weight: torch.Tensor,
+    fake_pairs: torch.Tensor | None,
+    settings: CriticStepSettings,
+    *,
+    max_norm: float,
+    with_features: bool,
+    generator: torch.Generator,
+) -> PrivateCriticRelease:
+    """The only place a critic step reads private rows: one Gaussian release per call.
+
+    `real` is the Poisson batch (possibly empty), `weight` each record's public importance weight,
+    `fake_pairs` each record's gradient-penalty partner (drawn from G with that record's own
+    condition, so it belongs to the record's unit; None without a penalty). Per record i the unit
+    ℓ_i = -w_i·D(x_i) + λ·GP(x̂_i) (or softplus(-D(x_i))·w_i for BCE) and, with `with_features`, the
+    feature vector β·[f(x_i), f(x_i)²] are clipped together to `max_norm` = C (one norm per record,
+    so the sensitivity is C); with microbatches each microbatch's mean is clipped instead
+    (sensitivity 2C). Noise N(0, (σ·sensitivity)²) is added to the gradient sum and N(0, (σC)²) to
+    the feature sum, and the gradient is divided by the expected batch size qN̂ (by m with
+    microbatches), never by |B|. The ledger's event for the step is Gaussian(σ), Poisson at q.
+    The privacy audit (dpgan.evaluation.audit) calls this function, not a copy of it.
+    """
+    if settings.loss == "bce":
+        with torch.no_grad():
+            weight = weight * torch.sigmoid(-critic(real))  # d softplus(-D)/dD = -σ(-D)
+    alpha = torch.rand(len(real), 1, generator=generator)
+    params = {k: v.detach() for k, v in critic.named_parameters()}
+    clipped_sum: dict[str, torch.Tensor] = {}
+    divisor = float(settings.microbatches) if settings.microbatches else settings.expected_batch_size
+    if settings.microbatches:
+        if len(real) > 0:
+            groups = assign_microbatches(len(real), settings.microbatches, generator)
+            clipped_sum, _ = microbatch_clipped_sum(
+                critic, real, -weight, groups, settings.microbatches, max_norm=max_norm
+            )
+    elif len(real) > 0:
+        partners = real if fake_pairs is None else fake_pairs
+        x_hat = spherical_interpolate(real, partners, alpha) if settings.interpolation == "spherical" else None
+        clipped_sum, _ = wgan_gp_clipped_sum(
+            critic,
+            real,
+            partners,
+            alpha,
+            gp_weight=settings.gp_weight,
+            max_norm=max_norm,
+            one_sided=settings.one_sided_penalty,
+            real_weight=weight,
+            x_hat=x_hat,
+            feature_scale=settings.feature_scale if with_features else 0.0,
+        )
+    noisy_features = None
+    if with_features:
+        width = 2 * critic.net[-1].in_features
+        features = clipped_sum.pop(FEATURES_KEY, torch.zeros(width))
+        noisy_features = features + torch.randn(width, generator=generator) * settings.noise_multiplier * max_norm
+    noisy = add_gaussian_noise(
+        clipped_sum, params, settings.noise_multiplier * settings.sensitivity_factor, max_norm, generator
+    )
+    return PrivateCriticRelease({k: v / divisor for k, v in noisy.items()}, noisy_features)
 
 
 def train_dp_critic(
@@ -130,16 +241,17 @@ def train_dp_critic(
     objective = objective or GeneratorObjective(config.loss)
     sampler = PoissonSampler(data.shape[0], sample_rate, generator)
     clip = config.max_grad_norm
-    lam = config.gp_weight if config.loss == "wgan-gp" else 0.0
-    use_microbatches = config.microbatches > 0
+    step_settings = CriticStepSettings.from_config(
+        config, noise_multiplier=noise_multiplier, expected_batch_size=expected_batch_size
+    )
     real_moments = None
 
     for step in range(steps):
         index = sampler.sample()
         real = data[index]
         generator_step = (step + 1) % config.n_critic == 0
-        want_features = generator_step and objective.info_weight > 0 and not use_microbatches
-        weight = _importance_weights(condition, config, real)
+        want_features = generator_step and objective.info_weight > 0 and not step_settings.microbatches
+        weight = importance_weights(condition, config, real)
         with torch.no_grad():
             # Nothing outside the noisy sum may depend on the private batch: the fake term has a
             # fixed size and prior-drawn conditions; G has no cross-row operations, so each GP
@@ -147,43 +259,15 @@ def train_dp_critic(
             fake_codes = fakes.codes(fake_batch)
             fake_term = fakes(fake_batch, fake_codes)
             pair_codes = condition.codes_of_encoded(real) if condition is not None else None
-            fake_pairs = fakes(len(index), pair_codes) if lam > 0 else real
-            if config.loss == "bce":
-                weight = weight * torch.sigmoid(-D(real))  # d softplus(-D)/dD = -σ(-D)
-        alpha = torch.rand(len(index), 1, generator=generator)
-        params = {k: v.detach() for k, v in D.named_parameters()}
-        clipped_sum: dict[str, torch.Tensor] = {}
-        factor = 1.0
-        divisor = expected_batch_size
-        if use_microbatches:
-            m = config.microbatches
-            factor, divisor = sensitivity_factor(per_example=False), float(m)
-            if len(index) > 0:
-                groups = assign_microbatches(len(index), m, generator)
-                clipped_sum, _ = microbatch_clipped_sum(D, real, -weight, groups, m, max_norm=clip)
-        elif len(index) > 0:
-            x_hat = spherical_interpolate(real, fake_pairs, alpha) if config.interpolation == "spherical" else None
-            clipped_sum, _ = wgan_gp_clipped_sum(
-                D,
-                real,
-                fake_pairs,
-                alpha,
-                gp_weight=lam,
-                max_norm=clip,
-                one_sided=config.one_sided_penalty,
-                real_weight=weight,
-                x_hat=x_hat,
-                feature_scale=config.info_feature_scale if want_features else 0.0,
-            )
-        if want_features:
-            width = 2 * D.net[-1].in_features
-            features = clipped_sum.pop(FEATURES_KEY, torch.zeros(width))
-            noisy_features = features + torch.randn(width, generator=generator) * noise_multiplier * clip
+            fake_pairs = fakes(len(index), pair_codes) if step_settings.gp_weight > 0 else None
+        release = private_critic_gradient(
+            D, real, weight, fake_pairs, step_settings, max_norm=clip, with_features=want_features, generator=generator
+        )
+        private = release.gradient
+        if release.noisy_features is not None:
             real_moments = feature_moments_from_noisy_sums(
-                noisy_features, config.info_feature_scale, expected_batch_size
+                release.noisy_features, config.info_feature_scale, expected_batch_size
             )
-        noisy = add_gaussian_noise(clipped_sum, params, noise_multiplier * factor, clip, generator)
-        private = {k: v / divisor for k, v in noisy.items()}
         with torch.no_grad():
             fake_weight = torch.sigmoid(D(fake_term)) if config.loss == "bce" else torch.ones(fake_batch)
         fake_grads = _fake_term_gradient(D, fake_term, fake_weight, clip if config.clip_fake_term else None)
