@@ -39,6 +39,7 @@ import torch
 
 from dpgan import Schema, TabularSynthesizer
 from dpgan.cli import read_table, write_table
+from dpgan.errors import DPGanError
 from dpgan.evaluation import evaluate
 from dpgan.evaluation.fidelity import as_labels
 from dpgan.schema import ColumnSpec
@@ -46,6 +47,7 @@ from tables import TABLES, schema_path, split
 
 DELTA = 1e-5
 MODES = ("schema", "no-schema")
+RESULTS_DIR = Path(__file__).resolve().parent / "results"
 
 
 def fit_accepts_target() -> bool:
@@ -118,10 +120,14 @@ def run_one(
     if mode == "no-schema" and hint_target and fit_accepts_target():
         hints["target"] = spec.target
     started = time.time()
-    if mode == "schema":
-        synth.fit(train_schema, schema=hand)
-    else:
-        synth.fit(train_user, schema=None, **hints)
+    try:
+        if mode == "schema":
+            synth.fit(train_schema, schema=hand)
+        else:
+            synth.fit(train_user, schema=None, **hints)
+    except DPGanError as exc:  # what the user sees: one line, no model; recorded as the run's result
+        failed = {"table": name, "mode": mode, "hints": hints, "split": split_name, "epsilon": epsilon, "seed": seed}
+        return failed | {"task": spec.task, "error": f"{type(exc).__name__}: {exc}"}
     fit_seconds = time.time() - started
     synthetic = synth.sample(len(train_schema), seed=seed)
 
@@ -157,6 +163,11 @@ def run_one(
         "schema_source": synth.training.get("schema_source"),
         "jsd_mean": metrics["fidelity"]["jsd_mean"],
         "wd_mean": metrics["fidelity"]["wd_mean"],
+        "per_column": {
+            column: round(entry["wd"] if "wd" in entry else entry["jsd"], 4)
+            for column, entry in metrics["fidelity"]["per_column"].items()
+            if entry.get("wd", entry.get("jsd")) is not None
+        },
     }
     if spec.task == "regression":
         row.update({f"r2_{k}": mean["r2"][k] for k in ("tstr", "trtr", "diff")})
@@ -174,15 +185,15 @@ def run_one(
 
 def run(args: argparse.Namespace) -> None:
     torch.set_num_threads(args.threads)
-    out = Path(args.out or f"bench/results/csv_only_{args.split}.jsonl")
+    out = Path(args.out) if args.out else RESULTS_DIR / f"csv_only_{args.split}.jsonl"
     out.parent.mkdir(parents=True, exist_ok=True)
     for seed in args.seeds:  # seeds outermost: a run cut short still covers every table
         for name in args.tables:
             parts = split(name, args.max_train_rows, args.max_eval_rows)
             for mode in args.modes:
                 row = run_one(name, mode, seed, args.epsilon, args.split, args.threads, parts, args.hint_target)
-                brief = {k: row[k] for k in ("table", "mode", "seed", "fit_seconds", "epsilon_spent")}
-                brief.update({k: row.get(k) for k in ("accuracy_diff", "auc_diff", "r2_diff", "majority_accuracy")})
+                keys = ("table", "mode", "seed", "fit_seconds", "epsilon_spent", "accuracy_diff", "auc_diff", "r2_diff")
+                brief = {k: row.get(k) for k in keys + ("majority_accuracy", "error")}
                 print(json.dumps(brief), flush=True)
                 with out.open("a") as handle:
                     handle.write(json.dumps(row) + "\n")
@@ -200,9 +211,14 @@ def summary(path: Path) -> None:
     """Markdown: per table and mode, gaps to real data (accuracy points, AUC, or R²) and the majority baseline."""
     rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     groups: dict[tuple, list[dict]] = defaultdict(list)
+    failures: dict[tuple, list[str]] = defaultdict(list)
     for row in rows:
         hint = "+target" if row.get("hints", {}).get("target") else ""
-        groups[(row["table"], row["epsilon"], row["mode"] + hint)].append(row)
+        key = (row["table"], row["epsilon"], row["mode"] + hint)
+        if "error" in row:
+            failures[key].append(f"seed {row['seed']}: {row['error']}")
+        else:
+            groups[key].append(row)
     print("| table | ε | mode | seeds | ε spent | real acc. / R² | synth. acc. / R² | acc. gap (pts) / R² gap ", end="")
     print("| real AUC | AUC gap | majority acc. | synth − majority (pts) | JSD | WD | fit s |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
@@ -230,6 +246,47 @@ def summary(path: Path) -> None:
             cells = [real, synth, gap, auc_real, auc_gap, majority, ahead]
         head = f"| {table} | {eps:g} | {mode} | {len(g)} | {spent:.3f} | "
         print(head + " | ".join(cells) + f" | {jsd} | {wd} | {fit} |")
+    for key, messages in failures.items():
+        table, eps, mode = key
+        print(f"\nFit failed ({table}, ε = {eps:g}, {mode}): " + "; ".join(messages))
+
+
+def schema_summary(path: Path, floor: float = 0.01) -> None:
+    """Markdown: per table, what the DP-learned schemas got wrong (mean over the no-schema rows' seeds).
+
+    Listed: numeric columns whose learned range clamps more than `floor` of the training values,
+    categorical columns folding more than `floor` of the rows into (other), kinds other than the
+    hand-written schema's, and columns made nullable that hold no missing value.
+    """
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    by_table: dict[str, list[dict]] = defaultdict(list)
+    for row in rows:
+        if row.get("learned_schema"):
+            by_table[row["table"]].append(row["learned_schema"])
+    print("| table | seeds | ranges clamped (share of training values) | folded into (other) (share of rows) ", end="")
+    print("| kind ≠ hand-written | nullable without nulls |")
+    print("|---|---|---|---|---|---|")
+    for table in [t for t in TABLES if t in by_table]:
+        learned = by_table[table]
+        columns = list(learned[0])
+        clamped, folded, kinds, nullable = [], [], [], []
+        for column in columns:
+            entries = [s[column] for s in learned if column in s]
+            first = entries[0]
+            if first["kind"] != first["hand_kind"]:
+                kinds.append(f"{column} {first['kind']} (hand: {first['hand_kind']})")
+            if first["nullable"] and first["train_nulls"] == 0:
+                nullable.append(column)
+            shares = [e.get("clamped_share", 0.0) for e in entries]
+            if np.mean(shares) > floor:
+                lo, hi = first["range"]
+                clamped.append(f"{column} {np.mean(shares):.0%} [{lo:g}, {hi:g}]")
+            others = [e.get("other_share", 0.0) for e in entries]
+            if np.mean(others) > floor:
+                kept = first.get("categories_kept")
+                folded.append(f"{column} {np.mean(others):.0%} ({kept} of {first.get('train_distinct')} kept)")
+        cells = [", ".join(part) or "—" for part in (clamped, folded, kinds, nullable)]
+        print(f"| {table} | {len(learned)} | " + " | ".join(cells) + " |")
 
 
 def main() -> None:
@@ -253,6 +310,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.summary:
         summary(Path(args.summary))
+        print()
+        schema_summary(Path(args.summary))
         return
     run(args)
 
