@@ -169,6 +169,10 @@ def run_one(
             if entry.get("wd", entry.get("jsd")) is not None
         },
     }
+    main_metric = "r2" if spec.task == "regression" else "roc_auc"
+    row["per_model"] = {
+        model: {k: scores[main_metric][k] for k in ("tstr", "trtr")} for model, scores in metrics["utility"].items()
+    }
     if spec.task == "regression":
         row.update({f"r2_{k}": mean["r2"][k] for k in ("tstr", "trtr", "diff")})
     else:
