@@ -258,8 +258,8 @@ def summary(path: Path) -> None:
 def schema_summary(path: Path, floor: float = 0.01) -> None:
     """Markdown: per table, what the DP-learned schemas got wrong (mean over the no-schema rows' seeds).
 
-    Listed: numeric columns whose learned range clamps more than `floor` of the training values,
-    categorical columns folding more than `floor` of the rows into (other), kinds other than the
+    Listed: numeric columns whose learned range (shown: the first seed's) clamps more than `floor` of
+    the training values, categorical columns folding more than `floor` of the rows into (other), kinds other than the
     hand-written schema's, and columns made nullable that hold no missing value.
     """
     rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
@@ -287,8 +287,9 @@ def schema_summary(path: Path, floor: float = 0.01) -> None:
                 clamped.append(f"{column} {np.mean(shares):.0%} [{lo:g}, {hi:g}]")
             others = [e.get("other_share", 0.0) for e in entries]
             if np.mean(others) > floor:
-                kept = first.get("categories_kept")
-                folded.append(f"{column} {np.mean(others):.0%} ({kept} of {first.get('train_distinct')} kept)")
+                kept = sorted({e.get("categories_kept") for e in entries})
+                kept_text = f"{kept[0]}" if len(kept) == 1 else f"{kept[0]}–{kept[-1]}"
+                folded.append(f"{column} {np.mean(others):.0%} ({kept_text} of {first.get('train_distinct')} kept)")
         cells = [", ".join(part) or "—" for part in (clamped, folded, kinds, nullable)]
         print(f"| {table} | {len(learned)} | " + " | ".join(cells) + " |")
 
