@@ -1,0 +1,325 @@
+"""dpgan as a new user meets it: a CSV and nothing else, against the same fit with a hand-written schema.
+
+For each table (bench/tables), seed and ε: the train split is written to a CSV and read back as the
+CLI reads it (`dpgan.cli.read_table`), then fitted twice at the same ε and seed:
+  schema     `fit(frame, schema=<bench/tables/schemas/NAME.json>)`: public domains, written from documentation;
+  no-schema  `fit(frame, schema=None)`: the domains are bought with DP (share of ε in the ledger); when
+             dpgan's `fit` takes public hints (`target=`), `--hint-target` passes the table's target.
+Each fit samples len(train) rows, scored by dpgan's evaluation against the chosen real split
+(`--split validation` chooses defaults; `test` is scored once, at the end): TSTR vs TRTR with four
+models (accuracy and ROC AUC, or R² for a numeric target), the majority-class baseline, mean JSD and WD,
+fit seconds and the ε the ledger spent. A no-schema row also records what the DP-learned schema got
+wrong against the hand-written one and the training rows (clamped ranges, categories folded into
+(other), kinds). One JSON line per fit goes to bench/results/csv_only_<split>.jsonl.
+
+Big tables: `--max-train-rows` (default 20,000) keeps a seeded uniform subset of the train split, so a fit
+stays within minutes on one core (flights: 20,000 of 202,066; diamonds: 20,000 of 32,364), and
+`--max-eval-rows` (default 20,000) caps the scored split the same way. A numeric target's missing
+values cannot be scored: those rows are left out of the real, synthetic and scored tables (counted).
+
+    python bench/tables/fetch.py                                   # once: archive + CSVs in bench/data/
+    python bench/csv_only.py --tables hmda chile --seeds 0 --epsilon 1 --split validation --threads 1
+    python bench/csv_only.py --summary bench/results/csv_only_validation.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import json
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import torch
+
+from dpgan import Schema, TabularSynthesizer
+from dpgan.cli import read_table, write_table
+from dpgan.errors import DPGanError
+from dpgan.evaluation import evaluate
+from dpgan.evaluation.fidelity import as_labels
+from dpgan.schema import ColumnSpec
+from tables import TABLES, schema_path, split
+
+DELTA = 1e-5
+MODES = ("schema", "no-schema")
+RESULTS_DIR = Path(__file__).resolve().parent / "results"
+
+
+def fit_accepts_target() -> bool:
+    """Whether this dpgan's `fit` takes the public `target=` hint (added after the 'before' numbers)."""
+    return "target" in inspect.signature(TabularSynthesizer.fit).parameters
+
+
+def round_trip(frame: pd.DataFrame, directory: Path, name: str, schema: Schema | None) -> pd.DataFrame:
+    """Write a split as a user's CSV and read it back as `dpgan fit` does (with `--schema` or without)."""
+    path = write_table(frame, directory / f"{name}.csv")
+    return read_table(path, schema)
+
+
+def without_missing_target(frame: pd.DataFrame, target: str) -> pd.DataFrame:
+    return frame[pd.to_numeric(frame[target], errors="coerce").notna()].reset_index(drop=True)
+
+
+def majority_accuracy(train: pd.DataFrame, scored: pd.DataFrame, target: str) -> float:
+    """Accuracy of always predicting the real training set's most frequent class."""
+    majority = as_labels(train[target]).value_counts().index[0]
+    return float((as_labels(scored[target]) == majority).mean())
+
+
+def schema_gaps(learned: Schema, hand: Schema, train: pd.DataFrame) -> dict[str, dict[str, Any]]:
+    """Per column, what the DP-learned schema says next to the hand-written one and the training rows.
+
+    Diagnostics for the benchmark only (they read the private rows exactly): the share of training
+    values the learned bounds clamp, the share of rows folded into (other), kind and null mismatches.
+    """
+    out: dict[str, dict[str, Any]] = {}
+    for spec in learned.columns:
+        truth: ColumnSpec = hand[spec.name]
+        values = train[spec.name]
+        entry: dict[str, Any] = {"kind": spec.kind, "hand_kind": truth.kind, "nullable": spec.nullable}
+        entry["train_nulls"] = round(float(values.isna().mean()), 4)
+        if spec.is_numeric:
+            numbers = pd.to_numeric(values, errors="coerce").dropna().to_numpy(dtype=np.float64)
+            entry["range"] = [spec.min, spec.max]
+            entry["train_range"] = [float(numbers.min()), float(numbers.max())] if len(numbers) else None
+            outside = (numbers < spec.min) | (numbers > spec.max)
+            entry["clamped_share"] = round(float(outside.mean()), 4) if len(numbers) else 0.0
+            entry["encoding"] = {"scale": spec.scale, "bins": spec.bins, "point_masses": list(spec.point_masses)}
+        else:
+            labels = values.dropna().astype(str)
+            known = {str(c) for c in spec.categories if c != spec.other_category}
+            entry["categories_kept"] = len(known)
+            entry["train_distinct"] = int(labels.nunique())
+            entry["other_share"] = round(float((~labels.isin(known)).mean()), 4) if len(labels) else 0.0
+        if truth.is_numeric:
+            entry["hand_range"] = [truth.min, truth.max]
+        elif truth.kind == "categorical":
+            entry["hand_categories"] = len(truth.categories)
+        out[spec.name] = entry
+    return out
+
+
+def run_one(
+    name: str, mode: str, seed: int, epsilon: float, split_name: str, threads: int, parts: dict, hint_target: bool
+) -> dict[str, Any]:
+    spec = TABLES[name]
+    hand = Schema.from_json(schema_path(name))
+    with tempfile.TemporaryDirectory() as tmp:
+        directory = Path(tmp)
+        train_schema = round_trip(parts["train"], directory, "train", hand)
+        scored = round_trip(parts[split_name], directory, split_name, hand)
+        train_user = read_table(directory / "train.csv") if mode == "no-schema" else train_schema
+
+    synth = TabularSynthesizer(epsilon=epsilon, delta=DELTA, seed=seed)
+    hints: dict[str, Any] = {}
+    if mode == "no-schema" and hint_target and fit_accepts_target():
+        hints["target"] = spec.target
+    started = time.time()
+    try:
+        if mode == "schema":
+            synth.fit(train_schema, schema=hand)
+        else:
+            synth.fit(train_user, schema=None, **hints)
+    except DPGanError as exc:  # what the user sees: one line, no model; recorded as the run's result
+        failed = {"table": name, "mode": mode, "hints": hints, "split": split_name, "epsilon": epsilon, "seed": seed}
+        return failed | {"task": spec.task, "error": f"{type(exc).__name__}: {exc}"}
+    fit_seconds = time.time() - started
+    synthetic = synth.sample(len(train_schema), seed=seed)
+
+    real, scored_rows = train_schema, scored
+    dropped = {}
+    if spec.task == "regression":
+        before = {"real": len(real), "synthetic": len(synthetic), "scored": len(scored_rows)}
+        real = without_missing_target(real, spec.target)
+        synthetic = without_missing_target(synthetic, spec.target)
+        scored_rows = without_missing_target(scored_rows, spec.target)
+        after = {"real": len(real), "synthetic": len(synthetic), "scored": len(scored_rows)}
+        dropped = {k: before[k] - after[k] for k in before}
+    started = time.time()
+    metrics = evaluate(real, synthetic, scored_rows, spec.target, schema=hand, seed=seed, n_jobs=threads)
+    eval_seconds = time.time() - started
+    mean = metrics["utility_summary"]["mean"]
+    row: dict[str, Any] = {
+        "table": name,
+        "mode": mode,
+        "hints": hints,
+        "split": split_name,
+        "epsilon": epsilon,
+        "epsilon_spent": synth.ledger.epsilon(DELTA, synth.accountant),
+        "seed": seed,
+        "task": spec.task,
+        "rows": {"train": len(train_schema), "scored": len(scored)},
+        "missing_target_rows_dropped": dropped,
+        "fit_seconds": round(fit_seconds, 1),
+        "eval_seconds": round(eval_seconds, 1),
+        "steps": synth.training.get("steps"),
+        "noise_multiplier": synth.training.get("noise_multiplier"),
+        "label_model": synth.training.get("label_model"),
+        "schema_source": synth.training.get("schema_source"),
+        "jsd_mean": metrics["fidelity"]["jsd_mean"],
+        "wd_mean": metrics["fidelity"]["wd_mean"],
+        "per_column": {
+            column: round(entry["wd"] if "wd" in entry else entry["jsd"], 4)
+            for column, entry in metrics["fidelity"]["per_column"].items()
+            if entry.get("wd", entry.get("jsd")) is not None
+        },
+    }
+    main_metric = "r2" if spec.task == "regression" else "roc_auc"
+    row["per_model"] = {
+        model: {k: scores[main_metric][k] for k in ("tstr", "trtr")} for model, scores in metrics["utility"].items()
+    }
+    if spec.task == "regression":
+        row.update({f"r2_{k}": mean["r2"][k] for k in ("tstr", "trtr", "diff")})
+    else:
+        row.update({f"accuracy_{k}": mean["accuracy"][k] for k in ("tstr", "trtr", "diff")})
+        row.update({f"auc_{k}": mean["roc_auc"][k] for k in ("tstr", "trtr", "diff")})
+        row["majority_accuracy"] = majority_accuracy(real, scored_rows, spec.target)
+        counts = as_labels(synthetic[spec.target]).value_counts(normalize=True)
+        row["synthetic_target_shares"] = {str(k): round(float(v), 4) for k, v in counts.items()}
+    if mode == "no-schema":
+        assert synth.schema is not None
+        row["learned_schema"] = schema_gaps(synth.schema, hand, train_schema)
+    return row
+
+
+def run(args: argparse.Namespace) -> None:
+    torch.set_num_threads(args.threads)
+    out = Path(args.out) if args.out else RESULTS_DIR / f"csv_only_{args.split}.jsonl"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    for seed in args.seeds:  # seeds outermost: a run cut short still covers every table
+        for name in args.tables:
+            parts = split(name, args.max_train_rows, args.max_eval_rows)
+            for mode in args.modes:
+                row = run_one(name, mode, seed, args.epsilon, args.split, args.threads, parts, args.hint_target)
+                keys = ("table", "mode", "seed", "fit_seconds", "epsilon_spent", "accuracy_diff", "auc_diff", "r2_diff")
+                brief = {k: row.get(k) for k in keys + ("majority_accuracy", "error")}
+                print(json.dumps(brief), flush=True)
+                with out.open("a") as handle:
+                    handle.write(json.dumps(row) + "\n")
+
+
+def _mean_sd(values: list[float], scale: float = 1.0, digits: int = 3) -> str:
+    arr = np.array(values, dtype=float) * scale
+    if len(arr) == 0 or np.isnan(arr).all():
+        return "—"
+    sd = arr.std(ddof=1) if len(arr) > 1 else 0.0
+    return f"{np.nanmean(arr):.{digits}f} ± {sd:.{digits}f}" if len(arr) > 1 else f"{arr[0]:.{digits}f}"
+
+
+def summary(path: Path) -> None:
+    """Markdown: per table and mode, gaps to real data (accuracy points, AUC, or R²) and the majority baseline."""
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    groups: dict[tuple, list[dict]] = defaultdict(list)
+    failures: dict[tuple, list[str]] = defaultdict(list)
+    for row in rows:
+        hint = "+target" if row.get("hints", {}).get("target") else ""
+        key = (row["table"], row["epsilon"], row["mode"] + hint)
+        if "error" in row:
+            failures[key].append(f"seed {row['seed']}: {row['error']}")
+        else:
+            groups[key].append(row)
+    print("| table | ε | mode | seeds | ε spent | real acc. / R² | synth. acc. / R² | acc. gap (pts) / R² gap ", end="")
+    print("| real AUC | AUC gap | majority acc. | synth − majority (pts) | JSD | WD | fit s |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    order = list(TABLES)
+    for key in sorted(groups, key=lambda k: (order.index(k[0]) if k[0] in order else 99, k[1], k[2])):
+        g = groups[key]
+        table, eps, mode = key
+        spent = max(r["epsilon_spent"] for r in g)
+        jsd = _mean_sd([r["jsd_mean"] if r["jsd_mean"] is not None else np.nan for r in g])
+        wd = _mean_sd([r["wd_mean"] if r["wd_mean"] is not None else np.nan for r in g])
+        fit = f"{np.mean([r['fit_seconds'] for r in g]):.0f}"
+        if g[0]["task"] == "regression":
+            real = _mean_sd([r["r2_trtr"] for r in g])
+            synth = _mean_sd([r["r2_tstr"] for r in g])
+            gap = _mean_sd([r["r2_diff"] for r in g])
+            cells = [real, synth, gap, "—", "—", "—", "—"]
+        else:
+            real = _mean_sd([r["accuracy_trtr"] for r in g], 100, 1)
+            synth = _mean_sd([r["accuracy_tstr"] for r in g], 100, 1)
+            gap = _mean_sd([r["accuracy_diff"] for r in g], 100, 1)
+            auc_real = _mean_sd([r["auc_trtr"] for r in g])
+            auc_gap = _mean_sd([r["auc_diff"] for r in g])
+            majority = _mean_sd([r["majority_accuracy"] for r in g], 100, 1)
+            ahead = _mean_sd([r["accuracy_tstr"] - r["majority_accuracy"] for r in g], 100, 1)
+            cells = [real, synth, gap, auc_real, auc_gap, majority, ahead]
+        head = f"| {table} | {eps:g} | {mode} | {len(g)} | {spent:.3f} | "
+        print(head + " | ".join(cells) + f" | {jsd} | {wd} | {fit} |")
+    for key, messages in failures.items():
+        table, eps, mode = key
+        print(f"\nFit failed ({table}, ε = {eps:g}, {mode}): " + "; ".join(messages))
+
+
+def schema_summary(path: Path, floor: float = 0.01) -> None:
+    """Markdown: per table, what the DP-learned schemas got wrong (mean over the no-schema rows' seeds).
+
+    Listed: numeric columns whose learned range (shown: the first seed's) clamps more than `floor` of
+    the training values, categorical columns folding more than `floor` of the rows into (other), kinds other than the
+    hand-written schema's, and columns made nullable that hold no missing value.
+    """
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    by_table: dict[str, list[dict]] = defaultdict(list)
+    for row in rows:
+        if row.get("learned_schema"):
+            by_table[row["table"]].append(row["learned_schema"])
+    print("| table | seeds | ranges clamped (share of training values) | folded into (other) (share of rows) ", end="")
+    print("| kind ≠ hand-written | nullable without nulls |")
+    print("|---|---|---|---|---|---|")
+    for table in [t for t in TABLES if t in by_table]:
+        learned = by_table[table]
+        columns = list(learned[0])
+        clamped, folded, kinds, nullable = [], [], [], []
+        for column in columns:
+            entries = [s[column] for s in learned if column in s]
+            first = entries[0]
+            if first["kind"] != first["hand_kind"]:
+                kinds.append(f"{column} {first['kind']} (hand: {first['hand_kind']})")
+            if first["nullable"] and first["train_nulls"] == 0:
+                nullable.append(column)
+            shares = [e.get("clamped_share", 0.0) for e in entries]
+            if np.mean(shares) > floor:
+                lo, hi = first["range"]
+                clamped.append(f"{column} {np.mean(shares):.0%} [{lo:g}, {hi:g}]")
+            others = [e.get("other_share", 0.0) for e in entries]
+            if np.mean(others) > floor:
+                kept = sorted({e.get("categories_kept") for e in entries})
+                kept_text = f"{kept[0]}" if len(kept) == 1 else f"{kept[0]}–{kept[-1]}"
+                folded.append(f"{column} {np.mean(others):.0%} ({kept_text} of {first.get('train_distinct')} kept)")
+        cells = [", ".join(part) or "—" for part in (clamped, folded, kinds, nullable)]
+        print(f"| {table} | {len(learned)} | " + " | ".join(cells) + " |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--tables", nargs="+", default=list(TABLES), choices=list(TABLES))
+    parser.add_argument("--modes", nargs="+", default=list(MODES), choices=list(MODES))
+    parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
+    parser.add_argument("--epsilon", type=float, default=1.0)
+    parser.add_argument("--split", choices=("validation", "test"), default="validation")
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--max-train-rows", type=int, default=20000)
+    parser.add_argument("--max-eval-rows", type=int, default=20000)
+    parser.add_argument(
+        "--hint-target",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="pass target= to the no-schema fit when dpgan's fit accepts it (public hint)",
+    )
+    parser.add_argument("--out", help="default: bench/results/csv_only_<split>.jsonl")
+    parser.add_argument("--summary", help="print the markdown table for a results file and exit")
+    args = parser.parse_args()
+    if args.summary:
+        summary(Path(args.summary))
+        print()
+        schema_summary(Path(args.summary))
+        return
+    run(args)
+
+
+if __name__ == "__main__":
+    main()
