@@ -38,11 +38,11 @@ import pandas as pd
 import torch
 
 from dpgan import Schema, TabularSynthesizer
-from dpgan.cli import read_table, write_table
 from dpgan.errors import DPGanError
 from dpgan.evaluation import evaluate
 from dpgan.evaluation.fidelity import as_labels
 from dpgan.schema import ColumnSpec
+from dpgan.table_io import read_private_table, read_table, write_table
 from tables import TABLES, schema_path, split
 
 DELTA = 1e-5
@@ -56,7 +56,7 @@ def fit_accepts_target() -> bool:
 
 
 def round_trip(frame: pd.DataFrame, directory: Path, name: str, schema: Schema | None) -> pd.DataFrame:
-    """Write a split as a user's CSV and read it back as `dpgan fit` does (with `--schema` or without)."""
+    """Write a split as a user's CSV and read it back with inferred dtypes (for scoring)."""
     path = write_table(frame, directory / f"{name}.csv")
     return read_table(path, schema)
 
@@ -105,7 +105,16 @@ def schema_gaps(learned: Schema, hand: Schema, train: pd.DataFrame) -> dict[str,
 
 
 def run_one(
-    name: str, mode: str, seed: int, epsilon: float, split_name: str, threads: int, parts: dict, hint_target: bool
+    name: str,
+    mode: str,
+    seed: int,
+    epsilon: float,
+    split_name: str,
+    threads: int,
+    parts: dict,
+    hint_target: bool,
+    settings: dict[str, Any] | None = None,
+    hint_labels: bool = False,
 ) -> dict[str, Any]:
     spec = TABLES[name]
     hand = Schema.from_json(schema_path(name))
@@ -113,16 +122,21 @@ def run_one(
         directory = Path(tmp)
         train_schema = round_trip(parts["train"], directory, "train", hand)
         scored = round_trip(parts[split_name], directory, split_name, hand)
-        train_user = read_table(directory / "train.csv") if mode == "no-schema" else train_schema
+        # what `dpgan fit` reads: every CSV cell as text (dpgan.table_io.read_private_table)
+        train_user = read_private_table(directory / "train.csv")
 
-    synth = TabularSynthesizer(epsilon=epsilon, delta=DELTA, seed=seed)
+    synth = TabularSynthesizer(epsilon=epsilon, delta=DELTA, seed=seed, **(settings or {}))
     hints: dict[str, Any] = {}
     if mode == "no-schema" and hint_target and fit_accepts_target():
-        hints["target"] = spec.target
+        hints["target"] = spec.target  # what a user types: --target COLUMN (and --categorical COLUMN for a class)
+        if spec.task != "regression":
+            hints["categorical"] = [spec.target]
+            if hint_labels:  # the labels as the table's documentation lists them: --categories TARGET=...
+                hints["categories"] = {spec.target: [str(c) for c in hand[spec.target].categories]}
     started = time.time()
     try:
         if mode == "schema":
-            synth.fit(train_schema, schema=hand)
+            synth.fit(train_user, schema=hand)
         else:
             synth.fit(train_user, schema=None, **hints)
     except DPGanError as exc:  # what the user sees: one line, no model; recorded as the run's result
@@ -140,6 +154,15 @@ def run_one(
         scored_rows = without_missing_target(scored_rows, spec.target)
         after = {"real": len(real), "synthetic": len(synthetic), "scored": len(scored_rows)}
         dropped = {k: before[k] - after[k] for k in before}
+    # a column the DP-learned schema made categorical where the hand schema says numeric: its
+    # synthetic cells ("(other)") carry no number, so they are scored as missing (counted)
+    not_numbers = {}
+    for column in hand.columns:
+        if column.is_numeric and column.name in synthetic:
+            numeric = pd.to_numeric(synthetic[column.name], errors="coerce")
+            bad = int((numeric.isna() & synthetic[column.name].notna()).sum())
+            if bad:
+                synthetic[column.name], not_numbers[column.name] = numeric, bad
     started = time.time()
     metrics = evaluate(real, synthetic, scored_rows, spec.target, schema=hand, seed=seed, n_jobs=threads)
     eval_seconds = time.time() - started
@@ -152,9 +175,11 @@ def run_one(
         "epsilon": epsilon,
         "epsilon_spent": synth.ledger.epsilon(DELTA, synth.accountant),
         "seed": seed,
+        "settings": settings or {},
         "task": spec.task,
         "rows": {"train": len(train_schema), "scored": len(scored)},
         "missing_target_rows_dropped": dropped,
+        "synthetic_cells_not_numbers": not_numbers,
         "fit_seconds": round(fit_seconds, 1),
         "eval_seconds": round(eval_seconds, 1),
         "steps": synth.training.get("steps"),
@@ -195,12 +220,35 @@ def run(args: argparse.Namespace) -> None:
         for name in args.tables:
             parts = split(name, args.max_train_rows, args.max_eval_rows)
             for mode in args.modes:
-                row = run_one(name, mode, seed, args.epsilon, args.split, args.threads, parts, args.hint_target)
+                row = run_one(
+                    name,
+                    mode,
+                    seed,
+                    args.epsilon,
+                    args.split,
+                    args.threads,
+                    parts,
+                    args.hint_target,
+                    settings(args),
+                    args.hint_labels,
+                )
                 keys = ("table", "mode", "seed", "fit_seconds", "epsilon_spent", "accuracy_diff", "auc_diff", "r2_diff")
                 brief = {k: row.get(k) for k in keys + ("majority_accuracy", "error")}
                 print(json.dumps(brief), flush=True)
                 with out.open("a") as handle:
                     handle.write(json.dumps(row) + "\n")
+
+
+def settings(args: argparse.Namespace) -> dict[str, Any]:
+    """`--set key=value` → TabularSynthesizer keyword settings (values parsed as JSON, else text)."""
+    out: dict[str, Any] = {}
+    for item in args.set or []:
+        key, _, value = item.partition("=")
+        try:
+            out[key] = json.loads(value)
+        except json.JSONDecodeError:
+            out[key] = value
+    return out
 
 
 def _mean_sd(values: list[float], scale: float = 1.0, digits: int = 3) -> str:
@@ -218,7 +266,9 @@ def summary(path: Path) -> None:
     failures: dict[tuple, list[str]] = defaultdict(list)
     for row in rows:
         hint = "+target" if row.get("hints", {}).get("target") else ""
-        key = (row["table"], row["epsilon"], row["mode"] + hint)
+        hint += "+labels" if row.get("hints", {}).get("categories") else ""
+        varied = "".join(f" {k}={v}" for k, v in sorted(row.get("settings", {}).items()))
+        key = (row["table"], row["epsilon"], row["mode"] + hint + varied)
         if "error" in row:
             failures[key].append(f"seed {row['seed']}: {row['error']}")
         else:
@@ -310,6 +360,12 @@ def main() -> None:
         default=True,
         help="pass target= to the no-schema fit when dpgan's fit accepts it (public hint)",
     )
+    parser.add_argument(
+        "--hint-labels",
+        action="store_true",
+        help="also pass the target's labels from its documentation (--categories TARGET=...), classification only",
+    )
+    parser.add_argument("--set", action="append", metavar="KEY=VALUE", help="a TabularSynthesizer setting to vary")
     parser.add_argument("--out", help="default: bench/results/csv_only_<split>.jsonl")
     parser.add_argument("--summary", help="print the markdown table for a results file and exit")
     args = parser.parse_args()

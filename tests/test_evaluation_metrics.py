@@ -200,7 +200,7 @@ def test_metrics_have_the_documented_keys_and_are_strict_json(slices):
         (lambda r, s, t: (r.iloc[:0], s, t), "real table is empty"),
         (lambda r, s, t: (r, s.drop(columns=["age"]), t), "synthetic table's columns do not match"),
         (lambda r, s, t: (r, s, t.assign(extra=1)), "test table's columns do not match"),
-        (lambda r, s, t: (r, s.assign(age="old"), t), "holds 'old'"),
+        (lambda r, s, t: (r, s.assign(age="old"), t), "holds cells that are not numbers"),
     ],
 )
 def test_bad_tables_raise_one_clear_input_error(slices, change, message):

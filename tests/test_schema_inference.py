@@ -60,11 +60,11 @@ def read_csv_text(text: str, tmp_path, name: str) -> pd.DataFrame:
     return read_table(path)
 
 
-def learn(frame: pd.DataFrame, seed: int, hints: PublicHints | None = None):
+def learn(frame: pd.DataFrame, seed: int, hints: PublicHints | None = None, sigma: float = SIGMA):
     schema, _ = infer_schema_private(
         frame,
         hints=hints or PublicHints(target="label"),
-        noise_multiplier=SIGMA,
+        noise_multiplier=sigma,
         threshold_delta=1e-6,
         estimated_rows=float(len(frame)),
         rng=np.random.default_rng(seed),
@@ -195,3 +195,17 @@ def test_without_dp_drops_identifier_columns_unless_asked():
     assert "customer" not in schema.names and any("identifier" in n for n in notes)
     kept, _ = infer_schema_without_privacy(frame, keep_identifiers=True)
     assert "customer" in kept.names
+
+
+def test_a_public_label_list_keeps_a_rare_label_at_any_noise():
+    """A threshold would fold a 3 % label into (other) at this σ; a public list needs none."""
+    frame = pd.DataFrame({"x": np.arange(2000) % 50, "y": ["no"] * 1940 + ["yes"] * 60})
+    sigma = 30.0  # the threshold is then about 1 + 5.3σ = 160 rows
+    plain = learn(frame, seed=0, hints=PublicHints(target="y"), sigma=sigma)
+    listed = learn(frame, seed=0, hints=PublicHints(target="y", categories={"y": ("no", "yes")}), sigma=sigma)
+    assert "yes" not in plain["y"].categories
+    assert listed["y"].categories == ("no", "yes") and listed["y"].other_category is None
+    assert listed["y"].frequencies[1] == pytest.approx(60, abs=4 * sigma)  # a noisy count, not the exact one
+    frame["y"] = ["no"] * 1500 + ["maybe"] * 500
+    unlisted = learn(frame, seed=0, hints=PublicHints(target="y", categories={"y": ("no",)}), sigma=sigma)
+    assert unlisted["y"].categories == ("no", OTHER)  # values outside the list are clearly there: a slot

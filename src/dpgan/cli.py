@@ -84,6 +84,18 @@ def _bounds(items: list[str] | None) -> dict[str, tuple[float, float]]:
     return out
 
 
+def _categories(items: list[str] | None) -> dict[str, list[str]]:
+    """`--categories deny=no,yes` → {"deny": ["no", "yes"]}."""
+    out: dict[str, list[str]] = {}
+    for item in items or []:
+        column, sep, values = item.partition("=")
+        listed = [v.strip() for v in values.split(",") if v.strip()]
+        if not (sep and column and listed):
+            raise InputError(f"--categories takes COLUMN=VALUE[,VALUE...], got {item!r}")
+        out[column] = listed
+    return out
+
+
 def parse_conditions(items: list[str] | None) -> dict[str, str] | None:
     """`--condition income='>50K'` → {"income": ">50K"}; values stay strings (matched by text)."""
     if not items:
@@ -161,9 +173,11 @@ def cmd_fit(args: argparse.Namespace) -> int:
     data_path = check_readable(args.data)
     schema_path = _check_file(args.schema, "schema file") if args.schema else None
     out = check_model_destination(args.out, args.overwrite)  # before any private row is read
-    categorical, bounds = _categorical(args.categorical), _bounds(args.bounds)
-    if schema_path is not None and (categorical or bounds):
-        raise InputError("--categorical and --bounds describe a table without a schema: write them into the schema")
+    categorical, bounds, categories = _categorical(args.categorical), _bounds(args.bounds), _categories(args.categories)
+    if schema_path is not None and (categorical or bounds or categories):
+        raise InputError(
+            "--categorical, --categories and --bounds describe a table without a schema: write them into it"
+        )
 
     from dpgan.schema import Schema
 
@@ -180,6 +194,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
         target=args.target,
         categorical=categorical,
         bounds=bounds,
+        categories=categories,
         strict=args.strict,
         keep_identifiers=args.keep_identifier_columns,
         progress=_ProgressBar(not args.quiet, args.accountant),
@@ -213,7 +228,7 @@ def cmd_schema(args: argparse.Namespace) -> int:
     if args.epsilon is None:
         raise InputError("give --epsilon to learn the schema with DP, or --template to write one to fill in by hand")
     _check_budget(args)
-    categorical, bounds = _categorical(args.categorical), _bounds(args.bounds)
+    categorical, bounds, categories = _categorical(args.categorical), _bounds(args.bounds), _categories(args.categories)
 
     from dpgan.preparation import buy_schema
     from dpgan.table_io import read_private_table
@@ -226,6 +241,7 @@ def cmd_schema(args: argparse.Namespace) -> int:
         target=args.target,
         categorical=categorical,
         bounds=bounds,
+        categories=categories,
         seed=args.seed,
     )
     for note in notes:
@@ -566,6 +582,12 @@ def _hint_options(p: argparse.ArgumentParser) -> None:
         action="append",
         metavar="COLUMN[,COLUMN...]",
         help="columns whose values are categories even if they look like numbers (public hint, free)",
+    )
+    p.add_argument(
+        "--categories",
+        action="append",
+        metavar="COLUMN=VALUE[,VALUE...]",
+        help="a column's public list of values, e.g. a target's labels (free; no value is lost to a threshold)",
     )
     p.add_argument(
         "--bounds",

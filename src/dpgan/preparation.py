@@ -114,7 +114,7 @@ def prepare_table(
             count_repairs=count_repairs,
             needs_prior=needs_prior,
         ),
-        keyed_histograms=data.shape[1] - len(hints.bounds) if infer else 0,
+        keyed_histograms=sum(hints.releases_keys(str(c)) for c in data.columns) if infer else 0,
         accountant=accountant,
     )
     rows, count_entry = private_row_count(len(data), plan.sigma(ROW_COUNT_SCALE), rng)
@@ -180,6 +180,7 @@ def buy_schema(
     target: str | None = None,
     categorical: Sequence[str] = (),
     bounds: Mapping[str, tuple[float, float]] | None = None,
+    categories: Mapping[str, Sequence[str]] | None = None,
     seed: int | None = None,
 ) -> tuple[Schema, list[str]]:
     """`dpgan schema`: spend all of (ε, δ) on the row count and the column histograms, and return
@@ -187,7 +188,9 @@ def buy_schema(
     check_epsilon_delta(epsilon, delta)
     if not isinstance(data, pd.DataFrame) or len(data) == 0 or data.shape[1] == 0:
         raise InputError("the table is empty: nothing to learn from")
-    hints = PublicHints(target, tuple(categorical), dict(bounds or {}))
+    hints = PublicHints(
+        target, tuple(categorical), dict(bounds or {}), {k: tuple(v) for k, v in (categories or {}).items()}
+    )
     hints.check(data.columns)
     plan = plan_preprocessing(
         epsilon=epsilon,
@@ -196,7 +199,7 @@ def buy_schema(
         events=preprocessing_events(
             data.shape[1], infer=True, has_target=target is not None, count_repairs=False, needs_prior=False
         ),
-        keyed_histograms=data.shape[1] - len(hints.bounds),
+        keyed_histograms=sum(hints.releases_keys(str(c)) for c in data.columns),
         accountant=accountant,
     )
     rng = np.random.default_rng(seed if seed is not None else secrets.randbits(64))

@@ -12,7 +12,7 @@ releases per column, each a histogram whose cells every row falls into exactly o
    cell per value (its canonical text), released only when its noisy count clears the Gaussian
    partition-selection threshold (the threshold's failure probability is charged to δ).
 Everything in the schema is post-processing of those counts and of the noisy row count N̂:
-- the kind: numeric when numbers are at least half of the non-null cells, integer unless the
+- the kind: numeric when the noisy count of numbers is at least that of text cells, integer unless the
   fractional numbers clearly outweigh both their noise and 2 % of the numbers; boolean when the
   only released values spell true/false; categorical otherwise;
 - `nullable`: the cells that will be null (missing; and text, in a numeric column) clear both 3σ
@@ -26,7 +26,9 @@ Everything in the schema is post-processing of those counts and of the noisy row
   column's public `frequencies` (free: they were already released);
 - encoding hints (point mass at 0, log scale, bins) from the same counts.
 The user's public hints replace parts of this for free: `target`, columns declared categorical
-(every value is then a category, numbers included) and numeric `bounds`.
+(every value is then a category, numbers included), a column's public list of `categories` (its
+values are then counted without a threshold: a minority label survives any noise level), and
+numeric `bounds`.
 
 `infer_schema_without_privacy` reads the same things exactly (no noise, exact min/max) behind the
 explicit opt-out; it drops text columns that are nearly unique per row (identifiers), whose values
@@ -80,16 +82,22 @@ class PublicHints:
     target: str | None = None
     categorical: tuple[str, ...] = ()
     bounds: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    # a categorical column's public list of values (a target's labels, a code book): no threshold
+    categories: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def check(self, columns: Iterable[str]) -> None:
         names = set(map(str, columns))
-        named = ([self.target] if self.target is not None else []) + list(self.categorical) + list(self.bounds)
+        named = [self.target] if self.target is not None else []
+        named += list(self.categorical) + list(self.bounds) + list(self.categories)
         unknown = sorted({c for c in named if c not in names})
         if unknown:
             raise InputError(f"hints name columns that are not in the table: {', '.join(map(repr, unknown))}")
-        both = sorted(set(self.categorical) & set(self.bounds))
+        both = sorted((set(self.categorical) | set(self.categories)) & set(self.bounds))
         if both:
             raise InputError(f"columns cannot be both categorical and bounded: {', '.join(map(repr, both))}")
+        for name, values in self.categories.items():
+            if not values or len(set(values)) != len(values):
+                raise InputError(f"the categories of {name!r} must be a non-empty list without duplicates")
         for name, (low, high) in self.bounds.items():
             if not (math.isfinite(low) and math.isfinite(high) and low < high):
                 raise InputError(f"bounds of {name!r} must be finite numbers with low < high")
@@ -98,9 +106,13 @@ class PublicHints:
         """The kind the user declared for a column, if any."""
         if name in self.bounds:
             return NUMERIC
-        if name in self.categorical:
+        if name in self.categorical or name in self.categories:
             return CATEGORICAL
         return None
+
+    def releases_keys(self, name: str) -> bool:
+        """Whether the column's domain release may publish values not known in advance."""
+        return name not in self.bounds and name not in self.categories
 
 
 # ---------------------------------------------------------------- release 1: the class histogram
@@ -152,8 +164,8 @@ def decide_kind(name: str, counts: ClassCounts, *, sigma: float, hints: PublicHi
     numbers, text = max(counts.numbers, 0.0), max(counts.text, 0.0)
     if declared is not None:
         kind = declared
-    elif numbers > NULL_MIN_SIGMAS * sigma * math.sqrt(2.0) and numbers >= NUMERIC_SHARE * (numbers + text):
-        kind = NUMERIC  # numbers clearly there (not noise), and at least half of the non-null cells
+    elif numbers > 0 and numbers >= NUMERIC_SHARE * (numbers + text):
+        kind = NUMERIC  # at least half of the non-null cells (both counts carry the same noise)
     else:
         kind = CATEGORICAL
     if sigma == 0.0:  # exact counts: integer only if no number has a fraction
@@ -178,6 +190,7 @@ class DomainCounts:
     values: dict[str, float] = field(default_factory=dict)
     low: float = math.nan
     high: float = math.nan
+    other: float | None = None  # with public categories: the count of every other value
 
 
 def domain_counts(series: pd.Series, kind: str) -> DomainCounts:
@@ -193,10 +206,23 @@ def domain_counts(series: pd.Series, kind: str) -> DomainCounts:
     return DomainCounts(values={str(k): float(c) for k, c in Counter(present.tolist()).items()})
 
 
-def release_domain(counts: DomainCounts, sigma: float, threshold: float, rng: np.random.Generator) -> DomainCounts:
-    """The Gaussian release: noise on every grid bin (public cells), noise and a threshold on values."""
+def release_domain(
+    counts: DomainCounts,
+    sigma: float,
+    threshold: float,
+    rng: np.random.Generator,
+    public_keys: tuple[str, ...] | None = None,
+) -> DomainCounts:
+    """The Gaussian release: noise on every grid bin (public cells), noise and a threshold on values;
+    with `public_keys`, noise on each listed value and on one cell for all the others (all public
+    cells: no threshold)."""
     if counts.bins is not None:
         return DomainCounts(bins=noisy_counts(counts.bins, sigma, rng))
+    if public_keys is not None:
+        listed = [counts.values.get(k, 0.0) for k in public_keys]
+        rest = sum(c for k, c in counts.values.items() if k not in set(public_keys))
+        noisy = noisy_counts(np.array([*listed, rest]), sigma, rng)
+        return DomainCounts(values=dict(zip(public_keys, map(float, noisy[:-1]))), other=float(noisy[-1]))
     keys = sorted(counts.values)
     noisy = noisy_counts(np.array([counts.values[k] for k in keys]), sigma, rng) if keys else np.zeros(0)
     return DomainCounts(values={k: float(c) for k, c in zip(keys, noisy) if c > threshold and k != OTHER})
@@ -232,7 +258,7 @@ def decide_column(
     words = {k.lower() for k in domain.values}
     if words and words <= BOOLEAN_WORDS and hints.kind_of(name) is None:
         return Decision(ColumnSpec(name, "boolean", nullable=nullable))
-    return _categorical(name, domain, rows, kind.will_be_null, nullable)
+    return _categorical(name, domain, rows, kind.will_be_null, nullable, sigma)
 
 
 def _kept_bins(counts: np.ndarray, sigma: float, exact: bool) -> np.ndarray:
@@ -307,22 +333,29 @@ def _numeric(
     return Decision(ColumnSpec(name, integer, min=low, max=high, nullable=nullable, **encoding), note)
 
 
-def _categorical(name: str, domain: DomainCounts, rows: float, nulls: float, nullable: bool) -> Decision:
-    keys = sorted(domain.values, key=str)
+def _categorical(name: str, domain: DomainCounts, rows: float, nulls: float, nullable: bool, sigma: float) -> Decision:
+    """Released values (sorted) and `(other)`. With public categories (`domain.other` set) their
+    order is the user's, and `(other)` is added only when its noisy count clears 3σ."""
+    public = domain.other is not None
+    keys = list(domain.values) if public else sorted(domain.values, key=str)
     note = None
     if not keys:
         note = f"column {name!r}: no value is frequent enough to release at this budget; it is generated as {OTHER!r}"
     known = [max(domain.values[k], 0.0) for k in keys]
-    rest = max(rows - nulls - sum(known), 0.0)
-    frequencies = tuple(known) + (rest,)
+    if public:
+        rest = max(domain.other or 0.0, 0.0)
+        with_other = rest > NULL_MIN_SIGMAS * sigma
+    else:
+        rest, with_other = max(rows - nulls - sum(known), 0.0), True
+    frequencies = tuple(known) + ((rest,) if with_other else ())
     if sum(frequencies) <= 0:
-        frequencies = (1.0,) * (len(keys) + 1)
+        frequencies = (1.0,) * len(frequencies)
     spec = ColumnSpec(
         name,
         "categorical",
-        categories=tuple(keys) + (OTHER,),
+        categories=tuple(keys) + ((OTHER,) if with_other else ()),
         nullable=nullable,
-        other_category=OTHER,
+        other_category=OTHER if with_other else None,
         frequencies=frequencies,
     )
     return Decision(spec, note)
@@ -346,7 +379,7 @@ def infer_schema_private(
     domain release at `noise_multiplier` (the target's at `target_noise_multiplier`); extra δ
     `threshold_delta` for the value thresholds (split over the columns that may release values)."""
     hints.check(frame.columns)
-    keyed = [c for c in frame.columns if str(c) not in hints.bounds]
+    keyed = [c for c in frame.columns if hints.releases_keys(str(c))]
     per_key_delta = threshold_delta / max(len(keyed), 1)
     columns, notes = [], []
     for name in map(str, frame.columns):
@@ -360,8 +393,9 @@ def infer_schema_private(
         sigma = noise_multiplier
         if name == hints.target and target_noise_multiplier is not None:
             sigma = target_noise_multiplier
-        threshold = set_union_threshold(sigma, per_key_delta) if name not in hints.bounds else math.inf
-        domain = release_domain(domain_counts(series, kind.kind), sigma, threshold, rng)
+        threshold = set_union_threshold(sigma, per_key_delta) if hints.releases_keys(name) else math.inf
+        public_keys = tuple(hints.categories[name]) if name in hints.categories else None
+        domain = release_domain(domain_counts(series, kind.kind), sigma, threshold, rng, public_keys)
         decision = decide_column(name, kind, domain, sigma=sigma, rows=estimated_rows, hints=hints)
         columns.append(decision.spec)
         if decision.note:

@@ -75,8 +75,19 @@ class _FitOptions:
     keep_identifiers: bool
 
 
+def expected_batch(batch_size: int, max_sample_rate: float, rows: int) -> float:
+    """The expected Poisson batch L = q·N̂: the configured size, but never more than `max_sample_rate`
+    of the (noisy) table. On a small table a batch of 1,024 is most of the table: a few steps per
+    epoch, little amplification by sampling, and too few steps for a GAN to learn; capping q keeps
+    the number of steps per epoch, and so the schedule, the same for every table size."""
+    return max(1.0, min(float(batch_size), max_sample_rate * float(rows), float(rows)))
+
+
 def _hints(
-    target: str | None, categorical: Sequence[str], bounds: Mapping[str, tuple[float, float]] | None
+    target: str | None,
+    categorical: Sequence[str],
+    bounds: Mapping[str, tuple[float, float]] | None,
+    categories: Mapping[str, Sequence[str]] | None = None,
 ) -> PublicHints:
     if target is not None and not isinstance(target, str):
         raise InputError("target must be a column name")
@@ -89,7 +100,12 @@ def _hints(
         except (TypeError, ValueError):
             raise InputError(f"bounds of {name!r} must be a (low, high) pair of numbers") from None
         parsed[str(name)] = (low, high)
-    return PublicHints(target, tuple(categorical), parsed)
+    lists: dict[str, tuple[str, ...]] = {}
+    for name, values in dict(categories or {}).items():
+        if isinstance(values, str) or not all(isinstance(v, (str, int, float, bool)) for v in values):
+            raise InputError(f"categories of {name!r} must be a list of values")
+        lists[str(name)] = tuple(str(v) for v in values)
+    return PublicHints(target, tuple(categorical), parsed, lists)
 
 
 def _positive_int(value: Any, what: str) -> int:
@@ -179,6 +195,7 @@ class TabularSynthesizer:
         target: str | None = None,
         categorical: Sequence[str] = (),
         bounds: Mapping[str, tuple[float, float]] | None = None,
+        categories: Mapping[str, Sequence[str]] | None = None,
         strict: bool = False,
         keep_identifiers: bool = False,
         progress: ProgressFn | None = None,
@@ -187,7 +204,8 @@ class TabularSynthesizer:
 
         Without a schema the domain is bought with DP (dpgan.schema_inference); public hints make
         parts of it free: `target` (the column a label model and conditional recipes use),
-        `categorical` (columns whose every value is a category) and numeric `bounds`
+        `categorical` (columns whose every value is a category), a column's public list of
+        `categories` ({column: [values]}, e.g. a target's labels) and numeric `bounds`
         ({column: (low, high)}). With a schema, `target` may name or replace its target.
         Cells that do not fit the schema are mapped into it and counted with DP (dpgan.conform);
         `strict=True` refuses them instead. `keep_identifiers` keeps nearly-unique text columns
@@ -198,10 +216,10 @@ class TabularSynthesizer:
         if len(data) == 0 or data.shape[1] == 0:
             raise InputError("the table is empty: nothing to learn from")
         schema = _coerce_schema(schema)
-        hints = _hints(target, categorical, bounds)
+        hints = _hints(target, categorical, bounds, categories)
         if schema is not None:
-            if hints.categorical or hints.bounds:
-                raise InputError("categorical and bounds hints apply without a schema: write them into the schema")
+            if hints.categorical or hints.bounds or hints.categories:
+                raise InputError("categorical, categories and bounds hints apply without a schema: write them into it")
             if hints.target is not None:
                 schema = dataclass_replace(schema, target=hints.target)
             check_structure(data, schema)  # table structure is refused before any budget is spent
@@ -291,7 +309,7 @@ class TabularSynthesizer:
             skip = condition.column if condition is not None else None
             anchor = self._measure_marginals(encoded, encoder, skip, spent_fraction, ledger, rng)
         sampling = ONE_OF_SHARDS if on_generator else POISSON
-        batch = min(float(cfg.batch_size), float(rows))
+        batch = expected_batch(cfg.batch_size, cfg.max_sample_rate, rows)
         if on_generator:
             # one event per generator step: the record's shard is the chosen one w.p. 1/N_d
             sample_rate = 1.0 / cfg.num_discriminators
@@ -431,6 +449,7 @@ class TabularSynthesizer:
         rows: int,
         epochs: float,
         batch_size: int,
+        max_sample_rate: float,
         lr: float,
         hidden: tuple[int, ...],
         max_grad_norm: float,
@@ -442,7 +461,7 @@ class TabularSynthesizer:
     ) -> AuxClassifier:
         """A classifier trained with DP-SGD so that the ledger reaches `budget_fraction`·ε (capped at
         0.9·ε: the GAN keeps the rest), its steps recorded as one entry."""
-        batch = min(float(batch_size), float(rows))
+        batch = expected_batch(batch_size, max_sample_rate, rows)
         sample_rate = batch / rows
         steps = max(1, int(math.ceil(epochs * rows / batch)))
         sigma = self._sigma_for_share(sample_rate, steps, budget_fraction, ledger)
@@ -514,6 +533,7 @@ class TabularSynthesizer:
             rows=rows,
             epochs=cfg.classifier_epochs,
             batch_size=cfg.batch_size,
+            max_sample_rate=cfg.max_sample_rate,
             lr=1e-3,
             hidden=(128,),
             max_grad_norm=cfg.max_grad_norm,
@@ -543,6 +563,7 @@ class TabularSynthesizer:
             rows=rows,
             epochs=cfg.label_model_epochs,
             batch_size=cfg.label_model_batch_size,
+            max_sample_rate=cfg.label_model_max_sample_rate,
             lr=cfg.label_model_lr,
             hidden=cfg.label_model_hidden,
             max_grad_norm=cfg.label_model_max_grad_norm,

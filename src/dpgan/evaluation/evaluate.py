@@ -156,7 +156,9 @@ def _harmonise(frame: pd.DataFrame, kinds: dict[str, str], name: str) -> pd.Data
             numeric = pd.to_numeric(series, errors="coerce")
             bad = numeric.isna() & series.notna()
             if bool(bad.any()):
-                raise InputError(f"column {column!r} of the {name} table is {kind} but holds {series[bad].iloc[0]!r}")
+                raise InputError(
+                    f"column {column!r} of the {name} table is {kind} but holds cells that are not numbers"
+                )
             out[column] = numeric.astype(np.float64)
         else:
             out[column] = series.astype(object).where(series.notna(), MISSING).astype(str)

@@ -22,6 +22,9 @@ class TrainingConfig:
     """
 
     batch_size: int = 1024
+    # the expected batch is at most this share of the table (q ≤ max_sample_rate): see
+    # synthesizers.expected_batch; 1.0 lets the batch reach the whole table
+    max_sample_rate: float = 1.0
     epochs: float = 60.0
     n_critic: int = 2
     gp_weight: float = 10.0
@@ -80,6 +83,7 @@ class TrainingConfig:
     label_model_hidden: tuple[int, ...] = ()
     label_model_epochs: float = 10.0
     label_model_batch_size: int = 2048
+    label_model_max_sample_rate: float = 1.0
     label_model_lr: float = 3e-2
     label_model_max_grad_norm: float = 4.0
 
@@ -98,6 +102,8 @@ class TrainingConfig:
             raise InputError("label_model_epochs, label_model_lr and label_model_max_grad_norm must be positive")
         if self.label_model_batch_size < 1 or any(width < 1 for width in self.label_model_hidden):
             raise InputError("label_model_batch_size and label_model_hidden widths must be ≥ 1")
+        if not (0.0 < self.max_sample_rate <= 1.0 and 0.0 < self.label_model_max_sample_rate <= 1.0):
+            raise InputError("max_sample_rate and label_model_max_sample_rate must be in (0, 1]")
         if self.marginal_warmup_steps < 0 or not self.marginal_weight >= 0:
             raise InputError("marginal_warmup_steps and marginal_weight must be ≥ 0")
         if not 0.0 <= self.ema_decay < 1.0:
