@@ -8,7 +8,6 @@ Used by the accounting benches; nothing here reads the data.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from dpgan import Schema, datasets
@@ -18,6 +17,7 @@ from dpgan.privacy.preprocessing import REPAIR_COUNT_SCALE, ROW_COUNT_SCALE, pla
 from dpgan.recipes import get_recipe
 from dpgan.training.config import TrainingConfig
 from dpgan.training.marginals import MARGINALS_EVENT, MarginalAnchor
+from dpgan.training.schedule import epochs_schedule, gan_schedule
 from dpgan.transforms.encoder import TableEncoder, public_dtypes
 
 ADULT_ROWS = 32_561
@@ -66,20 +66,28 @@ def adult_gan_plan(recipe: str, epsilon: float, accountant: str, delta: float = 
     spent = fraction
     if cfg.classifier_loss_weight > 0 and condition is not None:
         spent += cfg.classifier_budget_fraction
-        q, steps = cfg.batch_size / rows, math.ceil(cfg.classifier_epochs * rows / cfg.batch_size)
+        aux = epochs_schedule(cfg.batch_size, cfg.max_sample_rate, cfg.classifier_epochs, rows)
+        q, steps = aux.sample_rate, aux.steps
         prior.append(LedgerEntry("DP-SGD on the auxiliary classifier", share(q, steps, spent), q, steps))
     if cfg.label_model and schema.target is not None:
         spent += cfg.label_model_budget_fraction
-        batch = cfg.label_model_batch_size
-        q, steps = batch / rows, math.ceil(cfg.label_model_epochs * rows / batch)
+        plan = epochs_schedule(
+            cfg.label_model_batch_size, cfg.label_model_max_sample_rate, cfg.label_model_epochs, rows
+        )
+        q, steps = plan.sample_rate, plan.steps
         prior.append(LedgerEntry("DP-SGD on the label model", share(q, steps, spent), q, steps))
     if cfg.marginal_anchor:
         spent += cfg.marginal_budget_fraction
         encoder = TableEncoder(schema, public_dtypes(schema))
         releases = MarginalAnchor.releases(encoder.spans, condition)
         prior.append(LedgerEntry(MARGINALS_EVENT, share(1.0, releases, spent), count=releases))
-    batch = float(cfg.batch_size)
-    if get_recipe(recipe).dp_on == "generator":
-        steps = max(1, math.ceil(cfg.epochs * rows / (batch * cfg.n_critic)))
-        return GanPlan(tuple(prior), 1.0 / cfg.num_discriminators, steps, "one-of-shards")
-    return GanPlan(tuple(prior), batch / rows, max(1, math.ceil(cfg.epochs * rows / batch)), "poisson")
+    gan = gan_schedule(
+        batch_size=cfg.batch_size,
+        max_sample_rate=cfg.max_sample_rate,
+        epochs=cfg.epochs,
+        rows=rows,
+        dp_on=get_recipe(recipe).dp_on,
+        n_critic=cfg.n_critic,
+        num_discriminators=cfg.num_discriminators,
+    )
+    return GanPlan(tuple(prior), gan.sample_rate, gan.steps, gan.sampling)

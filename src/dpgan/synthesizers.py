@@ -28,8 +28,6 @@ from dpgan.errors import BudgetError, DPGanWarning, InputError, ModelFileError
 from dpgan.preparation import prepare_table, purchased_schema_entries
 from dpgan.privacy.accounting import (
     DEFAULT_ACCOUNTANT,
-    ONE_OF_SHARDS,
-    POISSON,
     IncrementalAccountant,
     LedgerEntry,
     PrivacyLedger,
@@ -50,6 +48,7 @@ from dpgan.training.dp_generator import train_dp_generator
 from dpgan.training.generator_losses import GeneratorObjective
 from dpgan.training.label_model import LabelModel, label_span, label_target, split_tensors
 from dpgan.training.marginals import MARGINALS_EVENT, MarginalAnchor
+from dpgan.training.schedule import epochs_schedule, gan_schedule
 from dpgan.transforms.encoder import TableEncoder, public_dtypes
 
 MAX_SAMPLE_ROWS = 100_000_000
@@ -73,14 +72,6 @@ class _FitOptions:
     hints: PublicHints
     strict: bool
     keep_identifiers: bool
-
-
-def expected_batch(batch_size: int, max_sample_rate: float, rows: int) -> float:
-    """The expected Poisson batch L = q·N̂: the configured size, but never more than `max_sample_rate`
-    of the (noisy) table. On a small table a batch of 1,024 is most of the table: a few steps per
-    epoch, little amplification by sampling, and too few steps for a GAN to learn; capping q keeps
-    the number of steps per epoch, and so the schedule, the same for every table size."""
-    return max(1.0, min(float(batch_size), max_sample_rate * float(rows), float(rows)))
 
 
 def _hints(
@@ -308,15 +299,21 @@ class TabularSynthesizer:
             spent_fraction += cfg.marginal_budget_fraction
             skip = condition.column if condition is not None else None
             anchor = self._measure_marginals(encoded, encoder, skip, spent_fraction, ledger, rng)
-        sampling = ONE_OF_SHARDS if on_generator else POISSON
-        batch = expected_batch(cfg.batch_size, cfg.max_sample_rate, rows)
-        if on_generator:
-            # one event per generator step: the record's shard is the chosen one w.p. 1/N_d
-            sample_rate = 1.0 / cfg.num_discriminators
-            steps_for_epochs = max(1, int(math.ceil(cfg.epochs * rows / (batch * cfg.n_critic))))
-        else:
-            sample_rate = batch / rows
-            steps_for_epochs = max(1, int(math.ceil(cfg.epochs * rows / batch)))
+        schedule = gan_schedule(
+            batch_size=cfg.batch_size,
+            max_sample_rate=cfg.max_sample_rate,
+            epochs=cfg.epochs,
+            rows=rows,
+            dp_on=self.recipe.dp_on,
+            n_critic=cfg.n_critic,
+            num_discriminators=cfg.num_discriminators,
+        )
+        sample_rate, steps_for_epochs, batch, sampling = (
+            schedule.sample_rate,
+            schedule.steps,
+            schedule.expected_batch_size,
+            schedule.sampling,
+        )
         if self.noise_multiplier is None:
             sigma = calibrate_noise_multiplier(
                 sample_rate=sample_rate,
@@ -461,9 +458,8 @@ class TabularSynthesizer:
     ) -> AuxClassifier:
         """A classifier trained with DP-SGD so that the ledger reaches `budget_fraction`·ε (capped at
         0.9·ε: the GAN keeps the rest), its steps recorded as one entry."""
-        batch = expected_batch(batch_size, max_sample_rate, rows)
-        sample_rate = batch / rows
-        steps = max(1, int(math.ceil(epochs * rows / batch)))
+        schedule = epochs_schedule(batch_size, max_sample_rate, epochs, rows)
+        sample_rate, steps, batch = schedule.sample_rate, schedule.steps, schedule.expected_batch_size
         sigma = self._sigma_for_share(sample_rate, steps, budget_fraction, ledger)
         classifier = train_dp_classifier(
             features,

@@ -158,9 +158,7 @@ def audit_black_box(
         steps=steps,
         sample_rate=sample_rate,
         details={
-            "held_out_trials": {"out": bound.n_out, "in": bound.n_in},
-            "held_out_errors": {"false_positives": bound.false_positives, "false_negatives": bound.false_negatives},
-            "threshold": bound.threshold,
+            **bound.details(),
             "mean_score": {"out": float(scores["out"].mean()), "in": float(scores["in"].mean())},
             "run_noise_multiplier": sigma,
             "run_max_grad_norm": clip,

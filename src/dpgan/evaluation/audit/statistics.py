@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy import stats
@@ -76,6 +77,14 @@ class SplitBound:
     n_out: int  # held-out OUT trials
     n_in: int  # held-out IN trials
     ceiling: float  # the bound with zero held-out errors
+
+    def details(self) -> dict[str, Any]:
+        """The held-out counts and threshold behind the bound, for an audit's report."""
+        return {
+            "held_out_trials": {"out": self.n_out, "in": self.n_in},
+            "held_out_errors": {"false_positives": self.false_positives, "false_negatives": self.false_negatives},
+            "threshold": self.threshold,
+        }
 
 
 def _best_threshold(scores_out: np.ndarray, scores_in: np.ndarray, delta: float, alpha: float) -> float | None:

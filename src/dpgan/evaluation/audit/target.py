@@ -32,6 +32,7 @@ from dpgan.recipes import Recipe, get_recipe
 from dpgan.schema import Schema
 from dpgan.serialization import read_model_dir
 from dpgan.training.config import TrainingConfig
+from dpgan.training.schedule import gan_schedule
 from dpgan.transforms.encoder import TableEncoder
 
 PUBLIC_PRIOR = "uniform over the schema's categories (public; audit configuration)"
@@ -146,13 +147,21 @@ def from_settings(
         from dpgan import datasets
 
         schema = Schema.from_json(datasets.adult_schema_path())
-    batch = min(float(config.batch_size), float(rows))
-    if chosen.dp_on == "generator":
-        sample_rate, sampling = 1.0 / config.num_discriminators, ONE_OF_SHARDS
-        steps = max(1, int(math.ceil(config.epochs * rows / (batch * config.n_critic))))
-    else:
-        sample_rate, sampling = batch / rows, POISSON
-        steps = max(1, int(math.ceil(config.epochs * rows / batch)))
+    schedule = gan_schedule(
+        batch_size=config.batch_size,
+        max_sample_rate=config.max_sample_rate,
+        epochs=config.epochs,
+        rows=rows,
+        dp_on=chosen.dp_on,
+        n_critic=config.n_critic,
+        num_discriminators=config.num_discriminators,
+    )
+    sample_rate, steps, batch, sampling = (
+        schedule.sample_rate,
+        schedule.steps,
+        schedule.expected_batch_size,
+        schedule.sampling,
+    )
     sigma = calibrate_noise_multiplier(
         sample_rate=sample_rate, steps=steps, epsilon=epsilon, delta=delta, accountant=accountant, sampling=sampling
     )

@@ -208,9 +208,7 @@ def audit_critic_step(
         steps=steps,
         sample_rate=sample_rate,
         details={
-            "held_out_trials": {"out": bound.n_out, "in": bound.n_in},
-            "held_out_errors": {"false_positives": bound.false_positives, "false_negatives": bound.false_negatives},
-            "threshold": bound.threshold,
+            **bound.details(),
             "mean_score": {"out": float(scores["out"].mean()), "in": float(scores["in"].mean())},
             "canary": f"x[{canary.columns[0]}] = {canary.magnitude:.4g}, all else 0",
             "run_noise_multiplier": sigma,
@@ -331,9 +329,7 @@ def audit_generator_hook(
         steps=steps,
         sample_rate=1.0,
         details={
-            "held_out_trials": {"out": bound.n_out, "in": bound.n_in},
-            "held_out_errors": {"false_positives": bound.false_positives, "false_negatives": bound.false_negatives},
-            "threshold": bound.threshold,
+            **bound.details(),
             "run_noise_std": noise_std,
             "run_max_grad_norm": run_clip,
         },

@@ -1,0 +1,56 @@
+"""How many private steps a fit takes, at which sampling rate: one rule for every caller.
+
+The synthesizer, the privacy audit (which rebuilds a configuration's steps) and the accounting
+benches all ask here, so what is calibrated, audited and benchmarked is what a fit runs.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+POISSON = "poisson"
+ONE_OF_SHARDS = "one-of-shards"  # the same names as dpgan.privacy.accounting's samplings
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """q (the Poisson rate, or 1/N_d for one shard per step), T, the expected batch L, and how steps sample."""
+
+    sample_rate: float
+    steps: int
+    expected_batch_size: float
+    sampling: str = POISSON
+
+
+def expected_batch(batch_size: int, max_sample_rate: float, rows: float) -> float:
+    """The expected Poisson batch L = q·N̂: the configured size, but never more than `max_sample_rate`
+    of the (noisy) table. On a small table a batch of 1,024 is most of the table: a few steps per
+    epoch, little amplification by sampling, and too few steps for a GAN to learn; capping q keeps
+    the number of steps per epoch, and so the schedule, the same for every table size."""
+    return max(1.0, min(float(batch_size), max_sample_rate * float(rows), float(rows)))
+
+
+def epochs_schedule(batch_size: int, max_sample_rate: float, epochs: float, rows: float) -> Schedule:
+    """Poisson DP-SGD for `epochs` passes: q = L/N̂, T = ⌈epochs·N̂/L⌉ (a classifier, a critic)."""
+    batch = expected_batch(batch_size, max_sample_rate, rows)
+    return Schedule(batch / rows, max(1, int(math.ceil(epochs * rows / batch))), batch)
+
+
+def gan_schedule(
+    *,
+    batch_size: int,
+    max_sample_rate: float,
+    epochs: float,
+    rows: float,
+    dp_on: str,
+    n_critic: int,
+    num_discriminators: int,
+) -> Schedule:
+    """The GAN's private steps. DP on the critic: one step per critic update. DP on the generator
+    (dtgan-g): one step per generator update, each through one of N_d shards' critics."""
+    if dp_on == "generator":
+        batch = expected_batch(batch_size, max_sample_rate, rows)
+        steps = max(1, int(math.ceil(epochs * rows / (batch * n_critic))))
+        return Schedule(1.0 / num_discriminators, steps, batch, ONE_OF_SHARDS)
+    return epochs_schedule(batch_size, max_sample_rate, epochs, rows)
