@@ -39,6 +39,16 @@ TABLES: dict[str, TableSpec] = {
     spec.name: spec
     for spec in (
         TableSpec(
+            "adult",
+            "dpgan",
+            "adult.data",
+            32561,
+            "income",
+            "binary",
+            licence="CC BY 4.0 (UCI), bundled with dpgan",
+            source="UCI Adult training file only (its test file is never split here); schema: the bundled one",
+        ),
+        TableSpec(
             "hmda",
             "Ecdat",
             "Hmda",
@@ -160,14 +170,22 @@ TABLES: dict[str, TableSpec] = {
 
 
 def load(name: str) -> pd.DataFrame:
-    """The table as a user's CSV reads (`dpgan.cli.read_table`), less the spec's dropped columns."""
+    """The table as a user's CSV reads (`dpgan.table_io.read_table`), less the spec's dropped columns."""
     spec = TABLES[name]
+    if spec.package == "dpgan":  # bundled: Adult's training file (60/20/20 inside it; adult.test stays unread)
+        from dpgan import datasets
+
+        return datasets.load_adult()[0]
     (path,) = fetch([name])
     frame = read_table(path)
     return frame.drop(columns=list(spec.drop))
 
 
 def schema_path(name: str) -> Path:
+    if TABLES[name].package == "dpgan":
+        from dpgan import datasets
+
+        return Path(str(datasets.adult_schema_path()))
     return SCHEMA_DIR / f"{name}.json"
 
 
