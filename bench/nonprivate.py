@@ -15,7 +15,7 @@ from dpgan.training.aux_classifier import drop_span, train_dp_classifier
 from dpgan.training.config import TrainingConfig
 from dpgan.training.dp_critic import train_dp_critic
 from dpgan.training.label_model import LabelModel, label_span, label_target
-from dpgan.transforms.encoder import TableEncoder
+from dpgan.transforms.encoder import TableEncoder, public_dtypes
 
 
 class NonPrivateGAN:
@@ -27,7 +27,7 @@ class NonPrivateGAN:
 
     def fit(self, data: pd.DataFrame, schema: Schema | None = None) -> "NonPrivateGAN":
         assert schema is not None
-        self.encoder = TableEncoder(schema, {c: str(data[c].dtype) for c in data.columns})
+        self.encoder = TableEncoder(schema, public_dtypes(schema))
         encoded = torch.from_numpy(self.encoder.encode(schema.validate(data)))
         batch = float(min(self.config.batch_size, len(data)))
         steps = int(math.ceil(self.config.epochs * len(data) / batch))
@@ -40,6 +40,7 @@ class NonPrivateGAN:
             noise_multiplier=0.0,
             steps=steps,
             generator=torch.Generator().manual_seed(self.seed),
+            ledger=None,  # σ = 0: the non-private control charges nothing
         )
         self.generator, self.critic_for_evaluation = result.generator, result.critic
         self.label_model = self._fit_label_model(encoded, schema)
@@ -65,6 +66,8 @@ class NonPrivateGAN:
             lr=cfg.label_model_lr,
             hidden=cfg.label_model_hidden,
             generator=torch.Generator().manual_seed(self.seed + 1),
+            ledger=None,
+            label="label model (non-private control)",
         )
         return LabelModel(column, start, stop, cfg.label_model_hidden, classifier)
 

@@ -1,10 +1,11 @@
 """The privacy audit through dpgan's real private steps (dpgan.evaluation.audit).
 
-For every critic recipe the white-box canary goes through `private_critic_gradient` itself; for
-dtgan-g through `clip_and_noise_hook`. With noise and clipping on, the certified lower bound must
-stay at or below the accountant's claim; with noise off or clipping off (the claim unchanged) it
-must exceed it, which shows the audit can fail. Trial counts are small to keep the suite fast; σ is
-calibrated with RDP (fast) for a configuration at ε = 3 on Adult's public schema.
+For every critic recipe the white-box canary goes through the engine's private step as training
+builds it (`critic_step`, `critic_release`); for dtgan-g through `generator_hook_step`'s hook.
+With noise and clipping on, the certified lower bound must stay at or below the accountant's
+claim; with noise off or clipping off (the claim unchanged) it must exceed it, which shows the
+audit can fail. Trial counts are small to keep the suite fast; σ is calibrated with RDP (fast)
+for a configuration at ε = 3 on Adult's public schema.
 """
 
 from __future__ import annotations
@@ -58,8 +59,8 @@ def recipe_target(name: str) -> AuditTarget:
 
 
 def test_the_audit_calls_the_private_step_itself_not_a_copy():
-    assert whitebox.private_critic_gradient is dp_critic.private_critic_gradient
-    assert whitebox.clip_and_noise_hook is dp_generator.clip_and_noise_hook
+    assert whitebox.critic_step is dp_critic.critic_step and whitebox.critic_release is dp_critic.critic_release
+    assert whitebox.generator_hook_step is dp_generator.generator_hook_step
     assert blackbox.train_dp_critic is dp_critic.train_dp_critic
 
 

@@ -8,12 +8,13 @@ import torch.nn.functional as F
 
 from dpgan.errors import InputError
 from dpgan.privacy import dpsgd
-from dpgan.training import aux_classifier
+from dpgan.privacy.accounting import PrivacyLedger
+from dpgan.privacy.step import PrivateStep
 from dpgan.training.aux_classifier import (
     AuxClassifier,
+    classifier_clipped_sum,
     classifier_record_loss,
     drop_span,
-    private_classifier_gradient,
     train_dp_classifier,
 )
 
@@ -33,8 +34,36 @@ def _accuracy(model: AuxClassifier, x: torch.Tensor, y: torch.Tensor) -> float:
         return (model(x).argmax(dim=1) == y).float().mean().item()
 
 
+def private_classifier_gradient(
+    model: AuxClassifier,
+    features: torch.Tensor,
+    labels: torch.Tensor,
+    *,
+    max_grad_norm: float,
+    noise_multiplier: float,
+    expected_batch_size: float,
+    generator: torch.Generator,
+) -> dict[str, torch.Tensor]:
+    """One release of the classifier's private step on exactly these rows (q = 1)."""
+    step = PrivateStep(
+        units=features.shape[0],
+        sample_rate=1.0,
+        noise_multiplier=noise_multiplier,
+        max_norm=max_grad_norm,
+        expected_batch_size=expected_batch_size,
+        steps=1,
+        ledger=PrivacyLedger() if noise_multiplier > 0 else None,
+        label="test",
+        clipped_sum=classifier_clipped_sum(model),
+        generator=generator,
+    )
+    return step.release(model, (features, labels), features.shape[0]).gradient(model)
+
+
 def _train(x: torch.Tensor, y: torch.Tensor, sigma: float, steps: int = 300, seed: int = 0, **kw) -> AuxClassifier:
     q = kw.pop("sample_rate", 0.05)
+    kw.setdefault("ledger", PrivacyLedger() if sigma > 0 else None)
+    kw.setdefault("label", "DP-SGD on a test classifier")
     return train_dp_classifier(
         x,
         y,
@@ -91,23 +120,18 @@ def test_clipped_per_example_gradients_have_norm_at_most_c() -> None:
     assert dpsgd.per_example_norms(clipped).max() <= C + 1e-6
 
 
-def test_trainer_feeds_only_clipped_gradients_into_the_noisy_sum(monkeypatch) -> None:
-    """Watch the clipping inside the trainer's own path: every row's gradient is ≤ C."""
-    seen: list[torch.Tensor] = []
-    original = dpsgd.clip_per_example
-
-    def watching(grads, max_norm):
-        out = original(grads, max_norm)
-        seen.append(dpsgd.per_example_norms(out))
-        return out
-
-    monkeypatch.setattr(dpsgd, "clip_per_example", watching)
+def test_trainer_feeds_only_clipped_gradients_into_the_noisy_sum() -> None:
+    """The trainer's own step, seen by its recorder: rows' raw gradients exceed C (clipping is
+    active, not vacuous), yet each release's clipped sum is at most C per row."""
+    records: list[dict] = []
     x, y = _separable(400, seed=0)
-    _train(50 * x, y, 0.5, steps=10, sample_rate=0.1)
-    norms = torch.cat(seen)
-    assert len(seen) == 10 and norms.numel() > 100
-    assert norms.max() <= C + 1e-6
-    assert norms.max() > 0.99 * C  # large inputs: clipping was active, not vacuous
+    _train(50 * x, y, 0.5, steps=10, sample_rate=0.1, recorder=records.append)
+    assert len(records) == 10
+    raw = torch.cat([r["norms"] for r in records])
+    assert raw.numel() > 100 and raw.max() > 10 * C
+    for record in records:
+        total = torch.sqrt(sum(v.pow(2).sum() for v in record["clipped"].values()))
+        assert total <= record["units"] * C + 1e-5
 
 
 def test_noisy_sum_of_neighbouring_datasets_differs_by_at_most_c() -> None:
@@ -171,20 +195,27 @@ def test_full_batch_gradient_is_the_mean_clipped_gradient() -> None:
         assert torch.allclose(got[n], total[n] / x.shape[0], atol=1e-6)
 
 
-def test_trainer_divides_by_the_expected_batch_size_not_the_realised_one(monkeypatch) -> None:
-    calls: list[tuple[int, float]] = []
-    original = aux_classifier.private_gradient
-
-    def recording(record_loss, params, batched, **kw):
-        calls.append((batched[0].shape[0], kw["expected_batch_size"]))
-        return original(record_loss, params, batched, **kw)
-
-    monkeypatch.setattr(aux_classifier, "private_gradient", recording)
+def test_trainer_divides_by_the_expected_batch_size_not_the_realised_one() -> None:
+    records: list[dict] = []
     x, y = _separable(200, seed=0)
-    _train(x, y, 0.5, steps=30, sample_rate=0.05)
-    assert len(calls) == 30
-    assert {size for size, _ in calls} != {10}  # Poisson batches vary in size ...
-    assert all(divisor == pytest.approx(10.0) for _, divisor in calls)  # ... the divisor does not
+    _train(x, y, 0.5, steps=30, sample_rate=0.05, recorder=records.append)
+    assert len(records) == 30
+    assert {r["units"] for r in records} != {10}  # Poisson batches vary in size ...
+    assert all(r["divisor"] == pytest.approx(10.0) for r in records)  # ... the divisor does not
+    assert all(r["noise_std"] == pytest.approx(0.5 * C) for r in records)
+
+
+def test_trainer_charges_one_ledger_step_per_release() -> None:
+    ledger = PrivacyLedger()
+    x, y = _separable(200, seed=0)
+    _train(x, y, 0.5, steps=12, sample_rate=0.05, ledger=ledger, label="DP-SGD on a test classifier")
+    (entry,) = ledger.entries
+    assert (entry.name, entry.count, entry.noise_multiplier, entry.sampling_rate) == (
+        "DP-SGD on a test classifier",
+        12,
+        0.5,
+        0.05,
+    )
 
 
 def test_empty_poisson_batches_are_handled() -> None:
@@ -230,6 +261,8 @@ def test_bad_inputs_raise_input_error(change: dict, message: str) -> None:
         "steps": 1,
         "noise_multiplier": 1.0,
         "generator": torch.Generator().manual_seed(0),
+        "ledger": PrivacyLedger(),
+        "label": "test",
     }
     args.update(change)
     features, labels, k = args.pop("features"), args.pop("labels"), args.pop("num_classes")

@@ -14,8 +14,10 @@ from torch.func import functional_call, grad
 
 from dpgan.models.tabular import TabularCritic
 from dpgan.privacy import dpsgd
+from dpgan.privacy.accounting import PrivacyLedger
 from dpgan.privacy.mlp_clipping import wgan_gp_clipped_sum
 from dpgan.privacy.sampling import PoissonSampler
+from dpgan.privacy.step import PrivateStep
 from random_critic import random_critic
 
 DIM = 6
@@ -67,6 +69,39 @@ def fast_sum(critic, x_real, x_fake, alpha, max_norm, gp_weight=GP_WEIGHT):
     return wgan_gp_clipped_sum(critic, x_real, x_fake, alpha, gp_weight=gp_weight, max_norm=max_norm)
 
 
+def ghost_backend(critic, units, max_norm):
+    """The MLP fast path as a private step's backend; units = (x_real, x_fake, alpha)."""
+    return fast_sum(critic, *units, max_norm)
+
+
+def torch_func_backend(critic, units, max_norm):
+    """The generic backend: vmap(grad(ℓ)) of the plainly written unit loss, clipped jointly."""
+    grads = dpsgd.per_example_gradients(reference_record_loss(critic), params_of(critic), *units)
+    clipped = dpsgd.clip_per_example(grads, max_norm)
+    return {k: g.sum(dim=0) for k, g in clipped.items()}, dpsgd.per_example_norms(grads)
+
+
+class NoUnits:
+    def sample(self) -> torch.Tensor:
+        return torch.zeros(0, dtype=torch.long)
+
+
+def private_step(backend, sigma: float, max_norm: float, expected: float, generator, steps: int = 1) -> PrivateStep:
+    return PrivateStep(
+        units=1,
+        sample_rate=1.0,
+        noise_multiplier=sigma,
+        max_norm=max_norm,
+        expected_batch_size=expected,
+        steps=steps,
+        ledger=PrivacyLedger(),
+        label="test",
+        clipped_sum=backend,
+        generator=generator,
+        sampler=NoUnits(),
+    )
+
+
 # --- fast path against torch.func ----------------------------------------------------------------
 
 
@@ -93,25 +128,18 @@ def test_fast_path_matches_torch_func_reference(hidden: tuple[int, ...], one_sid
         torch.testing.assert_close(sums[name], ref_sums[name], rtol=1e-8, atol=1e-10)
 
 
-def test_fast_path_and_private_gradient_release_the_same_noisy_mean():
-    """Training's path (fast sum + noise) and dpsgd.private_gradient give identical releases."""
+def test_fast_path_and_generic_backend_release_the_same_noisy_mean():
+    """Through the private step, the ghost fast path and the torch.func backend give identical releases."""
     critic = make_critic((16, 12), seed=3)
-    x_real, x_fake, alpha = make_batch(10, seed=4)
-    params = params_of(critic)
+    batch = make_batch(10, seed=4)
     sigma, max_norm, expected = 1.1, 0.5, 12.0
-    sums, _ = fast_sum(critic, x_real, x_fake, alpha, max_norm)
-    noisy = dpsgd.add_gaussian_noise(sums, params, sigma, max_norm, torch.Generator().manual_seed(7))
-    released = dpsgd.private_gradient(
-        reference_record_loss(critic),
-        params,
-        (x_real, x_fake, alpha),
-        max_norm=max_norm,
-        noise_multiplier=sigma,
-        expected_batch_size=expected,
-        generator=torch.Generator().manual_seed(7),
-    )
-    for name in params:
-        torch.testing.assert_close(released[name], noisy[name] / expected, rtol=1e-9, atol=1e-12)
+    releases = [
+        private_step(backend, sigma, max_norm, expected, torch.Generator().manual_seed(7)).release(critic, batch, 10)
+        for backend in (ghost_backend, torch_func_backend)
+    ]
+    fast, generic = (r.gradient(critic) for r in releases)
+    for name in params_of(critic):
+        torch.testing.assert_close(fast[name], generic[name], rtol=1e-9, atol=1e-12)
 
 
 # --- the sensitivity bound --------------------------------------------------------------------
@@ -223,10 +251,10 @@ def test_empty_batch_release_is_pure_noise_with_std_sigma_c():
     critic = make_critic((16, 12), seed=12)
     params = params_of(critic)
     sigma, max_norm = 1.3, 0.7
-    gen = torch.Generator().manual_seed(13)
+    step = private_step(ghost_backend, sigma, max_norm, 1.0, torch.Generator().manual_seed(13), steps=200)
     draws = []
     for _ in range(200):
-        noisy = dpsgd.add_gaussian_noise({}, params, sigma, max_norm, gen)
+        noisy = step.release(critic, None, 0).gradient(critic)
         assert set(noisy) == set(params)
         for name, p in params.items():
             assert noisy[name].shape == p.shape and noisy[name].dtype == p.dtype
@@ -243,22 +271,9 @@ def test_empty_batch_release_is_pure_noise_with_std_sigma_c():
 def test_private_gradient_of_empty_batch_divides_noise_by_expected_batch_size():
     """An empty Poisson batch gives finite noise / (qN), never a 0/0 from dividing by |B|."""
     critic = make_critic((8,), seed=14)
-    params = params_of(critic)
-    empty = torch.zeros(0, DIM, dtype=torch.float64)
     sigma, max_norm, expected = 1.0, 2.0, 8.0
-    gen = torch.Generator().manual_seed(15)
-    draws = []
-    for _ in range(200):
-        out = dpsgd.private_gradient(
-            reference_record_loss(critic),
-            params,
-            (empty, empty, torch.zeros(0, 1, dtype=torch.float64)),
-            max_norm=max_norm,
-            noise_multiplier=sigma,
-            expected_batch_size=expected,
-            generator=gen,
-        )
-        draws.append(flat(out, list(params)))
+    step = private_step(torch_func_backend, sigma, max_norm, expected, torch.Generator().manual_seed(15), steps=200)
+    draws = [flat(step.release(critic, None, 0).gradient(critic), list(params_of(critic))) for _ in range(200)]
     samples = torch.stack(draws)
     assert torch.isfinite(samples).all()
     assert samples.std().item() == pytest.approx(sigma * max_norm / expected, rel=0.05)

@@ -15,16 +15,18 @@ from torch.func import functional_call, grad
 from dpgan import Schema, TabularSynthesizer
 from dpgan.cli import main
 from dpgan.conditioning import PRIOR_FROM_DP_COUNTS, PRIOR_FROM_SCHEMA, Condition
-from dpgan.errors import InputError
+from dpgan.errors import BudgetError, InputError
 from dpgan.inspection import inspect_model
 from dpgan.models.tabular import TabularCritic
 from dpgan.preparation import REPAIR_EVENT
 from dpgan.privacy import dpsgd
+from dpgan.privacy.accounting import PrivacyLedger
 from dpgan.privacy.mlp_clipping import FEATURES_KEY, wgan_gp_clipped_sum
+from dpgan.privacy.step import GeneratorHookStep
 from dpgan.recipes import RECIPES
 from dpgan.training import dp_critic, dp_generator
 from dpgan.training.config import TrainingConfig
-from dpgan.training.dp_generator import clip_and_noise_hook, shard_of_rows, step_sensitivity
+from dpgan.training.dp_generator import shard_of_rows
 from dpgan.training.generator_losses import GeneratorObjective, spherical_interpolate
 from dpgan.training.marginals import MARGINALS_EVENT
 from dpgan.transforms.encoder import TableEncoder
@@ -363,31 +365,24 @@ def tiny_config(**changes) -> TrainingConfig:
     return TrainingConfig(**{**base, **changes})
 
 
-class NoiseSpy:
-    """Wraps dp_critic.add_gaussian_noise: records what is noised, with which σ, and the result."""
+class Recorder:
+    """The engine's recorder: per release, the clipped sum it noised, the noise std and the divisor."""
 
     def __init__(self) -> None:
         self.calls: list[dict] = []
 
-    def __call__(self, summed, params, noise_multiplier, max_norm, generator):
-        out = dpsgd.add_gaussian_noise(summed, params, noise_multiplier, max_norm, generator)
-        self.calls.append(
-            {
-                "summed": {k: v.detach().clone() for k, v in summed.items()},
-                "noise_multiplier": noise_multiplier,
-                "max_norm": max_norm,
-                "out": {k: v.detach().clone() for k, v in out.items()},
-            }
-        )
-        return out
+    def __call__(self, record: dict) -> None:
+        self.calls.append({**record, "clipped": {k: v.detach().clone() for k, v in record["clipped"].items()}})
 
 
-class EmptySampler(dp_critic.PoissonSampler):
+class EmptySampler:
     def sample(self) -> torch.Tensor:
         return torch.zeros(0, dtype=torch.long)
 
 
-def run_critic(encoded, config, *, steps=4, sigma=0.7, condition=False, objective=None):
+def run_critic(
+    encoded, config, *, steps=4, sigma=0.7, condition=False, objective=None, recorder=None, sampler=None, ledger=None
+):
     data, spans, cond = encoded
     return dp_critic.train_dp_critic(
         data,
@@ -398,6 +393,9 @@ def run_critic(encoded, config, *, steps=4, sigma=0.7, condition=False, objectiv
         noise_multiplier=sigma,
         steps=steps,
         generator=torch.Generator().manual_seed(0),
+        ledger=ledger if ledger is not None else (PrivacyLedger() if sigma > 0 else None),
+        recorder=recorder,
+        sampler=sampler,
         condition=cond if condition else None,
         objective=objective,
     )
@@ -418,42 +416,65 @@ def objective_for(config: TrainingConfig) -> GeneratorObjective:
 
 
 @pytest.mark.parametrize("name", list(CRITIC_CONFIGS))
-def test_each_critic_step_is_exactly_one_noised_sum(name, encoded, monkeypatch):
-    spy = NoiseSpy()
-    monkeypatch.setattr(dp_critic, "add_gaussian_noise", spy)
+def test_each_critic_step_is_exactly_one_noised_sum(name, encoded):
+    """One release per critic step, noise σ·sensitivity·C, and the ledger's event equals what ran.
+    Nothing is noised but the parameters' gradients and, on generator steps with an information
+    loss, the feature sums clipped with them: they share the same one draw."""
+    recorder, ledger = Recorder(), PrivacyLedger()
     config = tiny_config(**CRITIC_CONFIGS[name])
     conditional = name.startswith(("dp-cgan", "dtgan"))
-    result = run_critic(encoded, config, steps=4, condition=conditional, objective=objective_for(config))
-    assert result.steps == 4 and len(spy.calls) == 4
+    result = run_critic(
+        encoded,
+        config,
+        steps=4,
+        condition=conditional,
+        objective=objective_for(config),
+        recorder=recorder,
+        ledger=ledger,
+    )
+    assert result.steps == 4 and len(recorder.calls) == 4
     factor = 2.0 if config.microbatches else 1.0
-    assert all(c["noise_multiplier"] == pytest.approx(0.7 * factor) for c in spy.calls)
-    assert all(c["max_norm"] == config.max_grad_norm for c in spy.calls)
+    assert all(c["noise_std"] == pytest.approx(0.7 * factor * config.max_grad_norm) for c in recorder.calls)
+    assert all(c["max_norm"] == config.max_grad_norm for c in recorder.calls)
     names = {n for n, _ in result.critic.named_parameters()}
-    for call in spy.calls:
-        assert set(call["summed"]) == names  # no side channel (e.g. the info-loss features) left in the sum
+    for index, call in enumerate(recorder.calls):
+        generator_step = (index + 1) % config.n_critic == 0
+        features = (
+            {FEATURES_KEY} if generator_step and config.info_loss_weight > 0 and not config.microbatches else set()
+        )
+        assert set(call["clipped"]) == names | features
+    (entry,) = ledger.entries
+    data = encoded[0]
+    assert (entry.name, entry.count, entry.noise_multiplier) == ("DP-SGD on the critic", 4, 0.7)
+    assert entry.sampling_rate == pytest.approx(config.batch_size / data.shape[0])
     assert all(torch.isfinite(p).all() for p in result.generator.parameters())
 
 
 @pytest.mark.parametrize("name", list(CRITIC_CONFIGS))
-def test_fake_term_is_outside_the_noised_sum(name, encoded, monkeypatch):
+def test_fake_term_is_outside_the_noised_sum(name, encoded):
     """With an empty Poisson batch the noised sum is zero: the fake term never enters it."""
-    spy = NoiseSpy()
-    monkeypatch.setattr(dp_critic, "add_gaussian_noise", spy)
-    monkeypatch.setattr(dp_critic, "PoissonSampler", EmptySampler)
+    recorder = Recorder()
     config = tiny_config(**CRITIC_CONFIGS[name])
     conditional = name.startswith(("dp-cgan", "dtgan"))
-    run_critic(encoded, config, steps=3, condition=conditional, objective=objective_for(config))
-    assert len(spy.calls) == 3
-    for call in spy.calls:
-        assert all(float(v.abs().max()) == 0.0 for v in call["summed"].values())
+    run_critic(
+        encoded,
+        config,
+        steps=3,
+        condition=conditional,
+        objective=objective_for(config),
+        recorder=recorder,
+        sampler=EmptySampler(),
+    )
+    assert len(recorder.calls) == 3
+    for call in recorder.calls:
+        assert call["units"] == 0
+        assert all(float(v.abs().max()) == 0.0 for v in call["clipped"].values())
 
 
 @pytest.mark.parametrize("name", ["dp-gan", "dp-wgan", "dp-cgan", "dp-cgan-microbatches"])
 def test_with_no_noise_and_no_records_the_critic_sees_only_the_fake_term(name, encoded, monkeypatch):
     """σ = 0 and empty batches: the noised part is exactly zero and D's gradient is the fake term's."""
-    spy = NoiseSpy()
-    monkeypatch.setattr(dp_critic, "add_gaussian_noise", spy)
-    monkeypatch.setattr(dp_critic, "PoissonSampler", EmptySampler)
+    recorder = Recorder()
     fake_grads: list[dict] = []
     original_fake = dp_critic._fake_term_gradient
 
@@ -479,10 +500,18 @@ def test_with_no_noise_and_no_records_the_critic_sees_only_the_fake_term(name, e
 
     monkeypatch.setattr(dp_critic, "make_optimizer", make_spy)
     config = tiny_config(**CRITIC_CONFIGS[name])
-    result = run_critic(encoded, config, steps=3, sigma=0.0, condition=name.startswith("dp-cgan"))
-    assert len(spy.calls) == len(fake_grads) == len(critic_grads) == 3
-    for call in spy.calls:
-        assert all(float(v.abs().max()) == 0.0 for v in call["out"].values())
+    result = run_critic(
+        encoded,
+        config,
+        steps=3,
+        sigma=0.0,
+        condition=name.startswith("dp-cgan"),
+        recorder=recorder,
+        sampler=EmptySampler(),
+    )
+    assert len(recorder.calls) == len(fake_grads) == len(critic_grads) == 3
+    for call in recorder.calls:
+        assert call["noise_std"] == 0.0 and all(float(v.abs().max()) == 0.0 for v in call["clipped"].values())
     names = [n for n, _ in result.critic.named_parameters()]
     for fake, seen in zip(fake_grads, critic_grads):
         assert len(seen) == len(names)
@@ -490,14 +519,15 @@ def test_with_no_noise_and_no_records_the_critic_sees_only_the_fake_term(name, e
             torch.testing.assert_close(g, fake[n], rtol=0, atol=0)
 
 
-def test_microbatches_double_the_noise_and_per_example_does_not(encoded, monkeypatch):
+def test_microbatches_double_the_noise_and_per_example_does_not(encoded):
     sigma = 0.9
     for microbatches, factor in ((4, 2.0), (0, 1.0)):
-        spy = NoiseSpy()
-        monkeypatch.setattr(dp_critic, "add_gaussian_noise", spy)
+        recorder = Recorder()
         config = tiny_config(**{**RECIPES["dp-cgan"].overrides, "microbatches": microbatches})
-        run_critic(encoded, config, steps=2, sigma=sigma, condition=True)
-        assert [c["noise_multiplier"] for c in spy.calls] == [pytest.approx(factor * sigma)] * 2
+        run_critic(encoded, config, steps=2, sigma=sigma, condition=True, recorder=recorder)
+        assert [c["noise_std"] for c in recorder.calls] == [pytest.approx(factor * sigma * config.max_grad_norm)] * 2
+        divisor = microbatches if microbatches else config.batch_size
+        assert [c["divisor"] for c in recorder.calls] == [pytest.approx(divisor)] * 2
 
 
 def test_training_by_sampling_weights_are_the_prior_ratio(encoded):
@@ -673,10 +703,22 @@ def test_spherical_interpolation_is_row_by_row():
 # --- 3b. dtgan-g: DP on the generator ---------------------------------------------------------------------
 
 
+def hook_step(max_norm: float, sigma: float, batch: int, seed: int = 0, recorder=None) -> GeneratorHookStep:
+    return dp_generator.generator_hook_step(
+        num_shards=3,
+        batch_size=batch,
+        noise_multiplier=sigma,
+        max_norm=max_norm,
+        steps=1,
+        ledger=PrivacyLedger() if sigma > 0 else None,
+        generator=torch.Generator().manual_seed(seed),
+        recorder=recorder,
+    )
+
+
 def test_clip_hook_without_noise_clips_long_rows_and_keeps_short_ones():
-    hook = clip_and_noise_hook(1.0, 0.0, torch.Generator().manual_seed(0))
     grad_in = torch.tensor([[0.3, 0.4, 0.0], [3.0, 4.0, 0.0], [0.0, 0.0, -10.0], [0.0, 0.0, 0.0]])
-    out = hook(grad_in)
+    out = hook_step(1.0, 0.0, batch=4).hook()(grad_in)
     torch.testing.assert_close(out[0], grad_in[0], rtol=0, atol=0)
     torch.testing.assert_close(out[3], grad_in[3], rtol=0, atol=0)
     torch.testing.assert_close(out[1], torch.tensor([0.6, 0.8, 0.0]))
@@ -684,19 +726,29 @@ def test_clip_hook_without_noise_clips_long_rows_and_keeps_short_ones():
     assert bool((out.norm(dim=1) <= 1.0 + 1e-6).all())
 
 
-def test_clip_hook_noise_has_the_given_std():
-    hook = clip_and_noise_hook(0.5, 0.3, torch.Generator().manual_seed(1))
-    out = hook(torch.zeros(4000, 10))
-    assert abs(float(out.std()) - 0.3) < 0.01
-    assert abs(float(out.mean())) < 0.01
-    again = clip_and_noise_hook(0.5, 0.3, torch.Generator().manual_seed(1))(torch.zeros(4000, 10))
+def test_clip_hook_noise_is_sigma_times_two_c_root_b():
+    sigma, C, B = 0.01, 0.5, 4000
+    out = hook_step(C, sigma, batch=B, seed=1).hook()(torch.zeros(B, 10))
+    std = sigma * 2 * C * math.sqrt(B)
+    assert abs(float(out.std()) - std) < 0.03 * std
+    assert abs(float(out.mean())) < 0.03 * std
+    again = hook_step(C, sigma, batch=B, seed=1).hook()(torch.zeros(B, 10))
     torch.testing.assert_close(out, again)  # from the given generator only
 
 
+def test_clip_hook_charges_one_step_and_refuses_past_its_reservation():
+    step = hook_step(1.0, 1.0, batch=2)
+    step.hook()(torch.ones(2, 3))
+    with pytest.raises(BudgetError, match="reserved steps are spent"):
+        step.hook()(torch.ones(2, 3))
+    with pytest.raises(InputError, match="reserved for 2 rows"):
+        hook_step(1.0, 1.0, batch=2).hook()(torch.ones(5, 3))
+
+
 def test_step_sensitivity_is_two_c_root_b():
-    assert step_sensitivity(1.0, 64) == pytest.approx(16.0)
-    assert step_sensitivity(0.5, 9) == pytest.approx(3.0)
-    assert step_sensitivity(2.0, 1) == pytest.approx(4.0)
+    assert GeneratorHookStep.sensitivity(1.0, 64) == pytest.approx(16.0)
+    assert GeneratorHookStep.sensitivity(0.5, 9) == pytest.approx(3.0)
+    assert GeneratorHookStep.sensitivity(2.0, 1) == pytest.approx(4.0)
 
 
 def test_shards_are_a_keyed_per_row_hash():
@@ -716,16 +768,9 @@ def test_shards_are_a_keyed_per_row_hash():
     np.testing.assert_array_equal(shard_of_rows(rows[::-1], 5, key), ids[::-1])
 
 
-def test_dtgan_g_noise_is_sigma_times_the_step_sensitivity(encoded, monkeypatch):
+def test_dtgan_g_noise_is_sigma_times_the_step_sensitivity(encoded):
     data, spans, condition = encoded
-    seen = []
-    original = dp_generator.clip_and_noise_hook
-
-    def spy(max_norm, noise_std, generator):
-        seen.append((max_norm, noise_std))
-        return original(max_norm, noise_std, generator)
-
-    monkeypatch.setattr(dp_generator, "clip_and_noise_hook", spy)
+    recorder, ledger = Recorder(), PrivacyLedger()
     config = tiny_config(**{**RECIPES["dtgan-g"].overrides, "num_discriminators": 3, "batch_size": 16, "n_critic": 1})
     config.ema_decay = 0.0
     objective = GeneratorObjective(config.loss, info_weight=config.info_loss_weight)
@@ -737,11 +782,17 @@ def test_dtgan_g_noise_is_sigma_times_the_step_sensitivity(encoded, monkeypatch)
         steps=2,
         generator=torch.Generator().manual_seed(0),
         shard_key=b"s" * 32,
+        ledger=ledger,
         condition=condition,
         objective=objective,
+        recorder=recorder,
     )
-    assert result.steps == 2
-    assert seen == [(config.max_grad_norm, pytest.approx(1.3 * 2.0 * config.max_grad_norm * math.sqrt(16)))]
+    assert result.steps == 2 and len(recorder.calls) == 2
+    std = 1.3 * 2.0 * config.max_grad_norm * math.sqrt(16)
+    assert [c["noise_std"] for c in recorder.calls] == [pytest.approx(std)] * 2
+    (entry,) = ledger.entries
+    assert (entry.count, entry.noise_multiplier, entry.sampling) == (2, 1.3, "one-of-shards")
+    assert entry.num_shards == 3
 
 
 # --- 4. command line ------------------------------------------------------------------------------------
@@ -905,50 +956,52 @@ def test_non_positive_weight_clip_is_refused(clip):
     assert refused(tiny_config(**{**CRITIC_CONFIGS["dp-wgan"], "weight_clip": clip}))
 
 
-class FixedSampler(dp_critic.PoissonSampler):
+class FixedSampler:
     def sample(self) -> torch.Tensor:
         return torch.arange(40)
 
 
-def noised_sum_and_gp_free_sum(encoded, monkeypatch, microbatches: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """One σ=0 step of a two-sided WGAN-GP critic on rows 0..39: the sum that was noised, and the clipped
-    sum of the real term alone (no penalty) on the same critic, rows and microbatches."""
+def noised_sum_and_gp_free_sum(encoded, microbatches: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """One σ=0 release of a two-sided WGAN-GP critic step on rows 0..39: the sum that was noised, and
+    the clipped sum of the real term alone (no penalty) on the same critic, rows and microbatches."""
     from dpgan.privacy.microbatch import microbatch_clipped_sum
 
-    spy = NoiseSpy()
-    seen_params: list[dict] = []
-    groups: list[torch.Tensor] = []
-
-    def noise_spy(summed, params, *rest):
-        seen_params.append({k: v.detach().clone() for k, v in params.items()})
-        return spy(summed, params, *rest)
-
-    original_assign = dp_critic.assign_microbatches
-
-    def assign_spy(*args, **kwargs):
-        groups.append(original_assign(*args, **kwargs))
-        return groups[-1]
-
-    monkeypatch.setattr(dp_critic, "add_gaussian_noise", noise_spy)
-    monkeypatch.setattr(dp_critic, "assign_microbatches", assign_spy)
-    monkeypatch.setattr(dp_critic, "PoissonSampler", FixedSampler)
-    config = tiny_config(gp_weight=10.0, one_sided_penalty=False, microbatches=microbatches)
-    run_critic(encoded, config, steps=1, sigma=0.0)
     data = encoded[0]
+    config = tiny_config(gp_weight=10.0, one_sided_penalty=False, microbatches=microbatches)
+    settings = dp_critic.CriticStepSettings.from_config(config)
     critic = TabularCritic(data.shape[1], config.critic_hidden)
-    critic.load_state_dict(seen_params[0])
-    real = data[:40]
-    C = config.max_grad_norm
+    recorder, C = Recorder(), config.max_grad_norm
+    gen = torch.Generator().manual_seed(0)
+    step = dp_critic.critic_step(
+        settings,
+        units=data.shape[0],
+        sample_rate=1.0,
+        noise_multiplier=0.0,
+        max_norm=C,
+        expected_batch_size=40.0,
+        steps=1,
+        ledger=None,
+        generator=gen,
+        recorder=recorder,
+        sampler=FixedSampler(),
+    )
+    real = data[step.sample()]
+    replay = torch.Generator().set_state(gen.get_state())  # the release's own draws: α, then microbatch ids
+    dp_critic.critic_release(
+        step, critic, real, torch.ones(40), real.flip(0), settings, max_norm=C, with_features=False, generator=gen
+    )
+    torch.rand(40, 1, generator=replay)
     if microbatches:
-        gp_free, _ = microbatch_clipped_sum(critic, real, -torch.ones(40), groups[0], microbatches, max_norm=C)
+        groups = dp_critic.assign_microbatches(40, microbatches, replay)
+        gp_free, _ = microbatch_clipped_sum(critic, real, -torch.ones(40), groups, microbatches, max_norm=C)
     else:
         gp_free, _ = wgan_gp_clipped_sum(critic, real, real, torch.zeros(40, 1), gp_weight=0.0, max_norm=C)
-    return flat_all(spy.calls[0]["summed"]), flat_all(gp_free)
+    return flat_all(recorder.calls[0]["clipped"]), flat_all(gp_free)
 
 
 def test_gradient_penalty_enters_the_per_example_noised_sum(encoded, monkeypatch):
     """Control for the test below: without microbatches the noised sum is not the penalty-free one."""
-    noised, gp_free = noised_sum_and_gp_free_sum(encoded, monkeypatch, microbatches=0)
+    noised, gp_free = noised_sum_and_gp_free_sum(encoded, microbatches=0)
     assert not torch.allclose(noised, gp_free)
 
 

@@ -28,6 +28,7 @@ from dpgan.errors import BudgetError, DPGanWarning, InputError, ModelFileError
 from dpgan.preparation import prepare_table, purchased_schema_entries
 from dpgan.privacy.accounting import (
     DEFAULT_ACCOUNTANT,
+    Budget,
     IncrementalAccountant,
     LedgerEntry,
     PrivacyLedger,
@@ -235,7 +236,8 @@ class TabularSynthesizer:
     ) -> "TabularSynthesizer":
         """The body of `fit`: every random draw comes from `rng` or torch's (possibly seeded) global RNG."""
         torch_gen = torch.Generator().manual_seed(int(rng.integers(0, 2**63 - 1)))
-        ledger = PrivacyLedger(purchased_schema_entries(schema))
+        # every release below is refused if it would take the ledger past (ε, δ)
+        ledger = PrivacyLedger(purchased_schema_entries(schema), Budget(self.epsilon, self.delta, self.accountant))
         purchased = ledger.epsilon(self.delta, self.accountant) / self.epsilon if ledger.entries else 0.0
         if purchased >= 0.5:
             raise BudgetError(
@@ -353,22 +355,11 @@ class TabularSynthesizer:
                 steps=steps,
                 generator=torch_gen,
                 shard_key=rng.bytes(32),  # secret per fit, never saved
+                ledger=ledger,
                 condition=condition,
                 objective=objective,
                 anchor=anchor,
                 progress=reporter,
-            )
-            training_entry = LedgerEntry(
-                "DP on the generator (dtgan-g)",
-                sigma,
-                sampling_rate=sample_rate,
-                count=result.steps,
-                note=(
-                    f"one event per generator step: one of {cfg.num_discriminators} shards; ε from the binomial "
-                    "mixture over the steps that pick the changed shard (add/remove); rows' gradients at G's "
-                    f"output clipped to C, sensitivity 2C√B (B={cfg.batch_size}), noise std σ·2C√B"
-                ),
-                sampling=sampling,
             )
         else:
             result = train_dp_critic(
@@ -380,23 +371,15 @@ class TabularSynthesizer:
                 noise_multiplier=sigma,
                 steps=steps,
                 generator=torch_gen,
+                ledger=ledger,
                 condition=condition,
                 objective=objective,
                 anchor=anchor,
                 progress=reporter,
             )
-            unit = (
-                f"mean of each of {cfg.microbatches} microbatches clipped (sensitivity 2C, noise 2σC)"
-                if cfg.microbatches
-                else "real term" + (" and gradient penalty" if cfg.loss == "wgan-gp" else "") + " clipped per record"
-            )
-            training_entry = LedgerEntry(
-                "DP-SGD on the critic", sigma, sampling_rate=sample_rate, count=result.steps, note=f"Poisson; {unit}"
-            )
         generator, steps_done = result.generator, result.steps
         # In memory only, for white-box attack evaluation: never saved (invariant 7).
         self.critic_for_evaluation = result.critic
-        ledger.add(training_entry)
         spent = ledger.epsilon(self.delta, self.accountant)
         if spent > self.epsilon * (1 + 1e-9):
             raise BudgetError(f"internal error: the ledger spent ε={spent:.4f} > target {self.epsilon}")
@@ -473,8 +456,10 @@ class TabularSynthesizer:
             lr=lr,
             hidden=hidden,
             generator=torch_gen,
+            ledger=ledger,
+            label=mechanism,
+            note=note,
         )
-        ledger.add(LedgerEntry(mechanism, sigma, sampling_rate=sample_rate, count=steps, note=note))
         return classifier
 
     def _sigma_for_share(self, sample_rate: float, steps: int, budget_fraction: float, ledger: PrivacyLedger) -> float:

@@ -536,14 +536,86 @@ def max_steps(
     return low
 
 
+@dataclass(frozen=True)
+class Budget:
+    """The (ε, δ) a ledger may not pass, and the accountant that decides it."""
+
+    epsilon: float
+    delta: float
+    accountant: str = DEFAULT_ACCOUNTANT
+
+    def __post_init__(self) -> None:
+        check_epsilon_delta(self.epsilon, self.delta)
+        check_accountant(self.accountant)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+class Reservation:
+    """Steps of one kind reserved in a ledger: each release charges one; none past the reservation.
+
+    The reserved count is what the ledger's budget checks use until the ledger is saved, so
+    releases still to come can never be overtaken by a later addition."""
+
+    def __init__(self, ledger: "PrivacyLedger", index: int, capacity: int) -> None:
+        self.ledger, self.index, self.capacity = ledger, index, capacity
+
+    @property
+    def used(self) -> int:
+        return int(self.ledger.entries[self.index].count)
+
+    def charge(self) -> None:
+        """Record one more release; refused (BudgetError) once the reserved steps are spent."""
+        entry = self.ledger.entries[self.index]
+        if entry.count >= self.capacity:
+            raise BudgetError(f"{entry.name}: its {self.capacity} reserved steps are spent; another would pass ε")
+        self.ledger.entries[self.index] = replace(entry, count=entry.count + 1)
+
+
 @dataclass
 class PrivacyLedger:
-    """The ordered list of DP releases made while fitting one model."""
+    """The ordered list of DP releases made while fitting one model.
+
+    With a `budget`, nothing is added that would take ε past it (BudgetError, before the release):
+    `add` for a release about to be made, `reserve` for steps a private step will charge one by one
+    (dpgan.privacy.step). `state_dict` / `from_state_dict` keep it across a checkpoint, with its
+    open reservations, so a resumed fit neither forgets nor double-counts what was spent."""
 
     entries: list[LedgerEntry] = field(default_factory=list)
+    budget: Budget | None = None
+    reserved: dict[int, int] = field(default_factory=dict)  # entry index → reserved steps
 
     def add(self, entry: LedgerEntry) -> None:
+        self._check(entry, entry.count)
         self.entries.append(entry)
+
+    def reserve(self, step: LedgerEntry, steps: int) -> Reservation:
+        """Reserve `steps` releases of `step` (its count is ignored); the ledger's entry starts at 0."""
+        if isinstance(steps, bool) or int(steps) != steps or steps < 0:
+            raise InputError(f"steps must be a non-negative integer, got {steps!r}")
+        self._check(step, int(steps))
+        self.entries.append(replace(step, count=0))
+        index = len(self.entries) - 1
+        self.reserved[index] = int(steps)
+        return Reservation(self, index, int(steps))
+
+    def committed(self) -> list[LedgerEntry]:
+        """The entries with every open reservation counted in full: what the budget must cover."""
+        return [
+            replace(e, count=max(e.count, self.reserved.get(i, 0))) if i in self.reserved else e
+            for i, e in enumerate(self.entries)
+        ]
+
+    def _check(self, entry: LedgerEntry, count: int) -> None:
+        if self.budget is None:
+            return
+        spent = epsilon_of([*self.committed(), replace(entry, count=count)], self.budget.delta, self.budget.accountant)
+        if spent > self.budget.epsilon * (1 + 1e-9):
+            raise BudgetError(
+                f"{entry.name}: {count} more release(s) would take ε to {spent:.4f}, past the budget "
+                f"{self.budget.epsilon:g} ({self.budget.accountant})"
+            )
 
     @property
     def extra_delta(self) -> float:
@@ -558,6 +630,32 @@ class PrivacyLedger:
     @classmethod
     def from_dict(cls, data: list[dict]) -> "PrivacyLedger":
         return cls([LedgerEntry.from_dict(d) for d in data])
+
+    def state_dict(self) -> dict:
+        """Everything needed to go on spending from here (JSON-serialisable)."""
+        return {
+            "entries": self.to_dict(),
+            "budget": None if self.budget is None else self.budget.to_dict(),
+            "reserved": {str(i): n for i, n in self.reserved.items()},
+        }
+
+    @classmethod
+    def from_state_dict(cls, state: dict) -> "PrivacyLedger":
+        try:
+            budget = None if state.get("budget") is None else Budget(**state["budget"])
+            reserved = {int(i): int(n) for i, n in dict(state.get("reserved", {})).items()}
+            ledger = cls([LedgerEntry.from_dict(d) for d in state["entries"]], budget, reserved)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InputError(f"not a ledger state: {exc}") from None
+        if any(not 0 <= i < len(ledger.entries) for i in reserved):
+            raise InputError("not a ledger state: a reservation points past the entries")
+        return ledger
+
+    def reservation(self, index: int) -> Reservation:
+        """The open reservation of entry `index` (after `from_state_dict`: resume charging it)."""
+        if index not in self.reserved:
+            raise InputError(f"entry {index} holds no reservation")
+        return Reservation(self, index, self.reserved[index])
 
     def report(self, delta: float, accountant: str = DEFAULT_ACCOUNTANT) -> dict:
         """ε(δ) by every accountant, and each event's own ε for the budget split."""

@@ -1,6 +1,7 @@
 """DP releases outside SGD: Gaussian noisy counts and histograms (sensitivity 1 per record).
 
-Each function only adds noise; the caller records the matching `LedgerEntry`.
+Each function only adds noise (drawn by dpgan.privacy.noise); the caller records the matching
+`LedgerEntry` in the ledger, which refuses it if it would pass the budget.
 """
 
 from __future__ import annotations
@@ -8,10 +9,12 @@ from __future__ import annotations
 import numpy as np
 from scipy.stats import norm
 
+from dpgan.privacy.noise import gaussian_array
+
 
 def noisy_counts(counts: np.ndarray, noise_multiplier: float, rng: np.random.Generator) -> np.ndarray:
     """Counts + N(0, σ²): one record changes one count by 1 (L2 sensitivity 1)."""
-    return np.asarray(counts, dtype=np.float64) + rng.normal(0.0, noise_multiplier, size=np.shape(counts))
+    return np.asarray(counts, dtype=np.float64) + gaussian_array(np.shape(counts), noise_multiplier, rng)
 
 
 def noisy_count(count: int, noise_multiplier: float, rng: np.random.Generator) -> float:
@@ -28,7 +31,7 @@ def noisy_indicator_counts(indicators: np.ndarray, noise_multiplier: float, rng:
     if indicators.ndim != 2 or not np.isin(indicators, (0.0, 1.0)).all():
         raise ValueError("indicators must be a 2-D 0/1 matrix")
     k = indicators.shape[1]
-    return indicators.sum(axis=0) + rng.normal(0.0, noise_multiplier * np.sqrt(k), size=k)
+    return indicators.sum(axis=0) + gaussian_array(k, noise_multiplier * np.sqrt(k), rng)
 
 
 def set_union_threshold(noise_multiplier: float, delta_per_key: float) -> float:

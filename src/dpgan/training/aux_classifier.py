@@ -21,8 +21,9 @@ from torch.func import functional_call
 
 from dpgan.errors import InputError
 from dpgan.models.tabular import leaky_mlp
-from dpgan.privacy.dpsgd import Grads, private_gradient
-from dpgan.privacy.sampling import PoissonSampler
+from dpgan.privacy.accounting import PrivacyLedger
+from dpgan.privacy.dpsgd import Grads, clip_per_example, per_example_gradients, per_example_norms
+from dpgan.privacy.step import PrivateStep
 
 RecordLoss = Callable[[Grads, torch.Tensor, torch.Tensor], torch.Tensor]
 
@@ -72,31 +73,19 @@ def classifier_record_loss(model: AuxClassifier) -> RecordLoss:
     return record_loss
 
 
-def private_classifier_gradient(
-    model: AuxClassifier,
-    features: torch.Tensor,
-    labels: torch.Tensor,
-    *,
-    max_grad_norm: float,
-    noise_multiplier: float,
-    expected_batch_size: float,
-    generator: torch.Generator,
-) -> Grads:
-    """(Σ_i clip_C(∇ℓ(x_i, y_i)) + N(0, σ²C²I)) / expected_batch_size for one (possibly empty) batch.
+def classifier_clipped_sum(model: AuxClassifier):
+    """The classifier step's backend: per-record gradients of the cross-entropy by torch.func
+    (dpgan.privacy.dpsgd), each clipped to C with one norm over all parameters, summed."""
+    record_loss = classifier_record_loss(model)
 
-    With expected_batch_size = 1 this is the noisy sum itself, whose sensitivity to adding or
-    removing one row is C.
-    """
-    params = {name: p.detach() for name, p in model.named_parameters()}
-    return private_gradient(
-        classifier_record_loss(model),
-        params,
-        (features, labels),
-        max_norm=max_grad_norm,
-        noise_multiplier=noise_multiplier,
-        expected_batch_size=expected_batch_size,
-        generator=generator,
-    )
+    def clipped_sum(classifier: nn.Module, units: tuple[torch.Tensor, torch.Tensor], max_norm: float):
+        params = {name: p.detach() for name, p in classifier.named_parameters()}
+        grads = per_example_gradients(record_loss, params, *units)
+        norms = per_example_norms(grads)
+        clipped = clip_per_example(grads, max_norm)
+        return {k: g.sum(dim=0) for k, g in clipped.items()}, norms
+
+    return clipped_sum
 
 
 def _validate(
@@ -148,6 +137,10 @@ def train_dp_classifier(
     lr: float = 1e-3,
     hidden: tuple[int, ...] = (128,),
     generator: torch.Generator,
+    ledger: PrivacyLedger,
+    label: str,
+    note: str = "",
+    recorder=None,
 ) -> AuxClassifier:
     """Run exactly `steps` DP-SGD steps (the accounted count) and return the frozen classifier.
 
@@ -163,18 +156,23 @@ def train_dp_classifier(
     model = AuxClassifier(features.shape[1], num_classes, tuple(hidden))
     model.reset_parameters(generator)
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
-    sampler = PoissonSampler(features.shape[0], sample_rate, generator)
+    step = PrivateStep(
+        units=features.shape[0],
+        sample_rate=sample_rate,
+        noise_multiplier=noise_multiplier,
+        max_norm=max_grad_norm,
+        expected_batch_size=expected_batch_size,
+        steps=int(steps),
+        ledger=ledger,
+        label=label,
+        note=note,
+        clipped_sum=classifier_clipped_sum(model),
+        generator=generator,
+        recorder=recorder,
+    )
     for _ in range(int(steps)):
-        index = sampler.sample()
-        noisy_mean = private_classifier_gradient(
-            model,
-            features[index],
-            labels[index],
-            max_grad_norm=max_grad_norm,
-            noise_multiplier=noise_multiplier,
-            expected_batch_size=expected_batch_size,
-            generator=generator,
-        )
+        index = step.sample()
+        noisy_mean = step.release(model, (features[index], labels[index]), len(index)).gradient(model)
         for name, p in model.named_parameters():
             p.grad = noisy_mean[name]
         optimizer.step()
@@ -188,6 +186,6 @@ __all__ = [
     "AuxClassifier",
     "classifier_record_loss",
     "drop_span",
-    "private_classifier_gradient",
+    "classifier_clipped_sum",
     "train_dp_classifier",
 ]

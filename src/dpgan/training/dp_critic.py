@@ -22,16 +22,25 @@ import torch
 
 from dpgan.conditioning import Condition
 from dpgan.models.tabular import TabularCritic, TabularGenerator
-from dpgan.privacy.dpsgd import add_gaussian_noise
-from dpgan.privacy.microbatch import assign_microbatches, microbatch_clipped_sum, sensitivity_factor
+from dpgan.privacy.accounting import PrivacyLedger
+from dpgan.privacy.microbatch import assign_microbatches, microbatch_clipped_sum
 from dpgan.privacy.mlp_clipping import FEATURES_KEY, wgan_gp_clipped_sum
-from dpgan.privacy.sampling import PoissonSampler
+from dpgan.privacy.step import (
+    Clipping,
+    MicrobatchClipping,
+    PerUnitClipping,
+    PrivateStep,
+    Recorder,
+    Release,
+    Sampler,
+)
 from dpgan.training.config import TrainingConfig, build_generator
 from dpgan.training.generator_losses import GeneratorObjective, feature_moments_from_noisy_sums, spherical_interpolate
 from dpgan.training.marginals import MarginalAnchor, add_anchor_gradient, warm_start_generator
 from dpgan.transforms.encoder import OutputSpan
 
 ProgressFn = Callable[[int], None]
+CRITIC_EVENT = "DP-SGD on the critic"
 
 
 @dataclass
@@ -99,11 +108,9 @@ def importance_weights(condition: Condition | None, config: TrainingConfig, real
 
 @dataclass(frozen=True)
 class CriticStepSettings:
-    """Everything the private critic step needs besides the batch, fixed before training from the
-    configuration and the calibrated σ: none of it is read from private data.
-
-    `gp_weight` is 0 for losses without a gradient penalty; `microbatches` = 0 clips per record.
-    """
+    """What the critic's unit loss is, fixed before training from the configuration: none of it is
+    read from private data. `gp_weight` is 0 for losses without a gradient penalty; `microbatches`
+    = 0 clips per record."""
 
     loss: str
     gp_weight: float
@@ -111,13 +118,9 @@ class CriticStepSettings:
     interpolation: str
     microbatches: int
     feature_scale: float
-    noise_multiplier: float
-    expected_batch_size: float
 
     @classmethod
-    def from_config(
-        cls, config: TrainingConfig, *, noise_multiplier: float, expected_batch_size: float
-    ) -> "CriticStepSettings":
+    def from_config(cls, config: TrainingConfig) -> "CriticStepSettings":
         return cls(
             loss=config.loss,
             gp_weight=config.gp_weight if config.loss == "wgan-gp" else 0.0,
@@ -125,27 +128,100 @@ class CriticStepSettings:
             interpolation=config.interpolation,
             microbatches=config.microbatches,
             feature_scale=config.info_feature_scale,
-            noise_multiplier=noise_multiplier,
-            expected_batch_size=expected_batch_size,
         )
 
     @property
-    def sensitivity_factor(self) -> float:
-        """L2 sensitivity of the clipped sum in units of C (2 with microbatches, privacy/microbatch.py)."""
-        return sensitivity_factor(per_example=not self.microbatches)
+    def clipping(self) -> Clipping:
+        """Per-record clipping (sensitivity C), or microbatches (2C: dpgan.privacy.microbatch)."""
+        return MicrobatchClipping(self.microbatches) if self.microbatches else PerUnitClipping()
 
 
-@dataclass
-class PrivateCriticRelease:
-    """What one private critic step releases: the noisy mean gradient (keyed like
-    `critic.named_parameters()`) and, when asked for, the noisy sum of the real rows' feature
-    vectors β·[f, f²] (the information loss's input; not divided)."""
+@dataclass(frozen=True)
+class CriticUnits:
+    """One release's Poisson batch and what belongs to each record's clipped unit: its importance
+    (or BCE) weight, its penalty partner (drawn from G with the record's own condition), its
+    interpolation point α, and with microbatches its microbatch id."""
 
-    gradient: dict[str, torch.Tensor]
-    noisy_features: torch.Tensor | None = None
+    real: torch.Tensor
+    weight: torch.Tensor
+    partners: torch.Tensor | None
+    alpha: torch.Tensor
+    groups: torch.Tensor | None
+    with_features: bool
 
 
-def private_critic_gradient(
+def critic_clipped_sum(settings: CriticStepSettings):
+    """The backend of the critic's private step: per record i, ℓ_i = -w_i·D(x_i) + λ·GP(x̂_i) (the
+    penalty's interpolate reads x_i, so it is inside the unit) and, for the information loss, the
+    feature vector β·[f(x_i), f(x_i)²], clipped with ONE norm per record (the MLP kernel of
+    dpgan.privacy.mlp_clipping); with microbatches each microbatch's mean (dpgan.privacy.microbatch)."""
+
+    def clipped_sum(critic: torch.nn.Module, units: CriticUnits, max_norm: float):
+        if settings.microbatches:
+            return microbatch_clipped_sum(
+                critic, units.real, -units.weight, units.groups, settings.microbatches, max_norm=max_norm
+            )
+        partners = units.real if units.partners is None else units.partners
+        x_hat = (
+            spherical_interpolate(units.real, partners, units.alpha) if settings.interpolation == "spherical" else None
+        )
+        return wgan_gp_clipped_sum(
+            critic,
+            units.real,
+            partners,
+            units.alpha,
+            gp_weight=settings.gp_weight,
+            max_norm=max_norm,
+            one_sided=settings.one_sided_penalty,
+            real_weight=units.weight,
+            x_hat=x_hat,
+            feature_scale=settings.feature_scale if units.with_features else 0.0,
+        )
+
+    return clipped_sum
+
+
+def critic_step(
+    settings: CriticStepSettings,
+    *,
+    units: int,
+    sample_rate: float,
+    noise_multiplier: float,
+    max_norm: float,
+    expected_batch_size: float,
+    steps: int,
+    ledger: PrivacyLedger | None,
+    generator: torch.Generator,
+    recorder: Recorder | None = None,
+    sampler: Sampler | None = None,
+) -> PrivateStep:
+    """The critic's private step, `steps` releases reserved in `ledger` (one event per critic step).
+    `recorder` and `sampler` are for tests (dpgan.privacy.step)."""
+    unit = (
+        f"mean of each of {settings.microbatches} microbatches clipped (sensitivity 2C, noise 2σC)"
+        if settings.microbatches
+        else "real term" + (" and gradient penalty" if settings.gp_weight > 0 else "") + " clipped per record"
+    )
+    return PrivateStep(
+        units=units,
+        sample_rate=sample_rate,
+        noise_multiplier=noise_multiplier,
+        max_norm=max_norm,
+        expected_batch_size=expected_batch_size,
+        steps=steps,
+        ledger=ledger,
+        label=CRITIC_EVENT,
+        note=f"Poisson; {unit}",
+        clipped_sum=critic_clipped_sum(settings),
+        clipping=settings.clipping,
+        generator=generator,
+        recorder=recorder,
+        sampler=sampler,
+    )
+
+
+def critic_release(
+    step: PrivateStep,
     critic: TabularCritic,
     real: torch.Tensor,
     weight: torch.Tensor,
@@ -155,57 +231,25 @@ def private_critic_gradient(
     max_norm: float,
     with_features: bool,
     generator: torch.Generator,
-) -> PrivateCriticRelease:
-    """The only place a critic step reads private rows: one Gaussian release per call.
+) -> Release:
+    """The only place a critic step reads private rows: one release of `step` per call.
 
     `real` is the Poisson batch (possibly empty), `weight` each record's public importance weight,
-    `fake_pairs` each record's gradient-penalty partner (drawn from G with that record's own
-    condition, so it belongs to the record's unit; None without a penalty). Per record i the unit
-    ℓ_i = -w_i·D(x_i) + λ·GP(x̂_i) (or softplus(-D(x_i))·w_i for BCE) and, with `with_features`, the
-    feature vector β·[f(x_i), f(x_i)²] are clipped together to `max_norm` = C (one norm per record,
-    so the sensitivity is C); with microbatches each microbatch's mean is clipped instead
-    (sensitivity 2C). Noise N(0, (σ·sensitivity)²) is added to the gradient sum and N(0, (σC)²) to
-    the feature sum, and the gradient is divided by the expected batch size qN̂ (by m with
-    microbatches), never by |B|. The ledger's event for the step is Gaussian(σ), Poisson at q.
-    The privacy audit (dpgan.evaluation.audit) calls this function, not a copy of it.
-    """
+    `fake_pairs` each record's gradient-penalty partner (None without a penalty). For BCE the unit
+    softplus(-D(x_i))·w_i enters as the weight σ(-D(x_i))·w_i of -D(x_i). The release's gradient is
+    the noisy sum ÷ qN̂ (÷ m with microbatches); with `with_features`, its extra FEATURES_KEY is the
+    noisy sum of β·[f, f²] (the information loss's input). The privacy audit
+    (dpgan.evaluation.audit) calls this function with its own step, not a copy of it."""
     if settings.loss == "bce":
         with torch.no_grad():
             weight = weight * torch.sigmoid(-critic(real))  # d softplus(-D)/dD = -σ(-D)
     alpha = torch.rand(len(real), 1, generator=generator)
-    params = {k: v.detach() for k, v in critic.named_parameters()}
-    clipped_sum: dict[str, torch.Tensor] = {}
-    divisor = float(settings.microbatches) if settings.microbatches else settings.expected_batch_size
-    if settings.microbatches:
-        if len(real) > 0:
-            groups = assign_microbatches(len(real), settings.microbatches, generator)
-            clipped_sum, _ = microbatch_clipped_sum(
-                critic, real, -weight, groups, settings.microbatches, max_norm=max_norm
-            )
-    elif len(real) > 0:
-        partners = real if fake_pairs is None else fake_pairs
-        x_hat = spherical_interpolate(real, partners, alpha) if settings.interpolation == "spherical" else None
-        clipped_sum, _ = wgan_gp_clipped_sum(
-            critic,
-            real,
-            partners,
-            alpha,
-            gp_weight=settings.gp_weight,
-            max_norm=max_norm,
-            one_sided=settings.one_sided_penalty,
-            real_weight=weight,
-            x_hat=x_hat,
-            feature_scale=settings.feature_scale if with_features else 0.0,
-        )
-    noisy_features = None
-    if with_features:
-        width = 2 * critic.net[-1].in_features
-        features = clipped_sum.pop(FEATURES_KEY, torch.zeros(width))
-        noisy_features = features + torch.randn(width, generator=generator) * settings.noise_multiplier * max_norm
-    noisy = add_gaussian_noise(
-        clipped_sum, params, settings.noise_multiplier * settings.sensitivity_factor, max_norm, generator
-    )
-    return PrivateCriticRelease({k: v / divisor for k, v in noisy.items()}, noisy_features)
+    groups = None
+    if settings.microbatches and len(real) > 0:
+        groups = assign_microbatches(len(real), settings.microbatches, generator)
+    units = CriticUnits(real, weight, fake_pairs, alpha, groups, with_features)
+    extras = {FEATURES_KEY: 2 * critic.net[-1].in_features} if with_features else None
+    return step.release(critic, units, len(real), max_norm=max_norm, extras=extras)
 
 
 def train_dp_critic(
@@ -218,14 +262,18 @@ def train_dp_critic(
     noise_multiplier: float,
     steps: int,
     generator: torch.Generator,
+    ledger: PrivacyLedger | None,
     condition: Condition | None = None,
     objective: GeneratorObjective | None = None,
     anchor: MarginalAnchor | None = None,
     progress: ProgressFn | None = None,
     monitor: Callable[[int, TabularGenerator], None] | None = None,
     monitor_every: int = 0,
+    recorder: Recorder | None = None,
+    sampler: Sampler | None = None,
 ) -> TrainingResult:
-    """Run exactly `steps` noisy critic updates (the accounted T).
+    """Run exactly `steps` noisy critic updates, reserved in `ledger` and charged one by one (σ = 0
+    with no ledger: the benches' non-private control). `recorder`/`sampler` are test injections.
 
     With an `anchor` (DP marginals, already in the ledger) G is warm-started on them and each
     generator step adds their penalty: G only ever reads DP outputs, so this is post-processing."""
@@ -239,15 +287,25 @@ def train_dp_critic(
     opt_g = make_optimizer(config, G.parameters(), config.generator_lr)
     opt_d = make_optimizer(config, D.parameters(), config.critic_lr)
     objective = objective or GeneratorObjective(config.loss)
-    sampler = PoissonSampler(data.shape[0], sample_rate, generator)
     clip = config.max_grad_norm
-    step_settings = CriticStepSettings.from_config(
-        config, noise_multiplier=noise_multiplier, expected_batch_size=expected_batch_size
+    step_settings = CriticStepSettings.from_config(config)
+    private_step = critic_step(
+        step_settings,
+        units=data.shape[0],
+        sample_rate=sample_rate,
+        noise_multiplier=noise_multiplier,
+        max_norm=clip,
+        expected_batch_size=expected_batch_size,
+        steps=steps,
+        ledger=ledger,
+        generator=generator,
+        recorder=recorder,
+        sampler=sampler,
     )
     real_moments = None
 
     for step in range(steps):
-        index = sampler.sample()
+        index = private_step.sample()
         real = data[index]
         generator_step = (step + 1) % config.n_critic == 0
         want_features = generator_step and objective.info_weight > 0 and not step_settings.microbatches
@@ -260,13 +318,21 @@ def train_dp_critic(
             fake_term = fakes(fake_batch, fake_codes)
             pair_codes = condition.codes_of_encoded(real) if condition is not None else None
             fake_pairs = fakes(len(index), pair_codes) if step_settings.gp_weight > 0 else None
-        release = private_critic_gradient(
-            D, real, weight, fake_pairs, step_settings, max_norm=clip, with_features=want_features, generator=generator
+        release = critic_release(
+            private_step,
+            D,
+            real,
+            weight,
+            fake_pairs,
+            step_settings,
+            max_norm=clip,
+            with_features=want_features,
+            generator=generator,
         )
-        private = release.gradient
-        if release.noisy_features is not None:
+        private = release.gradient(D)
+        if want_features:
             real_moments = feature_moments_from_noisy_sums(
-                release.noisy_features, config.info_feature_scale, expected_batch_size
+                release.extra(FEATURES_KEY), config.info_feature_scale, expected_batch_size
             )
         with torch.no_grad():
             fake_weight = torch.sigmoid(D(fake_term)) if config.loss == "bce" else torch.ones(fake_batch)

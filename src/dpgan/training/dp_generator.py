@@ -32,17 +32,14 @@ import torch
 
 from dpgan.conditioning import Condition
 from dpgan.models.tabular import TabularCritic
+from dpgan.privacy.accounting import PrivacyLedger
 from dpgan.privacy.mlp_clipping import wgan_gp_clipped_sum
+from dpgan.privacy.step import GeneratorHookStep, Recorder
 from dpgan.training.config import TrainingConfig, build_generator
 from dpgan.training.dp_critic import FakeRows, ProgressFn, TrainingResult, make_optimizer
 from dpgan.training.generator_losses import GeneratorObjective
 from dpgan.training.marginals import MarginalAnchor, add_anchor_gradient, warm_start_generator
 from dpgan.transforms.encoder import OutputSpan
-
-
-def step_sensitivity(max_norm: float, batch: int) -> float:
-    """L2 sensitivity of one generator step: B rows, each clipped gradient can move by 2C."""
-    return 2.0 * max_norm * math.sqrt(batch)
 
 
 def shard_of_rows(encoded: np.ndarray, num_shards: int, key: bytes) -> np.ndarray:
@@ -54,17 +51,6 @@ def shard_of_rows(encoded: np.ndarray, num_shards: int, key: bytes) -> np.ndarra
         digest = hashlib.blake2b(rows[i].tobytes(), key=key, digest_size=8).digest()
         ids[i] = int.from_bytes(digest, "little") % num_shards
     return ids
-
-
-def clip_and_noise_hook(max_norm: float, noise_std: float, generator: torch.Generator):
-    """Tensor hook: clip each row of ∂L/∂x̃ to `max_norm`, add N(0, noise_std²) to every entry."""
-
-    def hook(grad: torch.Tensor) -> torch.Tensor:
-        norms = grad.norm(dim=1, keepdim=True)
-        clipped = grad * torch.clamp(max_norm / (norms + 1e-12), max=1.0)
-        return clipped + torch.randn(grad.shape, generator=generator, dtype=grad.dtype) * noise_std
-
-    return hook
 
 
 def _critic_step(
@@ -88,6 +74,40 @@ def _critic_step(
     opt.step()
 
 
+GENERATOR_EVENT = "DP on the generator (dtgan-g)"
+
+
+def generator_hook_step(
+    *,
+    num_shards: int,
+    batch_size: int,
+    noise_multiplier: float,
+    max_norm: float,
+    steps: int,
+    ledger: PrivacyLedger | None,
+    generator: torch.Generator,
+    recorder: Recorder | None = None,
+) -> GeneratorHookStep:
+    """dtgan-g's private step: `steps` hook releases reserved in `ledger` (one event per generator step)."""
+    note = (
+        f"one event per generator step: one of {num_shards} shards; ε from the binomial mixture over the steps "
+        "that pick the changed shard (add/remove); rows' gradients at G's output clipped to C, sensitivity "
+        f"2C√B (B={batch_size}), noise std σ·2C√B"
+    )
+    return GeneratorHookStep(
+        num_shards=num_shards,
+        batch_size=batch_size,
+        noise_multiplier=noise_multiplier,
+        max_norm=max_norm,
+        steps=steps,
+        ledger=ledger,
+        label=GENERATOR_EVENT,
+        note=note,
+        generator=generator,
+        recorder=recorder,
+    )
+
+
 def train_dp_generator(
     data: torch.Tensor,
     spans: list[OutputSpan],
@@ -97,10 +117,12 @@ def train_dp_generator(
     steps: int,
     generator: torch.Generator,
     shard_key: bytes,
+    ledger: PrivacyLedger | None,
     condition: Condition | None = None,
     objective: GeneratorObjective | None = None,
     anchor: MarginalAnchor | None = None,
     progress: ProgressFn | None = None,
+    recorder: Recorder | None = None,
 ) -> TrainingResult:
     """Run exactly `steps` noisy generator steps (the accounted T), each through one random critic.
 
@@ -119,11 +141,19 @@ def train_dp_generator(
     critic_opts = [make_optimizer(config, D.parameters(), config.critic_lr) for D in critics]
     opt_g = make_optimizer(config, G.parameters(), config.generator_lr)
     objective = objective or GeneratorObjective(config.loss)
-    noise_std = noise_multiplier * step_sensitivity(config.max_grad_norm, batch)
-    hook = clip_and_noise_hook(config.max_grad_norm, noise_std, generator)
+    private_step = generator_hook_step(
+        num_shards=N_d,
+        batch_size=batch,
+        noise_multiplier=noise_multiplier,
+        max_norm=config.max_grad_norm,
+        steps=steps,
+        ledger=ledger,
+        generator=generator,
+        recorder=recorder,
+    )
 
     for step in range(steps):
-        j = int(torch.randint(N_d, (1,), generator=generator))
+        j = private_step.sample()
         D, rows = critics[j], shard_rows[j]
         for _ in range(config.n_critic):
             if rows.shape[0] == 0:
@@ -141,7 +171,7 @@ def train_dp_generator(
         opt_g.zero_grad(set_to_none=True)
         codes = fakes.codes(batch)
         x = fakes(batch, codes)
-        x.register_hook(hook)
+        x.register_hook(private_step.hook())
         # summed over rows (×B) so each row's upstream gradient is O(1) against C; the hook's
         # output is then averaged by the division below
         loss = objective.batch_loss(D, x, codes, real_moments) * batch

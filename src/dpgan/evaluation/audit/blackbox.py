@@ -25,7 +25,7 @@ import torch
 from dpgan.evaluation.audit.statistics import epsilon_lower_bound
 from dpgan.evaluation.audit.target import AuditTarget, public_rows
 from dpgan.evaluation.audit.whitebox import Audit, ablated, claimed_epsilon
-from dpgan.privacy.accounting import ONE_OF_SHARDS, POISSON
+from dpgan.privacy.accounting import ONE_OF_SHARDS, POISSON, PrivacyLedger
 from dpgan.training.dp_critic import train_dp_critic
 from dpgan.training.dp_generator import train_dp_generator
 from dpgan.transforms.encoder import TANH
@@ -78,6 +78,7 @@ def _release(
             steps=steps,
             generator=generator,
             shard_key=bytes(torch.randint(256, (32,), generator=generator).tolist()),
+            ledger=PrivacyLedger() if sigma > 0 else None,  # the audit's own runs, on public rows
             condition=target.condition,
         )
     else:
@@ -90,6 +91,7 @@ def _release(
             noise_multiplier=sigma,
             steps=steps,
             generator=generator,
+            ledger=PrivacyLedger() if sigma > 0 else None,
             condition=target.condition,
         )
     return result.generator

@@ -1,9 +1,11 @@
 """White-box audits: a canary through dpgan's real private step, in many independent trials.
 
-What is audited is one release of the private step, `training.dp_critic.private_critic_gradient`
-(or, for dtgan-g, the clip-and-noise hook `training.dp_generator.clip_and_noise_hook`): everything
-after a release (optimiser, generator, EMA) is post-processing, so a distinguisher that sees the
-release itself is the strongest one. The audit calls those functions, never a copy of them.
+What is audited is one release of the engine's private step (dpgan.privacy.step), built and driven
+exactly as training builds and drives it: `training.dp_critic.critic_step` + `critic_release` (or,
+for dtgan-g, `training.dp_generator.generator_hook_step` and its hook): everything after a release
+(optimiser, generator, EMA) is post-processing, so a distinguisher that sees the release itself is
+the strongest one. The audit calls those functions, never a copy of them; its steps charge a ledger
+of their own (the audit reads no private data).
 
 Critic recipes (dp-gan, dp-wgan, dp-cgan, dtgan-d). A "Dirac" canary that is a record (a row the
 critic reads, clipped with everything the step computes from it), not an injected gradient:
@@ -50,10 +52,11 @@ from dpgan.errors import InputError
 from dpgan.evaluation.audit.statistics import epsilon_lower_bound, one_run_epsilon_lower_bound
 from dpgan.evaluation.audit.target import AuditTarget, public_rows
 from dpgan.models.tabular import TabularCritic
-from dpgan.privacy.accounting import ONE_OF_SHARDS, POISSON, LedgerEntry, epsilon_of
+from dpgan.privacy.accounting import ONE_OF_SHARDS, POISSON, LedgerEntry, PrivacyLedger, epsilon_of
 from dpgan.privacy.sampling import PoissonSampler
-from dpgan.training.dp_critic import CriticStepSettings, importance_weights, private_critic_gradient
-from dpgan.training.dp_generator import clip_and_noise_hook, step_sensitivity
+from dpgan.privacy.step import PrivateStep
+from dpgan.training.dp_critic import CriticStepSettings, critic_release, critic_step, importance_weights
+from dpgan.training.dp_generator import generator_hook_step
 
 ABLATIONS = ("noise", "clipping")
 CANARY_MARGIN = 1e3  # the canary's gradient in column j* is this many times C before clipping
@@ -124,31 +127,54 @@ class _CriticCanary:
         self.canaries = torch.zeros(len(self.columns), width)
         self.canaries[torch.arange(len(self.columns)), self.columns] = self.magnitude
 
-    def release_projections(
-        self,
-        data: torch.Tensor,
-        settings: CriticStepSettings,
-        max_norm: float,
-        sampler: PoissonSampler | None,
-        generator: torch.Generator,
-    ) -> torch.Tensor:
-        """One call of the real private step on a batch of `data`; ⟨W₁[:, j], u⟩ for each canary column j."""
-        real = data if sampler is None else data[sampler.sample()]
+    def step(
+        self, data: torch.Tensor, sigma: float, clip: float, sample_rate: float, releases: int, generator
+    ) -> PrivateStep:
+        """The critic's private step over `data`, as training builds it; q = 1 takes every row."""
+        sampler = PoissonSampler(len(data), sample_rate, generator) if sample_rate < 1.0 else _EveryRow(len(data))
+        return critic_step(
+            CriticStepSettings.from_config(self.target.config),
+            units=len(data),
+            sample_rate=sample_rate,
+            noise_multiplier=sigma,
+            max_norm=clip,
+            expected_batch_size=self.target.expected_batch_size,
+            steps=releases,
+            ledger=PrivacyLedger() if sigma > 0 else None,  # σ = 0 (--ablate noise): nothing to account
+            generator=generator,
+            sampler=sampler,
+        )
+
+    def release_projections(self, data: torch.Tensor, step: PrivateStep, generator: torch.Generator) -> torch.Tensor:
+        """One release of the private step on `data`; ⟨W₁[:, j], u⟩ for each canary column j."""
+        settings = CriticStepSettings.from_config(self.target.config)
+        real = data[step.sample()]
         partners = None
         if settings.gp_weight > 0:
             partners = self.partners[torch.randint(len(self.partners), (len(real),), generator=generator)]
         weight = importance_weights(self.target.condition, self.target.config, real)
-        release = private_critic_gradient(
+        release = critic_release(
+            step,
             self.critic,
             real,
             weight,
             partners,
             settings,
-            max_norm=max_norm,
+            max_norm=step.max_norm,
             with_features=self.target.config.info_loss_weight > 0 and not settings.microbatches,
             generator=generator,
         )
-        return self.direction @ release.gradient[FIRST_LAYER][:, self.columns]
+        return self.direction @ release.gradient(self.critic)[FIRST_LAYER][:, self.columns]
+
+
+class _EveryRow:
+    """The sampler of a q = 1 audit: every row in every release."""
+
+    def __init__(self, rows: int) -> None:
+        self.rows = rows
+
+    def sample(self) -> torch.Tensor:
+        return torch.arange(self.rows)
 
 
 def _in_condition(target: AuditTarget, column: int) -> bool:
@@ -156,12 +182,6 @@ def _in_condition(target: AuditTarget, column: int) -> bool:
         return False
     start, stop = target.condition.slice
     return start <= column < stop
-
-
-def _step_settings(target: AuditTarget, sigma: float) -> CriticStepSettings:
-    return CriticStepSettings.from_config(
-        target.config, noise_multiplier=sigma, expected_batch_size=target.expected_batch_size
-    )
 
 
 def audit_critic_step(
@@ -180,16 +200,13 @@ def audit_critic_step(
     generator = torch.Generator().manual_seed(int(rng.integers(2**63 - 1)))
     canary = _CriticCanary(target, 1, rng, seed)
     sigma, clip = ablated(target.noise_multiplier, target.config.max_grad_norm, ablate)
-    settings = _step_settings(target, sigma)
     scores: dict[str, np.ndarray] = {}
     for w, world in enumerate(("out", "in")):
         data = canary.filler if world == "out" else torch.cat([canary.filler, canary.canaries])
-        sampler = PoissonSampler(len(data), sample_rate, generator) if sample_rate < 1.0 else None
+        step = canary.step(data, sigma, clip, sample_rate, trials * steps, generator)
         values = np.empty(trials)
         for trial in range(trials):
-            values[trial] = sum(
-                float(canary.release_projections(data, settings, clip, sampler, generator)[0]) for _ in range(steps)
-            )
+            values[trial] = sum(float(canary.release_projections(data, step, generator)[0]) for _ in range(steps))
             if progress is not None and (trial + 1) % 500 == 0:
                 progress(w * trials + trial + 1, 2 * trials)
         scores[world] = values
@@ -250,11 +267,10 @@ def audit_one_run(
     included = rng.random(m) < 0.5
     data = torch.cat([canary.filler, canary.canaries[torch.from_numpy(included)]])
     sigma, clip = ablated(target.noise_multiplier, target.config.max_grad_norm, ablate)
-    settings = _step_settings(target, sigma)
-    sampler = PoissonSampler(len(data), sample_rate, generator) if sample_rate < 1.0 else None
+    private_step = canary.step(data, sigma, clip, sample_rate, steps, generator)
     scores = torch.zeros(m)
     for step in range(steps):
-        scores += canary.release_projections(data, settings, clip, sampler, generator)
+        scores += canary.release_projections(data, private_step, generator)
         if progress is not None and ((step + 1) % 100 == 0 or step + 1 == steps):
             progress(step + 1, steps)
     order = np.argsort(scores.numpy(), kind="stable")
@@ -290,32 +306,28 @@ def audit_generator_hook(
     rng = np.random.default_rng(seed)
     generator = torch.Generator().manual_seed(int(rng.integers(2**63 - 1)))
     batch, width, clip = target.config.batch_size, target.encoder().width, target.config.max_grad_norm
-    noise_std = target.noise_multiplier * step_sensitivity(clip, batch)
-    run_clip = clip
-    if ablate == "noise":
-        noise_std = 0.0
-    elif ablate == "clipping":
-        run_clip = clip * CLIPPING_OFF
-    elif ablate is not None:
-        raise InputError(f"--ablate must be one of {', '.join(ABLATIONS)}, not {ablate!r}")
-    hook = clip_and_noise_hook(run_clip, noise_std, generator)
+    sigma, run_clip = ablated(target.noise_multiplier, clip, ablate)
+    step = generator_hook_step(
+        num_shards=1,  # the claim is one step through one critic: no shard amplification
+        batch_size=batch,
+        noise_multiplier=sigma,
+        max_norm=run_clip,
+        steps=2 * trials * steps,
+        ledger=PrivacyLedger() if sigma > 0 else None,
+        generator=generator,
+    )
+    noise_std = sigma * step.sensitivity(run_clip, batch)
     directions = torch.randn(batch, width, generator=generator)
     directions /= directions.norm(dim=1, keepdim=True)
-    chunk = max(1, 2**20 // (batch * width))
     scores: dict[str, np.ndarray] = {}
     for w, (world, sign) in enumerate((("out", -1.0), ("in", 1.0))):
-        values = []
         upstream = sign * HOOK_CANARY_SCALE * clip * directions
-        for start in range(0, trials, chunk):
-            n = min(chunk, trials - start)
-            total = torch.zeros(n)
-            for _ in range(steps):
-                released = hook(upstream.repeat(n, 1)).reshape(n, batch, width)
-                total += (released * directions).sum(dim=(1, 2))
-            values.append(total.numpy())
-            if progress is not None:
-                progress(w * trials + start + n, 2 * trials)
-        scores[world] = np.concatenate(values)
+        values = np.empty(trials)
+        for trial in range(trials):
+            values[trial] = sum(float((step.hook()(upstream) * directions).sum()) for _ in range(steps))
+            if progress is not None and (trial + 1) % 500 == 0:
+                progress(w * trials + trial + 1, 2 * trials)
+        scores[world] = values
     bound = epsilon_lower_bound(scores["out"], scores["in"], delta=target.delta, alpha=alpha, seed=seed)
     return Audit(
         audited=(

@@ -1,0 +1,268 @@
+"""The private step: the one object through which every private gradient release goes.
+
+A release reads a Poisson batch of privacy units (a row today; a series, an entity or an image
+next), clips what each unit contributes, adds Gaussian noise once, divides by a public constant
+and charges the ledger for exactly what it ran. Each step object reserves its steps in the ledger
+when it is built (refused there if they would take the ledger past ε) and charges one per release
+(refused past the reservation), so the ledger's count is the count of releases that happened.
+
+The loop keeps what reads no private unit outside: the fake-only term of a critic update is added
+to the release by the caller, never noised (it would only lower the signal) and never inside a
+unit's clip (it would not change the sensitivity, only waste the clipping budget).
+
+Strategies, each with the argument that fixes its noise:
+- `PerUnitClipping` — unit i's whole contribution g_i (every parameter's gradient and every extra
+  vector read from the unit, such as the information loss's feature sums) is scaled to ‖g_i‖ ≤ C
+  with one norm. Adding or removing a unit moves Σ_i g_i by at most C: noise std σ·C, event
+  Gaussian(σ) Poisson-sampled at q. The sum is divided by the expected batch size q·N̂, a public
+  constant, never by the realised |B| (which would itself depend on the data).
+- `MicrobatchClipping(m)` — dpgan.privacy.microbatch: units get independent uniform microbatch ids
+  and each microbatch's MEAN gradient is clipped to C. Adding a unit replaces one clipped mean of
+  norm ≤ C by another: sensitivity 2C, noise std 2σ·C, the same event Gaussian(σ) at q. Divided by m.
+- `GeneratorHookStep` — dtgan-g (dpgan.training.dp_generator): the release is the upstream
+  gradient ∂L/∂x̃ of the B generated rows at G's output, each row clipped to C, through one critic
+  picked uniformly from N_d shards. One record can change that critic arbitrarily and all B rows
+  go through it: sensitivity 2C√B, noise std σ·2C√B, event one-of-shards(σ, N_d) (the binomial
+  mixture of dpgan.privacy.accounting).
+
+Tests drive the engine black-box: inject the sampler, the noise generator and a recorder that
+sees, per release, the units' norms before clipping, the clipped sum, the noise std and the divisor.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import torch
+
+from dpgan.errors import InputError
+from dpgan.privacy.accounting import ONE_OF_SHARDS, POISSON, LedgerEntry, PrivacyLedger, Reservation
+from dpgan.privacy.noise import add_gaussian, add_gaussian_tensor
+from dpgan.privacy.sampling import PoissonSampler
+
+Tensors = dict[str, torch.Tensor]
+
+
+class Sampler(Protocol):
+    """Draws the units of one step (indices into the table of units)."""
+
+    def sample(self) -> torch.Tensor: ...
+
+
+class ClippedSum(Protocol):
+    """Per-unit gradients, clipped, summed: `(model, units, max_norm) -> (sums by name, per-unit norms)`.
+
+    The backends are in the clipping kernels (dpgan.privacy.mlp_clipping, dpgan.privacy.microbatch,
+    torch.func in dpgan.privacy.dpsgd); a unit batch is whatever they take."""
+
+    def __call__(self, model: torch.nn.Module, units: Any, max_norm: float) -> tuple[Tensors, torch.Tensor]: ...
+
+
+@dataclass(frozen=True)
+class PerUnitClipping:
+    """One norm per unit over everything it contributes: sensitivity C (module docstring)."""
+
+    sensitivity: float = 1.0  # in units of C
+
+    def divisor(self, expected_batch_size: float) -> float:
+        return expected_batch_size
+
+
+@dataclass(frozen=True)
+class MicrobatchClipping:
+    """Each of m microbatches' mean gradient clipped: sensitivity 2C (module docstring)."""
+
+    microbatches: int
+    sensitivity: float = 2.0
+
+    def __post_init__(self) -> None:
+        if self.microbatches < 1:
+            raise InputError("microbatches must be at least 1")
+
+    def divisor(self, expected_batch_size: float) -> float:
+        return float(self.microbatches)
+
+
+Clipping = PerUnitClipping | MicrobatchClipping
+
+
+@dataclass
+class Release:
+    """What one step released: the noisy sum (keyed like the model's parameters, plus any extra
+    vectors the backend clipped with them), the public divisor, and how many units it read."""
+
+    noisy_sum: Tensors
+    divisor: float
+    units: int
+
+    def gradient(self, model: torch.nn.Module) -> Tensors:
+        """The noisy sum of the parameters' gradients ÷ the divisor: DP-SGD's mean gradient."""
+        return {name: self.noisy_sum[name] / self.divisor for name, _ in model.named_parameters()}
+
+    def extra(self, name: str) -> torch.Tensor:
+        """The noisy sum of an extra vector clipped with the gradient (not divided)."""
+        return self.noisy_sum[name]
+
+
+Recorder = Callable[[dict[str, Any]], None]
+
+
+@dataclass
+class _Charge:
+    """The ledger side every step shares: one reservation, one charge per release (none for the
+    non-private control, σ = 0, which has no ledger and must never be released)."""
+
+    reservation: Reservation | None
+    recorder: Recorder | None = None
+    releases: int = field(default=0, init=False)
+
+    def __call__(self, record: dict[str, Any]) -> None:
+        if self.reservation is not None:
+            self.reservation.charge()
+        self.releases += 1
+        if self.recorder is not None:
+            self.recorder(record)
+
+
+def _reserve(ledger: PrivacyLedger | None, entry_args: dict[str, Any], steps: int) -> Reservation | None:
+    """Reserve the steps, or (σ = 0 and no ledger) nothing: the benches' non-private control."""
+    sigma = entry_args["noise_multiplier"]
+    if sigma == 0.0 and ledger is None:
+        return None
+    if ledger is None or not (sigma > 0 and math.isfinite(sigma)):
+        raise InputError("a private step needs a positive noise multiplier and a ledger to charge")
+    return ledger.reserve(LedgerEntry(count=0, **entry_args), steps)
+
+
+class PrivateStep:
+    """DP-SGD's release for one model: sample → clip per unit → one noise draw → ÷ divisor → charge.
+
+    `units` is the number of privacy units N; `sample_rate` q; `steps` the releases reserved in
+    `ledger` under `label` (refused at construction if they would pass the ledger's budget). σ = 0
+    with no ledger is the benches' non-private control: nothing is charged, nothing may be released.
+    `clipped_sum` is the backend. `max_norm` C may follow a schedule fixed in advance (clipping
+    decay): noise std is σ·sensitivity·C_t, so the accounting stays Gaussian(σ) per step.
+    """
+
+    def __init__(
+        self,
+        *,
+        units: int,
+        sample_rate: float,
+        noise_multiplier: float,
+        max_norm: float,
+        expected_batch_size: float,
+        steps: int,
+        ledger: PrivacyLedger | None,
+        label: str,
+        note: str = "",
+        clipped_sum: ClippedSum,
+        clipping: Clipping = PerUnitClipping(),
+        generator: torch.Generator,
+        sampler: Sampler | None = None,
+        recorder: Recorder | None = None,
+    ) -> None:
+        if not (expected_batch_size > 0 and max_norm > 0):
+            raise InputError("a private step needs a positive expected batch size and clipping norm")
+        self.noise_multiplier, self.max_norm = noise_multiplier, max_norm
+        self.expected_batch_size, self.clipping = expected_batch_size, clipping
+        self.clipped_sum, self.generator = clipped_sum, generator
+        self.sampler = sampler if sampler is not None else PoissonSampler(units, sample_rate, generator)
+        entry = {"name": label, "noise_multiplier": noise_multiplier, "sampling_rate": sample_rate, "note": note}
+        self._charge = _Charge(_reserve(ledger, {**entry, "sampling": POISSON}, steps), recorder)
+
+    @property
+    def releases(self) -> int:
+        return self._charge.releases
+
+    def sample(self) -> torch.Tensor:
+        """The units of the next release (Poisson: each joins with probability q)."""
+        return self.sampler.sample()
+
+    def release(
+        self,
+        model: torch.nn.Module,
+        units: Any,
+        size: int,
+        *,
+        max_norm: float | None = None,
+        extras: dict[str, int] | None = None,
+    ) -> Release:
+        """Clip each of the `size` units' contributions, add noise once, divide, charge one step.
+
+        `extras` names the vectors (and their lengths) the backend clips jointly with the gradient,
+        such as the information loss's feature sums; they are noised in the same draw, before the
+        parameters. An empty batch (size 0) releases pure noise: its sum is zero, not skipped."""
+        clip = self.max_norm if max_norm is None else max_norm
+        summed: Tensors = {}
+        norms = torch.zeros(0)
+        if size > 0:
+            summed, norms = self.clipped_sum(model, units, clip)
+        ordered: Tensors = {name: summed.get(name, torch.zeros(width)) for name, width in (extras or {}).items()}
+        ordered.update({name: summed.get(name, torch.zeros_like(p)) for name, p in model.named_parameters()})
+        # σ = 0 is the non-private control (its clip may be ∞): no noise, whatever C
+        std = self.noise_multiplier * self.clipping.sensitivity * clip if self.noise_multiplier > 0 else 0.0
+        divisor = self.clipping.divisor(self.expected_batch_size)
+        self._charge(
+            {"units": size, "norms": norms, "clipped": ordered, "noise_std": std, "divisor": divisor, "max_norm": clip}
+        )
+        return Release(add_gaussian(ordered, std, self.generator), divisor, size)
+
+
+class GeneratorHookStep:
+    """dtgan-g's release (module docstring): a hook on the generated rows' output gradient.
+
+    `sample()` picks the shard whose critic this step backpropagates through; `hook()` gives the
+    tensor hook that clips each row of ∂L/∂x̃ to C and adds N(0, (σ·2C√B)²) once, charging one step.
+    """
+
+    def __init__(
+        self,
+        *,
+        num_shards: int,
+        batch_size: int,
+        noise_multiplier: float,
+        max_norm: float,
+        steps: int,
+        ledger: PrivacyLedger | None,
+        label: str,
+        note: str = "",
+        generator: torch.Generator,
+        recorder: Recorder | None = None,
+    ) -> None:
+        if num_shards < 1 or batch_size < 1:
+            raise InputError("the generator hook needs at least one shard and one row")
+        self.num_shards, self.batch_size = num_shards, batch_size
+        self.noise_multiplier, self.max_norm, self.generator = noise_multiplier, max_norm, generator
+        entry = {"name": label, "noise_multiplier": noise_multiplier, "sampling_rate": 1.0 / num_shards, "note": note}
+        self._charge = _Charge(_reserve(ledger, {**entry, "sampling": ONE_OF_SHARDS}, steps), recorder)
+
+    @staticmethod
+    def sensitivity(max_norm: float, batch: int) -> float:
+        """L2 sensitivity of one step: B rows through one critic, each clipped row can move by 2C."""
+        return 2.0 * max_norm * math.sqrt(batch)
+
+    @property
+    def releases(self) -> int:
+        return self._charge.releases
+
+    def sample(self) -> int:
+        """The shard (critic) of this step, uniform and independent of the data."""
+        return int(torch.randint(self.num_shards, (1,), generator=self.generator))
+
+    def hook(self) -> Callable[[torch.Tensor], torch.Tensor]:
+        """A tensor hook for G's output of one step (register it on that step's rows only)."""
+        std = self.noise_multiplier * self.sensitivity(self.max_norm, self.batch_size) if self.noise_multiplier else 0.0
+
+        def clip_and_noise(grad: torch.Tensor) -> torch.Tensor:
+            if grad.shape[0] != self.batch_size:
+                raise InputError(f"the hook was reserved for {self.batch_size} rows, got {grad.shape[0]}")
+            norms = grad.norm(dim=1, keepdim=True)
+            clipped = grad * torch.clamp(self.max_norm / (norms + 1e-12), max=1.0)
+            self._charge({"units": grad.shape[0], "clipped": {"rows": clipped}, "noise_std": std, "divisor": 1.0})
+            return add_gaussian_tensor(clipped, std, self.generator)
+
+        return clip_and_noise
