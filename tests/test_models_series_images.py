@@ -38,7 +38,10 @@ def test_stacked_lstm_equals_torch_lstm_layer_by_layer():
             for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"):
                 getattr(layer, f"{name}_l0").copy_(getattr(torch_lstm, f"{name}_l{k}"))
     x = torch.randn(2, 6, 3, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
-    torch.testing.assert_close(ours(x), torch_lstm(x)[0], rtol=1e-12, atol=1e-12)
+    outputs, last = ours(x)
+    expected, (h, _) = torch_lstm(x)
+    torch.testing.assert_close(outputs, expected, rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(last, h[-1], rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.parametrize(

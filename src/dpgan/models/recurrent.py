@@ -44,7 +44,7 @@ class LSTMLayer(nn.Module):
     def forward(
         self, x: torch.Tensor, state: tuple[torch.Tensor, torch.Tensor] | None = None
     ) -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor]]:
-        batch, steps, _ = x.shape
+        batch = x.shape[0]
         if state is None:
             zeros = x.new_zeros(batch, self.hidden_size)
             h, c = zeros, zeros
@@ -53,11 +53,15 @@ class LSTMLayer(nn.Module):
         # the input's share of every gate for all steps at once: one matmul, not T
         gates_x = x @ self.weight_ih_l0.T + (self.bias_ih_l0 + self.bias_hh_l0)
         outputs = []
-        for t in range(steps):
-            gates = gates_x[:, t] + h @ self.weight_hh_l0.T
-            i, f, g, o = gates.chunk(4, dim=-1)
-            c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
-            h = torch.sigmoid(o) * torch.tanh(c)
+        # unbind, not gates_x[:, t]: indexing's backward writes a zero (B, T, 4H) tensor per step
+        weight_hh = self.weight_hh_l0.T
+        size = self.hidden_size
+        for gates_t in gates_x.unbind(1):
+            # few ops per step: each one is dispatched B-wide through vmap and three autograd levels
+            gates = torch.addmm(gates_t, h, weight_hh)
+            i, f, _, o = torch.sigmoid(gates).chunk(4, dim=-1)
+            c = f * c + i * torch.tanh(gates[:, 2 * size : 3 * size])
+            h = o * torch.tanh(c)
             outputs.append(h)
         return torch.stack(outputs, dim=1), (h, c)
 
@@ -72,11 +76,12 @@ class LSTM(nn.Module):
         sizes = [input_size] + [hidden_size] * num_layers
         self.layers = nn.ModuleList(LSTMLayer(a, b) for a, b in zip(sizes[:-1], sizes[1:]))
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        """(B, T, F) → the last layer's outputs (B, T, H)."""
-        for layer in self.layers:
-            x, _ = layer(x)
-        return x
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(B, T, F) → the last layer's outputs (B, T, H) and its last hidden state (B, H)."""
+        outputs, (h, _) = self.layers[0](x)
+        for layer in self.layers[1:]:
+            outputs, (h, _) = layer(outputs)
+        return outputs, h
 
 
 def _with_condition(x: torch.Tensor, condition: torch.Tensor | None, condition_dim: int) -> torch.Tensor:
@@ -106,8 +111,8 @@ class LSTMCritic(nn.Module):
         self.out = nn.Linear(head, 1)
 
     def features(self, x: torch.Tensor, condition: torch.Tensor | None = None) -> torch.Tensor:
-        h = self.lstm(_with_condition(x, condition, self.condition_dim))[:, -1]
-        return self.act(self.hidden(h))
+        _, last = self.lstm(_with_condition(x, condition, self.condition_dim))
+        return self.act(self.hidden(last))
 
     def forward(self, x: torch.Tensor, condition: torch.Tensor | None = None) -> torch.Tensor:
         return self.out(self.features(x, condition)).squeeze(-1)
@@ -129,7 +134,8 @@ class LSTMGenerator(nn.Module):
         self.out = nn.Linear(hidden_size, n_features)
 
     def forward(self, z: torch.Tensor, condition: torch.Tensor | None = None) -> torch.Tensor:
-        return torch.tanh(self.out(self.lstm(_with_condition(z, condition, self.condition_dim))))
+        outputs, _ = self.lstm(_with_condition(z, condition, self.condition_dim))
+        return torch.tanh(self.out(outputs))
 
 
 __all__ = ["LSTM", "LSTMCritic", "LSTMGenerator", "LSTMLayer"]
