@@ -24,7 +24,7 @@ from dpgan.conditioning import Condition
 from dpgan.models.tabular import TabularCritic, TabularGenerator
 from dpgan.privacy.dpsgd import add_gaussian_noise
 from dpgan.privacy.microbatch import assign_microbatches, microbatch_clipped_sum, sensitivity_factor
-from dpgan.privacy.mlp_clipping import FEATURES_KEY, wgan_gp_clipped_sum
+from dpgan.privacy.mlp_clipping import FEATURES_KEY, output_clipped_sum, wgan_gp_clipped_sum
 from dpgan.privacy.sampling import PoissonSampler
 from dpgan.training.config import TrainingConfig, build_generator
 from dpgan.training.generator_losses import GeneratorObjective, feature_moments_from_noisy_sums, spherical_interpolate
@@ -79,12 +79,12 @@ class FakeRows:
 def _fake_term_gradient(
     critic: TabularCritic, fakes: torch.Tensor, weight: torch.Tensor, clip: float | None
 ) -> dict[str, torch.Tensor]:
-    """(1/n) Σ_j ∇θ [w_j·D(x̃_j)]: reads no private data, so no noise; optionally clipped per row."""
+    """(1/n) Σ_j ∇θ [w_j·D(x̃_j)]: reads no private data, so no noise; optionally clipped per row
+    (by the penalty-free fast path: no interpolate and no penalty chain, since nothing private is involved)."""
     if clip is None:
         grads = torch.autograd.grad((weight * critic(fakes)).mean(), list(critic.parameters()))
         return {name: g for (name, _), g in zip(critic.named_parameters(), grads)}
-    unused = torch.zeros(fakes.shape[0], 1)
-    summed, _ = wgan_gp_clipped_sum(critic, fakes, fakes, unused, gp_weight=0.0, max_norm=clip, real_weight=-weight)
+    summed, _ = output_clipped_sum(critic, fakes, weight, max_norm=clip)
     return {name: g / fakes.shape[0] for name, g in summed.items()}
 
 
