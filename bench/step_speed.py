@@ -2,6 +2,7 @@
 
     OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 PYTHONPATH=src python bench/step_speed.py \
         [--rounds 30] [--steps 5] [--out bench/results/step_speed.jsonl] [--label after]
+    OMP_NUM_THREADS=1 PYTHONPATH=src python bench/step_speed.py --fit-hashes   # pure speed-up check
 
 What is timed (float32, one thread, `torch.set_num_threads(1)`), per shape (input width d, critic
 hidden widths, batch B); both steps see the same real batch x (B rows), fake batch x̃ (B rows) and α:
@@ -17,14 +18,22 @@ hidden widths, batch B); both steps see the same real batch x (B rows), fake bat
 Generating fakes is not part of either step. Each step has its own critic copy and optimizer (same
 start). Rounds are interleaved (A, B, A, B, ...) after a warm-up; each round times `--steps` steps
 of A then of B, and the round's ratio is B/A. Reported: medians and IQR over rounds of the per-step
-times and of the ratio. Shapes: Adult's default (encoded width of the bundled Adult schema, critic
+wall-clock times and of the ratio, and the ratio in process CPU time (less sensitive to other jobs
+on a shared host). Shapes: Adult's default (encoded width of the bundled Adult schema, critic
 (128, 128), B = 1024 = expected batch), and 108→256→256→1 with B = 64 and B = 512.
+
+`--fit-hashes` prints the SHA-256 of `TabularSynthesizer(recipe=r, epsilon=3, epochs=1,
+batch_size=64, seed=0).fit(first 600 Adult training rows, schema).sample(50, seed=1)` as CSV
+for the critic-side recipes (dp-gan, dp-wgan, dp-cgan, dtgan-d): run it before and after a
+change that claims to compute the same thing.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
+import os
 import platform
 import statistics
 import sys
@@ -110,11 +119,12 @@ def dp_step(config: TrainingConfig, batch_size: int) -> Callable[[TabularCritic,
     return step
 
 
-def time_steps(step, critic, opt, batch, n: int) -> float:
-    start = time.perf_counter()
+def time_steps(step, critic, opt, batch, n: int) -> tuple[float, float]:
+    """Seconds per step: wall clock, and the process's CPU time (less sensitive to other jobs on a shared host)."""
+    wall, cpu = time.perf_counter(), time.process_time()
     for _ in range(n):
         step(critic, opt, batch)
-    return (time.perf_counter() - start) / n
+    return (time.perf_counter() - wall) / n, (time.process_time() - cpu) / n
 
 
 def quartiles(values: list[float]) -> tuple[float, float, float]:
@@ -139,23 +149,37 @@ def measure(shape: Shape, rounds: int, steps: int, warmup: int) -> dict:
     for _ in range(warmup):
         step_a(critic_a, opt_a, batch)
         step_b(critic_b, opt_b, batch)
-    times_a, times_b, ratios = [], [], []
+    wall_a, wall_b, cpu_a, cpu_b = [], [], [], []
     for _ in range(rounds):
-        ta = time_steps(step_a, critic_a, opt_a, batch, steps)
-        tb = time_steps(step_b, critic_b, opt_b, batch, steps)
-        times_a.append(ta)
-        times_b.append(tb)
-        ratios.append(tb / ta)
-    qa, qb, qr = quartiles(times_a), quartiles(times_b), quartiles(ratios)
+        ta, ca = time_steps(step_a, critic_a, opt_a, batch, steps)
+        tb, cb = time_steps(step_b, critic_b, opt_b, batch, steps)
+        wall_a.append(ta)
+        wall_b.append(tb)
+        cpu_a.append(ca)
+        cpu_b.append(cb)
     return {
         "shape": shape.name,
         "width": shape.width,
         "hidden": list(shape.hidden),
         "batch": shape.batch,
-        "nonprivate_ms": [1e3 * v for v in qa],
-        "dp_ms": [1e3 * v for v in qb],
-        "ratio": list(qr),
+        "nonprivate_ms": [1e3 * v for v in quartiles(wall_a)],
+        "dp_ms": [1e3 * v for v in quartiles(wall_b)],
+        "ratio": list(quartiles([b / a for a, b in zip(wall_a, wall_b)])),
+        "nonprivate_cpu_ms": [1e3 * v for v in quartiles(cpu_a)],
+        "dp_cpu_ms": [1e3 * v for v in quartiles(cpu_b)],
+        "cpu_ratio": list(quartiles([b / a for a, b in zip(cpu_a, cpu_b)])),
     }
+
+
+def fit_hashes(recipes: tuple[str, ...] = ("dp-gan", "dp-wgan", "dp-cgan", "dtgan-d")) -> None:
+    from dpgan.synthesizers import TabularSynthesizer
+
+    train, _ = datasets.load_adult()
+    schema = Schema.from_json(datasets.adult_schema_path())
+    for recipe in recipes:
+        synth = TabularSynthesizer(recipe=recipe, epsilon=3, epochs=1, batch_size=64, seed=0)
+        sample = synth.fit(train.iloc[:600], schema).sample(50, seed=1)
+        print(recipe, hashlib.sha256(sample.to_csv(index=False).encode()).hexdigest(), flush=True)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -165,26 +189,39 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--label", default="")
     parser.add_argument("--out", default="")
+    parser.add_argument("--fit-hashes", action="store_true", help="print seeded fits' sample hashes and stop")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
+    if args.fit_hashes:
+        fit_hashes()
+        return
     command = COMMAND.format(rounds=args.rounds, steps=args.steps, label=args.label or "-")
     print(f"# {command}")
     print(f"# torch {torch.__version__}, {platform.processor() or platform.machine()}, threads=1")
-    print(f"{'shape':<20}{'B':>6}{'non-private ms':>22}{'DP ms':>22}{'DP/non-private':>24}")
+    print(f"{'shape':<18}{'B':>6}{'non-private ms':>22}{'DP ms':>22}{'DP/non-private':>24}{'(CPU time)':>24}")
     rows = []
     for shape in shapes():
         row = measure(shape, args.rounds, args.steps, args.warmup)
-        row.update(label=args.label, command=command, rounds=args.rounds, steps=args.steps, torch=torch.__version__)
+        row.update(
+            label=args.label,
+            command=command,
+            rounds=args.rounds,
+            steps=args.steps,
+            torch=torch.__version__,
+            loadavg=os.getloadavg()[0],
+        )
         rows.append(row)
-        a, b, r = row["nonprivate_ms"], row["dp_ms"], row["ratio"]
+        a, b, r, c = row["nonprivate_ms"], row["dp_ms"], row["ratio"], row["cpu_ratio"]
         print(
-            f"{shape.name:<20}{shape.batch:>6}"
+            f"{shape.name:<18}{shape.batch:>6}"
             f"{a[1]:>10.2f} [{a[0]:.2f},{a[2]:.2f}]"
             f"{b[1]:>10.2f} [{b[0]:.2f},{b[2]:.2f}]"
-            f"{r[1]:>12.3f} [{r[0]:.3f},{r[2]:.3f}]",
+            f"{r[1]:>12.3f} [{r[0]:.3f},{r[2]:.3f}]"
+            f"{c[1]:>12.3f} [{c[0]:.3f},{c[2]:.3f}]",
             flush=True,
         )
-    print("# medians [IQR] over rounds; ratio = per-round DP time / non-private time")
+    print("# medians [IQR] over rounds of wall-clock ms per step; ratio = per-round DP time / non-private time")
+    print(f"# load average at the end: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
     if args.out:
         with open(args.out, "a") as handle:
             for row in rows:

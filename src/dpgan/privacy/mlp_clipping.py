@@ -132,8 +132,9 @@ def wgan_gp_clipped_sum(
     sq = torch.zeros(batch, dtype=x_real.dtype)
     for k in range(K):
         d, h, ek, r = deltas[k], h_in[k], es[k], rhos[k]
-        sq += (d * d).sum(1) * (h * h).sum(1) + (ek * ek).sum(1) * (r * r).sum(1)
-        sq += 2.0 * (d * ek).sum(1) * (h * r).sum(1) + (d * d).sum(1)
+        d_sq = (d * d).sum(1)
+        sq += d_sq * (h * h).sum(1) + (ek * ek).sum(1) * (r * r).sum(1)
+        sq += 2.0 * (d * ek).sum(1) * (h * r).sum(1) + d_sq
     features = None
     if feature_scale > 0:
         penultimate = h_in[K - 1]
