@@ -22,9 +22,10 @@ import torch
 
 from dpgan.conditioning import Condition
 from dpgan.models.tabular import TabularCritic, TabularGenerator
+from dpgan.privacy import grad_sample
 from dpgan.privacy.accounting import PrivacyLedger
 from dpgan.privacy.microbatch import assign_microbatches, microbatch_clipped_sum
-from dpgan.privacy.mlp_clipping import FEATURES_KEY, wgan_gp_clipped_sum
+from dpgan.privacy.mlp_clipping import FEATURES_KEY, output_clipped_sum
 from dpgan.privacy.step import (
     Clipping,
     MicrobatchClipping,
@@ -49,7 +50,7 @@ class TrainingResult:
     evaluation; it is never saved), and the number of noisy DP-SGD steps taken."""
 
     generator: TabularGenerator
-    critic: TabularCritic
+    critic: torch.nn.Module
     steps: int
 
 
@@ -86,14 +87,19 @@ class FakeRows:
 
 
 def _fake_term_gradient(
-    critic: TabularCritic, fakes: torch.Tensor, weight: torch.Tensor, clip: float | None
+    critic: torch.nn.Module, fakes: torch.Tensor, weight: torch.Tensor, clip: float | None
 ) -> dict[str, torch.Tensor]:
-    """(1/n) Σ_j ∇θ [w_j·D(x̃_j)]: reads no private data, so no noise; optionally clipped per row."""
+    """(1/n) Σ_j ∇θ [w_j·D(x̃_j)]: reads no private data, so no noise; optionally clipped per row
+    (an MLP critic by the penalty-free fast path: no interpolate and no penalty chain, since nothing
+    private is involved; any other critic through the generic per-unit backend)."""
     if clip is None:
         grads = torch.autograd.grad((weight * critic(fakes)).mean(), list(critic.parameters()))
         return {name: g for (name, _), g in zip(critic.named_parameters(), grads)}
-    unused = torch.zeros(fakes.shape[0], 1)
-    summed, _ = wgan_gp_clipped_sum(critic, fakes, fakes, unused, gp_weight=0.0, max_norm=clip, real_weight=-weight)
+    loss = grad_sample.CriticUnitLoss(real=fakes, weight=-weight)  # ℓ_j = -(-w_j)·D(x̃_j)
+    if grad_sample.select_backend(critic, loss) == grad_sample.GENERIC:
+        summed = grad_sample.clipped_sum(critic, loss, clip, backend=grad_sample.GENERIC).gradients
+    else:
+        summed, _ = output_clipped_sum(critic, fakes, weight, max_norm=clip)
     return {name: g / fakes.shape[0] for name, g in summed.items()}
 
 
@@ -148,37 +154,58 @@ class CriticUnits:
     alpha: torch.Tensor
     groups: torch.Tensor | None
     with_features: bool
+    context: tuple[torch.Tensor, ...] = ()
 
 
 def critic_clipped_sum(settings: CriticStepSettings):
     """The backend of the critic's private step: per record i, ℓ_i = -w_i·D(x_i) + λ·GP(x̂_i) (the
     penalty's interpolate reads x_i, so it is inside the unit) and, for the information loss, the
-    feature vector β·[f(x_i), f(x_i)²], clipped with ONE norm per record (the MLP kernel of
-    dpgan.privacy.mlp_clipping); with microbatches each microbatch's mean (dpgan.privacy.microbatch)."""
+    feature vector β·[f(x_i), f(x_i)²], clipped with ONE norm per record through
+    dpgan.privacy.grad_sample (any nn.Module critic; the MLP ghost kernel where it applies); with
+    microbatches each microbatch's mean (dpgan.privacy.microbatch, an MLP critic)."""
 
     def clipped_sum(critic: torch.nn.Module, units: CriticUnits, max_norm: float):
         if settings.microbatches:
             return microbatch_clipped_sum(
                 critic, units.real, -units.weight, units.groups, settings.microbatches, max_norm=max_norm
             )
+        gp = settings.gp_weight > 0
         partners = units.real if units.partners is None else units.partners
         x_hat = (
-            spherical_interpolate(units.real, partners, units.alpha) if settings.interpolation == "spherical" else None
+            spherical_interpolate(units.real, partners, units.alpha)
+            if gp and settings.interpolation == "spherical"
+            else None
         )
-        return wgan_gp_clipped_sum(
+        result = grad_sample.clipped_sum(
             critic,
-            units.real,
-            partners,
-            units.alpha,
-            gp_weight=settings.gp_weight,
-            max_norm=max_norm,
-            one_sided=settings.one_sided_penalty,
-            real_weight=units.weight,
-            x_hat=x_hat,
-            feature_scale=settings.feature_scale if units.with_features else 0.0,
+            grad_sample.CriticUnitLoss(
+                real=units.real,
+                weight=units.weight,
+                partners=partners if gp and x_hat is None else None,
+                alpha=units.alpha if gp and x_hat is None else None,
+                x_hat=x_hat,
+                gp_weight=settings.gp_weight,
+                one_sided=settings.one_sided_penalty,
+                feature_scale=settings.feature_scale if units.with_features else 0.0,
+                context=units.context,
+            ),
+            max_norm,
         )
+        sums = dict(result.gradients)
+        if result.features is not None:
+            sums[FEATURES_KEY] = result.features
+        return sums, result.norms
 
     return clipped_sum
+
+
+def feature_width(critic: torch.nn.Module, unit_shape: tuple[int, ...], context_shapes=()) -> int:
+    """Length of β·[f, f²] for this critic: read from `critic.features` on a zero probe of the
+    public unit shape (the schema's width), never from a private batch."""
+    probe = torch.zeros(1, *unit_shape)
+    context = tuple(torch.zeros(1, *shape) for shape in context_shapes)
+    with torch.no_grad():
+        return 2 * int(critic.features(probe, *context)[0].numel())
 
 
 def critic_step(
@@ -222,7 +249,7 @@ def critic_step(
 
 def critic_release(
     step: PrivateStep,
-    critic: TabularCritic,
+    critic: torch.nn.Module,
     real: torch.Tensor,
     weight: torch.Tensor,
     fake_pairs: torch.Tensor | None,
@@ -248,7 +275,7 @@ def critic_release(
     if settings.microbatches and len(real) > 0:
         groups = assign_microbatches(len(real), settings.microbatches, generator)
     units = CriticUnits(real, weight, fake_pairs, alpha, groups, with_features)
-    extras = {FEATURES_KEY: 2 * critic.net[-1].in_features} if with_features else None
+    extras = {FEATURES_KEY: feature_width(critic, tuple(real.shape[1:]))} if with_features else None
     return step.release(critic, units, len(real), max_norm=max_norm, extras=extras)
 
 
@@ -271,9 +298,11 @@ def train_dp_critic(
     monitor_every: int = 0,
     recorder: Recorder | None = None,
     sampler: Sampler | None = None,
+    critic: torch.nn.Module | None = None,
 ) -> TrainingResult:
     """Run exactly `steps` noisy critic updates, reserved in `ledger` and charged one by one (σ = 0
-    with no ledger: the benches' non-private control). `recorder`/`sampler` are test injections.
+    with no ledger: the benches' non-private control). `recorder`/`sampler` are test injections;
+    `critic` any nn.Module scoring encoded rows (default: the configured MLP).
 
     With an `anchor` (DP marginals, already in the ledger) G is warm-started on them and each
     generator step adds their penalty: G only ever reads DP outputs, so this is post-processing."""
@@ -283,7 +312,7 @@ def train_dp_critic(
     public_inputs = functools.partial(fakes.public_inputs, fake_batch)
     warm_start_generator(anchor, G, public_inputs, config)
     G_ema = copy.deepcopy(G) if config.ema_decay > 0 else G
-    D = TabularCritic(data.shape[1], config.critic_hidden)
+    D = critic if critic is not None else TabularCritic(data.shape[1], config.critic_hidden)
     opt_g = make_optimizer(config, G.parameters(), config.generator_lr)
     opt_d = make_optimizer(config, D.parameters(), config.critic_lr)
     objective = objective or GeneratorObjective(config.loss)
