@@ -339,8 +339,8 @@ def test_fake_side_inputs_do_not_depend_on_the_private_batch_size():
     The training loop draws |B| partners in one call; with any cross-row operation in G
     (BatchNorm in training mode) the first rows would change with the number of rows drawn.
     """
+    from dpgan.models.output_spans import OutputSpan
     from dpgan.training.config import TrainingConfig, build_generator
-    from dpgan.transforms.encoder import OutputSpan
 
     spans = [OutputSpan("tanh", 0, 1, "x"), OutputSpan("softmax", 1, 3, "c")]
     G = build_generator(TrainingConfig(noise_dim=8, generator_hidden=(16,)), spans)

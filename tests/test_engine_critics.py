@@ -166,7 +166,7 @@ class ResidualCritic(nn.Module):
 
 def test_training_loop_takes_any_row_critic_through_the_generic_backend():
     """train_dp_critic with a residual critic: the generic path runs, each step charged once."""
-    from dpgan.transforms.encoder import OutputSpan
+    from dpgan.models.output_spans import OutputSpan
 
     width = 6
     data = torch.rand(120, width, generator=torch.Generator().manual_seed(0)) * 2 - 1

@@ -12,7 +12,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from dpgan.transforms.encoder import SOFTMAX, TANH, OutputSpan, position_bin_pairs
+from dpgan.models.output_spans import SOFTMAX, TANH, OutputSpan, position_bin_pairs
 
 
 class ResidualBlock(nn.Module):

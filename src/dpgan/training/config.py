@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from dpgan.errors import InputError
+from dpgan.models.output_spans import OutputSpan
 from dpgan.models.tabular import TabularGenerator
-from dpgan.transforms.encoder import OutputSpan
 
 LOSSES = ("wgan-gp", "wgan", "bce")
 OPTIMIZERS = ("adam", "rmsprop")

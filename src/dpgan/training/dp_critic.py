@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import torch
 
 from dpgan.conditioning import Condition
+from dpgan.models.output_spans import OutputSpan
 from dpgan.models.tabular import TabularCritic, TabularGenerator
 from dpgan.privacy import grad_sample
 from dpgan.privacy.accounting import PrivacyLedger
@@ -38,7 +39,6 @@ from dpgan.privacy.step import (
 from dpgan.training.config import TrainingConfig, build_generator
 from dpgan.training.generator_losses import GeneratorObjective, feature_moments_from_noisy_sums, spherical_interpolate
 from dpgan.training.marginals import MarginalAnchor, add_anchor_gradient, warm_start_generator
-from dpgan.transforms.encoder import OutputSpan
 
 ProgressFn = Callable[[int], None]
 CRITIC_EVENT = "DP-SGD on the critic"

@@ -31,6 +31,7 @@ import numpy as np
 import torch
 
 from dpgan.conditioning import Condition
+from dpgan.models.output_spans import OutputSpan
 from dpgan.models.tabular import TabularCritic
 from dpgan.privacy.accounting import PrivacyLedger
 from dpgan.privacy.mlp_clipping import wgan_gp_clipped_sum
@@ -39,7 +40,6 @@ from dpgan.training.config import TrainingConfig, build_generator
 from dpgan.training.dp_critic import FakeRows, ProgressFn, TrainingResult, make_optimizer
 from dpgan.training.generator_losses import GeneratorObjective
 from dpgan.training.marginals import MarginalAnchor, add_anchor_gradient, warm_start_generator
-from dpgan.transforms.encoder import OutputSpan
 
 
 def shard_of_rows(encoded: np.ndarray, num_shards: int, key: bytes) -> np.ndarray:

@@ -22,9 +22,10 @@ import pandas as pd
 import torch
 
 from dpgan.errors import InputError
+from dpgan.models.output_spans import SOFTMAX
 from dpgan.schema import Schema, category_index
 from dpgan.training.aux_classifier import AuxClassifier, drop_span
-from dpgan.transforms.encoder import SOFTMAX, TableEncoder, sample_categories
+from dpgan.transforms.encoder import TableEncoder, sample_categories
 
 TENSOR_PREFIX = "label_model."
 

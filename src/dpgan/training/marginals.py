@@ -26,10 +26,10 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from dpgan.models.output_spans import TANH, OutputSpan, position_bin_pairs
 from dpgan.models.tabular import TabularGenerator
 from dpgan.privacy.mechanisms import noisy_counts
 from dpgan.training.config import TrainingConfig
-from dpgan.transforms.encoder import TANH, OutputSpan, position_bin_pairs
 
 MARGINALS_EVENT = "Gaussian noisy marginals of G's outputs"
 # a noisy frequency below this is floored so that the KL penalty stays finite

@@ -25,10 +25,10 @@ import torch
 from dpgan.evaluation.audit.statistics import epsilon_lower_bound
 from dpgan.evaluation.audit.target import AuditTarget, public_rows
 from dpgan.evaluation.audit.whitebox import Audit, ablated, claimed_epsilon
+from dpgan.models.output_spans import TANH
 from dpgan.privacy.accounting import ONE_OF_SHARDS, POISSON, PrivacyLedger
 from dpgan.training.dp_critic import train_dp_critic
 from dpgan.training.dp_generator import train_dp_generator
-from dpgan.transforms.encoder import TANH
 
 BLACK_BOX_ROWS = 64  # the small table the runs are trained on
 BLACK_BOX_BATCH = 32
