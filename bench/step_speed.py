@@ -107,19 +107,23 @@ def dp_step(config: TrainingConfig, batch_size: int) -> Callable[[TabularCritic,
     settings = CriticStepSettings.from_config(config)
     clip = config.max_grad_norm
 
+    built: dict[int, object] = {}
+
     def step(critic: TabularCritic, opt: torch.optim.Optimizer, batch: tuple) -> None:
         real, fake, _, generator = batch
-        private_step = critic_step(
-            settings,
-            units=batch_size,
-            sample_rate=1.0,
-            noise_multiplier=1.0,
-            max_norm=clip,
-            expected_batch_size=float(batch_size),
-            steps=1,
-            ledger=PrivacyLedger([]),
-            generator=generator,
-        )
+        if id(generator) not in built:  # one engine step per run, as train_dp_critic builds it
+            built[id(generator)] = critic_step(
+                settings,
+                units=batch_size,
+                sample_rate=1.0,
+                noise_multiplier=1.0,
+                max_norm=clip,
+                expected_batch_size=float(batch_size),
+                steps=10**9,
+                ledger=PrivacyLedger([]),
+                generator=generator,
+            )
+        private_step = built[id(generator)]
         weight = torch.ones(real.shape[0])
         release = critic_release(
             private_step, critic, real, weight, fake, settings, max_norm=clip, with_features=False, generator=generator

@@ -11,6 +11,8 @@ generic path. The decision reads only the module and the loss's settings, never 
 
 from __future__ import annotations
 
+import weakref
+
 import torch
 from torch import nn
 from torch.nn import functional as F
@@ -29,10 +31,30 @@ def _chain(linears: list[nn.Linear], x: torch.Tensor, slope: float) -> tuple[tor
     return F.linear(inputs[-1], linears[-1].weight, linears[-1].bias).reshape(-1), inputs[-1]
 
 
+# The probe's verdict per critic object and public setting: a training loop asks every step, and
+# the verdict reads only the module's structure (not its current weights' values) and the settings.
+_VERDICTS: weakref.WeakKeyDictionary[nn.Module, dict[tuple, bool]] = weakref.WeakKeyDictionary()
+
+
 def applies(critic: nn.Module, loss: CriticUnitLoss) -> bool:
     """True when the kernel computes this critic's loss exactly (see the module docstring)."""
     if loss.context or loss.real.dim() != 2:
         return False
+    key = (
+        int(loss.real.shape[1]),
+        loss.feature_scale > 0,
+        tuple(p.requires_grad for p in critic.parameters()),
+        len(list(critic.buffers())),
+        critic.training,
+    )
+    verdicts = _VERDICTS.setdefault(critic, {})
+    if key not in verdicts:
+        verdicts[key] = _probe(critic, loss)
+    return verdicts[key]
+
+
+def _probe(critic: nn.Module, loss: CriticUnitLoss) -> bool:
+    """The structural check behind `applies`, run once per critic and setting."""
     try:
         linears, slope = _linear_layers(critic)
     except TypeError:
