@@ -62,8 +62,9 @@ UNSAFE_SCHEMA_NOTE = (
 )
 ProgressFn = Callable[[int, int, float], None]
 # share of ε for the reads before training when the domain is bought with DP (row count, one
-# histogram per column, the repair count); with a schema only the row count and repairs: 1 %
-NO_SCHEMA_PREPROCESSING_FRACTION = 0.1
+# histogram per column, the repair count); with a schema only the row count and repairs: 1 %.
+# 0.25 (was 0.1) chosen on the validation splits of the bench tables (bench/RESULTS.md §10)
+NO_SCHEMA_PREPROCESSING_FRACTION = 0.25
 
 
 @dataclass(frozen=True)
