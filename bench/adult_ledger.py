@@ -32,6 +32,18 @@ class GanPlan:
     steps: int
     sampling: str
 
+    def sigma(self, epsilon: float, delta: float = 1e-5, accountant: str = "pld") -> float:
+        """The GAN's σ as _fit calibrates it: prior + T steps land on (ε, δ)."""
+        return calibrate_noise_multiplier(
+            sample_rate=self.sample_rate,
+            steps=self.steps,
+            epsilon=epsilon,
+            delta=delta,
+            accountant=accountant,
+            prior=self.prior,
+            sampling=self.sampling,
+        )
+
 
 def adult_gan_plan(recipe: str, epsilon: float, accountant: str, delta: float = 1e-5) -> GanPlan:
     """Ledger entries before the GAN and the GAN's (q, T, sampling) for a default fit of `recipe`."""

@@ -21,7 +21,7 @@ import numpy as np
 
 from adult_ledger import adult_gan_plan
 from dpgan.privacy import accounting
-from dpgan.privacy.accounting import IncrementalAccountant, LedgerEntry, calibrate_noise_multiplier, epsilon_of
+from dpgan.privacy.accounting import IncrementalAccountant, LedgerEntry, epsilon_of
 
 DELTA = 1e-5
 REFRESHES = 50
@@ -62,15 +62,7 @@ def main() -> None:
     for recipe, targets in [("dp-gan", (1.0, 3.0, 7.0)), ("dtgan-g", (1.0, 3.0))]:
         for target in targets:
             plan = adult_gan_plan(recipe, target, "pld")
-            sigma = calibrate_noise_multiplier(
-                sample_rate=plan.sample_rate,
-                steps=plan.steps,
-                epsilon=target,
-                delta=DELTA,
-                accountant="pld",
-                prior=plan.prior,
-                sampling=plan.sampling,
-            )
+            sigma = plan.sigma(target, DELTA)
             step = LedgerEntry("gan step", sigma, plan.sample_rate, 1, sampling=plan.sampling)
             methods = [
                 ("pld", "incremental", {}),

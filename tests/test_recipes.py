@@ -146,7 +146,9 @@ def test_recipe_fits_samples_reports_and_round_trips(recipe, recipe_fits, adult_
     else:
         assert training["sampling"] == "poisson"
         rows = synth.training["estimated_rows"]
-        assert training["sampling_rate"] == pytest.approx(min(TINY["batch_size"], rows) / rows)
+        # the expected batch is the batch size, capped at max_sample_rate of the noisy row count
+        expected = min(TINY["batch_size"], synth.config.max_sample_rate * rows, rows)
+        assert training["sampling_rate"] == pytest.approx(expected / rows)
     if RECIPES[recipe].conditional:
         assert synth.training["condition"] == "income"
         assert synth.training["condition_prior_source"] == PRIOR_FROM_DP_COUNTS

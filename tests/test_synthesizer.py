@@ -22,7 +22,8 @@ def test_fit_spends_at_most_epsilon_and_records_every_read(fitted):
     assert names == ["row count", REPAIR_EVENT, "DP-SGD on the label model", "DP-SGD on the critic"]
     sgd = report["events"][-1]
     assert sgd["count"] == fitted.training["steps"] > 0
-    assert sgd["sampling_rate"] == pytest.approx(64 / fitted.training["estimated_rows"])
+    rows = fitted.training["estimated_rows"]
+    assert sgd["sampling_rate"] == pytest.approx(min(64, fitted.config.max_sample_rate * rows) / rows)
     assert set(report["epsilon_by_accountant"]) == {"rdp", "pld"}
     assert report["guarantee_covers_schema"] is True
 
@@ -266,17 +267,44 @@ def test_progress_reports_steps_and_an_epsilon_that_never_exceeds_the_target(adu
 
 @pytest.mark.parametrize("accountant", ["pld", "rdp"])
 def test_progress_epsilon_is_the_accountant_in_use_at_every_refresh(accountant):
-    from dpgan.privacy.accounting import LedgerEntry, epsilon_of
+    from dpgan.privacy.accounting import LedgerEntry, PrivacyLedger, epsilon_of
     from dpgan.synthesizers import _StepReporter
 
     prior = [LedgerEntry("row count", 40.0), LedgerEntry("label model", 3.0, sampling_rate=0.05, count=40)]
     step = LedgerEntry("step", 1.2, sampling_rate=0.02)
     seen: list[tuple[int, float]] = []
-    reporter = _StepReporter(lambda s, t, e: seen.append((s, e)), 60, step, prior, 1e-5, accountant)
-    reporter.REFRESH_SECONDS = 0.0  # refresh at every step
+    ledger = PrivacyLedger(list(prior))
+    reporter = _StepReporter(lambda s, t, e: seen.append((s, e)), 60, step, ledger, 1e-5, accountant)
+    reporter.REFRESH_SECONDS, reporter.COST_FACTOR = 0.0, 0.0  # refresh at every step
     for t in range(1, 61):
+        if t == 60:  # by the last call the training loop has charged every step
+            ledger.add(LedgerEntry("DP-SGD on the critic", 1.2, sampling_rate=0.02, count=60))
         reporter(t)
     assert [s for s, _ in seen] == list(range(1, 61))
     for t, shown in seen[::7] + seen[-1:]:
         exact = epsilon_of([*prior, LedgerEntry("step", 1.2, sampling_rate=0.02, count=t)], 1e-5, accountant)
         assert exact * (1 - 1e-6) <= shown <= exact * 1.005  # an upper bound, close to the ledger's
+
+
+def test_progress_refreshes_are_spaced_by_their_own_cost():
+    """A refresh that took c seconds waits COST_FACTOR·c (at least REFRESH_SECONDS) before the
+    next, so the bar's ε costs at most 1/COST_FACTOR of the fit; the first and last always show."""
+    from dpgan.privacy.accounting import LedgerEntry, PrivacyLedger
+    from dpgan.synthesizers import _StepReporter
+
+    ledger = PrivacyLedger([LedgerEntry("row count", 40.0)])
+    shown: list[int] = []
+    reporter = _StepReporter(
+        lambda s, t, e: shown.append(s), 100, LedgerEntry("step", 1.2, sampling_rate=0.02), ledger, 1e-5, "rdp"
+    )
+    ticks = iter(range(10_000))
+    reporter.clock = lambda: 0.05 * next(ticks)  # every clock read advances 50 ms: each refresh costs 50 ms
+    reporter.REFRESH_SECONDS, reporter.COST_FACTOR = 1.0, 100.0  # interval max(1 s, 100 × 50 ms) = 5 s
+    for t in range(1, 100):
+        reporter(t)
+    ledger.add(LedgerEntry("DP-SGD on the critic", 1.2, sampling_rate=0.02, count=100))
+    reporter(100)
+    assert shown[0] == 1 and shown[-1] == 100
+    # each skipped call reads the clock once (50 ms), a refresh twice: 5 s between refreshes ≈ 50 calls
+    gaps = [b - a for a, b in zip(shown[:-2], shown[1:-1])]
+    assert gaps and all(45 <= g <= 101 for g in gaps[1:]) and len(shown) < 10

@@ -238,8 +238,16 @@ def split_shard_entry(entries: Iterable[LedgerEntry]) -> tuple[list[LedgerEntry]
 
 
 def epsilon_of(entries: Sequence[LedgerEntry], delta: float, accountant: str = DEFAULT_ACCOUNTANT) -> float:
-    """ε at total δ for the composition of `entries`; δ pays first for the entries' extra_delta."""
+    """ε at total δ for the composition of `entries`; δ pays first for the entries' extra_delta.
+
+    The last few answers are kept (entries are immutable): a fit's final ε is asked by the progress
+    bar, the privacy report and the saved model, and is composed once."""
     check_accountant(accountant)
+    return _epsilon_of(tuple(entries), float(delta), accountant)
+
+
+@functools.lru_cache(maxsize=32)
+def _epsilon_of(entries: tuple[LedgerEntry, ...], delta: float, accountant: str) -> float:
     accountant_delta = delta - sum(e.extra_delta for e in entries)
     if accountant_delta <= 0:
         return math.inf
