@@ -36,8 +36,6 @@ KNOWN_EXCEPTIONS = {
     ("dpgan.training.dp_critic", "dpgan.conditioning", "training"),
     ("dpgan.training.dp_generator", "dpgan.conditioning", "training"),
     ("dpgan.training.generator_losses", "dpgan.conditioning", "training"),
-    ("dpgan.training.label_model", "dpgan.schema", "training"),
-    ("dpgan.training.label_model", "dpgan.transforms.encoder", "training"),
 }
 
 

@@ -14,11 +14,11 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from dpgan import InputError, ModelFileError, TabularSynthesizer
+from dpgan.extras.label_model import LabelModel, label_span
 from dpgan.preparation import REPAIR_EVENT
 from dpgan.privacy.accounting import epsilon_of
 from dpgan.serialization import HASH_KEY, content_hash
 from dpgan.training.aux_classifier import AuxClassifier
-from dpgan.training.label_model import LabelModel, label_span
 
 
 def linear_label_model(encoder, bias: tuple[float, float], weights: dict[int, tuple[float, float]] | None = None):

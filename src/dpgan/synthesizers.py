@@ -25,6 +25,7 @@ from dpgan import __version__
 from dpgan.conditioning import Condition, build_condition, check_condition_column, condition_codes
 from dpgan.conform import check_structure
 from dpgan.errors import BudgetError, DPGanWarning, InputError, ModelFileError
+from dpgan.extras.label_model import LabelModel, label_span, label_target, split_tensors
 from dpgan.preparation import prepare_table, purchased_schema_entries
 from dpgan.privacy.accounting import (
     DEFAULT_ACCOUNTANT,
@@ -46,7 +47,6 @@ from dpgan.training.config import TrainingConfig, build_generator
 from dpgan.training.dp_critic import TrainingResult, train_dp_critic
 from dpgan.training.dp_generator import train_dp_generator
 from dpgan.training.generator_losses import GeneratorObjective
-from dpgan.training.label_model import LabelModel, label_span, label_target, split_tensors
 from dpgan.training.marginals import MARGINALS_EVENT, MarginalAnchor
 from dpgan.training.schedule import epochs_schedule, gan_schedule
 from dpgan.transforms.encoder import TableEncoder, public_dtypes
@@ -117,7 +117,7 @@ class TabularSynthesizer:
     (stopping rule b). Give `noise_multiplier` instead to train until the next step
     would exceed ε (rule a; `epochs` then caps it). `seed` makes runs reproducible for
     experiments only: production noise comes from OS entropy. With a categorical target in the
-    schema, a DP label model (dpgan.training.label_model) redraws the target of sampled rows;
+    schema, a DP label model (dpgan.extras.label_model) redraws the target of sampled rows;
     `label_model=False` keeps the generator's own.
     """
 

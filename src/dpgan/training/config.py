@@ -79,7 +79,7 @@ class TrainingConfig:
     # against a step's noise the penalty needs weight: on Adult at ε=1 (dtgan-g, one seed) weight 1
     # left mean JSD 0.082 and WD 0.040, weight 10 gave 0.010 and 0.012 (RESULTS §8)
     marginal_weight: float = 10.0
-    # --- label model (dpgan.training.label_model): a DP-SGD classifier of the schema's target
+    # --- label model (dpgan.extras.label_model): a DP-SGD classifier of the schema's target
     # redraws that column in every sampled row (its own share of ε; off for tables without a
     # categorical target). A linear model by default: on Adult it beat an MLP at the same ε.
     label_model: bool = True
