@@ -20,7 +20,6 @@ from dataclasses import dataclass
 
 import torch
 
-from dpgan.conditioning import Condition
 from dpgan.models.output_spans import OutputSpan
 from dpgan.models.tabular import TabularCritic, TabularGenerator
 from dpgan.privacy import grad_sample
@@ -36,6 +35,7 @@ from dpgan.privacy.step import (
     Release,
     Sampler,
 )
+from dpgan.training.conditions import ConditionPrior
 from dpgan.training.config import TrainingConfig, build_generator
 from dpgan.training.generator_losses import GeneratorObjective, feature_moments_from_noisy_sums, spherical_interpolate
 from dpgan.training.marginals import MarginalAnchor, add_anchor_gradient, warm_start_generator
@@ -64,7 +64,7 @@ class FakeRows:
     """Draws noise and conditions and runs G: fake rows never depend on private data unless the
     caller passes codes read from a record (then they belong to that record's clipped unit)."""
 
-    def __init__(self, G: TabularGenerator, config: TrainingConfig, condition: Condition | None, generator):
+    def __init__(self, G: TabularGenerator, config: TrainingConfig, condition: ConditionPrior | None, generator):
         self.G, self.config, self.condition, self.generator = G, config, condition, generator
 
     def codes(self, n: int) -> torch.Tensor | None:
@@ -103,7 +103,7 @@ def _fake_term_gradient(
     return {name: g / fakes.shape[0] for name, g in summed.items()}
 
 
-def importance_weights(condition: Condition | None, config: TrainingConfig, real: torch.Tensor) -> torch.Tensor:
+def importance_weights(condition: ConditionPrior | None, config: TrainingConfig, real: torch.Tensor) -> torch.Tensor:
     """Training-by-sampling for Poisson batches: real rows are reweighted from the prior to the
     flattened prior that fake conditions are drawn from (ratios of public/DP numbers only)."""
     if condition is None or not config.training_by_sampling:
@@ -290,7 +290,7 @@ def train_dp_critic(
     steps: int,
     generator: torch.Generator,
     ledger: PrivacyLedger | None,
-    condition: Condition | None = None,
+    condition: ConditionPrior | None = None,
     objective: GeneratorObjective | None = None,
     anchor: MarginalAnchor | None = None,
     progress: ProgressFn | None = None,

@@ -30,12 +30,12 @@ import math
 import numpy as np
 import torch
 
-from dpgan.conditioning import Condition
 from dpgan.models.output_spans import OutputSpan
 from dpgan.models.tabular import TabularCritic
 from dpgan.privacy.accounting import PrivacyLedger
 from dpgan.privacy.mlp_clipping import wgan_gp_clipped_sum
 from dpgan.privacy.step import GeneratorHookStep, Recorder
+from dpgan.training.conditions import ConditionPrior
 from dpgan.training.config import TrainingConfig, build_generator
 from dpgan.training.dp_critic import FakeRows, ProgressFn, TrainingResult, make_optimizer
 from dpgan.training.generator_losses import GeneratorObjective
@@ -118,7 +118,7 @@ def train_dp_generator(
     generator: torch.Generator,
     shard_key: bytes,
     ledger: PrivacyLedger | None,
-    condition: Condition | None = None,
+    condition: ConditionPrior | None = None,
     objective: GeneratorObjective | None = None,
     anchor: MarginalAnchor | None = None,
     progress: ProgressFn | None = None,

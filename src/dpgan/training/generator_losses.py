@@ -8,9 +8,9 @@ from dataclasses import dataclass
 import torch
 from torch.nn import functional as F
 
-from dpgan.conditioning import Condition
 from dpgan.models.tabular import TabularCritic
 from dpgan.training.aux_classifier import AuxClassifier, drop_span
+from dpgan.training.conditions import ConditionPrior
 
 
 def adversarial_loss(loss: str, critic_out: torch.Tensor) -> torch.Tensor:
@@ -43,7 +43,7 @@ class GeneratorObjective:
     info_weight: float = 0.0
     classifier_weight: float = 0.0
     classifier: AuxClassifier | None = None
-    condition: Condition | None = None
+    condition: ConditionPrior | None = None
 
     def batch_loss(
         self,
