@@ -6,7 +6,7 @@ calibrated as _fit does), each accountant is asked for ε after t steps at 50 ev
 new power each call). Reported: the mean and largest wall time of a call, the one-off set-up
 (prior composed, caches cold), and the refresh interval that keeps the calls within 1% of a
 fit's wall time (per-call time / 0.01). "recompose" is epsilon_of on the whole ledger each time
-(what synthesizers._StepReporter does today with RDP). PLD grid 1e-3 is the optional coarser grid
+(what the progress bar did before training/progress.py's StepReporter). PLD grid 1e-3 is the optional coarser grid
 (a slightly larger, still valid ε). The even schedule's last refresh is at 50·⌊T/50⌋, the uneven one's at T.
 
     OMP_NUM_THREADS=1 python bench/progress_accounting.py > bench/results/progress_accounting.md

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import math
 import secrets
-import time
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from dataclasses import replace as dataclass_replace
 from pathlib import Path
@@ -30,7 +29,6 @@ from dpgan.preparation import prepare_table, purchased_schema_entries
 from dpgan.privacy.accounting import (
     DEFAULT_ACCOUNTANT,
     Budget,
-    IncrementalAccountant,
     LedgerEntry,
     PrivacyLedger,
     calibrate_noise_multiplier,
@@ -48,6 +46,7 @@ from dpgan.training.dp_critic import TrainingResult, train_dp_critic
 from dpgan.training.dp_generator import train_dp_generator
 from dpgan.training.generator_losses import GeneratorObjective
 from dpgan.training.marginals import MARGINALS_EVENT, MarginalAnchor
+from dpgan.training.progress import ProgressFn, StepReporter
 from dpgan.training.schedule import epochs_schedule, gan_schedule
 from dpgan.transforms.encoder import TableEncoder, public_dtypes
 
@@ -59,7 +58,6 @@ UNSAFE_SCHEMA_NOTE = (
     "The schema (bounds and category lists) was read from the data WITHOUT differential privacy: "
     "the guarantee below covers training only, not the schema."
 )
-ProgressFn = Callable[[int, int, float], None]
 # share of ε for the reads before training when the domain is bought with DP (row count, one
 # histogram per column, the repair count); with a schema only the row count and repairs: 1 %.
 # 0.25 (was 0.1) chosen on the validation splits of the bench tables (bench/RESULTS.md §10)
@@ -344,7 +342,7 @@ class TabularSynthesizer:
                 raise BudgetError("this noise multiplier cannot pay for a single step within ε")
 
         step_entry = LedgerEntry("step", sigma, sampling_rate=sample_rate, sampling=sampling)
-        reporter = _StepReporter(progress, steps, step_entry, ledger, self.delta, self.accountant)
+        reporter = StepReporter(progress, steps, step_entry, ledger, self.delta, self.accountant)
         result: TrainingResult
         if on_generator:
             result = train_dp_generator(
@@ -726,58 +724,3 @@ def _coerce_schema(schema: Schema | str | Path | dict | None) -> Schema | None:
     if isinstance(schema, (str, Path)):
         return Schema.from_json(schema)
     raise InputError("schema must be a Schema, a dict, or a path to a JSON file")
-
-
-class _StepReporter:
-    """Calls the user's progress function with (step, total, ε spent so far).
-
-    The ε is the ledger's own accountant's, computed incrementally (dpgan.privacy.accounting.
-    IncrementalAccountant: the composed PLD is kept and only the new steps are composed in), at
-    the first step, then every REFRESH_SECONDS or, if longer, every COST_FACTOR times the last
-    refresh's own duration (so the refreshes stay within 1/COST_FACTOR of the fit's time), and at
-    the last step. Between the first and
-    the last, PLD uses a 10× coarser grid: about 10× faster, and since dp-accounting rounds
-    pessimistically, still an upper bound (at most 0.3 % above the fine value, measured in
-    bench/results/progress_accounting.md). The last value uses the ledger's own grid.
-    """
-
-    REFRESH_SECONDS = 2.0
-    COST_FACTOR = 100.0
-    PROGRESS_DISCRETIZATION = 1e-3
-
-    def __init__(
-        self,
-        progress: ProgressFn | None,
-        total: int,
-        step: LedgerEntry,
-        ledger: PrivacyLedger,
-        delta: float,
-        accountant: str,
-    ) -> None:
-        self.progress, self.total, self.ledger = progress, total, ledger
-        self.step, self.prior, self.delta, self.accountant = step, list(ledger.entries), delta, accountant
-        self.last_refresh = -math.inf
-        self.last_cost = 0.0  # seconds the last refresh took (the first's one-off set-up left out)
-        self.clock: Callable[[], float] = time.monotonic  # tests inject a clock
-        self._running: IncrementalAccountant | None = None
-
-    def __call__(self, step: int) -> None:
-        if self.progress is None:
-            return
-        now = self.clock()
-        interval = max(self.REFRESH_SECONDS, self.COST_FACTOR * self.last_cost)
-        if step != 1 and step != self.total and now - self.last_refresh < interval:
-            return
-        if step == self.total:  # every step is charged: the ledger's own ε, which the fit then reuses
-            spent = self.ledger.epsilon(self.delta, self.accountant)
-        else:
-            if self._running is None:
-                coarse = self.PROGRESS_DISCRETIZATION if self.accountant == "pld" else None
-                self._running = IncrementalAccountant(
-                    self.prior, self.step, delta=self.delta, accountant=self.accountant, discretization=coarse
-                )
-            spent = self._running.epsilon_after(step)
-        self.last_refresh = self.clock()
-        if step != 1:  # the first call also builds the accountant: a one-off cost
-            self.last_cost = self.last_refresh - now
-        self.progress(step, self.total, spent)
