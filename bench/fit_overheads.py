@@ -57,7 +57,7 @@ def fit_once(recipe: str, epsilon: float, epochs: int, data, schema, profile: bo
     if profiler is not None:
         stats = pstats.Stats(profiler)
         calibration = cumulative(stats, "accounting.py", accounting.calibrate_noise_multiplier.__name__)
-        reporter = cumulative(stats, "progress.py", "__call__")  # training/progress.StepReporter.__call__
+        reporter = cumulative(stats, "training/progress.py", "__call__")  # training/progress.StepReporter.__call__
         row.update(
             calibration_s=calibration,
             calibration_share=calibration / wall,
