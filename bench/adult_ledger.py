@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 from dpgan import Schema, datasets
 from dpgan.preparation import REPAIR_EVENT, preprocessing_events
-from dpgan.privacy.accounting import LedgerEntry, calibrate_noise_multiplier
+from dpgan.privacy.accounting import LedgerEntry
+from dpgan.privacy.calibration import calibrate_noise_multiplier
 from dpgan.privacy.preprocessing import REPAIR_COUNT_SCALE, ROW_COUNT_SCALE, plan_preprocessing
 from dpgan.recipes import get_recipe
 from dpgan.training.config import TrainingConfig

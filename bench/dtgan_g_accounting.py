@@ -32,10 +32,10 @@ from dpgan.privacy import accounting
 from dpgan.privacy.accounting import (
     RDP_ORDERS,
     LedgerEntry,
-    calibrate_noise_multiplier,
     epsilon_of,
     regular_rdp,
 )
+from dpgan.privacy.calibration import calibrate_noise_multiplier
 
 DELTA = 1e-5
 SHARDS = "one-of-shards"

@@ -25,7 +25,7 @@ import time
 import torch
 
 from dpgan import Schema, TabularSynthesizer, datasets
-from dpgan.privacy import accounting
+from dpgan.privacy import calibration as calibration_module
 
 
 def cumulative(stats: pstats.Stats, filename_part: str, function: str) -> float:
@@ -56,7 +56,9 @@ def fit_once(recipe: str, epsilon: float, epochs: int, data, schema, profile: bo
     row["progress_calls"] = len(calls)
     if profiler is not None:
         stats = pstats.Stats(profiler)
-        calibration = cumulative(stats, "accounting.py", accounting.calibrate_noise_multiplier.__name__)
+        calibration = cumulative(
+            stats, "privacy/calibration.py", calibration_module.calibrate_noise_multiplier.__name__
+        )
         reporter = cumulative(stats, "training/progress.py", "__call__")  # training/progress.StepReporter.__call__
         row.update(
             calibration_s=calibration,

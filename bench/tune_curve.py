@@ -21,7 +21,8 @@ from sklearn.metrics import roc_auc_score
 
 from dpgan import Schema, datasets
 from dpgan.evaluation.utility import one_hot_features
-from dpgan.privacy.accounting import PrivacyLedger, calibrate_noise_multiplier
+from dpgan.privacy.accounting import PrivacyLedger
+from dpgan.privacy.calibration import calibrate_noise_multiplier
 from dpgan.training.config import TrainingConfig
 from dpgan.training.dp_critic import train_dp_critic
 from dpgan.transforms.encoder import TableEncoder

@@ -28,13 +28,12 @@ from dpgan.privacy.accounting import (
     PrivacyLedger,
     _rdp_curve,
     binomial_buckets,
-    calibrate_noise_multiplier,
     composed_event,
     epsilon_of,
-    max_steps,
     pld_discretization,
     rdp_log_delta,
 )
+from dpgan.privacy.calibration import calibrate_noise_multiplier, max_steps
 
 LOCAL_FIXTURES = Path(__file__).resolve().parent / "fixtures" / "privacy-fixtures.json"
 SHARED_FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "privacy-fixtures.json"
@@ -544,3 +543,21 @@ def test_ledger_round_trip_keeps_the_sampling_kind():
     assert again.entries == ledger.entries
     assert again.epsilon(1e-5, "rdp") == ledger.epsilon(1e-5, "rdp")
     assert again.epsilon(1e-5, "pld") == pytest.approx(_mixture_epsilon(2.0, 10, 10, 1e-5), rel=1e-4)
+
+
+def test_one_calibration_wrapper_gives_sigma_or_steps_and_refuses_an_unpayable_sigma():
+    """σ for T steps lands on ε (≤ target, close); a given σ gets the most steps it pays for,
+    capped at T on request; a σ that cannot pay for one step is refused."""
+    from dpgan.errors import BudgetError
+    from dpgan.privacy.calibration import sigma_and_steps
+
+    common = {"sample_rate": 0.01, "epsilon": 1.0, "delta": DELTA, "accountant": "rdp"}
+    chosen = sigma_and_steps(steps=500, **common)
+    spent = epsilon_of([LedgerEntry("sgd", chosen.noise_multiplier, 0.01, 500)], DELTA, "rdp")
+    assert chosen.steps == 500 and 0.99 <= spent <= 1.0
+    free = sigma_and_steps(steps=500, noise_multiplier=chosen.noise_multiplier * 1.5, cap_steps=False, **common)
+    capped = sigma_and_steps(steps=500, noise_multiplier=chosen.noise_multiplier * 1.5, **common)
+    assert free.steps > 500 and capped.steps == 500
+    assert epsilon_of([LedgerEntry("sgd", free.noise_multiplier, 0.01, free.steps)], DELTA, "rdp") <= 1.0
+    with pytest.raises(BudgetError):
+        sigma_and_steps(steps=500, noise_multiplier=0.05, **{**common, "sample_rate": 1.0})

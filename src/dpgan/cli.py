@@ -301,7 +301,8 @@ def cmd_privacy(args: argparse.Namespace) -> int:
     if (args.noise_multiplier is None) == (args.epsilon is None):
         raise InputError("give exactly one of --noise-multiplier (to get ε) or --epsilon (to get σ)")
     _check_budget(args)
-    from dpgan.privacy.accounting import LedgerEntry, calibrate_noise_multiplier, epsilon_of
+    from dpgan.privacy.accounting import LedgerEntry, epsilon_of
+    from dpgan.privacy.calibration import calibrate_noise_multiplier
 
     if args.noise_multiplier is not None:
         entry = LedgerEntry("dp-sgd", args.noise_multiplier, sampling_rate=args.sample_rate, count=args.steps)

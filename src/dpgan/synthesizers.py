@@ -31,11 +31,10 @@ from dpgan.privacy.accounting import (
     Budget,
     LedgerEntry,
     PrivacyLedger,
-    calibrate_noise_multiplier,
     check_accountant,
     check_epsilon_delta,
-    max_steps,
 )
+from dpgan.privacy.calibration import calibrate_noise_multiplier, sigma_and_steps
 from dpgan.recipes import Recipe, get_recipe
 from dpgan.schema import Schema
 from dpgan.schema_inference import SOURCE_NOT_PRIVATE, PublicHints
@@ -314,32 +313,18 @@ class TabularSynthesizer:
             schedule.expected_batch_size,
             schedule.sampling,
         )
-        if self.noise_multiplier is None:
-            sigma = calibrate_noise_multiplier(
-                sample_rate=sample_rate,
-                steps=steps_for_epochs,
-                epsilon=self.epsilon,
-                delta=self.delta,
-                accountant=self.accountant,
-                prior=ledger.entries,
-                sampling=sampling,
-            )
-            steps = steps_for_epochs
-        else:
-            sigma = self.noise_multiplier
-            steps = max_steps(
-                sample_rate=sample_rate,
-                noise_multiplier=sigma,
-                epsilon=self.epsilon,
-                delta=self.delta,
-                accountant=self.accountant,
-                prior=ledger.entries,
-                sampling=sampling,
-            )
-            if self.epochs_given:
-                steps = min(steps, steps_for_epochs)
-            if steps == 0:
-                raise BudgetError("this noise multiplier cannot pay for a single step within ε")
+        budget = sigma_and_steps(
+            sample_rate=sample_rate,
+            steps=steps_for_epochs,
+            epsilon=self.epsilon,
+            delta=self.delta,
+            accountant=self.accountant,
+            prior=ledger.entries,
+            sampling=sampling,
+            noise_multiplier=self.noise_multiplier,
+            cap_steps=self.epochs_given,
+        )
+        sigma, steps = budget.noise_multiplier, budget.steps
 
         step_entry = LedgerEntry("step", sigma, sampling_rate=sample_rate, sampling=sampling)
         reporter = StepReporter(progress, steps, step_entry, ledger, self.delta, self.accountant)

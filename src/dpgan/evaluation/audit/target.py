@@ -25,9 +25,9 @@ from dpgan.privacy.accounting import (
     ONE_OF_SHARDS,
     POISSON,
     PrivacyLedger,
-    calibrate_noise_multiplier,
     check_epsilon_delta,
 )
+from dpgan.privacy.calibration import calibrate_noise_multiplier
 from dpgan.recipes import Recipe, get_recipe
 from dpgan.schema import Schema
 from dpgan.serialization import read_model_dir
