@@ -561,3 +561,48 @@ def test_one_calibration_wrapper_gives_sigma_or_steps_and_refuses_an_unpayable_s
     assert epsilon_of([LedgerEntry("sgd", free.noise_multiplier, 0.01, free.steps)], DELTA, "rdp") <= 1.0
     with pytest.raises(BudgetError):
         sigma_and_steps(steps=500, noise_multiplier=0.05, **{**common, "sample_rate": 1.0})
+
+
+@pytest.mark.parametrize(("epsilon", "delta"), [(0.1, 1e-5), (1.0, 1e-5), (3.0, 1e-6), (20.0, 1e-5)])
+def test_analytic_gaussian_sigma_agrees_with_dp_accountings_calibration(epsilon, delta):
+    """The exact single-Gaussian σ (Balle & Wang) against dp-accounting's own calibration with its
+    PLD accountant: equal to 0.2 % (PLD rounds pessimistically, so its σ is never smaller)."""
+    import dp_accounting
+    from dp_accounting.pld import pld_privacy_accountant
+
+    from dpgan.privacy.calibration import analytic_gaussian_sigma
+
+    ours = analytic_gaussian_sigma(epsilon, delta)
+    theirs = dp_accounting.calibrate_dp_mechanism(
+        lambda: pld_privacy_accountant.PLDAccountant(value_discretization_interval=1e-4),
+        dp_accounting.GaussianDpEvent,
+        epsilon,
+        delta,
+        bracket_interval=dp_accounting.LowerEndpointAndGuess(0.5 * ours, ours),  # a bracket only
+        tol=1e-6,
+    )
+    assert ours == pytest.approx(theirs, rel=2e-3) and theirs >= ours * (1 - 1e-6)
+
+
+@pytest.mark.parametrize("accountant", ["pld", "rdp"])
+@pytest.mark.parametrize(
+    ("epsilon", "fraction", "events", "keyed"),
+    [
+        (1.0, 0.01, {2.0: 2}, 0),
+        (3.0, 0.25, {2.0: 17, 1.0: 14, 0.5: 1}, 15),
+        (0.2, 0.5, {1.0: 3, 4.0: 1}, 1),
+    ],
+)
+def test_preprocessing_plan_lands_on_its_share_of_epsilon(accountant, epsilon, fraction, events, keyed):
+    """The pre-training reads, each its own ledger entry at σ·scale, cost at most their share of ε
+    under the ledger's accountant, and not much less (the search does not waste budget)."""
+    from dpgan.privacy.preprocessing import plan_preprocessing
+
+    plan = plan_preprocessing(
+        epsilon=epsilon, delta=DELTA, fraction=fraction, events=events, keyed_histograms=keyed, accountant=accountant
+    )
+    entries = [LedgerEntry("pre", plan.noise_multiplier * s, count=c) for s, c in events.items()]
+    if keyed:
+        entries.append(LedgerEntry("thr", 1.0, count=0, extra_delta=plan.threshold_delta))
+    spent = epsilon_of(entries, DELTA, accountant)
+    assert 0.999 * fraction * epsilon <= spent <= fraction * epsilon

@@ -14,7 +14,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from scipy import optimize
+from scipy import optimize, stats
 
 from dpgan.errors import BudgetError, InputError
 from dpgan.privacy.accounting import (
@@ -253,3 +253,23 @@ def sigma_and_steps(
     if paid == 0:
         raise BudgetError("this noise multiplier cannot pay for a single step within ε")
     return TrainingBudget(noise_multiplier, paid)
+
+
+def analytic_gaussian_sigma(epsilon: float, delta: float) -> float:
+    """The smallest noise multiplier of ONE Gaussian mechanism that is (ε, δ)-DP, exactly
+    (Balle & Wang 2018, Thm. 8): δ(ε; σ) = Φ(1/(2σ) − εσ) − e^ε·Φ(−1/(2σ) − εσ), decreasing in σ.
+
+    A search proxy, not an accountant: callers check its answer with the ledger's accountant, whose
+    PLD discretisation is slightly pessimistic (calibration of unsampled Gaussian releases)."""
+    check_epsilon_delta(epsilon, delta)
+
+    def excess(sigma: float) -> float:
+        a, b = 1.0 / (2.0 * sigma) - epsilon * sigma, -1.0 / (2.0 * sigma) - epsilon * sigma
+        return float(stats.norm.cdf(a) - math.exp(epsilon + stats.norm.logcdf(b))) - delta
+
+    low, high = 1e-3, 1.0
+    while excess(high) > 0:
+        low, high = high, high * 2.0
+        if high > 1e9:
+            raise BudgetError(f"no noise multiplier reaches ε={epsilon}")
+    return float(optimize.brentq(excess, low, high, xtol=1e-12, rtol=1e-12))

@@ -11,6 +11,7 @@ kinds, this module serves any synthesizer.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -18,6 +19,7 @@ import numpy as np
 
 from dpgan.errors import BudgetError, InputError
 from dpgan.privacy.accounting import LedgerEntry, epsilon_of
+from dpgan.privacy.calibration import analytic_gaussian_sigma
 from dpgan.privacy.mechanisms import noisy_count
 
 # how much noise each read takes, in units of the base σ (public constants)
@@ -62,21 +64,40 @@ def plan_preprocessing(
     threshold_delta = threshold_delta_fraction * delta if keyed_histograms else 0.0
     target = fraction * epsilon
 
-    def cost(sigma: float) -> float:
-        entries = [LedgerEntry("pre", sigma * scale, count=count) for scale, count in events.items()]
-        if threshold_delta:
-            entries.append(LedgerEntry("thr", 1.0, count=0, extra_delta=threshold_delta))
-        return epsilon_of(entries, delta, accountant)
+    threshold = [LedgerEntry("thr", 1.0, count=0, extra_delta=threshold_delta)] if threshold_delta else []
 
-    low, high = 0.1, 1.0
-    while cost(high) > target:
-        low, high = high, high * 2.0
-        if high > 1e7:
-            raise BudgetError("the privacy budget is too small for the preprocessing reads")
-    for _ in range(40):
-        mid = 0.5 * (low + high)
-        low, high = (mid, high) if cost(mid) > target else (low, mid)
-    return PreprocessingPlan(high, threshold_delta)
+    def cost(sigma: float) -> float:
+        """What the ledger will say: every event as its own entry."""
+        entries = [LedgerEntry("pre", sigma * scale, count=count) for scale, count in events.items()]
+        return epsilon_of([*entries, *threshold], delta, accountant)
+
+    # Unsampled Gaussians compose into one Gaussian: c releases at multiplier σ·s are, together,
+    # one release at σ/√(Σ c/s²), whose exact (ε, δ) curve is analytic. The search runs on it and
+    # then settles on the ledger's own accountant (a few evaluations instead of ~45).
+    merged_scale = 1.0 / math.sqrt(sum(count / scale**2 for scale, count in events.items()))
+
+    def settle(sigma: float) -> float:
+        while cost(sigma) > target:
+            sigma *= 1.0001
+        return sigma
+
+    if accountant == "pld":
+        sigma = analytic_gaussian_sigma(target, delta - threshold_delta) / merged_scale
+        over = cost(sigma) - target  # the ledger's PLD rounds up: aim below by what it adds
+        if 0 < over < target:
+            sigma = analytic_gaussian_sigma(target - over, delta - threshold_delta) / merged_scale
+        sigma = settle(sigma)
+    else:  # RDP of a Gaussian is a closed form: search it directly
+        low, high = 0.1, 1.0
+        while cost(high) > target:
+            low, high = high, high * 2.0
+            if high > 1e7:
+                raise BudgetError("the privacy budget is too small for the preprocessing reads")
+        for _ in range(40):
+            mid = 0.5 * (low + high)
+            low, high = (mid, high) if cost(mid) > target else (low, mid)
+        sigma = high
+    return PreprocessingPlan(sigma, threshold_delta)
 
 
 def private_row_count(num_rows: int, sigma: float, rng: np.random.Generator) -> tuple[int, LedgerEntry]:
