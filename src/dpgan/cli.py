@@ -608,7 +608,7 @@ def build_parser() -> argparse.ArgumentParser:
     def command(name: str, help_text: str) -> argparse.ArgumentParser:
         return sub.add_parser(name, help=help_text, description=help_text, formatter_class=_HelpFormatter)
 
-    demo = command("demo", "fit on the bundled UCI Adult at ε=3 and check utility (about 6 minutes on 2 cores)")
+    demo = command("demo", "fit on the bundled UCI Adult at ε=3 and check utility (about 2 minutes on 2 cores)")
     _budget_options(demo, 3.0)
     demo.add_argument("--out-dir", default="dpgan-demo", help="where the synthetic CSV and the model go")
     demo.set_defaults(func=cmd_demo)
