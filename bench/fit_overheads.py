@@ -25,7 +25,6 @@ from collections import defaultdict
 import torch
 
 import dpgan.preparation as preparation
-import dpgan.synthesizers as synthesizers
 from dpgan import Schema, TabularSynthesizer, datasets
 from dpgan.privacy import calibration
 from dpgan.training import progress
@@ -51,8 +50,7 @@ def install_timers() -> None:
     """Wrap the searches where the fit looks them up (module globals) and the reporter's call."""
     preparation.plan_preprocessing = timed("plan", preparation.plan_preprocessing)
     calibrate = timed("calibration", calibration.calibrate_noise_multiplier)
-    calibration.calibrate_noise_multiplier = calibrate  # sigma_and_steps looks it up here
-    synthesizers.calibrate_noise_multiplier = calibrate  # the classifiers' shares
+    calibration.calibrate_noise_multiplier = calibrate  # sigma_and_steps and the shares look it up here
     progress.StepReporter.__call__ = timed("progress", progress.StepReporter.__call__)
 
 

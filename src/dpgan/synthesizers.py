@@ -24,7 +24,7 @@ from dpgan import __version__
 from dpgan.conditioning import Condition, build_condition, check_condition_column, condition_codes
 from dpgan.conform import check_structure
 from dpgan.errors import BudgetError, DPGanWarning, InputError, ModelFileError
-from dpgan.extras.label_model import LabelModel, label_span, label_target, split_tensors
+from dpgan.extras.label_model import LabelModel, fit_label_model, label_target, split_tensors
 from dpgan.preparation import prepare_table, purchased_schema_entries
 from dpgan.privacy.accounting import (
     DEFAULT_ACCOUNTANT,
@@ -34,19 +34,19 @@ from dpgan.privacy.accounting import (
     check_accountant,
     check_epsilon_delta,
 )
-from dpgan.privacy.calibration import calibrate_noise_multiplier, sigma_and_steps
+from dpgan.privacy.calibration import BudgetShares, sigma_and_steps
 from dpgan.recipes import Recipe, get_recipe
 from dpgan.schema import Schema
 from dpgan.schema_inference import SOURCE_NOT_PRIVATE, PublicHints
 from dpgan.serialization import read_model_dir, write_model_dir
-from dpgan.training.aux_classifier import AuxClassifier, drop_span, train_dp_classifier
+from dpgan.training.aux_classifier import fit_aux_classifier
 from dpgan.training.config import TrainingConfig, build_generator
 from dpgan.training.dp_critic import TrainingResult, train_dp_critic
 from dpgan.training.dp_generator import train_dp_generator
 from dpgan.training.generator_losses import GeneratorObjective
-from dpgan.training.marginals import MARGINALS_EVENT, MarginalAnchor
+from dpgan.training.marginals import measure_anchor
 from dpgan.training.progress import ProgressFn, StepReporter
-from dpgan.training.schedule import epochs_schedule, gan_schedule
+from dpgan.training.schedule import gan_schedule
 from dpgan.transforms.encoder import TableEncoder, public_dtypes
 
 MAX_SAMPLE_ROWS = 100_000_000
@@ -282,22 +282,36 @@ class TabularSynthesizer:
             cfg.loss, info_weight=cfg.info_loss_weight, classifier_weight=cfg.classifier_loss_weight
         )
         spent_fraction = purchased + fraction
+        shares = BudgetShares(self.epsilon, self.delta, self.accountant)
         if cfg.classifier_loss_weight > 0 and condition is not None:
             spent_fraction += cfg.classifier_budget_fraction
             objective.condition = condition
-            objective.classifier = self._fit_aux_classifier(encoded, condition, rows, spent_fraction, ledger, torch_gen)
+            objective.classifier = fit_aux_classifier(
+                encoded, condition, cfg, rows=rows, share=shares.at(spent_fraction), ledger=ledger, generator=torch_gen
+            )
         label_column = label_target(schema) if cfg.label_model else None
         label_model = None
         if label_column is not None:
             spent_fraction += cfg.label_model_budget_fraction
-            label_model = self._fit_label_model(encoded, encoder, label_column, rows, spent_fraction, ledger, torch_gen)
+            label_model = fit_label_model(
+                encoded,
+                encoder,
+                label_column,
+                cfg,
+                rows=rows,
+                share=shares.at(spent_fraction),
+                ledger=ledger,
+                generator=torch_gen,
+            )
 
         on_generator = self.recipe.dp_on == "generator"
         anchor = None
         if cfg.marginal_anchor:
             spent_fraction += cfg.marginal_budget_fraction
             skip = condition.column if condition is not None else None
-            anchor = self._measure_marginals(encoded, encoder, skip, spent_fraction, ledger, rng)
+            anchor = measure_anchor(
+                encoded, encoder.spans, skip, share=shares.at(spent_fraction), ledger=ledger, rng=rng
+            )
         schedule = gan_schedule(
             batch_size=cfg.batch_size,
             max_sample_rate=cfg.max_sample_rate,
@@ -402,142 +416,6 @@ class TabularSynthesizer:
             if schema is not None:
                 check_condition_column(schema, column)
         return column
-
-    def _fit_private_classifier(
-        self,
-        features: torch.Tensor,
-        labels: torch.Tensor,
-        num_classes: int,
-        *,
-        rows: int,
-        epochs: float,
-        batch_size: int,
-        max_sample_rate: float,
-        lr: float,
-        hidden: tuple[int, ...],
-        max_grad_norm: float,
-        budget_fraction: float,
-        ledger: PrivacyLedger,
-        torch_gen: torch.Generator,
-        mechanism: str,
-        note: str,
-    ) -> AuxClassifier:
-        """A classifier trained with DP-SGD so that the ledger reaches `budget_fraction`·ε (capped at
-        0.9·ε: the GAN keeps the rest), its steps recorded as one entry."""
-        schedule = epochs_schedule(batch_size, max_sample_rate, epochs, rows)
-        sample_rate, steps, batch = schedule.sample_rate, schedule.steps, schedule.expected_batch_size
-        sigma = self._sigma_for_share(sample_rate, steps, budget_fraction, ledger)
-        classifier = train_dp_classifier(
-            features,
-            labels,
-            num_classes,
-            sample_rate=sample_rate,
-            expected_batch_size=batch,
-            steps=steps,
-            noise_multiplier=sigma,
-            max_grad_norm=max_grad_norm,
-            lr=lr,
-            hidden=hidden,
-            generator=torch_gen,
-            ledger=ledger,
-            label=mechanism,
-            note=note,
-        )
-        return classifier
-
-    def _sigma_for_share(self, sample_rate: float, steps: int, budget_fraction: float, ledger: PrivacyLedger) -> float:
-        """σ at which `steps` more events bring the ledger to `budget_fraction`·ε (capped at 0.9·ε:
-        the GAN keeps the rest)."""
-        return calibrate_noise_multiplier(
-            sample_rate=sample_rate,
-            steps=steps,
-            epsilon=min(0.9, budget_fraction) * self.epsilon,
-            delta=self.delta,
-            accountant=self.accountant,
-            prior=ledger.entries,
-        )
-
-    def _measure_marginals(
-        self,
-        encoded: torch.Tensor,
-        encoder: TableEncoder,
-        skip_column: str | None,
-        budget_fraction: float,
-        ledger: PrivacyLedger,
-        rng: np.random.Generator,
-    ) -> MarginalAnchor:
-        """G's DP one-way statistics (dpgan.training.marginals), calibrated so that the ledger reaches
-        `budget_fraction`·ε; recorded as one entry of k sensitivity-1 releases."""
-        releases = MarginalAnchor.releases(encoder.spans, skip_column)
-        sigma = self._sigma_for_share(1.0, releases, budget_fraction, ledger)
-        anchor = MarginalAnchor.measure(encoded, encoder.spans, skip_column, sigma, rng)
-        note = (
-            f"{len(anchor.spans)} histograms (categories, bins, nulls) and {2 * len(anchor.positions)} per-bin "
-            "sums of numeric positions and their squares; sensitivity 1 each"
-        )
-        ledger.add(LedgerEntry(MARGINALS_EVENT, sigma, count=releases, note=note))
-        return anchor
-
-    def _fit_aux_classifier(
-        self,
-        encoded: torch.Tensor,
-        condition: Condition,
-        rows: int,
-        budget_fraction: float,
-        ledger: PrivacyLedger,
-        torch_gen: torch.Generator,
-    ) -> AuxClassifier:
-        """DTGAN's auxiliary classifier of the condition: its loss guides the generator."""
-        cfg = self.config
-        start, stop = condition.slice
-        return self._fit_private_classifier(
-            drop_span(encoded, start, stop),
-            condition.codes_of_encoded(encoded),
-            condition.width,
-            rows=rows,
-            epochs=cfg.classifier_epochs,
-            batch_size=cfg.batch_size,
-            max_sample_rate=cfg.max_sample_rate,
-            lr=1e-3,
-            hidden=(128,),
-            max_grad_norm=cfg.max_grad_norm,
-            budget_fraction=budget_fraction,
-            ledger=ledger,
-            torch_gen=torch_gen,
-            mechanism="DP-SGD on the auxiliary classifier",
-            note=f"predicts {condition.column!r}; its loss guides the generator",
-        )
-
-    def _fit_label_model(
-        self,
-        encoded: torch.Tensor,
-        encoder: TableEncoder,
-        column: str,
-        rows: int,
-        budget_fraction: float,
-        ledger: PrivacyLedger,
-        torch_gen: torch.Generator,
-    ) -> LabelModel:
-        cfg = self.config
-        start, stop = label_span(encoder, column)
-        classifier = self._fit_private_classifier(
-            drop_span(encoded, start, stop),
-            encoded[:, start:stop].argmax(dim=1),
-            stop - start,
-            rows=rows,
-            epochs=cfg.label_model_epochs,
-            batch_size=cfg.label_model_batch_size,
-            max_sample_rate=cfg.label_model_max_sample_rate,
-            lr=cfg.label_model_lr,
-            hidden=cfg.label_model_hidden,
-            max_grad_norm=cfg.label_model_max_grad_norm,
-            budget_fraction=budget_fraction,
-            ledger=ledger,
-            torch_gen=torch_gen,
-            mechanism="DP-SGD on the label model",
-            note=f"predicts {column!r} from the other columns; redraws it in every sampled row",
-        )
-        return LabelModel(column, start, stop, cfg.label_model_hidden, classifier)
 
     # --------------------------------------------------------------- sample
     def sample(self, n: int, *, seed: int | None = None, conditions: dict[str, Any] | None = None) -> pd.DataFrame:

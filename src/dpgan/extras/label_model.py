@@ -23,8 +23,11 @@ import torch
 
 from dpgan.errors import InputError
 from dpgan.models.output_spans import SOFTMAX
+from dpgan.privacy.accounting import PrivacyLedger
+from dpgan.privacy.calibration import ShareTarget
 from dpgan.schema import Schema, category_index
-from dpgan.training.aux_classifier import AuxClassifier, drop_span
+from dpgan.training.aux_classifier import AuxClassifier, drop_span, fit_private_classifier
+from dpgan.training.config import TrainingConfig
 from dpgan.transforms.encoder import TableEncoder, sample_categories
 
 TENSOR_PREFIX = "label_model."
@@ -107,3 +110,36 @@ def split_tensors(tensors: dict[str, torch.Tensor]) -> tuple[dict[str, torch.Ten
 
 
 __all__ = ["LabelModel", "label_span", "label_target", "split_tensors"]
+
+
+def fit_label_model(
+    encoded: torch.Tensor,
+    encoder: TableEncoder,
+    column: str,
+    config: TrainingConfig,
+    *,
+    rows: int,
+    share: ShareTarget,
+    ledger: PrivacyLedger,
+    generator: torch.Generator,
+) -> LabelModel:
+    """The label model of `column`, trained with DP-SGD to bring the ledger to `share`."""
+    start, stop = label_span(encoder, column)
+    classifier = fit_private_classifier(
+        drop_span(encoded, start, stop),
+        encoded[:, start:stop].argmax(dim=1),
+        stop - start,
+        rows=rows,
+        epochs=config.label_model_epochs,
+        batch_size=config.label_model_batch_size,
+        max_sample_rate=config.label_model_max_sample_rate,
+        lr=config.label_model_lr,
+        hidden=config.label_model_hidden,
+        max_grad_norm=config.label_model_max_grad_norm,
+        share=share,
+        ledger=ledger,
+        generator=generator,
+        mechanism="DP-SGD on the label model",
+        note=f"predicts {column!r} from the other columns; redraws it in every sampled row",
+    )
+    return LabelModel(column, start, stop, config.label_model_hidden, classifier)

@@ -273,3 +273,40 @@ def analytic_gaussian_sigma(epsilon: float, delta: float) -> float:
         if high > 1e9:
             raise BudgetError(f"no noise multiplier reaches ε={epsilon}")
     return float(optimize.brentq(excess, low, high, xtol=1e-12, rtol=1e-12))
+
+
+# The GAN always keeps at least this share of ε: no earlier release may take more than the rest.
+MAX_EARLIER_SHARE = 0.9
+
+
+@dataclass(frozen=True)
+class ShareTarget:
+    """Where the ledger must stand after one more release: `fraction` of the fit's (ε, δ)."""
+
+    epsilon: float
+    delta: float
+    accountant: str
+
+    def sigma(self, sample_rate: float, steps: int, prior: Sequence[LedgerEntry]) -> float:
+        """σ at which `steps` more Poisson-Gaussian releases bring `prior` to this target."""
+        return calibrate_noise_multiplier(
+            sample_rate=sample_rate,
+            steps=steps,
+            epsilon=self.epsilon,
+            delta=self.delta,
+            accountant=self.accountant,
+            prior=prior,
+        )
+
+
+@dataclass(frozen=True)
+class BudgetShares:
+    """Named shares of one (ε, δ): the releases before the GAN (classifiers, marginals) are each
+    calibrated so that the ledger reaches a cumulative share, capped at MAX_EARLIER_SHARE."""
+
+    epsilon: float
+    delta: float
+    accountant: str = DEFAULT_ACCOUNTANT
+
+    def at(self, fraction: float) -> ShareTarget:
+        return ShareTarget(min(MAX_EARLIER_SHARE, fraction) * self.epsilon, self.delta, self.accountant)

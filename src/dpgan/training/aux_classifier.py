@@ -22,8 +22,12 @@ from torch.func import functional_call
 from dpgan.errors import InputError
 from dpgan.models.tabular import leaky_mlp
 from dpgan.privacy.accounting import PrivacyLedger
+from dpgan.privacy.calibration import ShareTarget
 from dpgan.privacy.dpsgd import Grads, clip_per_example, per_example_gradients, per_example_norms
 from dpgan.privacy.step import PrivateStep
+from dpgan.training.conditions import ConditionPrior
+from dpgan.training.config import TrainingConfig
+from dpgan.training.schedule import epochs_schedule
 
 RecordLoss = Callable[[Grads, torch.Tensor, torch.Tensor], torch.Tensor]
 
@@ -189,3 +193,74 @@ __all__ = [
     "classifier_clipped_sum",
     "train_dp_classifier",
 ]
+
+
+def fit_private_classifier(
+    features: torch.Tensor,
+    labels: torch.Tensor,
+    num_classes: int,
+    *,
+    rows: int,
+    epochs: float,
+    batch_size: int,
+    max_sample_rate: float,
+    lr: float,
+    hidden: tuple[int, ...],
+    max_grad_norm: float,
+    share: ShareTarget,
+    ledger: PrivacyLedger,
+    generator: torch.Generator,
+    mechanism: str,
+    note: str,
+) -> AuxClassifier:
+    """A classifier trained with DP-SGD at the σ that brings the ledger to `share` (its steps are
+    one ledger entry, charged by the private step as they run)."""
+    schedule = epochs_schedule(batch_size, max_sample_rate, epochs, rows)
+    sigma = share.sigma(schedule.sample_rate, schedule.steps, ledger.entries)
+    return train_dp_classifier(
+        features,
+        labels,
+        num_classes,
+        sample_rate=schedule.sample_rate,
+        expected_batch_size=schedule.expected_batch_size,
+        steps=schedule.steps,
+        noise_multiplier=sigma,
+        max_grad_norm=max_grad_norm,
+        lr=lr,
+        hidden=hidden,
+        generator=generator,
+        ledger=ledger,
+        label=mechanism,
+        note=note,
+    )
+
+
+def fit_aux_classifier(
+    encoded: torch.Tensor,
+    condition: ConditionPrior,
+    config: TrainingConfig,
+    *,
+    rows: int,
+    share: ShareTarget,
+    ledger: PrivacyLedger,
+    generator: torch.Generator,
+) -> AuxClassifier:
+    """DTGAN's auxiliary classifier of the condition: its loss guides the generator."""
+    start, stop = condition.slice
+    return fit_private_classifier(
+        drop_span(encoded, start, stop),
+        condition.codes_of_encoded(encoded),
+        stop - start,
+        rows=rows,
+        epochs=config.classifier_epochs,
+        batch_size=config.batch_size,
+        max_sample_rate=config.max_sample_rate,
+        lr=1e-3,
+        hidden=(128,),
+        max_grad_norm=config.max_grad_norm,
+        share=share,
+        ledger=ledger,
+        generator=generator,
+        mechanism="DP-SGD on the auxiliary classifier",
+        note=f"predicts {condition.column!r}; its loss guides the generator",
+    )

@@ -14,6 +14,8 @@ import torch
 
 
 class ConditionPrior(Protocol):
+    column: str  # the condition's public name (a column, a label)
+
     @property
     def slice(self) -> tuple[int, int]:
         """Where the condition's one-hot sits in an encoded unit."""

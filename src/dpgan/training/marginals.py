@@ -28,6 +28,8 @@ import torch
 
 from dpgan.models.output_spans import TANH, OutputSpan, position_bin_pairs
 from dpgan.models.tabular import TabularGenerator
+from dpgan.privacy.accounting import LedgerEntry, PrivacyLedger
+from dpgan.privacy.calibration import ShareTarget
 from dpgan.privacy.mechanisms import noisy_counts
 from dpgan.training.config import TrainingConfig
 
@@ -214,3 +216,25 @@ def add_anchor_gradient(
     gradient (it reads only the released statistics, so it never goes through a clip-and-noise hook)."""
     if anchor is not None and config.marginal_weight > 0:
         (config.marginal_weight * anchor.penalty(G, *draw_inputs())).backward()
+
+
+def measure_anchor(
+    encoded: torch.Tensor,
+    spans: list[OutputSpan],
+    skip_column: str | None,
+    *,
+    share: ShareTarget,
+    ledger: PrivacyLedger,
+    rng: np.random.Generator,
+) -> MarginalAnchor:
+    """G's DP one-way statistics, calibrated so that the ledger reaches `share`; recorded as one
+    entry of k sensitivity-1 releases."""
+    releases = MarginalAnchor.releases(spans, skip_column)
+    sigma = share.sigma(1.0, releases, ledger.entries)
+    anchor = MarginalAnchor.measure(encoded, spans, skip_column, sigma, rng)
+    note = (
+        f"{len(anchor.spans)} histograms (categories, bins, nulls) and {2 * len(anchor.positions)} per-bin "
+        "sums of numeric positions and their squares; sensitivity 1 each"
+    )
+    ledger.add(LedgerEntry(MARGINALS_EVENT, sigma, count=releases, note=note))
+    return anchor
