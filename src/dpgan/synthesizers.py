@@ -21,6 +21,7 @@ import pandas as pd
 import torch
 
 from dpgan import __version__
+from dpgan.api import Synthesizer
 from dpgan.conditioning import Condition, build_condition, check_condition_column, condition_codes
 from dpgan.conform import check_structure
 from dpgan.errors import BudgetError, DPGanWarning, InputError, ModelFileError
@@ -31,8 +32,6 @@ from dpgan.privacy.accounting import (
     Budget,
     LedgerEntry,
     PrivacyLedger,
-    check_accountant,
-    check_epsilon_delta,
 )
 from dpgan.privacy.calibration import BudgetShares, sigma_and_steps
 from dpgan.recipes import Recipe, get_recipe
@@ -103,7 +102,7 @@ def _positive_int(value: Any, what: str) -> int:
     return int(value)
 
 
-class TabularSynthesizer:
+class TabularSynthesizer(Synthesizer):
     """DP GAN synthesizer for mixed-type tables; `recipe` picks the paper (dpgan.recipes):
     dp-gan (default; Frigerio et al. 2019), dp-wgan, dp-cgan, dtgan-d, dtgan-g.
 
@@ -135,12 +134,9 @@ class TabularSynthesizer:
         config: TrainingConfig | None = None,
         **config_overrides: Any,
     ) -> None:
-        check_epsilon_delta(epsilon, delta)
-        check_accountant(accountant)
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
-            raise InputError(f"seed must be a non-negative integer, got {seed!r}")
-        if noise_multiplier is not None and not (noise_multiplier > 0 and math.isfinite(noise_multiplier)):
-            raise InputError("noise_multiplier must be positive")
+        super().__init__(
+            epsilon=epsilon, delta=delta, accountant=accountant, seed=seed, noise_multiplier=noise_multiplier
+        )
         self.recipe: Recipe = get_recipe(recipe)
         if condition is not None and not isinstance(condition, str):
             raise InputError("condition must be a column name")
@@ -155,24 +151,16 @@ class TabularSynthesizer:
             if not (isinstance(epochs, (int, float)) and epochs > 0 and math.isfinite(epochs)):
                 raise InputError("epochs must be a positive number")
             base = replace(base, epochs=float(epochs))
-        self.epsilon = float(epsilon)
-        self.delta = float(delta)
-        self.accountant = accountant
-        self.noise_multiplier = noise_multiplier
         self.epochs_given = epochs is not None
         self.preprocessing_fraction = preprocessing_fraction
         self.schema_from_data_without_dp = schema_from_data_without_dp
         base.check()
-        self.seed = None if seed is None else int(seed)
         self.config = base
         self.condition_column = condition
         self.condition: Condition | None = None
         self.label_model: LabelModel | None = None
-        self.ledger = PrivacyLedger()
         self.schema: Schema | None = None
         self.encoder: TableEncoder | None = None
-        self.generator: torch.nn.Module | None = None
-        self.training: dict[str, Any] = {}
         self.critic_for_evaluation: torch.nn.Module | None = None
 
     # ------------------------------------------------------------------ fit
@@ -499,20 +487,17 @@ class TabularSynthesizer:
         return pd.concat(kept, ignore_index=True)
 
     # -------------------------------------------------------------- privacy
-    def privacy_report(self) -> dict[str, Any]:
-        """ε(δ) by the chosen accountant, by RDP and PLD, and the ledger with the budget split."""
-        self._require_fitted()
-        report = self.ledger.report(self.delta, self.accountant)
-        report["target_epsilon"] = self.epsilon
-        report["recipe"] = self.recipe.name
-        report["schema_source"] = self.training.get("schema_source")
-        report["guarantee_covers_schema"] = self.training.get("schema_source") != SOURCE_NOT_PRIVATE
-        if not report["guarantee_covers_schema"]:
-            report["warning"] = UNSAFE_SCHEMA_NOTE
-        if self.training.get("seeded"):
-            report["seed_note"] = "trained with a fixed seed: for experiments only, not for a release"
-        report["training"] = dict(self.training)
-        return report
+    def _report_details(self) -> dict[str, Any]:
+        """The recipe and whether the guarantee covers the schema (api.Synthesizer.privacy_report)."""
+        covers = self.training.get("schema_source") != SOURCE_NOT_PRIVATE
+        details: dict[str, Any] = {
+            "recipe": self.recipe.name,
+            "schema_source": self.training.get("schema_source"),
+            "guarantee_covers_schema": covers,
+        }
+        if not covers:
+            details["warning"] = UNSAFE_SCHEMA_NOTE
+        return details
 
     # ------------------------------------------------------------ save/load
     def save(self, path: str | Path, *, overwrite: bool = False) -> Path:
@@ -573,10 +558,6 @@ class TabularSynthesizer:
         generator.eval()
         synth.generator = generator
         return synth
-
-    def _require_fitted(self) -> None:
-        if self.generator is None:
-            raise InputError("the synthesizer is not fitted yet: call fit() or load() first")
 
 
 def _coerce_schema(schema: Schema | str | Path | dict | None) -> Schema | None:

@@ -1,0 +1,87 @@
+"""What every synthesizer does, whatever the data kind (tables now; series and images next).
+
+A synthesizer holds one privacy ledger and a target (ε, δ): `fit` charges every read of the
+private data to that ledger and never passes the target; `sample` is post-processing of the
+released model (free); `privacy_report` states what the ledger earned; `save`/`load` write and
+read a model directory (safetensors + JSON, no pickle). Each data kind's facade (dpgan.synthesizers
+for tables) implements fit, sample, save, load and the kind-specific lines of the report.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from dpgan.errors import InputError
+from dpgan.privacy.accounting import DEFAULT_ACCOUNTANT, PrivacyLedger, check_accountant, check_epsilon_delta
+
+SEED_NOTE = "trained with a fixed seed: for experiments only, not for a release"
+
+
+class Synthesizer(ABC):
+    """The shared part of every facade: the target, the ledger, the report and the fitted check.
+
+    `seed` makes runs reproducible for experiments only (production noise comes from OS entropy);
+    `noise_multiplier`, if given, fixes σ and the fit trains until the next step would pass ε."""
+
+    def __init__(
+        self,
+        *,
+        epsilon: float,
+        delta: float,
+        accountant: str = DEFAULT_ACCOUNTANT,
+        seed: int | None = None,
+        noise_multiplier: float | None = None,
+    ) -> None:
+        check_epsilon_delta(epsilon, delta)
+        check_accountant(accountant)
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
+            raise InputError(f"seed must be a non-negative integer, got {seed!r}")
+        if noise_multiplier is not None and not (noise_multiplier > 0 and math.isfinite(noise_multiplier)):
+            raise InputError("noise_multiplier must be positive")
+        self.epsilon = float(epsilon)
+        self.delta = float(delta)
+        self.accountant = accountant
+        self.seed = None if seed is None else int(seed)
+        self.noise_multiplier = noise_multiplier
+        self.ledger = PrivacyLedger()
+        self.generator: torch.nn.Module | None = None
+        self.training: dict[str, Any] = {}
+
+    @abstractmethod
+    def fit(self, data: Any, *args: Any, **kwargs: Any) -> "Synthesizer": ...
+
+    @abstractmethod
+    def sample(self, n: int, *args: Any, **kwargs: Any) -> Any: ...
+
+    @abstractmethod
+    def save(self, path: str | Path, *, overwrite: bool = False) -> Path: ...
+
+    @classmethod
+    @abstractmethod
+    def load(cls, path: str | Path) -> "Synthesizer": ...
+
+    def _report_details(self) -> dict[str, Any]:
+        """The data kind's own lines of the report (recipe, what the guarantee covers, ...)."""
+        return {}
+
+    def privacy_report(self) -> dict[str, Any]:
+        """ε(δ) by the chosen accountant, by RDP and PLD, the ledger with the budget split, and the
+        data kind's details."""
+        self._require_fitted()
+        report = self.ledger.report(self.delta, self.accountant)
+        report["target_epsilon"] = self.epsilon
+        report.update(self._report_details())
+        if self.training.get("seeded"):
+            report["seed_note"] = SEED_NOTE
+        report["training"] = dict(self.training)
+        return report
+
+    def _require_fitted(self) -> None:
+        if self.generator is None:
+            raise InputError("the synthesizer is not fitted yet: call fit() or load() first")
