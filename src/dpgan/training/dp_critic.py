@@ -25,7 +25,7 @@ from dpgan.models.tabular import TabularCritic, TabularGenerator
 from dpgan.privacy import grad_sample
 from dpgan.privacy.accounting import PrivacyLedger
 from dpgan.privacy.microbatch import assign_microbatches, microbatch_clipped_sum
-from dpgan.privacy.mlp_clipping import FEATURES_KEY, output_clipped_sum
+from dpgan.privacy.mlp_clipping import FEATURES_KEY
 from dpgan.privacy.step import (
     Clipping,
     MicrobatchClipping,
@@ -90,16 +90,13 @@ def _fake_term_gradient(
     critic: torch.nn.Module, fakes: torch.Tensor, weight: torch.Tensor, clip: float | None
 ) -> dict[str, torch.Tensor]:
     """(1/n) Σ_j ∇θ [w_j·D(x̃_j)]: reads no private data, so no noise; optionally clipped per row
-    (an MLP critic by the penalty-free fast path: no interpolate and no penalty chain, since nothing
-    private is involved; any other critic through the generic per-unit backend)."""
+    through the per-unit backend (an MLP critic takes its penalty-free fast path: no interpolate
+    and no penalty chain)."""
     if clip is None:
         grads = torch.autograd.grad((weight * critic(fakes)).mean(), list(critic.parameters()))
         return {name: g for (name, _), g in zip(critic.named_parameters(), grads)}
     loss = grad_sample.CriticUnitLoss(real=fakes, weight=-weight)  # ℓ_j = -(-w_j)·D(x̃_j)
-    if grad_sample.select_backend(critic, loss) == grad_sample.GENERIC:
-        summed = grad_sample.clipped_sum(critic, loss, clip, backend=grad_sample.GENERIC).gradients
-    else:
-        summed, _ = output_clipped_sum(critic, fakes, weight, max_norm=clip)
+    summed = grad_sample.clipped_sum(critic, loss, clip).gradients
     return {name: g / fakes.shape[0] for name, g in summed.items()}
 
 

@@ -18,7 +18,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from dpgan.privacy.grad_sample.spec import ClippedSum, CriticUnitLoss
-from dpgan.privacy.mlp_clipping import FEATURES_KEY, _forward, _linear_layers, wgan_gp_clipped_sum
+from dpgan.privacy.mlp_clipping import FEATURES_KEY, _forward, _linear_layers, output_clipped_sum, wgan_gp_clipped_sum
 
 NAME = "mlp-ghost"
 _PROBE_ROWS = 4
@@ -87,6 +87,11 @@ def _probe(critic: nn.Module, loss: CriticUnitLoss) -> bool:
 
 
 def run(critic: nn.Module, loss: CriticUnitLoss, max_norm: float) -> ClippedSum:
+    if loss.gp_weight == 0 and loss.feature_scale == 0:
+        # nothing but -w_i·D(x_i): the penalty-free kernel, which agrees bit for bit with the full
+        # one at λ = 0 (tests/test_fake_term.py) without its interpolate and penalty chain
+        sums, norms = output_clipped_sum(critic, loss.real, -loss.unit_weights(), max_norm=max_norm)
+        return ClippedSum(sums, None, norms, NAME)
     batch = loss.batch_size
     partners = loss.partners if loss.partners is not None else loss.real
     if loss.alpha is not None:
