@@ -237,17 +237,21 @@ def split_shard_entry(entries: Iterable[LedgerEntry]) -> tuple[list[LedgerEntry]
     return regular, replace(shards[0], count=sum(e.count for e in shards))
 
 
-def epsilon_of(entries: Sequence[LedgerEntry], delta: float, accountant: str = DEFAULT_ACCOUNTANT) -> float:
+def epsilon_of(
+    entries: Sequence[LedgerEntry], delta: float, accountant: str = DEFAULT_ACCOUNTANT, *, pld_coarsening: float = 1.0
+) -> float:
     """ε at total δ for the composition of `entries`; δ pays first for the entries' extra_delta.
 
+    `pld_coarsening` > 1 widens PLD's grid that many times: faster and still an upper bound (dp-
+    accounting rounds pessimistically), for searches only; a printed ε uses the ledger's grid (1).
     The last few answers are kept (entries are immutable): a fit's final ε is asked by the progress
     bar, the privacy report and the saved model, and is composed once."""
     check_accountant(accountant)
-    return _epsilon_of(tuple(entries), float(delta), accountant)
+    return _epsilon_of(tuple(entries), float(delta), accountant, float(pld_coarsening))
 
 
 @functools.lru_cache(maxsize=32)
-def _epsilon_of(entries: tuple[LedgerEntry, ...], delta: float, accountant: str) -> float:
+def _epsilon_of(entries: tuple[LedgerEntry, ...], delta: float, accountant: str, pld_coarsening: float) -> float:
     accountant_delta = delta - sum(e.extra_delta for e in entries)
     if accountant_delta <= 0:
         return math.inf
@@ -257,14 +261,13 @@ def _epsilon_of(entries: tuple[LedgerEntry, ...], delta: float, accountant: str)
     with _quiet_rdp_orders():
         if accountant == "pld":
             ordered = (*regular, shard) if shard is not None else tuple(regular)
-            return _pld_epsilon(ordered, accountant_delta, 1.0)
+            return _pld_epsilon(ordered, accountant_delta, pld_coarsening)
         orders = CLASSIC_2019_ORDERS if accountant == "rdp-classic" else RDP_ORDERS
         return rdp_epsilon(orders, regular_rdp(tuple(regular), orders), shard, accountant_delta, accountant)
 
 
 def _pld_epsilon(ordered: tuple[LedgerEntry, ...], delta: float, coarsening: float) -> float:
-    """PLD's ε on the ledger's grid (coarsening 1) or on a grid `coarsening` times wider (an upper
-    bound as well, since dp-accounting rounds pessimistically; calibration searches on it)."""
+    """PLD's ε on the ledger's grid (coarsening 1) or on a grid `coarsening` times wider."""
     discretization = pld_discretization(ordered) * coarsening
     return float(composed_pld(ordered, discretization).get_epsilon_for_delta(delta))
 

@@ -17,16 +17,7 @@ from dataclasses import dataclass
 from scipy import optimize, stats
 
 from dpgan.errors import BudgetError, InputError
-from dpgan.privacy.accounting import (
-    DEFAULT_ACCOUNTANT,
-    POISSON,
-    LedgerEntry,
-    _pld_epsilon,
-    _quiet_rdp_orders,
-    check_epsilon_delta,
-    epsilon_of,
-    split_shard_entry,
-)
+from dpgan.privacy.accounting import DEFAULT_ACCOUNTANT, POISSON, LedgerEntry, check_epsilon_delta, epsilon_of
 
 
 def _sgd_entry(
@@ -95,43 +86,33 @@ def _pld_sigma(
     sigma_rdp: float,
     tol: float,
 ) -> float:
-    """PLD's σ: searched on the coarse grid, then confirmed on the ledger's grid (what `epsilon_of`
-    and so the printed ε use), stepping up on the σ grid while it overshoots.
+    """PLD's σ: searched on the coarse grid, then settled on the ledger's grid (what `epsilon_of`,
+    and so the printed ε, uses).
 
-    Both grids give upper bounds on the true ε; the coarse one is looser by about 0.3 % of ε, so
-    the σ found is at most a few tolerance steps above the ledger-grid optimum (measured in
-    bench/results/fit_overheads.md), while calibration of a default Adult fit drops from seconds to
-    a fraction of one. The returned σ always satisfies the ledger's own accounting."""
-    accountant_delta = delta - sum(e.extra_delta for e in prior)
+    Both grids give upper bounds on the true ε; the coarse one is looser (by up to about 1 % of ε),
+    so its σ is re-aimed by the two grids' offset at that σ and settled with a few evaluations on
+    the ledger's grid (epsilon_of keeps its answers, so none is composed twice). Same σ as a search
+    on the ledger's grid alone on every Adult plan measured (bench/results/calibration_time.md). The
+    returned σ always satisfies the ledger's own accounting."""
 
     def coarse(sigma: float) -> float:
         entries = [*prior, _sgd_entry(sample_rate, sigma, steps, "sgd", sampling)]
-        regular, shard = split_shard_entry(entries)
-        ordered = (*regular, shard) if shard is not None else tuple(regular)
-        with _quiet_rdp_orders():
-            return _pld_epsilon(ordered, accountant_delta, CALIBRATION_COARSENING)
-
-    fine_values: dict[float, float] = {}
-
-    def fine(sigma: float) -> float:
-        if sigma not in fine_values:
-            fine_values[sigma] = eps_at(sigma)
-        return fine_values[sigma]
+        return epsilon_of(entries, delta, "pld", pld_coarsening=CALIBRATION_COARSENING)
 
     upper = _smallest_sigma(coarse, epsilon, 0.8 * sigma_rdp, sigma_rdp, tol)
-    while fine(upper) > epsilon:  # not seen: the coarse grid is the looser bound
+    while eps_at(upper) > epsilon:  # not seen: the coarse grid is the looser bound
         upper = round(upper + tol, 10)
     # The two grids differ by a nearly constant ε offset over a small range of σ: search the coarse
     # grid again for target + offset, then settle on the ledger's grid between that and `upper`.
-    offset = coarse(upper) - fine(upper)
+    offset = coarse(upper) - eps_at(upper)
     guess = _smallest_sigma(coarse, epsilon + offset, 0.9 * upper, upper, tol)
     if guess >= upper:
         return upper
-    if fine(guess) <= epsilon:
-        while guess - tol > 0 and fine(round(guess - tol, 10)) <= epsilon:
+    if eps_at(guess) <= epsilon:
+        while guess - tol > 0 and eps_at(round(guess - tol, 10)) <= epsilon:
             guess = round(guess - tol, 10)
         return guess
-    return _smallest_sigma(fine, epsilon, guess, upper, tol)
+    return _smallest_sigma(eps_at, epsilon, guess, upper, tol)
 
 
 def _smallest_sigma(eps_at: Callable[[float], float], target: float, low: float, high: float, tol: float) -> float:
