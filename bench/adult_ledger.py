@@ -22,7 +22,7 @@ from dpgan.privacy.preprocessing import REPAIR_COUNT_SCALE, ROW_COUNT_SCALE, pla
 from dpgan.recipes import get_recipe
 from dpgan.training.config import TrainingConfig
 from dpgan.training.marginals import MARGINALS_EVENT, MarginalAnchor
-from dpgan.training.schedule import epochs_schedule, gan_schedule
+from dpgan.training.schedule import epochs_schedule, gan_schedule_for
 from dpgan.transforms.encoder import TableEncoder, public_dtypes
 
 ADULT_ROWS = 32_561
@@ -98,13 +98,5 @@ def adult_gan_plan(recipe: str, epsilon: float, accountant: str, delta: float = 
         encoder = TableEncoder(schema, public_dtypes(schema))
         releases = MarginalAnchor.releases(encoder.spans, condition)
         prior.append(LedgerEntry(MARGINALS_EVENT, share(1.0, releases, spent), count=releases))
-    gan = gan_schedule(
-        batch_size=cfg.batch_size,
-        max_sample_rate=cfg.max_sample_rate,
-        epochs=cfg.epochs,
-        rows=rows,
-        dp_on=get_recipe(recipe).dp_on,
-        n_critic=cfg.n_critic,
-        num_discriminators=cfg.num_discriminators,
-    )
+    gan = gan_schedule_for(cfg, rows, get_recipe(recipe).dp_on)
     return GanPlan(tuple(prior), gan.sample_rate, gan.steps, gan.sampling)

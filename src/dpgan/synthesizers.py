@@ -45,7 +45,7 @@ from dpgan.training.dp_generator import train_dp_generator
 from dpgan.training.generator_losses import GeneratorObjective
 from dpgan.training.marginals import measure_anchor
 from dpgan.training.progress import ProgressFn, StepReporter
-from dpgan.training.schedule import gan_schedule
+from dpgan.training.schedule import gan_schedule_for
 from dpgan.transforms.encoder import TableEncoder, public_dtypes
 
 MAX_SAMPLE_ROWS = 100_000_000
@@ -300,35 +300,21 @@ class TabularSynthesizer(Synthesizer):
             anchor = measure_anchor(
                 encoded, encoder.spans, skip, share=shares.at(spent_fraction), ledger=ledger, rng=rng
             )
-        schedule = gan_schedule(
-            batch_size=cfg.batch_size,
-            max_sample_rate=cfg.max_sample_rate,
-            epochs=cfg.epochs,
-            rows=rows,
-            dp_on=self.recipe.dp_on,
-            n_critic=cfg.n_critic,
-            num_discriminators=cfg.num_discriminators,
-        )
-        sample_rate, steps_for_epochs, batch, sampling = (
-            schedule.sample_rate,
-            schedule.steps,
-            schedule.expected_batch_size,
-            schedule.sampling,
-        )
+        schedule = gan_schedule_for(cfg, rows, self.recipe.dp_on)
         budget = sigma_and_steps(
-            sample_rate=sample_rate,
-            steps=steps_for_epochs,
+            sample_rate=schedule.sample_rate,
+            steps=schedule.steps,
             epsilon=self.epsilon,
             delta=self.delta,
             accountant=self.accountant,
             prior=ledger.entries,
-            sampling=sampling,
+            sampling=schedule.sampling,
             noise_multiplier=self.noise_multiplier,
             cap_steps=self.epochs_given,
         )
         sigma, steps = budget.noise_multiplier, budget.steps
 
-        step_entry = LedgerEntry("step", sigma, sampling_rate=sample_rate, sampling=sampling)
+        step_entry = LedgerEntry("step", sigma, sampling_rate=schedule.sample_rate, sampling=schedule.sampling)
         reporter = StepReporter(progress, steps, step_entry, ledger, self.delta, self.accountant)
         result: TrainingResult
         if on_generator:
@@ -351,8 +337,8 @@ class TabularSynthesizer(Synthesizer):
                 encoded,
                 encoder.spans,
                 cfg,
-                sample_rate=sample_rate,
-                expected_batch_size=batch,
+                sample_rate=schedule.sample_rate,
+                expected_batch_size=schedule.expected_batch_size,
                 noise_multiplier=sigma,
                 steps=steps,
                 generator=torch_gen,
@@ -373,8 +359,8 @@ class TabularSynthesizer(Synthesizer):
         self.training = {
             "recipe": self.recipe.name,
             "noise_multiplier": sigma,
-            "sample_rate": sample_rate,
-            "expected_batch_size": batch,
+            "sample_rate": schedule.sample_rate,
+            "expected_batch_size": schedule.expected_batch_size,
             "steps": steps_done,
             "estimated_rows": rows,
             "preprocessing_noise_multiplier": plan.noise_multiplier,

@@ -9,6 +9,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from dpgan.training.config import TrainingConfig
+
 POISSON = "poisson"
 ONE_OF_SHARDS = "one-of-shards"  # the same names as dpgan.privacy.accounting's samplings
 
@@ -54,3 +56,16 @@ def gan_schedule(
         steps = max(1, int(math.ceil(epochs * rows / (batch * n_critic))))
         return Schedule(1.0 / num_discriminators, steps, batch, ONE_OF_SHARDS)
     return epochs_schedule(batch_size, max_sample_rate, epochs, rows)
+
+
+def gan_schedule_for(config: TrainingConfig, rows: float, dp_on: str) -> Schedule:
+    """`gan_schedule` with a configuration's batch size, rate cap, epochs, n_critic and N_d."""
+    return gan_schedule(
+        batch_size=config.batch_size,
+        max_sample_rate=config.max_sample_rate,
+        epochs=config.epochs,
+        rows=rows,
+        dp_on=dp_on,
+        n_critic=config.n_critic,
+        num_discriminators=config.num_discriminators,
+    )

@@ -32,7 +32,7 @@ from dpgan.recipes import Recipe, get_recipe
 from dpgan.schema import Schema
 from dpgan.serialization import read_model_dir
 from dpgan.training.config import TrainingConfig
-from dpgan.training.schedule import gan_schedule
+from dpgan.training.schedule import gan_schedule_for
 from dpgan.transforms.encoder import TableEncoder
 
 PUBLIC_PRIOR = "uniform over the schema's categories (public; audit configuration)"
@@ -147,23 +147,14 @@ def from_settings(
         from dpgan import datasets
 
         schema = Schema.from_json(datasets.adult_schema_path())
-    schedule = gan_schedule(
-        batch_size=config.batch_size,
-        max_sample_rate=config.max_sample_rate,
-        epochs=config.epochs,
-        rows=rows,
-        dp_on=chosen.dp_on,
-        n_critic=config.n_critic,
-        num_discriminators=config.num_discriminators,
-    )
-    sample_rate, steps, batch, sampling = (
-        schedule.sample_rate,
-        schedule.steps,
-        schedule.expected_batch_size,
-        schedule.sampling,
-    )
+    schedule = gan_schedule_for(config, rows, chosen.dp_on)
     sigma = calibrate_noise_multiplier(
-        sample_rate=sample_rate, steps=steps, epsilon=epsilon, delta=delta, accountant=accountant, sampling=sampling
+        sample_rate=schedule.sample_rate,
+        steps=schedule.steps,
+        epsilon=epsilon,
+        delta=delta,
+        accountant=accountant,
+        sampling=schedule.sampling,
     )
     condition = _public_condition(schema, chosen)
     source = (
@@ -177,9 +168,9 @@ def from_settings(
         dtypes=None,
         condition=condition,
         noise_multiplier=sigma,
-        sample_rate=sample_rate,
-        steps=steps,
-        expected_batch_size=batch,
+        sample_rate=schedule.sample_rate,
+        steps=schedule.steps,
+        expected_batch_size=schedule.expected_batch_size,
         epsilon=float(epsilon),
         delta=float(delta),
         accountant=accountant,
