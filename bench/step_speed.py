@@ -13,7 +13,7 @@ hidden widths, batch B); both steps see the same real batch x (B rows), fake bat
 - **DP critic step** (B): exactly one iteration of `train_dp_critic`'s critic update with the default
   configuration: `critic_release` through the engine's step (per-record clipped sum of ∇θ[-D(x_i) + λ·pen(x̂_i)],
   Gaussian noise, ÷ qN) with the GP partners x̃ (the loop draws them separately: same shape, same
-  cost), + `_fake_term_gradient` on x̃ clipped per row (config.clip_fake_term), p.grad = sum, Adam.
+  cost), + `fake_term_gradient` on x̃ clipped per row (config.clip_fake_term), p.grad = sum, Adam.
 
 Generating fakes is not part of either step. Each step has its own critic copy and optimizer (same
 start). Rounds are interleaved (A, B, A, B, ...) after a warm-up; each round times `--steps` steps
@@ -49,9 +49,9 @@ from dpgan.privacy.accounting import PrivacyLedger
 from dpgan.training.config import TrainingConfig
 from dpgan.training.dp_critic import (
     CriticStepSettings,
-    _fake_term_gradient,
     critic_release,
     critic_step,
+    fake_term_gradient,
     make_optimizer,
 )
 from dpgan.transforms.encoder import TableEncoder
@@ -130,7 +130,7 @@ def dp_step(config: TrainingConfig, batch_size: int) -> Callable[[TabularCritic,
         )
         private = release.gradient(critic)
         fake_weight = torch.ones(fake.shape[0])
-        fake_grads = _fake_term_gradient(critic, fake, fake_weight, clip if config.clip_fake_term else None)
+        fake_grads = fake_term_gradient(critic, fake, fake_weight, clip if config.clip_fake_term else None)
         for name, p in critic.named_parameters():
             p.grad = private[name] + fake_grads[name]
         opt.step()

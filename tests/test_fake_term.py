@@ -15,7 +15,7 @@ from torch.func import functional_call
 from dpgan.models.tabular import TabularCritic
 from dpgan.privacy import dpsgd
 from dpgan.privacy.mlp_clipping import _forward, _linear_layers, output_clipped_sum, wgan_gp_clipped_sum
-from dpgan.training.dp_critic import _fake_term_gradient
+from dpgan.training.dp_critic import fake_term_gradient
 from random_critic import random_critic
 
 DIM = 7
@@ -106,13 +106,13 @@ def test_each_row_contributes_at_most_c_and_rows_do_not_interact():
 
 
 def test_training_fake_term_is_the_mean_of_per_row_clipped_gradients():
-    """_fake_term_gradient (what train_dp_critic calls) = (1/n) Σ_j clip_C(∇θ w_j D(x̃_j)); unclipped = autograd."""
+    """fake_term_gradient (what train_dp_critic calls) = (1/n) Σ_j clip_C(∇θ w_j D(x̃_j)); unclipped = autograd."""
     critic = random_critic(DIM, (16, 12), seed=7)
     x, weight = batch_and_weights(25, seed=8)
     ref = reference_per_row_gradients(critic, x, weight)
     max_norm = float(dpsgd.per_example_norms(ref).median())
-    clipped = _fake_term_gradient(critic, x, weight, max_norm)
-    plain = _fake_term_gradient(critic, x, weight, None)
+    clipped = fake_term_gradient(critic, x, weight, max_norm)
+    plain = fake_term_gradient(critic, x, weight, None)
     for name, g in dpsgd.clip_per_example(ref, max_norm).items():
         torch.testing.assert_close(clipped[name], g.mean(0), rtol=1e-9, atol=1e-12)
         torch.testing.assert_close(plain[name], ref[name].mean(0), rtol=1e-9, atol=1e-12)

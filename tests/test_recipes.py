@@ -478,14 +478,14 @@ def test_with_no_noise_and_no_records_the_critic_sees_only_the_fake_term(name, e
     """σ = 0 and empty batches: the noised part is exactly zero and D's gradient is the fake term's."""
     recorder = Recorder()
     fake_grads: list[dict] = []
-    original_fake = dp_critic._fake_term_gradient
+    original_fake = dp_critic.fake_term_gradient
 
     def fake_spy(*args, **kwargs):
         out = original_fake(*args, **kwargs)
         fake_grads.append({k: v.detach().clone() for k, v in out.items()})
         return out
 
-    monkeypatch.setattr(dp_critic, "_fake_term_gradient", fake_spy)
+    monkeypatch.setattr(dp_critic, "fake_term_gradient", fake_spy)
     critic_grads: list[dict] = []
     original_make = dp_critic.make_optimizer
 

@@ -86,7 +86,7 @@ class FakeRows:
         return self.G(z, self.generator, onehot)
 
 
-def _fake_term_gradient(
+def fake_term_gradient(
     critic: torch.nn.Module, fakes: torch.Tensor, weight: torch.Tensor, clip: float | None
 ) -> dict[str, torch.Tensor]:
     """(1/n) Σ_j ∇θ [w_j·D(x̃_j)]: reads no private data, so no noise; optionally clipped per row
@@ -362,7 +362,7 @@ def train_dp_critic(
             )
         with torch.no_grad():
             fake_weight = torch.sigmoid(D(fake_term)) if config.loss == "bce" else torch.ones(fake_batch)
-        fake_grads = _fake_term_gradient(D, fake_term, fake_weight, clip if config.clip_fake_term else None)
+        fake_grads = fake_term_gradient(D, fake_term, fake_weight, clip if config.clip_fake_term else None)
         for name, p in D.named_parameters():
             p.grad = private[name] + fake_grads[name]
         opt_d.step()

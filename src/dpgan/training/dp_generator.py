@@ -37,7 +37,7 @@ from dpgan.privacy.mlp_clipping import wgan_gp_clipped_sum
 from dpgan.privacy.step import GeneratorHookStep, Recorder
 from dpgan.training.conditions import ConditionPrior
 from dpgan.training.config import TrainingConfig, build_generator
-from dpgan.training.dp_critic import FakeRows, ProgressFn, TrainingResult, make_optimizer
+from dpgan.training.dp_critic import FakeRows, ProgressFn, TrainingResult, fake_term_gradient, make_optimizer
 from dpgan.training.generator_losses import GeneratorObjective
 from dpgan.training.marginals import MarginalAnchor, add_anchor_gradient, warm_start_generator
 
@@ -66,11 +66,9 @@ def _critic_step(
     summed, _ = wgan_gp_clipped_sum(
         D, real, fake, alpha, gp_weight=config.gp_weight, max_norm=math.inf, one_sided=config.one_sided_penalty
     )
-    fake_sum, _ = wgan_gp_clipped_sum(
-        D, fake, fake, alpha, gp_weight=0.0, max_norm=math.inf, real_weight=-torch.ones(fake.shape[0])
-    )
+    fake_grads = fake_term_gradient(D, fake, torch.ones(fake.shape[0]), math.inf)
     for name, p in D.named_parameters():
-        p.grad = summed[name] / real.shape[0] + fake_sum[name] / fake.shape[0]
+        p.grad = summed[name] / real.shape[0] + fake_grads[name]
     opt.step()
 
 
