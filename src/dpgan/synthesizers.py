@@ -44,7 +44,7 @@ from dpgan.training.dp_critic import TrainingResult, train_dp_critic
 from dpgan.training.dp_generator import train_dp_generator
 from dpgan.training.generator_losses import GeneratorObjective
 from dpgan.training.marginals import measure_anchor
-from dpgan.training.progress import ProgressFn, StepReporter
+from dpgan.training.progress import FitProgressFn, StepReporter
 from dpgan.training.schedule import gan_schedule_for
 from dpgan.transforms.encoder import TableEncoder, public_dtypes
 
@@ -175,7 +175,7 @@ class TabularSynthesizer(Synthesizer):
         categories: Mapping[str, Sequence[str]] | None = None,
         strict: bool = False,
         keep_identifiers: bool = False,
-        progress: ProgressFn | None = None,
+        progress: FitProgressFn | None = None,
     ) -> "TabularSynthesizer":
         """Train on `data`; every read of it is charged to the ledger, which never exceeds ε.
 
@@ -216,7 +216,7 @@ class TabularSynthesizer(Synthesizer):
         data: pd.DataFrame,
         schema: Schema | None,
         options: "_FitOptions",
-        progress: ProgressFn | None,
+        progress: FitProgressFn | None,
         rng: np.random.Generator,
     ) -> "TabularSynthesizer":
         """The body of `fit`: every random draw comes from `rng` or torch's (possibly seeded) global RNG."""

@@ -12,7 +12,8 @@ from collections.abc import Callable
 
 from dpgan.privacy.accounting import IncrementalAccountant, LedgerEntry, PrivacyLedger
 
-ProgressFn = Callable[[int, int, float], None]
+# what a user passes to fit(progress=...): (step, total, ε so far); the loops' own ProgressFn takes the step
+FitProgressFn = Callable[[int, int, float], None]
 
 
 class StepReporter:
@@ -34,7 +35,7 @@ class StepReporter:
 
     def __init__(
         self,
-        progress: ProgressFn | None,
+        progress: FitProgressFn | None,
         total: int,
         step: LedgerEntry,
         ledger: PrivacyLedger,
