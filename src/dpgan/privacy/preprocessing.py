@@ -76,18 +76,14 @@ def plan_preprocessing(
     # then settles on the ledger's own accountant (a few evaluations instead of ~45).
     merged_scale = 1.0 / math.sqrt(sum(count / scale**2 for scale, count in events.items()))
 
-    def settle(sigma: float) -> float:
-        while cost(sigma) > target:
-            sigma *= 1.0001
-        return sigma
-
     if accountant == "pld":
         sigma = analytic_gaussian_sigma(target, delta - threshold_delta) / merged_scale
         over = cost(sigma) - target  # the ledger's PLD rounds up: aim below by what it adds
         if 0 < over < target:
             sigma = analytic_gaussian_sigma(target - over, delta - threshold_delta) / merged_scale
-        sigma = settle(sigma)
-    else:  # RDP of a Gaussian is a closed form: search it directly
+        while cost(sigma) > target:  # settle on the ledger's own accountant
+            sigma *= 1.0001
+    else:  # an RDP evaluation is a closed form, so bisecting the ledger's own cost is cheap
         low, high = 0.1, 1.0
         while cost(high) > target:
             low, high = high, high * 2.0
