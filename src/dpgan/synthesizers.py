@@ -43,7 +43,7 @@ from dpgan.training.config import TrainingConfig, build_generator
 from dpgan.training.dp_critic import TrainingResult, train_dp_critic
 from dpgan.training.dp_generator import train_dp_generator
 from dpgan.training.generator_losses import GeneratorObjective
-from dpgan.training.marginals import measure_anchor
+from dpgan.training.marginals import AnchorHook, measure_anchor
 from dpgan.training.progress import FitProgressFn, StepReporter
 from dpgan.training.schedule import gan_schedule_for
 from dpgan.transforms.encoder import TableEncoder, public_dtypes
@@ -300,6 +300,7 @@ class TabularSynthesizer(Synthesizer):
             anchor = measure_anchor(
                 encoded, encoder.spans, skip, share=shares.at(spent_fraction), ledger=ledger, rng=rng
             )
+        hooks = [AnchorHook.from_config(anchor, cfg)] if anchor is not None else []
         schedule = gan_schedule_for(cfg, rows, self.recipe.dp_on)
         budget = sigma_and_steps(
             sample_rate=schedule.sample_rate,
@@ -329,7 +330,7 @@ class TabularSynthesizer(Synthesizer):
                 ledger=ledger,
                 condition=condition,
                 objective=objective,
-                anchor=anchor,
+                hooks=hooks,
                 progress=reporter,
             )
         else:
@@ -345,7 +346,7 @@ class TabularSynthesizer(Synthesizer):
                 ledger=ledger,
                 condition=condition,
                 objective=objective,
-                anchor=anchor,
+                hooks=hooks,
                 progress=reporter,
             )
         generator, steps_done = result.generator, result.steps

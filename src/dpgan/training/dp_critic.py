@@ -13,9 +13,7 @@ The released generator is an exponential moving average of its iterates (post-pr
 
 from __future__ import annotations
 
-import copy
-import functools
-from collections.abc import Callable
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
@@ -36,11 +34,11 @@ from dpgan.privacy.step import (
     Sampler,
 )
 from dpgan.training.conditions import ConditionPrior
-from dpgan.training.config import TrainingConfig, build_generator
+from dpgan.training.config import TrainingConfig
+from dpgan.training.fake_rows import make_optimizer
+from dpgan.training.gan_loop import GeneratorHook, GeneratorSide, MonitorFn, ProgressFn, StepCallbacks
 from dpgan.training.generator_losses import GeneratorObjective, feature_moments_from_noisy_sums, spherical_interpolate
-from dpgan.training.marginals import MarginalAnchor, add_anchor_gradient, warm_start_generator
 
-ProgressFn = Callable[[int], None]
 CRITIC_EVENT = "DP-SGD on the critic"
 
 
@@ -52,38 +50,6 @@ class TrainingResult:
     generator: TabularGenerator
     critic: torch.nn.Module
     steps: int
-
-
-def make_optimizer(config: TrainingConfig, params, lr: float) -> torch.optim.Optimizer:
-    if config.optimizer == "rmsprop":
-        return torch.optim.RMSprop(params, lr=lr)
-    return torch.optim.Adam(params, lr=lr, betas=config.betas)
-
-
-class FakeRows:
-    """Draws noise and conditions and runs G: fake rows never depend on private data unless the
-    caller passes codes read from a record (then they belong to that record's clipped unit)."""
-
-    def __init__(self, G: TabularGenerator, config: TrainingConfig, condition: ConditionPrior | None, generator):
-        self.G, self.config, self.condition, self.generator = G, config, condition, generator
-
-    def codes(self, n: int) -> torch.Tensor | None:
-        if self.condition is None:
-            return None
-        return self.condition.draw(n, self.generator, self.config.training_by_sampling)
-
-    def public_inputs(self, n: int) -> tuple[torch.Tensor, torch.Tensor | None]:
-        """G's inputs with conditions drawn from the prior: no record's value enters."""
-        return self.inputs(n, self.codes(n))
-
-    def inputs(self, n: int, codes: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
-        """G's inputs: noise z and, for a conditional G, the one-hot of `codes`."""
-        z = torch.randn(n, self.config.noise_dim, generator=self.generator)
-        return z, None if self.condition is None or codes is None else self.condition.one_hot(codes)
-
-    def __call__(self, n: int, codes: torch.Tensor | None = None) -> torch.Tensor:
-        z, onehot = self.inputs(n, codes)
-        return self.G(z, self.generator, onehot)
 
 
 def fake_term_gradient(
@@ -289,30 +255,26 @@ def train_dp_critic(
     ledger: PrivacyLedger | None,
     condition: ConditionPrior | None = None,
     objective: GeneratorObjective | None = None,
-    anchor: MarginalAnchor | None = None,
+    hooks: Sequence[GeneratorHook] = (),
     progress: ProgressFn | None = None,
-    monitor: Callable[[int, TabularGenerator], None] | None = None,
+    monitor: MonitorFn | None = None,
     monitor_every: int = 0,
     recorder: Recorder | None = None,
     sampler: Sampler | None = None,
     critic: torch.nn.Module | None = None,
 ) -> TrainingResult:
-    """Run exactly `steps` noisy critic updates, reserved in `ledger` and charged one by one (σ = 0
-    with no ledger: the benches' non-private control). `recorder`/`sampler` are test injections;
-    `critic` any nn.Module scoring encoded rows (default: the configured MLP).
-
-    With an `anchor` (DP marginals, already in the ledger) G is warm-started on them and each
-    generator step adds their penalty: G only ever reads DP outputs, so this is post-processing."""
-    G = build_generator(config, spans, condition.slice if condition else None)
-    fakes = FakeRows(G, config, condition, generator)
+    """The DP-on-critic strategy: run exactly `steps` noisy critic updates, reserved in `ledger` and
+    charged one by one (σ = 0 with no ledger: the benches' non-private control), a generator step
+    every `n_critic` of them through the shared generator side (dpgan.training.gan_loop), with its
+    plug-in `hooks`. `recorder`/`sampler` are test injections; `critic` any nn.Module scoring
+    encoded rows (default: the configured MLP). G reads only the critic, which is DP."""
     fake_batch = max(1, int(round(expected_batch_size)))
-    public_inputs = functools.partial(fakes.public_inputs, fake_batch)
-    warm_start_generator(anchor, G, public_inputs, config)
-    G_ema = copy.deepcopy(G) if config.ema_decay > 0 else G
+    side = GeneratorSide(config, spans, condition, generator, fake_batch, hooks)
+    fakes = side.fakes
     D = critic if critic is not None else TabularCritic(data.shape[1], config.critic_hidden)
-    opt_g = make_optimizer(config, G.parameters(), config.generator_lr)
     opt_d = make_optimizer(config, D.parameters(), config.critic_lr)
     objective = objective or GeneratorObjective(config.loss)
+    after_step = StepCallbacks(progress, monitor, monitor_every)
     clip = config.max_grad_norm
     step_settings = CriticStepSettings.from_config(config)
     private_step = critic_step(
@@ -372,21 +334,13 @@ def train_dp_critic(
                     p.clamp_(-config.weight_clip, config.weight_clip)
 
         if generator_step:
-            opt_g.zero_grad(set_to_none=True)
-            codes = fakes.codes(fake_batch)
-            g_loss = objective.batch_loss(D, fakes(fake_batch, codes), codes, real_moments)
-            g_loss.backward()
-            add_anchor_gradient(anchor, G, public_inputs, config)
-            opt_g.step()
-            if G_ema is not G:
-                with torch.no_grad():
-                    for p_ema, p in zip(G_ema.parameters(), G.parameters()):
-                        p_ema.lerp_(p, 1.0 - config.ema_decay)
+
+            def backward(moments=real_moments) -> None:
+                codes = fakes.codes(fake_batch)
+                objective.batch_loss(D, fakes(fake_batch, codes), codes, moments).backward()
+
+            side.step(backward)
             D.zero_grad(set_to_none=True)
             clip *= config.clip_decay
-        if progress is not None:
-            progress(step + 1)
-        if monitor is not None and monitor_every and (step + 1) % monitor_every == 0:
-            monitor(step + 1, G_ema)  # G is DP post-processing: a monitor may only read public data
-    G_ema.eval()
-    return TrainingResult(generator=G_ema, critic=D, steps=steps)
+        after_step(step + 1, side)
+    return TrainingResult(generator=side.released(), critic=D, steps=steps)

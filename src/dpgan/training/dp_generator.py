@@ -22,10 +22,9 @@ are never saved.
 
 from __future__ import annotations
 
-import copy
-import functools
 import hashlib
 import math
+from collections.abc import Sequence
 
 import numpy as np
 import torch
@@ -36,10 +35,11 @@ from dpgan.privacy.accounting import PrivacyLedger
 from dpgan.privacy.mlp_clipping import wgan_gp_clipped_sum
 from dpgan.privacy.step import GeneratorHookStep, Recorder
 from dpgan.training.conditions import ConditionPrior
-from dpgan.training.config import TrainingConfig, build_generator
-from dpgan.training.dp_critic import FakeRows, ProgressFn, TrainingResult, fake_term_gradient, make_optimizer
+from dpgan.training.config import TrainingConfig
+from dpgan.training.dp_critic import TrainingResult, fake_term_gradient
+from dpgan.training.fake_rows import make_optimizer
+from dpgan.training.gan_loop import GeneratorHook, GeneratorSide, ProgressFn, StepCallbacks
 from dpgan.training.generator_losses import GeneratorObjective
-from dpgan.training.marginals import MarginalAnchor, add_anchor_gradient, warm_start_generator
 
 
 def shard_of_rows(encoded: np.ndarray, num_shards: int, key: bytes) -> np.ndarray:
@@ -118,27 +118,24 @@ def train_dp_generator(
     ledger: PrivacyLedger | None,
     condition: ConditionPrior | None = None,
     objective: GeneratorObjective | None = None,
-    anchor: MarginalAnchor | None = None,
+    hooks: Sequence[GeneratorHook] = (),
     progress: ProgressFn | None = None,
     recorder: Recorder | None = None,
 ) -> TrainingResult:
-    """Run exactly `steps` noisy generator steps (the accounted T), each through one random critic.
-
-    With an `anchor` (DP marginals, already in the ledger) G is warm-started on them and each
-    step adds their penalty's gradient after the hook: post-processing, no further cost."""
+    """The DP-on-generator strategy: run exactly `steps` noisy generator steps (the accounted T),
+    each through one random critic, on the shared generator side (dpgan.training.gan_loop) with
+    its plug-in `hooks`; their gradients are added after the clip-and-noise hook (post-processing
+    of DP outputs, no further cost)."""
     N_d = config.num_discriminators
     shards = torch.from_numpy(shard_of_rows(data.numpy(), N_d, shard_key))
     shard_rows = [data[shards == j] for j in range(N_d)]
-    G = build_generator(config, spans, condition.slice if condition else None)
-    fakes = FakeRows(G, config, condition, generator)
     batch = config.batch_size
-    public_inputs = functools.partial(fakes.public_inputs, batch)
-    warm_start_generator(anchor, G, public_inputs, config)
-    G_ema = copy.deepcopy(G) if config.ema_decay > 0 else G
+    side = GeneratorSide(config, spans, condition, generator, batch, hooks)
+    fakes, G = side.fakes, side.G
     critics = [TabularCritic(data.shape[1], config.critic_hidden) for _ in range(N_d)]
     critic_opts = [make_optimizer(config, D.parameters(), config.critic_lr) for D in critics]
-    opt_g = make_optimizer(config, G.parameters(), config.generator_lr)
     objective = objective or GeneratorObjective(config.loss)
+    after_step = StepCallbacks(progress)
     private_step = generator_hook_step(
         num_shards=N_d,
         batch_size=batch,
@@ -166,25 +163,19 @@ def train_dp_generator(
             with torch.no_grad():  # shard statistics: they reach G only through the hook
                 f = D.features(rows[torch.randint(rows.shape[0], (batch,), generator=generator)])
                 real_moments = (f.mean(dim=0), f.std(dim=0, unbiased=False))
-        opt_g.zero_grad(set_to_none=True)
-        codes = fakes.codes(batch)
-        x = fakes(batch, codes)
-        x.register_hook(private_step.hook())
-        # summed over rows (×B) so each row's upstream gradient is O(1) against C; the hook's
-        # output is then averaged by the division below
-        loss = objective.batch_loss(D, x, codes, real_moments) * batch
-        loss.backward()
-        for p in G.parameters():
-            if p.grad is not None:
-                p.grad /= batch
-        add_anchor_gradient(anchor, G, public_inputs, config)  # after the hook: DP marginals only
-        opt_g.step()
-        if G_ema is not G:
-            with torch.no_grad():
-                for p_ema, p in zip(G_ema.parameters(), G.parameters()):
-                    p_ema.lerp_(p, 1.0 - config.ema_decay)
-        if progress is not None:
-            progress(step + 1)
-    G_ema.eval()
+
+        def backward(D=D, moments=real_moments) -> None:
+            codes = fakes.codes(batch)
+            x = fakes(batch, codes)
+            x.register_hook(private_step.hook())
+            # summed over rows (×B) so each row's upstream gradient is O(1) against C; the hook's
+            # output is then averaged by the division below
+            (objective.batch_loss(D, x, codes, moments) * batch).backward()
+            for p in G.parameters():
+                if p.grad is not None:
+                    p.grad /= batch
+
+        side.step(backward)
+        after_step(step + 1, side)
     # the critics never leave this function; the first is returned for in-memory evaluation only
-    return TrainingResult(generator=G_ema, critic=critics[0], steps=steps)
+    return TrainingResult(generator=side.released(), critic=critics[0], steps=steps)

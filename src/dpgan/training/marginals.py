@@ -20,7 +20,6 @@ Critic-side recipes can use the anchor as well (off by default): their G reads o
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,6 +31,7 @@ from dpgan.privacy.accounting import LedgerEntry, PrivacyLedger
 from dpgan.privacy.calibration import ShareTarget
 from dpgan.privacy.mechanisms import noisy_counts
 from dpgan.training.config import TrainingConfig
+from dpgan.training.fake_rows import InputsFn
 
 MARGINALS_EVENT = "Gaussian noisy marginals of G's outputs"
 # a noisy frequency below this is floored so that the KL penalty stays finite
@@ -40,8 +40,6 @@ MIN_FREQUENCY = 1e-4
 MIN_COUNT_SIGMAS = 3.0
 # the warm start fits only the one-way statistics, so it can take bigger steps than the GAN
 WARM_START_LR_FACTOR = 10.0
-
-InputsFn = Callable[[], tuple[torch.Tensor, torch.Tensor | None]]
 
 
 def marginal_spans(spans: list[OutputSpan], skip_column: str | None = None) -> list[OutputSpan]:
@@ -201,21 +199,31 @@ class MarginalAnchor:
         return value
 
 
-def warm_start_generator(
-    anchor: MarginalAnchor | None, G: TabularGenerator, draw_inputs: InputsFn, config: TrainingConfig
-) -> None:
-    """Before the private steps of either trainer: fit G to the anchor's statistics, if there is one."""
-    if anchor is not None and config.marginal_warmup_steps > 0:
-        anchor.warm_start(G, draw_inputs, config.marginal_warmup_steps, config.generator_lr * WARM_START_LR_FACTOR)
+@dataclass(frozen=True)
+class AnchorHook:
+    """The anchor as a plug-in of the generator side (dpgan.training.gan_loop.GeneratorHook) of
+    either strategy: a warm start on the DP statistics before the private steps, and in each
+    generator step, after its DP gradient is in place, the penalty's gradient. Both read only the
+    released statistics and public noise, so neither goes through a clip-and-noise hook."""
 
+    anchor: MarginalAnchor
+    warmup_steps: int
+    warmup_lr: float
+    weight: float
 
-def add_anchor_gradient(
-    anchor: MarginalAnchor | None, G: TabularGenerator, draw_inputs: InputsFn, config: TrainingConfig
-) -> None:
-    """In a generator step of either trainer, after its DP gradient is in place: add the penalty's
-    gradient (it reads only the released statistics, so it never goes through a clip-and-noise hook)."""
-    if anchor is not None and config.marginal_weight > 0:
-        (config.marginal_weight * anchor.penalty(G, *draw_inputs())).backward()
+    @classmethod
+    def from_config(cls, anchor: MarginalAnchor, config: TrainingConfig) -> "AnchorHook":
+        return cls(
+            anchor, config.marginal_warmup_steps, config.generator_lr * WARM_START_LR_FACTOR, config.marginal_weight
+        )
+
+    def warm_start(self, G: TabularGenerator, draw_inputs: InputsFn) -> None:
+        if self.warmup_steps > 0:
+            self.anchor.warm_start(G, draw_inputs, self.warmup_steps, self.warmup_lr)
+
+    def add_gradient(self, G: TabularGenerator, draw_inputs: InputsFn) -> None:
+        if self.weight > 0:
+            (self.weight * self.anchor.penalty(G, *draw_inputs())).backward()
 
 
 def measure_anchor(
