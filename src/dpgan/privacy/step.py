@@ -126,6 +126,18 @@ class _Charge:
         if self.recorder is not None:
             self.recorder(record)
 
+    def restore(self, releases: int) -> None:
+        """Resume from a checkpoint taken after `releases` releases: charge them to this fresh
+        reservation (refused past it), so the ledger counts them once, as the killed fit did."""
+        if self.releases:
+            raise InputError("a private step can be restored only before its first release")
+        if isinstance(releases, bool) or int(releases) != releases or releases < 0:
+            raise InputError(f"releases must be a non-negative integer, got {releases!r}")
+        for _ in range(int(releases)):
+            if self.reservation is not None:
+                self.reservation.charge()
+            self.releases += 1
+
 
 def _reserve(ledger: PrivacyLedger | None, entry_args: dict[str, Any], steps: int) -> Reservation | None:
     """Reserve the steps, or (σ = 0 and no ledger) nothing: the benches' non-private control."""
@@ -177,6 +189,10 @@ class PrivateStep:
     @property
     def releases(self) -> int:
         return self._charge.releases
+
+    def restore(self, releases: int) -> None:
+        """Resume after `releases` releases of a checkpointed fit (dpgan.training.checkpoint)."""
+        self._charge.restore(releases)
 
     def sample(self) -> torch.Tensor:
         """The units of the next release (Poisson: each joins with probability q)."""
@@ -248,6 +264,10 @@ class GeneratorHookStep:
     @property
     def releases(self) -> int:
         return self._charge.releases
+
+    def restore(self, releases: int) -> None:
+        """Resume after `releases` releases of a checkpointed fit (dpgan.training.checkpoint)."""
+        self._charge.restore(releases)
 
     def sample(self) -> int:
         """The shard (critic) of this step, uniform and independent of the data."""

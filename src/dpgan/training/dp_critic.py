@@ -33,6 +33,7 @@ from dpgan.privacy.step import (
     Release,
     Sampler,
 )
+from dpgan.training.checkpoint import FitCheckpoint, Snapshot
 from dpgan.training.conditions import ConditionPrior
 from dpgan.training.config import TrainingConfig
 from dpgan.training.fake_rows import make_optimizer
@@ -262,12 +263,15 @@ def train_dp_critic(
     recorder: Recorder | None = None,
     sampler: Sampler | None = None,
     critic: torch.nn.Module | None = None,
+    checkpoint: FitCheckpoint | None = None,
 ) -> TrainingResult:
     """The DP-on-critic strategy: run exactly `steps` noisy critic updates, reserved in `ledger` and
     charged one by one (σ = 0 with no ledger: the benches' non-private control), a generator step
     every `n_critic` of them through the shared generator side (dpgan.training.gan_loop), with its
     plug-in `hooks`. `recorder`/`sampler` are test injections; `critic` any nn.Module scoring
-    encoded rows (default: the configured MLP). G reads only the critic, which is DP."""
+    encoded rows (default: the configured MLP). G reads only the critic, which is DP. With a
+    `checkpoint`, the loop resumes from its snapshot (if any) and writes one every few steps
+    (dpgan.training.checkpoint has the argument why nothing is spent twice)."""
     fake_batch = max(1, int(round(expected_batch_size)))
     side = GeneratorSide(config, spans, condition, generator, fake_batch, hooks)
     fakes = side.fakes
@@ -290,9 +294,20 @@ def train_dp_critic(
         recorder=recorder,
         sampler=sampler,
     )
-    real_moments = None
+    real_moments: tuple[torch.Tensor, torch.Tensor] | None = None
+    start = 0
+    saved = checkpoint.load() if checkpoint is not None else None
+    if saved is not None:
+        start, clip = saved.step, float(saved.values["clip"])
+        side.restore_from(saved)
+        saved.get_module("D", D)
+        saved.get_optimizer("opt_D", opt_d)
+        saved.get_generator("generator", generator)
+        if saved.values["real_moments"]:
+            real_moments = (saved.tensors["real_moments/mean"], saved.tensors["real_moments/sd"])
+        private_step.restore(start)
 
-    for step in range(steps):
+    for step in range(start, steps):
         index = private_step.sample()
         real = data[index]
         generator_step = (step + 1) % config.n_critic == 0
@@ -343,4 +358,13 @@ def train_dp_critic(
             D.zero_grad(set_to_none=True)
             clip *= config.clip_decay
         after_step(step + 1, side)
+        if checkpoint is not None and checkpoint.due(step + 1, steps):
+            snapshot = Snapshot(step + 1, values={"clip": clip, "real_moments": real_moments is not None})
+            side.save_to(snapshot)
+            snapshot.put_module("D", D)
+            snapshot.put_optimizer("opt_D", opt_d)
+            snapshot.put_generator("generator", generator)
+            if real_moments is not None:
+                snapshot.tensors.update({"real_moments/mean": real_moments[0], "real_moments/sd": real_moments[1]})
+            checkpoint.save(snapshot)
     return TrainingResult(generator=side.released(), critic=D, steps=steps)

@@ -34,6 +34,7 @@ from dpgan.models.tabular import TabularCritic
 from dpgan.privacy.accounting import PrivacyLedger
 from dpgan.privacy.mlp_clipping import wgan_gp_clipped_sum
 from dpgan.privacy.step import GeneratorHookStep, Recorder
+from dpgan.training.checkpoint import FitCheckpoint, Snapshot
 from dpgan.training.conditions import ConditionPrior
 from dpgan.training.config import TrainingConfig
 from dpgan.training.dp_critic import TrainingResult, fake_term_gradient
@@ -121,11 +122,13 @@ def train_dp_generator(
     hooks: Sequence[GeneratorHook] = (),
     progress: ProgressFn | None = None,
     recorder: Recorder | None = None,
+    checkpoint: FitCheckpoint | None = None,
 ) -> TrainingResult:
     """The DP-on-generator strategy: run exactly `steps` noisy generator steps (the accounted T),
     each through one random critic, on the shared generator side (dpgan.training.gan_loop) with
     its plug-in `hooks`; their gradients are added after the clip-and-noise hook (post-processing
-    of DP outputs, no further cost)."""
+    of DP outputs, no further cost). With a `checkpoint`, resumes from its snapshot and writes one
+    every few steps (dpgan.training.checkpoint)."""
     N_d = config.num_discriminators
     shards = torch.from_numpy(shard_of_rows(data.numpy(), N_d, shard_key))
     shard_rows = [data[shards == j] for j in range(N_d)]
@@ -147,7 +150,18 @@ def train_dp_generator(
         recorder=recorder,
     )
 
-    for step in range(steps):
+    start = 0
+    saved = checkpoint.load() if checkpoint is not None else None
+    if saved is not None:
+        start = saved.step
+        side.restore_from(saved)
+        for j, (D, opt) in enumerate(zip(critics, critic_opts)):
+            saved.get_module(f"D{j}", D)
+            saved.get_optimizer(f"opt_D{j}", opt)
+        saved.get_generator("generator", generator)
+        private_step.restore(start)
+
+    for step in range(start, steps):
         j = private_step.sample()
         D, rows = critics[j], shard_rows[j]
         for _ in range(config.n_critic):
@@ -177,5 +191,13 @@ def train_dp_generator(
 
         side.step(backward)
         after_step(step + 1, side)
+        if checkpoint is not None and checkpoint.due(step + 1, steps):
+            snapshot = Snapshot(step + 1)
+            side.save_to(snapshot)
+            for j, (D, opt) in enumerate(zip(critics, critic_opts)):
+                snapshot.put_module(f"D{j}", D)
+                snapshot.put_optimizer(f"opt_D{j}", opt)
+            snapshot.put_generator("generator", generator)
+            checkpoint.save(snapshot)
     # the critics never leave this function; the first is returned for in-memory evaluation only
     return TrainingResult(generator=side.released(), critic=critics[0], steps=steps)

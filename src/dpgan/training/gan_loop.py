@@ -23,6 +23,7 @@ import torch
 
 from dpgan.models.output_spans import OutputSpan
 from dpgan.models.tabular import TabularGenerator
+from dpgan.training.checkpoint import Snapshot
 from dpgan.training.conditions import ConditionPrior
 from dpgan.training.config import TrainingConfig, build_generator
 from dpgan.training.fake_rows import FakeRows, InputsFn, make_optimizer
@@ -81,6 +82,19 @@ class GeneratorSide:
             with torch.no_grad():
                 for p_ema, p in zip(self.G_ema.parameters(), self.G.parameters()):
                     p_ema.lerp_(p, 1.0 - self.config.ema_decay)
+
+    def save_to(self, snapshot: Snapshot) -> None:
+        """G, its average and its optimizer into a checkpoint (dpgan.training.checkpoint)."""
+        snapshot.put_module("G", self.G)
+        if self.G_ema is not self.G:
+            snapshot.put_module("G_ema", self.G_ema)
+        snapshot.put_optimizer("opt_G", self.optimizer)
+
+    def restore_from(self, snapshot: Snapshot) -> None:
+        snapshot.get_module("G", self.G)
+        if self.G_ema is not self.G:
+            snapshot.get_module("G_ema", self.G_ema)
+        snapshot.get_optimizer("opt_G", self.optimizer)
 
     def released(self) -> TabularGenerator:
         """The generator the fit releases (the average of G's iterates: post-processing)."""
