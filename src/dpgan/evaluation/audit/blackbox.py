@@ -22,9 +22,8 @@ from dataclasses import replace
 import numpy as np
 import torch
 
-from dpgan.evaluation.audit.statistics import epsilon_lower_bound
 from dpgan.evaluation.audit.target import AuditTarget, public_rows
-from dpgan.evaluation.audit.whitebox import Audit, ablated, claimed_epsilon
+from dpgan.evaluation.audit.whitebox import Audit, ablated, claimed_epsilon, score_worlds, two_world_audit
 from dpgan.models.output_spans import TANH
 from dpgan.privacy.accounting import ONE_OF_SHARDS, POISSON, PrivacyLedger
 from dpgan.training.dp_critic import train_dp_critic
@@ -131,36 +130,36 @@ def audit_black_box(
     on_generator = target.recipe.dp_on == "generator"
     # q is a public constant of the mechanism, the same in both worlds (B over the OUT table's size)
     sample_rate = 1.0 / target.config.num_discriminators if on_generator else min(1.0, BLACK_BOX_BATCH / rows)
-    scores: dict[str, np.ndarray] = {}
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)  # network initialisation, reproducible and private to the audit
-        for w, world in enumerate(("out", "in")):
+
+        def scorer_for(world: str) -> Callable[[], float]:
             data = table if world == "out" else torch.cat([table, canary])
-            values = np.empty(trials)
-            for trial in range(trials):
+
+            def score() -> float:
                 released = _release(
                     target, data, sample_rate=sample_rate, sigma=sigma, clip=clip, steps=steps, generator=generator
                 )
-                values[trial] = _score(target, released, canary, generator)
-                if progress is not None:
-                    progress(w * trials + trial + 1, 2 * trials)
-            scores[world] = values
-    bound = epsilon_lower_bound(scores["out"], scores["in"], delta=target.delta, alpha=alpha, seed=seed)
+                return _score(target, released, canary, generator)
+
+            return score
+
+        scores = score_worlds(trials, scorer_for, progress, every=1)
     sampling = ONE_OF_SHARDS if on_generator else POISSON
-    return Audit(
+    return two_world_audit(
+        scores,
         audited=(
             f"released generators of {steps}-step {target.recipe.name} runs on {rows} public random rows "
             f"(B = {BLACK_BOX_BATCH}) with / without an outlier canary, scored by the distance of their "
             f"{SAMPLES} samples to it (black box)"
         ),
         epsilon_claimed=claimed_epsilon(target.noise_multiplier, sample_rate, steps, target.delta, sampling),
-        epsilon_lower_bound=bound.epsilon,
-        ceiling=bound.ceiling,
-        trials=trials,
+        delta=target.delta,
+        alpha=alpha,
+        seed=seed,
         steps=steps,
         sample_rate=sample_rate,
         details={
-            **bound.details(),
             "mean_score": {"out": float(scores["out"].mean()), "in": float(scores["in"].mean())},
             "run_noise_multiplier": sigma,
             "run_max_grad_norm": clip,

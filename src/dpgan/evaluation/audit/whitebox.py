@@ -98,6 +98,50 @@ def ablated(sigma: float, clip: float, ablate: str | None) -> tuple[float, float
     raise InputError(f"--ablate must be one of {', '.join(ABLATIONS)}, not {ablate!r}")
 
 
+def score_worlds(
+    trials: int, scorer_for: Callable[[str], Callable[[], float]], progress: Progress | None, every: int = 500
+) -> dict[str, np.ndarray]:
+    """`trials` scores in each world, OUT (no canary) first, then IN: `scorer_for(world)` sets the
+    world up (its data, its step) and returns what scores one trial."""
+    scores: dict[str, np.ndarray] = {}
+    for w, world in enumerate(("out", "in")):
+        score = scorer_for(world)
+        values = np.empty(trials)
+        for trial in range(trials):
+            values[trial] = score()
+            if progress is not None and (trial + 1) % every == 0:
+                progress(w * trials + trial + 1, 2 * trials)
+        scores[world] = values
+    return scores
+
+
+def two_world_audit(
+    scores: dict[str, np.ndarray],
+    *,
+    audited: str,
+    epsilon_claimed: float,
+    delta: float,
+    alpha: float,
+    seed: int,
+    steps: int,
+    sample_rate: float,
+    details: dict[str, Any],
+) -> Audit:
+    """The Audit of a two-world experiment: ε_lb from the OUT/IN scores (statistics module), with
+    the bound's own details first and the experiment's after them."""
+    bound = epsilon_lower_bound(scores["out"], scores["in"], delta=delta, alpha=alpha, seed=seed)
+    return Audit(
+        audited=audited,
+        epsilon_claimed=epsilon_claimed,
+        epsilon_lower_bound=bound.epsilon,
+        ceiling=bound.ceiling,
+        trials=len(scores["out"]),
+        steps=steps,
+        sample_rate=sample_rate,
+        details={**bound.details(), **details},
+    )
+
+
 class _CriticCanary:
     """The critic, filler rows, canary rows and the auditor's direction u for the critic step."""
 
@@ -200,32 +244,27 @@ def audit_critic_step(
     generator = torch.Generator().manual_seed(int(rng.integers(2**63 - 1)))
     canary = _CriticCanary(target, 1, rng, seed)
     sigma, clip = ablated(target.noise_multiplier, target.config.max_grad_norm, ablate)
-    scores: dict[str, np.ndarray] = {}
-    for w, world in enumerate(("out", "in")):
+
+    def scorer_for(world: str) -> Callable[[], float]:
         data = canary.filler if world == "out" else torch.cat([canary.filler, canary.canaries])
         step = canary.step(data, sigma, clip, sample_rate, trials * steps, generator)
-        values = np.empty(trials)
-        for trial in range(trials):
-            values[trial] = sum(float(canary.release_projections(data, step, generator)[0]) for _ in range(steps))
-            if progress is not None and (trial + 1) % 500 == 0:
-                progress(w * trials + trial + 1, 2 * trials)
-        scores[world] = values
-    bound = epsilon_lower_bound(scores["out"], scores["in"], delta=target.delta, alpha=alpha, seed=seed)
+        return lambda: sum(float(canary.release_projections(data, step, generator)[0]) for _ in range(steps))
+
+    scores = score_worlds(trials, scorer_for, progress)
     unit = "each microbatch's mean" if target.config.microbatches else "each record's gradient"
-    audited = (
-        f"{steps} release(s) of the private critic step ({target.recipe.name}: {unit} clipped to C, "
-        f"Gaussian noise) with a Dirac canary, q = {sample_rate:g}"
-    )
-    return Audit(
-        audited=audited,
+    return two_world_audit(
+        scores,
+        audited=(
+            f"{steps} release(s) of the private critic step ({target.recipe.name}: {unit} clipped to C, "
+            f"Gaussian noise) with a Dirac canary, q = {sample_rate:g}"
+        ),
         epsilon_claimed=claimed_epsilon(target.noise_multiplier, sample_rate, steps, target.delta),
-        epsilon_lower_bound=bound.epsilon,
-        ceiling=bound.ceiling,
-        trials=trials,
+        delta=target.delta,
+        alpha=alpha,
+        seed=seed,
         steps=steps,
         sample_rate=sample_rate,
         details={
-            **bound.details(),
             "mean_score": {"out": float(scores["out"].mean()), "in": float(scores["in"].mean())},
             "canary": f"x[{canary.columns[0]}] = {canary.magnitude:.4g}, all else 0",
             "run_noise_multiplier": sigma,
@@ -319,30 +358,22 @@ def audit_generator_hook(
     noise_std = sigma * step.sensitivity(run_clip, batch)
     directions = torch.randn(batch, width, generator=generator)
     directions /= directions.norm(dim=1, keepdim=True)
-    scores: dict[str, np.ndarray] = {}
-    for w, (world, sign) in enumerate((("out", -1.0), ("in", 1.0))):
-        upstream = sign * HOOK_CANARY_SCALE * clip * directions
-        values = np.empty(trials)
-        for trial in range(trials):
-            values[trial] = sum(float((step.hook()(upstream) * directions).sum()) for _ in range(steps))
-            if progress is not None and (trial + 1) % 500 == 0:
-                progress(w * trials + trial + 1, 2 * trials)
-        scores[world] = values
-    bound = epsilon_lower_bound(scores["out"], scores["in"], delta=target.delta, alpha=alpha, seed=seed)
-    return Audit(
+
+    def scorer_for(world: str) -> Callable[[], float]:
+        upstream = (-1.0 if world == "out" else 1.0) * HOOK_CANARY_SCALE * clip * directions
+        return lambda: sum(float((step.hook()(upstream) * directions).sum()) for _ in range(steps))
+
+    return two_world_audit(
+        score_worlds(trials, scorer_for, progress),
         audited=(
             f"{steps} release(s) of dtgan-g's clip-and-noise hook (B = {batch} rows, sensitivity 2C√B) with "
             "every row's upstream gradient flipped, one critic (no shard amplification)"
         ),
         epsilon_claimed=claimed_epsilon(target.noise_multiplier, 1.0, steps, target.delta, ONE_OF_SHARDS),
-        epsilon_lower_bound=bound.epsilon,
-        ceiling=bound.ceiling,
-        trials=trials,
+        delta=target.delta,
+        alpha=alpha,
+        seed=seed,
         steps=steps,
         sample_rate=1.0,
-        details={
-            **bound.details(),
-            "run_noise_std": noise_std,
-            "run_max_grad_norm": run_clip,
-        },
+        details={"run_noise_std": noise_std, "run_max_grad_norm": run_clip},
     )
