@@ -38,7 +38,7 @@ import torch
 from dpgan.conditioning import Condition, build_condition, check_condition_column
 from dpgan.errors import BudgetError, DPGanWarning, InputError
 from dpgan.extras.label_model import LabelModel, fit_label_model, label_target
-from dpgan.preparation import prepare_table, purchased_schema_entries
+from dpgan.preparation import Prepared, prepare_table, purchased_schema_entries
 from dpgan.privacy.accounting import Budget, LedgerEntry, PrivacyLedger
 from dpgan.privacy.calibration import BudgetShares, sigma_and_steps
 from dpgan.recipes import Recipe
@@ -51,9 +51,9 @@ from dpgan.training.config import TrainingConfig
 from dpgan.training.dp_critic import TrainingResult, train_dp_critic
 from dpgan.training.dp_generator import train_dp_generator
 from dpgan.training.generator_losses import GeneratorObjective
-from dpgan.training.marginals import measure_anchor
+from dpgan.training.marginals import MarginalAnchor, measure_anchor
 from dpgan.training.progress import FitProgressFn, StepReporter
-from dpgan.training.schedule import gan_schedule_for
+from dpgan.training.schedule import Schedule, gan_schedule_for
 from dpgan.transforms.encoder import TableEncoder, public_dtypes
 
 # share of ε for the reads before training when the domain is bought with DP (row count, one
@@ -110,14 +110,90 @@ def fit_table(
     """Train on `data` following the module's flow; every random draw comes from `rng` or torch's
     (possibly seeded) global RNG."""
     torch_gen = torch.Generator().manual_seed(int(rng.integers(0, 2**63 - 1)))
+    ledger, purchased = _open_ledger(schema, settings)  # step 1
+    prepared, fraction, condition_column = _prepare(data, schema, options, settings, ledger, rng)  # step 2
+    schema, rows = prepared.schema, prepared.rows
+    encoder = TableEncoder(schema, public_dtypes(schema))  # step 3
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        encoded = torch.from_numpy(encoder.encode(prepared.frame))
+    condition = None
+    if condition_column is not None:  # step 4
+        condition, prior_entry = build_condition(
+            schema, encoder, condition_column, prepared.frame[condition_column], prepared.plan.noise_multiplier, rng
+        )
+        if prior_entry is not None:
+            ledger.add(prior_entry)
+    extras = _fit_extras(  # step 5
+        encoded,
+        encoder,
+        condition,
+        rows,
+        settings,
+        spent=purchased + fraction,
+        ledger=ledger,
+        rng=rng,
+        torch_gen=torch_gen,
+    )
+    result, schedule, sigma = _train_gan(  # step 6
+        encoded,
+        encoder,
+        condition,
+        extras,
+        rows,
+        settings,
+        ledger=ledger,
+        progress=progress,
+        rng=rng,
+        torch_gen=torch_gen,
+    )
+    spent = ledger.epsilon(settings.delta, settings.accountant)  # step 7
+    if spent > settings.epsilon * (1 + 1e-9):
+        raise BudgetError(f"internal error: the ledger spent ε={spent:.4f} > target {settings.epsilon}")
+    training = {
+        "recipe": settings.recipe.name,
+        "noise_multiplier": sigma,
+        "sample_rate": schedule.sample_rate,
+        "expected_batch_size": schedule.expected_batch_size,
+        "steps": result.steps,
+        "estimated_rows": rows,
+        "preprocessing_noise_multiplier": prepared.plan.noise_multiplier,
+        "schema_source": schema.source,
+        "preprocessing_repairs": prepared.repairs,
+        "notes": prepared.notes,
+        "condition": None if condition is None else condition.column,
+        "condition_prior_source": None if condition is None else condition.prior_source,
+        "label_model": extras.label_column,
+        "seeded": settings.seeded,
+    }
+    return FittedTable(
+        ledger, schema, encoder, result.generator, condition, extras.label_model, training, result.critic
+    )
+
+
+def _open_ledger(schema: Schema | None, settings: FitSettings) -> tuple[PrivacyLedger, float]:
+    """The ledger, holding the schema's recorded DP purchase if any, and the share of ε it spent."""
     epsilon, delta, accountant = settings.epsilon, settings.delta, settings.accountant
-    # every release below is refused if it would take the ledger past (ε, δ)
+    # every release after this is refused if it would take the ledger past (ε, δ)
     ledger = PrivacyLedger(purchased_schema_entries(schema), Budget(epsilon, delta, accountant))
     purchased = ledger.epsilon(delta, accountant) / epsilon if ledger.entries else 0.0
     if purchased >= 0.5:
         raise BudgetError(
             f"the schema's DP purchase already spends {purchased:.0%} of ε={epsilon:g}: fit with a larger ε"
         )
+    return ledger, purchased
+
+
+def _prepare(
+    data: pd.DataFrame,
+    schema: Schema | None,
+    options: FitOptions,
+    settings: FitSettings,
+    ledger: PrivacyLedger,
+    rng: np.random.Generator,
+) -> tuple[Prepared, float, str | None]:
+    """The table in the schema's domain and its noisy row count, charged at `fraction` of ε
+    (dpgan.preparation); returns it, the fraction and the condition column (checked first)."""
     without_dp = schema is None and settings.schema_from_data_without_dp
     condition_column = _condition_column(settings, schema, options.hints, data)
     needs_prior = condition_column is not None and (
@@ -132,68 +208,93 @@ def fit_table(
         strict=options.strict,
         without_dp=without_dp,
         keep_identifiers=options.keep_identifiers,
-        epsilon=epsilon,
-        delta=delta,
+        epsilon=settings.epsilon,
+        delta=settings.delta,
         fraction=fraction,
-        accountant=accountant,
+        accountant=settings.accountant,
         needs_prior=needs_prior,
         ledger=ledger,
         rng=rng,
     )
     for note in prepared.notes:
-        warnings.warn(note, DPGanWarning, stacklevel=3)  # the user's call of fit
-    schema, data, rows, plan = prepared.schema, prepared.frame, prepared.rows, prepared.plan
-    encoder = TableEncoder(schema, public_dtypes(schema))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        encoded = torch.from_numpy(encoder.encode(data))
-    condition = None
-    if condition_column is not None:
-        condition, prior_entry = build_condition(
-            schema, encoder, condition_column, data[condition_column], plan.noise_multiplier, rng
-        )
-        if prior_entry is not None:
-            ledger.add(prior_entry)
+        warnings.warn(note, DPGanWarning, stacklevel=4)  # the user's call of fit
+    return prepared, fraction, condition_column
 
+
+@dataclass
+class _Extras:
+    """The DP extras of step 5: the generator's objective (with its auxiliary classifier, if
+    any), the label model and its column, and the marginal anchor."""
+
+    objective: GeneratorObjective
+    label_column: str | None
+    label_model: LabelModel | None
+    anchor: MarginalAnchor | None
+
+
+def _fit_extras(
+    encoded: torch.Tensor,
+    encoder: TableEncoder,
+    condition: Condition | None,
+    rows: int,
+    settings: FitSettings,
+    *,
+    spent: float,
+    ledger: PrivacyLedger,
+    rng: np.random.Generator,
+    torch_gen: torch.Generator,
+) -> _Extras:
+    """Each extra the config asks for, trained with DP until the ledger reaches its cumulative
+    share of ε (`spent` so far plus its own fraction): classifier, label model, anchor."""
     cfg = settings.config
     objective = GeneratorObjective(
         cfg.loss, info_weight=cfg.info_loss_weight, classifier_weight=cfg.classifier_loss_weight
     )
-    spent_fraction = purchased + fraction
-    shares = BudgetShares(epsilon, delta, accountant)
+    shares = BudgetShares(settings.epsilon, settings.delta, settings.accountant)
     if cfg.classifier_loss_weight > 0 and condition is not None:
-        spent_fraction += cfg.classifier_budget_fraction
+        spent += cfg.classifier_budget_fraction
         objective.condition = condition
         objective.classifier = fit_aux_classifier(
-            encoded, condition, cfg, rows=rows, share=shares.at(spent_fraction), ledger=ledger, generator=torch_gen
+            encoded, condition, cfg, rows=rows, share=shares.at(spent), ledger=ledger, generator=torch_gen
         )
-    label_column = label_target(schema) if cfg.label_model else None
+    label_column = label_target(encoder.schema) if cfg.label_model else None
     label_model = None
     if label_column is not None:
-        spent_fraction += cfg.label_model_budget_fraction
+        spent += cfg.label_model_budget_fraction
         label_model = fit_label_model(
-            encoded,
-            encoder,
-            label_column,
-            cfg,
-            rows=rows,
-            share=shares.at(spent_fraction),
-            ledger=ledger,
-            generator=torch_gen,
+            encoded, encoder, label_column, cfg, rows=rows, share=shares.at(spent), ledger=ledger, generator=torch_gen
         )
     anchor = None
     if cfg.marginal_anchor:
-        spent_fraction += cfg.marginal_budget_fraction
+        spent += cfg.marginal_budget_fraction
         skip = condition.column if condition is not None else None
-        anchor = measure_anchor(encoded, encoder.spans, skip, share=shares.at(spent_fraction), ledger=ledger, rng=rng)
+        anchor = measure_anchor(encoded, encoder.spans, skip, share=shares.at(spent), ledger=ledger, rng=rng)
+    return _Extras(objective, label_column, label_model, anchor)
 
+
+def _train_gan(
+    encoded: torch.Tensor,
+    encoder: TableEncoder,
+    condition: Condition | None,
+    extras: _Extras,
+    rows: int,
+    settings: FitSettings,
+    *,
+    ledger: PrivacyLedger,
+    progress: FitProgressFn | None,
+    rng: np.random.Generator,
+    torch_gen: torch.Generator,
+) -> tuple[TrainingResult, Schedule, float]:
+    """The recipe's GAN loop at the σ and step count that land the whole ledger on ε (or, with a
+    fixed σ, stop before passing it); the loop charges each step. Returns (result, schedule, σ)."""
+    cfg = settings.config
     schedule = gan_schedule_for(cfg, rows, settings.recipe.dp_on)
     budget = sigma_and_steps(
         sample_rate=schedule.sample_rate,
         steps=schedule.steps,
-        epsilon=epsilon,
-        delta=delta,
-        accountant=accountant,
+        epsilon=settings.epsilon,
+        delta=settings.delta,
+        accountant=settings.accountant,
         prior=ledger.entries,
         sampling=schedule.sampling,
         noise_multiplier=settings.noise_multiplier,
@@ -201,7 +302,7 @@ def fit_table(
     )
     sigma, steps = budget.noise_multiplier, budget.steps
     step_entry = LedgerEntry("step", sigma, sampling_rate=schedule.sample_rate, sampling=schedule.sampling)
-    reporter = StepReporter(progress, steps, step_entry, ledger, delta, accountant)
+    reporter = StepReporter(progress, steps, step_entry, ledger, settings.delta, settings.accountant)
     result: TrainingResult
     if settings.recipe.dp_on == "generator":
         result = train_dp_generator(
@@ -214,8 +315,8 @@ def fit_table(
             shard_key=rng.bytes(32),  # secret per fit, never saved
             ledger=ledger,
             condition=condition,
-            objective=objective,
-            anchor=anchor,
+            objective=extras.objective,
+            anchor=extras.anchor,
             progress=reporter,
         )
     else:
@@ -230,30 +331,11 @@ def fit_table(
             generator=torch_gen,
             ledger=ledger,
             condition=condition,
-            objective=objective,
-            anchor=anchor,
+            objective=extras.objective,
+            anchor=extras.anchor,
             progress=reporter,
         )
-    spent = ledger.epsilon(delta, accountant)
-    if spent > epsilon * (1 + 1e-9):
-        raise BudgetError(f"internal error: the ledger spent ε={spent:.4f} > target {epsilon}")
-    training = {
-        "recipe": settings.recipe.name,
-        "noise_multiplier": sigma,
-        "sample_rate": schedule.sample_rate,
-        "expected_batch_size": schedule.expected_batch_size,
-        "steps": result.steps,
-        "estimated_rows": rows,
-        "preprocessing_noise_multiplier": plan.noise_multiplier,
-        "schema_source": schema.source,
-        "preprocessing_repairs": prepared.repairs,
-        "notes": prepared.notes,
-        "condition": None if condition is None else condition.column,
-        "condition_prior_source": None if condition is None else condition.prior_source,
-        "label_model": label_column,
-        "seeded": settings.seeded,
-    }
-    return FittedTable(ledger, schema, encoder, result.generator, condition, label_model, training, result.critic)
+    return result, schedule, sigma
 
 
 def _condition_column(
