@@ -155,6 +155,7 @@ class TabularSynthesizer(Synthesizer):
         self.training, self.critic_for_evaluation = fitted.training, fitted.critic_for_evaluation
 
     def _fitted(self) -> FittedTable:
+        """The released state, for sampling and saving (the in-memory critic left out: never saved)."""
         self._require_fitted()
         assert self.generator is not None and self.encoder is not None and self.schema is not None
         return FittedTable(
