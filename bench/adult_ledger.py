@@ -1,8 +1,9 @@
 """The privacy ledger a default fit on UCI Adult (bundled schema) writes before its GAN steps, without training.
 
-Mirrors TabularSynthesizer._fit's budget plan: the same functions (plan_preprocessing, build the
-condition's DP prior, calibrate each DP-SGD classifier and the marginals to their cumulative share
-of ε) with the same settings, at N = 32,561 rows (the fit uses a noisy count, within a few rows).
+Mirrors the fit's budget plan (dpgan.synthesizers.fit_plan.fit_table): the same functions
+(plan_preprocessing, build the condition's DP prior, calibrate each DP-SGD classifier and the
+marginals to their cumulative share of ε) with the same settings, at N = 32,561 rows (the fit
+uses a noisy count, within a few rows).
 Used by the accounting benches; nothing here reads the data.
 """
 

@@ -1,0 +1,360 @@
+"""The fit of a tabular synthesizer, read by read: what is charged to the ledger, and where.
+
+Flow (every read of the private table is a ledger event, and `PrivacyLedger` refuses any event
+that would take it past the target (ε, δ)):
+
+1. the ledger opens with the schema's own DP purchase, if its file records one (public otherwise);
+   a purchase of half of ε or more is refused before the data is touched;
+2. `prepare_table` (dpgan.preparation): the noisy row count, the schema's DP histograms when no
+   schema is given (or nothing, on the non-private `schema_from_data_without_dp` path, which the
+   report then says), the DP count of repaired cells; charged at `fraction` of ε;
+3. the encoder is built from the public (or DP) schema only;
+4. the condition's value frequencies: the schema's public ones, else a DP histogram at the
+   preprocessing σ (`build_condition`), charged here;
+5. the optional extras, each trained with DP-SGD up to its cumulative share of ε, in this order:
+   the auxiliary classifier (conditional recipes with a classifier loss), the label model
+   (categorical target), the marginal anchor (noisy one-way marginals);
+6. σ and the step count for the GAN from what is left (`sigma_and_steps` composes the ledger's
+   entries so far), then the recipe's loop: DP on the critic (Poisson batches) or on the
+   generator (dtgan-g's shard critics); each step is charged by the loop as it runs;
+7. a last check that the ledger stays within ε, which would be an internal error.
+
+Random draws: `rng` seeds the torch generator first, then serves the preprocessing noise, the
+condition prior, the anchor and dtgan-g's shard key, in that order; network weights come from
+torch's global RNG (seeded and forked by the facade when the user gives a seed). Keep that order:
+seeded samples are compared bit for bit across refactors.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import torch
+
+from dpgan.conditioning import Condition, build_condition, check_condition_column
+from dpgan.errors import BudgetError, DPGanWarning, InputError
+from dpgan.extras.label_model import LabelModel, fit_label_model, label_target
+from dpgan.preparation import Prepared, prepare_table, purchased_schema_entries
+from dpgan.privacy.accounting import Budget, LedgerEntry, PrivacyLedger
+from dpgan.privacy.calibration import BudgetShares, sigma_and_steps
+from dpgan.recipes import Recipe
+from dpgan.schema import Schema
+from dpgan.schema_inference import PublicHints
+from dpgan.synthesizers.arguments import FitOptions
+from dpgan.synthesizers.sampling import RowPostProcessor
+from dpgan.training.aux_classifier import fit_aux_classifier
+from dpgan.training.config import TrainingConfig
+from dpgan.training.dp_critic import TrainingResult, train_dp_critic
+from dpgan.training.dp_generator import train_dp_generator
+from dpgan.training.gan_loop import GeneratorHook
+from dpgan.training.generator_losses import GeneratorObjective
+from dpgan.training.marginals import AnchorHook, measure_anchor
+from dpgan.training.progress import FitProgressFn, StepReporter
+from dpgan.training.schedule import Schedule, gan_schedule_for
+from dpgan.transforms.encoder import TableEncoder, public_dtypes
+
+# share of ε for the reads before training when the domain is bought with DP (row count, one
+# histogram per column, the repair count); with a schema only the row count and repairs: 1 %.
+# 0.25 (was 0.1) chosen on the validation splits of the bench tables (bench/RESULTS.md §10)
+NO_SCHEMA_PREPROCESSING_FRACTION = 0.25
+
+
+@dataclass(frozen=True)
+class FitSettings:
+    """The synthesizer's settings a fit reads (the facade's constructor arguments, checked)."""
+
+    recipe: Recipe
+    config: TrainingConfig
+    epsilon: float
+    delta: float
+    accountant: str
+    noise_multiplier: float | None  # given: σ is fixed and the loop stops before passing ε
+    epochs_given: bool  # σ is calibrated for exactly these epochs (or they cap a fixed σ's run)
+    preprocessing_fraction: float | None
+    schema_from_data_without_dp: bool
+    condition_column: str | None
+    seeded: bool
+
+
+@dataclass
+class FittedTable:
+    """What a fit releases (and a model file holds), plus the critic kept in memory only."""
+
+    ledger: PrivacyLedger
+    schema: Schema
+    encoder: TableEncoder
+    generator: torch.nn.Module
+    condition: Condition | None
+    label_model: LabelModel | None
+    training: dict[str, Any]
+    # for white-box attack evaluation: never saved (invariant 7)
+    critic_for_evaluation: torch.nn.Module | None = None
+
+    @property
+    def post_processors(self) -> tuple[RowPostProcessor, ...]:
+        """The released models that rewrite generated rows, in the order sampling applies them."""
+        return () if self.label_model is None else (self.label_model,)
+
+
+def fit_table(
+    data: pd.DataFrame,
+    schema: Schema | None,
+    options: FitOptions,
+    settings: FitSettings,
+    progress: FitProgressFn | None,
+    rng: np.random.Generator,
+) -> FittedTable:
+    """Train on `data` following the module's flow; every random draw comes from `rng` or torch's
+    (possibly seeded) global RNG."""
+    torch_gen = torch.Generator().manual_seed(int(rng.integers(0, 2**63 - 1)))
+    ledger, purchased = _open_ledger(schema, settings)  # step 1
+    prepared, fraction, condition_column = _prepare(data, schema, options, settings, ledger, rng)  # step 2
+    schema, rows = prepared.schema, prepared.rows
+    encoder = TableEncoder(schema, public_dtypes(schema))  # step 3
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        encoded = torch.from_numpy(encoder.encode(prepared.frame))
+    condition = None
+    if condition_column is not None:  # step 4
+        condition, prior_entry = build_condition(
+            schema, encoder, condition_column, prepared.frame[condition_column], prepared.plan.noise_multiplier, rng
+        )
+        if prior_entry is not None:
+            ledger.add(prior_entry)
+    extras = _fit_extras(  # step 5
+        encoded,
+        encoder,
+        condition,
+        rows,
+        settings,
+        spent=purchased + fraction,
+        ledger=ledger,
+        rng=rng,
+        torch_gen=torch_gen,
+    )
+    result, schedule, sigma = _train_gan(  # step 6
+        encoded,
+        encoder,
+        condition,
+        extras,
+        rows,
+        settings,
+        ledger=ledger,
+        progress=progress,
+        rng=rng,
+        torch_gen=torch_gen,
+    )
+    spent = ledger.epsilon(settings.delta, settings.accountant)  # step 7
+    if spent > settings.epsilon * (1 + 1e-9):
+        raise BudgetError(f"internal error: the ledger spent ε={spent:.4f} > target {settings.epsilon}")
+    training = {
+        "recipe": settings.recipe.name,
+        "noise_multiplier": sigma,
+        "sample_rate": schedule.sample_rate,
+        "expected_batch_size": schedule.expected_batch_size,
+        "steps": result.steps,
+        "estimated_rows": rows,
+        "preprocessing_noise_multiplier": prepared.plan.noise_multiplier,
+        "schema_source": schema.source,
+        "preprocessing_repairs": prepared.repairs,
+        "notes": prepared.notes,
+        "condition": None if condition is None else condition.column,
+        "condition_prior_source": None if condition is None else condition.prior_source,
+        "label_model": extras.label_column,
+        "seeded": settings.seeded,
+    }
+    return FittedTable(
+        ledger, schema, encoder, result.generator, condition, extras.label_model, training, result.critic
+    )
+
+
+def _open_ledger(schema: Schema | None, settings: FitSettings) -> tuple[PrivacyLedger, float]:
+    """The ledger, holding the schema's recorded DP purchase if any, and the share of ε it spent."""
+    epsilon, delta, accountant = settings.epsilon, settings.delta, settings.accountant
+    # every release after this is refused if it would take the ledger past (ε, δ)
+    ledger = PrivacyLedger(purchased_schema_entries(schema), Budget(epsilon, delta, accountant))
+    purchased = ledger.epsilon(delta, accountant) / epsilon if ledger.entries else 0.0
+    if purchased >= 0.5:
+        raise BudgetError(
+            f"the schema's DP purchase already spends {purchased:.0%} of ε={epsilon:g}: fit with a larger ε"
+        )
+    return ledger, purchased
+
+
+def _prepare(
+    data: pd.DataFrame,
+    schema: Schema | None,
+    options: FitOptions,
+    settings: FitSettings,
+    ledger: PrivacyLedger,
+    rng: np.random.Generator,
+) -> tuple[Prepared, float, str | None]:
+    """The table in the schema's domain and its noisy row count, charged at `fraction` of ε
+    (dpgan.preparation); returns it, the fraction and the condition column (checked first)."""
+    without_dp = schema is None and settings.schema_from_data_without_dp
+    condition_column = _condition_column(settings, schema, options.hints, data)
+    needs_prior = condition_column is not None and (
+        without_dp or (schema is not None and not schema[condition_column].frequencies)
+    )
+    infer_dp = schema is None and not without_dp
+    fraction = settings.preprocessing_fraction or (NO_SCHEMA_PREPROCESSING_FRACTION if infer_dp else 0.01)
+    prepared = prepare_table(
+        data,
+        schema=schema,
+        hints=options.hints,
+        strict=options.strict,
+        without_dp=without_dp,
+        keep_identifiers=options.keep_identifiers,
+        epsilon=settings.epsilon,
+        delta=settings.delta,
+        fraction=fraction,
+        accountant=settings.accountant,
+        needs_prior=needs_prior,
+        ledger=ledger,
+        rng=rng,
+    )
+    for note in prepared.notes:
+        warnings.warn(note, DPGanWarning, stacklevel=4)  # the user's call of fit
+    return prepared, fraction, condition_column
+
+
+@dataclass
+class _Extras:
+    """The DP extras of step 5: the generator's objective (with its auxiliary classifier, if
+    any), the label model and its column, and the generator's plug-ins (the marginal anchor)."""
+
+    objective: GeneratorObjective
+    label_column: str | None
+    label_model: LabelModel | None
+    hooks: tuple[GeneratorHook, ...]
+
+
+def _fit_extras(
+    encoded: torch.Tensor,
+    encoder: TableEncoder,
+    condition: Condition | None,
+    rows: int,
+    settings: FitSettings,
+    *,
+    spent: float,
+    ledger: PrivacyLedger,
+    rng: np.random.Generator,
+    torch_gen: torch.Generator,
+) -> _Extras:
+    """Each extra the config asks for, trained with DP until the ledger reaches its cumulative
+    share of ε (`spent` so far plus its own fraction): classifier, label model, anchor."""
+    cfg = settings.config
+    objective = GeneratorObjective(
+        cfg.loss, info_weight=cfg.info_loss_weight, classifier_weight=cfg.classifier_loss_weight
+    )
+    shares = BudgetShares(settings.epsilon, settings.delta, settings.accountant)
+    if cfg.classifier_loss_weight > 0 and condition is not None:
+        spent += cfg.classifier_budget_fraction
+        objective.condition = condition
+        objective.classifier = fit_aux_classifier(
+            encoded, condition, cfg, rows=rows, share=shares.at(spent), ledger=ledger, generator=torch_gen
+        )
+    label_column = label_target(encoder.schema) if cfg.label_model else None
+    label_model = None
+    if label_column is not None:
+        spent += cfg.label_model_budget_fraction
+        label_model = fit_label_model(
+            encoded, encoder, label_column, cfg, rows=rows, share=shares.at(spent), ledger=ledger, generator=torch_gen
+        )
+    hooks: tuple[GeneratorHook, ...] = ()
+    if cfg.marginal_anchor:
+        spent += cfg.marginal_budget_fraction
+        skip = condition.column if condition is not None else None
+        anchor = measure_anchor(encoded, encoder.spans, skip, share=shares.at(spent), ledger=ledger, rng=rng)
+        hooks = (AnchorHook.from_config(anchor, cfg),)
+    return _Extras(objective, label_column, label_model, hooks)
+
+
+def _train_gan(
+    encoded: torch.Tensor,
+    encoder: TableEncoder,
+    condition: Condition | None,
+    extras: _Extras,
+    rows: int,
+    settings: FitSettings,
+    *,
+    ledger: PrivacyLedger,
+    progress: FitProgressFn | None,
+    rng: np.random.Generator,
+    torch_gen: torch.Generator,
+) -> tuple[TrainingResult, Schedule, float]:
+    """The recipe's GAN loop at the σ and step count that land the whole ledger on ε (or, with a
+    fixed σ, stop before passing it); the loop charges each step. Returns (result, schedule, σ)."""
+    cfg = settings.config
+    schedule = gan_schedule_for(cfg, rows, settings.recipe.dp_on)
+    budget = sigma_and_steps(
+        sample_rate=schedule.sample_rate,
+        steps=schedule.steps,
+        epsilon=settings.epsilon,
+        delta=settings.delta,
+        accountant=settings.accountant,
+        prior=ledger.entries,
+        sampling=schedule.sampling,
+        noise_multiplier=settings.noise_multiplier,
+        cap_steps=settings.epochs_given,
+    )
+    sigma, steps = budget.noise_multiplier, budget.steps
+    step_entry = LedgerEntry("step", sigma, sampling_rate=schedule.sample_rate, sampling=schedule.sampling)
+    reporter = StepReporter(progress, steps, step_entry, ledger, settings.delta, settings.accountant)
+    result: TrainingResult
+    if settings.recipe.dp_on == "generator":
+        result = train_dp_generator(
+            encoded,
+            encoder.spans,
+            cfg,
+            noise_multiplier=sigma,
+            steps=steps,
+            generator=torch_gen,
+            shard_key=rng.bytes(32),  # secret per fit, never saved
+            ledger=ledger,
+            condition=condition,
+            objective=extras.objective,
+            hooks=extras.hooks,
+            progress=reporter,
+        )
+    else:
+        result = train_dp_critic(
+            encoded,
+            encoder.spans,
+            cfg,
+            sample_rate=schedule.sample_rate,
+            expected_batch_size=schedule.expected_batch_size,
+            noise_multiplier=sigma,
+            steps=steps,
+            generator=torch_gen,
+            ledger=ledger,
+            condition=condition,
+            objective=extras.objective,
+            hooks=extras.hooks,
+            progress=reporter,
+        )
+    return result, schedule, sigma
+
+
+def _condition_column(
+    settings: FitSettings, schema: Schema | None, hints: PublicHints, data: pd.DataFrame
+) -> str | None:
+    """The column to condition on: the user's, else the target for conditional recipes."""
+    column = settings.condition_column
+    if column is None and settings.recipe.conditional:
+        column = schema.target if schema is not None else hints.target
+        if column is None:
+            raise InputError(
+                f"recipe {settings.recipe.name} conditions on a column: pass condition=COLUMN "
+                "(or name a target: target=COLUMN, --target, or a schema with a 'target')"
+            )
+    if column is not None:
+        if column not in data.columns:
+            raise InputError(f"condition column {column!r} is not in the table")
+        if schema is not None:
+            check_condition_column(schema, column)
+    return column

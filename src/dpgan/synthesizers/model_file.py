@@ -1,0 +1,74 @@
+"""What a tabular model directory holds: model.json's entries and the safetensors weights.
+
+Only released values are written: the DP-trained generator and label model, the public (or DP)
+schema, the ledger and the training summary. The critic, the per-fit shard key and any row of
+the data never are (DESIGN.md invariant 7). Reading is strict and pickle-free: every weight must
+fit the network the metadata describes, or the model is refused (serialization.py checks the
+content hash). The keys and their order are the saved format: models saved by earlier versions
+load unchanged, so change them only with a format version.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from dpgan import __version__
+from dpgan.conditioning import Condition
+from dpgan.extras.label_model import LabelModel, split_tensors
+from dpgan.privacy.accounting import PrivacyLedger
+from dpgan.schema import Schema
+from dpgan.synthesizers.fit_plan import FittedTable
+from dpgan.training.config import TrainingConfig, build_generator
+from dpgan.transforms.encoder import TableEncoder
+
+
+def model_metadata(
+    fitted: FittedTable, *, recipe: str, epsilon_target: float, delta: float, accountant: str, config: TrainingConfig
+) -> dict[str, Any]:
+    """model.json's entries for a fitted model (the ε it states is the ledger's, by `accountant`)."""
+    return {
+        "dpgan_version": __version__,
+        "torch_version": torch.__version__,
+        "recipe": recipe,
+        "condition": None if fitted.condition is None else fitted.condition.to_dict(),
+        "epsilon_target": epsilon_target,
+        "delta": delta,
+        "accountant": accountant,
+        "epsilon": fitted.ledger.epsilon(delta, accountant),
+        "schema": fitted.schema.to_dict(),
+        "dtypes": fitted.encoder.dtypes,
+        "config": config.to_dict(),
+        "ledger": fitted.ledger.to_dict(),
+        "training": fitted.training,
+        "label_model": None if fitted.label_model is None else fitted.label_model.to_dict(),
+    }
+
+
+def model_tensors(fitted: FittedTable) -> dict[str, torch.Tensor]:
+    """The generator's weights, and the label model's under their own prefix."""
+    tensors = dict(fitted.generator.state_dict())
+    if fitted.label_model is not None:
+        tensors.update(fitted.label_model.tensors())
+    return tensors
+
+
+def fitted_from_model(meta: dict[str, Any], tensors: dict[str, torch.Tensor], config: TrainingConfig) -> FittedTable:
+    """The released state from model.json's entries and the weights, strictly: a missing key or
+    a weight that does not fit raises (KeyError, TypeError, ValueError or RuntimeError)."""
+    condition_meta = meta.get("condition")
+    condition = None if condition_meta is None else Condition.from_dict(condition_meta)
+    schema = Schema.from_dict(meta["schema"])
+    encoder = TableEncoder(schema, meta.get("dtypes"))
+    ledger = PrivacyLedger.from_dict(meta["ledger"])
+    training = dict(meta["training"])
+    generator = build_generator(config, encoder.spans, condition.slice if condition else None)
+    generator_tensors, label_tensors = split_tensors(tensors)
+    generator.load_state_dict(generator_tensors, strict=True)
+    label_meta = meta.get("label_model")
+    if label_meta is None and label_tensors:
+        raise ValueError("label-model weights without a label-model entry")
+    label_model = None if label_meta is None else LabelModel.from_saved(label_meta, label_tensors, encoder)
+    generator.eval()
+    return FittedTable(ledger, schema, encoder, generator, condition, label_model, training)

@@ -1,0 +1,233 @@
+"""The public tabular synthesizer: fit a DP generator on a private table, sample, report, save, load.
+
+A facade over four modules, one job each: `arguments` checks the public arguments before any
+read of the data; `fit_plan` runs the fit, every private read a ledger event (its docstring
+states the flow and where each read is charged); `sampling` draws rows from the released model
+(post-processing, free); `model_file` writes and reads the model directory (no pickle).
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import torch
+
+from dpgan.api import Synthesizer
+from dpgan.conditioning import Condition
+from dpgan.errors import InputError, ModelFileError
+from dpgan.extras.label_model import LabelModel
+from dpgan.privacy.accounting import DEFAULT_ACCOUNTANT
+from dpgan.recipes import Recipe, get_recipe
+from dpgan.schema import Schema
+from dpgan.schema_inference import SOURCE_NOT_PRIVATE
+from dpgan.serialization import read_model_dir, write_model_dir
+from dpgan.synthesizers.arguments import fit_arguments, positive_int, training_config
+from dpgan.synthesizers.fit_plan import FitSettings, FittedTable, fit_table
+from dpgan.synthesizers.model_file import fitted_from_model, model_metadata, model_tensors
+from dpgan.synthesizers.sampling import MAX_SAMPLE_ROWS, TableSampler
+from dpgan.training.config import TrainingConfig
+from dpgan.training.progress import FitProgressFn
+from dpgan.transforms.encoder import TableEncoder
+
+UNSAFE_SCHEMA_NOTE = (
+    "The schema (bounds and category lists) was read from the data WITHOUT differential privacy: "
+    "the guarantee below covers training only, not the schema."
+)
+
+
+class TabularSynthesizer(Synthesizer):
+    """DP GAN synthesizer for mixed-type tables; `recipe` picks the paper (dpgan.recipes):
+    dp-gan (default; Frigerio et al. 2019), dp-wgan, dp-cgan, dtgan-d, dtgan-g.
+
+    `condition` names a categorical column to condition on (conditional recipes default to the
+    schema's target); its value frequencies come from the schema or a DP histogram. Keyword-only
+    settings; `config=` replaces the recipe's settings wholesale (keyword overrides apply on
+    top). `epochs` fixes the number of passes up front and σ is calibrated to land on ε
+    (stopping rule b). Give `noise_multiplier` instead to train until the next step
+    would exceed ε (rule a; `epochs` then caps it). `seed` makes runs reproducible for
+    experiments only: production noise comes from OS entropy. With a categorical target in the
+    schema, a DP label model (dpgan.extras.label_model) redraws the target of sampled rows;
+    `label_model=False` keeps the generator's own.
+    """
+
+    def __init__(
+        self,
+        *,
+        recipe: str = "dp-gan",
+        condition: str | None = None,
+        epsilon: float = 3.0,
+        delta: float = 1e-5,
+        epochs: float | None = None,
+        batch_size: int | None = None,
+        noise_multiplier: float | None = None,
+        accountant: str = DEFAULT_ACCOUNTANT,
+        preprocessing_fraction: float | None = None,
+        schema_from_data_without_dp: bool = False,
+        seed: int | None = None,
+        config: TrainingConfig | None = None,
+        **config_overrides: Any,
+    ) -> None:
+        super().__init__(
+            epsilon=epsilon, delta=delta, accountant=accountant, seed=seed, noise_multiplier=noise_multiplier
+        )
+        self.recipe: Recipe = get_recipe(recipe)
+        if condition is not None and not isinstance(condition, str):
+            raise InputError("condition must be a column name")
+        self.config = training_config(self.recipe, config, config_overrides, batch_size=batch_size, epochs=epochs)
+        self.epochs_given = epochs is not None
+        self.preprocessing_fraction = preprocessing_fraction
+        self.schema_from_data_without_dp = schema_from_data_without_dp
+        self.condition_column = condition
+        self.condition: Condition | None = None
+        self.label_model: LabelModel | None = None
+        self.schema: Schema | None = None
+        self.encoder: TableEncoder | None = None
+        self.critic_for_evaluation: torch.nn.Module | None = None
+
+    # ------------------------------------------------------------------ fit
+    def fit(
+        self,
+        data: pd.DataFrame,
+        schema: Schema | str | Path | dict | None = None,
+        *,
+        target: str | None = None,
+        categorical: Sequence[str] = (),
+        bounds: Mapping[str, tuple[float, float]] | None = None,
+        categories: Mapping[str, Sequence[str]] | None = None,
+        strict: bool = False,
+        keep_identifiers: bool = False,
+        progress: FitProgressFn | None = None,
+    ) -> "TabularSynthesizer":
+        """Train on `data`; every read of it is charged to the ledger, which never exceeds ε.
+
+        Without a schema the domain is bought with DP (dpgan.schema_inference); public hints make
+        parts of it free: `target` (the column a label model and conditional recipes use),
+        `categorical` (columns whose every value is a category), a column's public list of
+        `categories` ({column: [values]}, e.g. a target's labels) and numeric `bounds`
+        ({column: (low, high)}). With a schema, `target` may name or replace its target.
+        Cells that do not fit the schema are mapped into it and counted with DP (dpgan.conform);
+        `strict=True` refuses them instead. `keep_identifiers` keeps nearly-unique text columns
+        on the non-private `schema_from_data_without_dp` path (they are dropped by default).
+        """
+        schema, options = fit_arguments(
+            data,
+            schema,
+            target=target,
+            categorical=categorical,
+            bounds=bounds,
+            categories=categories,
+            strict=strict,
+            keep_identifiers=keep_identifiers,
+        )
+        settings = FitSettings(
+            recipe=self.recipe,
+            config=self.config,
+            epsilon=self.epsilon,
+            delta=self.delta,
+            accountant=self.accountant,
+            noise_multiplier=self.noise_multiplier,
+            epochs_given=self.epochs_given,
+            preprocessing_fraction=self.preprocessing_fraction,
+            schema_from_data_without_dp=self.schema_from_data_without_dp,
+            condition_column=self.condition_column,
+            seeded=self.seed is not None,
+        )
+        rng = np.random.default_rng(secrets.randbits(64) if self.seed is None else self.seed)
+        if self.seed is None:
+            fitted = fit_table(data, schema, options, settings, progress, rng)
+        else:
+            # Network weights are drawn from torch's global RNG: seed it, and leave the caller's state as it was.
+            with torch.random.fork_rng(devices=[]):
+                torch.manual_seed(int(rng.integers(0, 2**63 - 1)))
+                fitted = fit_table(data, schema, options, settings, progress, rng)
+        self._adopt(fitted)
+        return self
+
+    def _adopt(self, fitted: FittedTable) -> None:
+        """Take the state of a fit or a model file (the attributes users and the CLI read)."""
+        self.ledger, self.schema, self.encoder = fitted.ledger, fitted.schema, fitted.encoder
+        self.generator, self.condition, self.label_model = fitted.generator, fitted.condition, fitted.label_model
+        self.training, self.critic_for_evaluation = fitted.training, fitted.critic_for_evaluation
+
+    def _fitted(self) -> FittedTable:
+        """The released state, for sampling and saving (the in-memory critic left out: never saved)."""
+        self._require_fitted()
+        assert self.generator is not None and self.encoder is not None and self.schema is not None
+        return FittedTable(
+            self.ledger, self.schema, self.encoder, self.generator, self.condition, self.label_model, self.training
+        )
+
+    # --------------------------------------------------------------- sample
+    def sample(self, n: int, *, seed: int | None = None, conditions: dict[str, Any] | None = None) -> pd.DataFrame:
+        """n synthetic rows: post-processing of the released generator, no privacy cost.
+
+        `conditions={"income": ">50K"}` fixes the condition column's value (conditional models);
+        without it the values follow the model's public or DP prior. A model with a label model
+        also takes a condition on its target: rows are drawn and kept where the redrawn target
+        has that value.
+        """
+        fitted = self._fitted()
+        n = positive_int(n, "n")
+        if n > MAX_SAMPLE_ROWS:
+            raise InputError(f"n={n} is too large; sample at most {MAX_SAMPLE_ROWS} rows per call")
+        if conditions is not None and not isinstance(conditions, dict):
+            raise InputError("conditions must be a mapping like {'income': '>50K'}")
+        unknown = [str(c) for c in conditions or {} if c not in fitted.schema.names]
+        if unknown:
+            raise InputError(
+                f"{', '.join(map(repr, unknown))} is not a column of this model; its columns are "
+                + ", ".join(fitted.schema.names)
+            )
+        sampler = TableSampler(
+            fitted.generator, fitted.encoder, fitted.condition, self.config.noise_dim, fitted.post_processors
+        )
+        return sampler.sample(n, dict(conditions or {}), seed)
+
+    # -------------------------------------------------------------- privacy
+    def _report_details(self) -> dict[str, Any]:
+        """The recipe and whether the guarantee covers the schema (api.Synthesizer.privacy_report)."""
+        covers = self.training.get("schema_source") != SOURCE_NOT_PRIVATE
+        details: dict[str, Any] = {
+            "recipe": self.recipe.name,
+            "schema_source": self.training.get("schema_source"),
+            "guarantee_covers_schema": covers,
+        }
+        if not covers:
+            details["warning"] = UNSAFE_SCHEMA_NOTE
+        return details
+
+    # ------------------------------------------------------------ save/load
+    def save(self, path: str | Path, *, overwrite: bool = False) -> Path:
+        """Write the released model (generator, label model, metadata with its content hash).
+        An existing model directory is replaced only with `overwrite`."""
+        fitted = self._fitted()
+        metadata = model_metadata(
+            fitted,
+            recipe=self.recipe.name,
+            epsilon_target=self.epsilon,
+            delta=self.delta,
+            accountant=self.accountant,
+            config=self.config,
+        )
+        return write_model_dir(path, model_tensors(fitted), metadata, overwrite=overwrite)
+
+    @classmethod
+    def load(cls, path: str | Path) -> "TabularSynthesizer":
+        tensors, meta = read_model_dir(path)
+        try:
+            synth = cls(
+                recipe=meta.get("recipe", "dp-gan"),
+                epsilon=meta["epsilon_target"],
+                delta=meta["delta"],
+                accountant=meta["accountant"],
+            )
+            synth.config = TrainingConfig.from_dict(meta["config"])
+            synth._adopt(fitted_from_model(meta, tensors, synth.config))
+        except (KeyError, TypeError, ValueError, RuntimeError) as exc:
+            raise ModelFileError(f"{path} holds an inconsistent model: {exc}") from None
+        return synth
