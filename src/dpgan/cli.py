@@ -198,6 +198,8 @@ def cmd_fit(args: argparse.Namespace) -> int:
         strict=args.strict,
         keep_identifiers=args.keep_identifier_columns,
         progress=_ProgressBar(not args.quiet, args.accountant),
+        checkpoint=args.checkpoint,
+        checkpoint_every=args.checkpoint_every,
     )
     synth.save(out, overwrite=args.overwrite)
     report = synth.privacy_report()
@@ -635,6 +637,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     fit.add_argument("--out", required=True, help="model directory (new or empty)")
     fit.add_argument("--overwrite", action="store_true", help="replace an existing model in --out")
+    fit.add_argument(
+        "--checkpoint",
+        help="directory for the fit's checkpoint; rerun the same command to resume a killed fit (secret: "
+        "it holds the fit's noise seed; deleted when the fit succeeds)",
+    )
+    fit.add_argument(
+        "--checkpoint-every", type=int, default=100, help="with --checkpoint: private steps between checkpoints"
+    )
     fit.set_defaults(func=cmd_fit)
 
     schema = command("schema", "learn a schema with DP (or write a template) to inspect, edit and reuse with --schema")

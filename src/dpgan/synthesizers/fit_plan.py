@@ -45,8 +45,10 @@ from dpgan.recipes import Recipe
 from dpgan.schema import Schema
 from dpgan.schema_inference import PublicHints
 from dpgan.synthesizers.arguments import FitOptions
+from dpgan.synthesizers.resume import ResumableFit, releases_fingerprint
 from dpgan.synthesizers.sampling import RowPostProcessor
 from dpgan.training.aux_classifier import fit_aux_classifier
+from dpgan.training.checkpoint import FitCheckpoint
 from dpgan.training.config import TrainingConfig
 from dpgan.training.dp_critic import TrainingResult, train_dp_critic
 from dpgan.training.dp_generator import train_dp_generator
@@ -107,9 +109,11 @@ def fit_table(
     settings: FitSettings,
     progress: FitProgressFn | None,
     rng: np.random.Generator,
+    resume: ResumableFit | None = None,
 ) -> FittedTable:
     """Train on `data` following the module's flow; every random draw comes from `rng` or torch's
-    (possibly seeded) global RNG."""
+    (possibly seeded) global RNG. With `resume`, the loop checkpoints and resumes
+    (dpgan.synthesizers.resume); the checkpoint is deleted once the fit has succeeded."""
     torch_gen = torch.Generator().manual_seed(int(rng.integers(0, 2**63 - 1)))
     ledger, purchased = _open_ledger(schema, settings)  # step 1
     prepared, fraction, condition_column = _prepare(data, schema, options, settings, ledger, rng)  # step 2
@@ -136,6 +140,9 @@ def fit_table(
         rng=rng,
         torch_gen=torch_gen,
     )
+    checkpoint = None
+    if resume is not None:
+        checkpoint = resume.checkpoint(_releases_before_training(ledger, schema, condition, extras))
     result, schedule, sigma = _train_gan(  # step 6
         encoded,
         encoder,
@@ -147,10 +154,13 @@ def fit_table(
         progress=progress,
         rng=rng,
         torch_gen=torch_gen,
+        checkpoint=checkpoint,
     )
     spent = ledger.epsilon(settings.delta, settings.accountant)  # step 7
     if spent > settings.epsilon * (1 + 1e-9):
         raise BudgetError(f"internal error: the ledger spent ε={spent:.4f} > target {settings.epsilon}")
+    if checkpoint is not None:
+        checkpoint.remove()  # secret material (dpgan.training.checkpoint)
     training = {
         "recipe": settings.recipe.name,
         "noise_multiplier": sigma,
@@ -286,6 +296,7 @@ def _train_gan(
     progress: FitProgressFn | None,
     rng: np.random.Generator,
     torch_gen: torch.Generator,
+    checkpoint: FitCheckpoint | None,
 ) -> tuple[TrainingResult, Schedule, float]:
     """The recipe's GAN loop at the σ and step count that land the whole ledger on ε (or, with a
     fixed σ, stop before passing it); the loop charges each step. Returns (result, schedule, σ)."""
@@ -320,6 +331,7 @@ def _train_gan(
             objective=extras.objective,
             hooks=extras.hooks,
             progress=reporter,
+            checkpoint=checkpoint,
         )
     else:
         result = train_dp_critic(
@@ -336,8 +348,28 @@ def _train_gan(
             objective=extras.objective,
             hooks=extras.hooks,
             progress=reporter,
+            checkpoint=checkpoint,
         )
     return result, schedule, sigma
+
+
+def _releases_before_training(
+    ledger: PrivacyLedger, schema: Schema, condition: Condition | None, extras: _Extras
+) -> str:
+    """The fingerprint a resumed fit's replay must reproduce: every release before the loop."""
+    tensors: list[torch.Tensor] = []
+    if extras.label_model is not None:
+        tensors += list(extras.label_model.tensors().values())
+    if isinstance(extras.objective.classifier, torch.nn.Module):
+        tensors += list(extras.objective.classifier.state_dict().values())
+    for hook in extras.hooks:
+        tensors += hook.released()
+    values = {
+        "ledger": ledger.to_dict(),
+        "schema": schema.to_dict(),
+        "condition": None if condition is None else condition.to_dict(),
+    }
+    return releases_fingerprint(values, tensors)
 
 
 def _condition_column(

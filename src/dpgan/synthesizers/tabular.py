@@ -8,8 +8,10 @@ states the flow and where each read is charged); `sampling` draws rows from the 
 
 from __future__ import annotations
 
+import json
 import secrets
 from collections.abc import Mapping, Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +31,7 @@ from dpgan.serialization import read_model_dir, write_model_dir
 from dpgan.synthesizers.arguments import fit_arguments, positive_int, training_config
 from dpgan.synthesizers.fit_plan import FitSettings, FittedTable, fit_table
 from dpgan.synthesizers.model_file import fitted_from_model, model_metadata, model_tensors
+from dpgan.synthesizers.resume import DEFAULT_CHECKPOINT_EVERY, resumable_fit
 from dpgan.synthesizers.sampling import MAX_SAMPLE_ROWS, TableSampler
 from dpgan.training.config import TrainingConfig
 from dpgan.training.progress import FitProgressFn
@@ -102,6 +105,8 @@ class TabularSynthesizer(Synthesizer):
         strict: bool = False,
         keep_identifiers: bool = False,
         progress: FitProgressFn | None = None,
+        checkpoint: str | Path | None = None,
+        checkpoint_every: int = DEFAULT_CHECKPOINT_EVERY,
     ) -> "TabularSynthesizer":
         """Train on `data`; every read of it is charged to the ledger, which never exceeds ε.
 
@@ -113,6 +118,10 @@ class TabularSynthesizer(Synthesizer):
         Cells that do not fit the schema are mapped into it and counted with DP (dpgan.conform);
         `strict=True` refuses them instead. `keep_identifiers` keeps nearly-unique text columns
         on the non-private `schema_from_data_without_dp` path (they are dropped by default).
+        With a `checkpoint` directory the fit writes its state there every `checkpoint_every`
+        private steps and, called again with the same table and settings, resumes from it without
+        spending anything twice (dpgan.synthesizers.resume); the checkpoint is as secret as the
+        table and is deleted when the fit succeeds.
         """
         schema, options = fit_arguments(
             data,
@@ -137,14 +146,27 @@ class TabularSynthesizer(Synthesizer):
             condition_column=self.condition_column,
             seeded=self.seed is not None,
         )
-        rng = np.random.default_rng(secrets.randbits(64) if self.seed is None else self.seed)
-        if self.seed is None:
+        resume = None
+        if checkpoint is not None:
+            described = json.loads(json.dumps(asdict(settings), default=str))
+            resume = resumable_fit(
+                checkpoint,
+                checkpoint_every,
+                data=data,
+                schema=schema,
+                options=options,
+                settings=described,
+                user_seed=self.seed,
+            )
+        fit_seed = self.seed if resume is None else resume.fit_seed
+        rng = np.random.default_rng(secrets.randbits(64) if fit_seed is None else fit_seed)
+        if fit_seed is None:
             fitted = fit_table(data, schema, options, settings, progress, rng)
         else:
             # Network weights are drawn from torch's global RNG: seed it, and leave the caller's state as it was.
             with torch.random.fork_rng(devices=[]):
                 torch.manual_seed(int(rng.integers(0, 2**63 - 1)))
-                fitted = fit_table(data, schema, options, settings, progress, rng)
+                fitted = fit_table(data, schema, options, settings, progress, rng, resume)
         self._adopt(fitted)
         return self
 

@@ -41,6 +41,9 @@ class GeneratorHook(Protocol):
     def add_gradient(self, G: TabularGenerator, draw_inputs: InputsFn) -> None:
         """In each generator step, after the step's (DP) gradient is in G's .grad: add to it."""
 
+    def released(self) -> list[torch.Tensor]:
+        """The DP values the plug-in holds (a resumed fit checks that its replay reproduced them)."""
+
 
 class GeneratorSide:
     """G, the EMA copy that is released, G's optimizer, the fake-row source and the plug-ins.

@@ -225,6 +225,10 @@ class AnchorHook:
         if self.weight > 0:
             (self.weight * self.anchor.penalty(G, *draw_inputs())).backward()
 
+    def released(self) -> list[torch.Tensor]:
+        moments = [t for p in self.anchor.positions for t in (p.mean, p.sd, p.weight)]
+        return [*self.anchor.targets, *moments]
+
 
 def measure_anchor(
     encoded: torch.Tensor,
