@@ -4,6 +4,24 @@ dp-accounting (Google) is the source of truth for every ε dpgan prints, saves o
 module keeps the list of events, turns each into dp-accounting's RDP curve or PLD, composes them
 and converts to ε. The neighbouring relation is add/remove-one record throughout.
 
+Two kinds of entry
+------------------
+- `LedgerEntry`: a Gaussian mechanism, Poisson-subsampled or one-of-shards, repeated `count`
+  times. It is the fast path: calibration searches σ over thousands of compositions of it and the
+  progress bar composes it step by step, so its PLD (σ/√c for unsampled repeats, FFT
+  self-composition, cached prefixes, a grid widened at small σ) and its RDP curve (cached per
+  (σ, q)) are built directly from dp-accounting's Gaussian primitives, exactly as PLDAccountant
+  and RdpAccountant build them (tests check both against those accountants).
+- `EventEntry` (dpgan.privacy.events): any other dp-accounting `DpEvent` (Laplace, a selection
+  by RepeatAndSelect, zCDP, a mixture of Gaussians, ...) with a label, note, count and extra δ.
+  Its PLD or RDP curve comes from dp-accounting's PLDAccountant / RdpAccountant themselves (add/
+  remove-one, on the ledger's grid and orders), so a new mechanism needs no change here. An entry
+  that no accountant supports under add/remove-one (replace-one sampling, non-private events) is
+  refused when built; one that the asked accountant cannot account (RDP-only events under "pld")
+  is refused by `epsilon_of` and by a budgeted ledger's `add` / `reserve`, naming the entry.
+Both compose with each other and with the one-of-shards mixture below (the mixture's "A" is the
+composition of every other entry, of either kind).
+
 One-of-shards events (dtgan-g, `sampling="one-of-shards"`)
 -----------------------------------------------------------
 dtgan-g trains N_d critics WITHOUT noise, critic j on shard j only; a record's shard is a keyed
@@ -112,7 +130,7 @@ class LedgerEntry:
     `sampling="one-of-shards"` with `sampling_rate` = 1/N_d is a dtgan-g generator step (module
     docstring). `extra_delta` is the probability of a failure event that lies outside the
     accountant (the threshold of a DP set-union over unknown categories); it is added to δ,
-    never hidden.
+    never hidden. Any other mechanism is an EventEntry (dpgan.privacy.events; module docstring).
     """
 
     name: str

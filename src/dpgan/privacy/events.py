@@ -30,6 +30,7 @@ entries share the accounting caches.
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 from collections.abc import Callable, Sequence
@@ -214,8 +215,10 @@ SUPPORT_CHECKS: dict[str, Callable[[dp_event.DpEvent], bool]] = {
 }
 
 
+@functools.lru_cache(maxsize=256)
 def supporting_accountants(event: dp_event.DpEvent) -> tuple[str, ...]:
-    """The accountants that can account `event` under add/remove-one neighbours."""
+    """The accountants that can account `event` (canonical, so hashable) under add/remove-one
+    neighbours; kept, as epsilon_of asks it for every general entry on every call."""
     return tuple(name for name, supports in SUPPORT_CHECKS.items() if supports(event))
 
 
