@@ -603,7 +603,7 @@ class PrivacyLedger:
         """A saved ledger (no budget). Its general entries were each accountable by some accountant
         when saved (EventEntry checks it again here); asking ε from one that cannot account an
         entry is an InputError naming it (`epsilon_of`), never a silently smaller ledger."""
-        if not isinstance(data, list):
+        if not isinstance(data, (list, tuple)):
             raise InputError("a saved ledger must be a list of entries")
         return cls([entry_from_dict(d) for d in data])
 
