@@ -4,6 +4,24 @@ dp-accounting (Google) is the source of truth for every ε dpgan prints, saves o
 module keeps the list of events, turns each into dp-accounting's RDP curve or PLD, composes them
 and converts to ε. The neighbouring relation is add/remove-one record throughout.
 
+Two kinds of entry
+------------------
+- `LedgerEntry`: a Gaussian mechanism, Poisson-subsampled or one-of-shards, repeated `count`
+  times. It is the fast path: calibration searches σ over thousands of compositions of it and the
+  progress bar composes it step by step, so its PLD (σ/√c for unsampled repeats, FFT
+  self-composition, cached prefixes, a grid widened at small σ) and its RDP curve (cached per
+  (σ, q)) are built directly from dp-accounting's Gaussian primitives, exactly as PLDAccountant
+  and RdpAccountant build them (tests check both against those accountants).
+- `EventEntry` (dpgan.privacy.events): any other dp-accounting `DpEvent` (Laplace, a selection
+  by RepeatAndSelect, zCDP, a mixture of Gaussians, ...) with a label, note, count and extra δ.
+  Its PLD or RDP curve comes from dp-accounting's PLDAccountant / RdpAccountant themselves (add/
+  remove-one, on the ledger's grid and orders), so a new mechanism needs no change here. An entry
+  that no accountant supports under add/remove-one (replace-one sampling, non-private events) is
+  refused when built; one that the asked accountant cannot account (RDP-only events under "pld")
+  is refused by `epsilon_of` and by a budgeted ledger's `add` / `reserve`, naming the entry.
+Both compose with each other and with the one-of-shards mixture below (the mixture's "A" is the
+composition of every other entry, of either kind).
+
 One-of-shards events (dtgan-g, `sampling="one-of-shards"`)
 -----------------------------------------------------------
 dtgan-g trains N_d critics WITHOUT noise, critic j on shard j only; a record's shard is a keyed
@@ -79,11 +97,11 @@ from dataclasses import asdict, dataclass, field, replace
 import numpy as np
 from dp_accounting import dp_event
 from dp_accounting.pld import privacy_loss_distribution as pld_lib
-from dp_accounting.rdp import RdpAccountant
 from dp_accounting.rdp.rdp_privacy_accountant import compute_epsilon as rdp_to_epsilon
 from scipy import optimize, stats
 
 from dpgan.errors import BudgetError, InputError
+from dpgan.privacy.events import EVENT_MECHANISM, EventEntry, describe, event_pld, event_rdp, supporting_accountants
 
 ACCOUNTANTS = ("pld", "rdp", "rdp-classic")
 DEFAULT_ACCOUNTANT = "pld"
@@ -112,7 +130,7 @@ class LedgerEntry:
     `sampling="one-of-shards"` with `sampling_rate` = 1/N_d is a dtgan-g generator step (module
     docstring). `extra_delta` is the probability of a failure event that lies outside the
     accountant (the threshold of a DP set-union over unknown categories); it is added to δ,
-    never hidden.
+    never hidden. Any other mechanism is an EventEntry (dpgan.privacy.events; module docstring).
     """
 
     name: str
@@ -178,6 +196,33 @@ class LedgerEntry:
         )
 
 
+# A ledger entry: the Gaussian fast path or a general dp-accounting event (dpgan.privacy.events).
+Entry = LedgerEntry | EventEntry
+
+
+def entry_from_dict(data: dict) -> Entry:
+    """A saved entry of either kind: "mechanism" is "gaussian" (LedgerEntry, every ledger saved
+    before general entries existed) or "dp_event" (EventEntry)."""
+    if isinstance(data, dict) and data.get("mechanism") == EVENT_MECHANISM:
+        return EventEntry.from_dict(data)
+    return LedgerEntry.from_dict(data)
+
+
+def is_shard(entry: Entry) -> bool:
+    return isinstance(entry, LedgerEntry) and entry.sampling == ONE_OF_SHARDS
+
+
+def check_accountable(entries: Iterable[Entry], accountant: str) -> None:
+    """InputError naming the first general entry that `accountant` cannot account (add/remove-one)."""
+    for e in entries:
+        if isinstance(e, EventEntry) and accountant not in supporting_accountants(e.event):
+            others = ", ".join(supporting_accountants(e.event))
+            raise InputError(
+                f"{e.name}: the {accountant} accountant cannot account {describe(e.event)} under add/remove-one "
+                f"neighbours; choose {others}"
+            )
+
+
 def check_accountant(accountant: str) -> str:
     if accountant not in ACCOUNTANTS:
         raise InputError(f"accountant must be one of {', '.join(ACCOUNTANTS)}, not {accountant!r}")
@@ -192,16 +237,13 @@ def check_epsilon_delta(epsilon: float, delta: float) -> None:
         raise InputError(f"delta must be in (0, 1), got {delta!r}")
 
 
-def composed_event(entries: Iterable[LedgerEntry]) -> dp_event.DpEvent:
+def composed_event(entries: Iterable[Entry]) -> dp_event.DpEvent:
     return dp_event.ComposedDpEvent([e.to_dp_event() for e in entries])
 
 
 def _rdp_curve(event: dp_event.DpEvent, orders: Sequence[float]) -> np.ndarray:
-    """RDP of `event` at `orders`, computed by dp-accounting's RdpAccountant."""
-    acc = RdpAccountant(orders=list(orders))
-    acc.compose(event)
-    # The curve itself is not public API; pinned dp-accounting keeps it in `_rdp`.
-    return np.asarray(acc._rdp, dtype=np.float64)  # noqa: SLF001
+    """RDP of `event` at `orders`, computed by dp-accounting's RdpAccountant (events.event_rdp)."""
+    return event_rdp(event, orders)
 
 
 @contextlib.contextmanager
@@ -220,13 +262,14 @@ def _quiet_rdp_orders() -> Iterator[None]:
         logger.setLevel(level)
 
 
-def split_shard_entry(entries: Iterable[LedgerEntry]) -> tuple[list[LedgerEntry], LedgerEntry | None]:
+def split_shard_entry(entries: Iterable[Entry]) -> tuple[list[Entry], LedgerEntry | None]:
     """The add/remove entries (count > 0, in order) and the ledger's one shard kind, merged.
 
     Entries of one shard kind (σ, N_d) are one entry with the summed count: the binomial argument
     is per step. Two kinds are refused (module docstring)."""
-    regular = [e for e in entries if e.count > 0 and e.sampling != ONE_OF_SHARDS]
-    shards = [e for e in entries if e.count > 0 and e.sampling == ONE_OF_SHARDS]
+    entries = list(entries)
+    regular = [e for e in entries if e.count > 0 and not is_shard(e)]
+    shards = [e for e in entries if e.count > 0 and is_shard(e)]
     if not shards:
         return regular, None
     if len({(e.noise_multiplier, e.num_shards) for e in shards}) > 1:
@@ -238,7 +281,7 @@ def split_shard_entry(entries: Iterable[LedgerEntry]) -> tuple[list[LedgerEntry]
 
 
 def epsilon_of(
-    entries: Sequence[LedgerEntry], delta: float, accountant: str = DEFAULT_ACCOUNTANT, *, pld_coarsening: float = 1.0
+    entries: Sequence[Entry], delta: float, accountant: str = DEFAULT_ACCOUNTANT, *, pld_coarsening: float = 1.0
 ) -> float:
     """ε at total δ for the composition of `entries`; δ pays first for the entries' extra_delta.
 
@@ -247,11 +290,12 @@ def epsilon_of(
     The last few answers are kept (entries are immutable): a fit's final ε is asked by the progress
     bar, the privacy report and the saved model, and is composed once."""
     check_accountant(accountant)
+    check_accountable(entries, accountant)
     return _epsilon_of(tuple(entries), float(delta), accountant, float(pld_coarsening))
 
 
 @functools.lru_cache(maxsize=32)
-def _epsilon_of(entries: tuple[LedgerEntry, ...], delta: float, accountant: str, pld_coarsening: float) -> float:
+def _epsilon_of(entries: tuple[Entry, ...], delta: float, accountant: str, pld_coarsening: float) -> float:
     accountant_delta = delta - sum(e.extra_delta for e in entries)
     if accountant_delta <= 0:
         return math.inf
@@ -266,20 +310,24 @@ def _epsilon_of(entries: tuple[LedgerEntry, ...], delta: float, accountant: str,
         return rdp_epsilon(orders, regular_rdp(tuple(regular), orders), shard, accountant_delta, accountant)
 
 
-def _pld_epsilon(ordered: tuple[LedgerEntry, ...], delta: float, coarsening: float) -> float:
+def _pld_epsilon(ordered: tuple[Entry, ...], delta: float, coarsening: float) -> float:
     """PLD's ε on the ledger's grid (coarsening 1) or on a grid `coarsening` times wider."""
     discretization = pld_discretization(ordered) * coarsening
     return float(composed_pld(ordered, discretization).get_epsilon_for_delta(delta))
 
 
-def pld_discretization(entries: Sequence[LedgerEntry]) -> float:
+def pld_discretization(entries: Sequence[Entry]) -> float:
     """The PLD grid step for `entries`: 1e-4, widened as 1/σ² below σ ≈ 0.32.
 
     A Gaussian's privacy loss spans a range that grows as 1/σ², so a fixed step makes the grid, and
     the time, grow as 1/σ² (ε = 1000 took minutes). Widening the step with it keeps the grid's size
     bounded. dp-accounting's PLD rounds pessimistically, so a coarser grid only loosens the bound
-    (at σ = 0.15, 1,000 steps: the same ε to 4 decimals, 5 s instead of 26 s)."""
-    smallest = min(e.noise_multiplier for e in entries)
+    (at σ = 0.15, 1,000 steps: the same ε to 4 decimals, 5 s instead of 26 s). General entries
+    (EventEntry) do not widen it: their PLDs are built on whatever grid the Gaussians need."""
+    sigmas = [e.noise_multiplier for e in entries if isinstance(e, LedgerEntry)]
+    if not sigmas:
+        return PLD_DISCRETIZATION
+    smallest = min(sigmas)
     return PLD_DISCRETIZATION * max(1.0, 1.0 / (10.0 * smallest**2))
 
 
@@ -300,9 +348,12 @@ def step_pld(entry: LedgerEntry, discretization: float) -> pld_lib.PrivacyLossDi
     )
 
 
-def entry_pld(entry: LedgerEntry, discretization: float) -> pld_lib.PrivacyLossDistribution:
+def entry_pld(entry: Entry, discretization: float) -> pld_lib.PrivacyLossDistribution:
     """The PLD of all `count` steps of `entry`, built exactly as dp-accounting's PLDAccountant does
-    (an unsampled Gaussian repeated c times is one Gaussian of multiplier σ/√c)."""
+    (an unsampled Gaussian repeated c times is one Gaussian of multiplier σ/√c); a general entry's
+    is the PLDAccountant's own (events.event_pld)."""
+    if isinstance(entry, EventEntry):
+        return _accounted(entry, event_pld, entry.event, int(entry.count), discretization)
     if entry.sampling == POISSON and entry.sampling_rate == 1.0:
         return pld_lib.from_gaussian_mechanism(
             entry.noise_multiplier / math.sqrt(entry.count), value_discretization_interval=discretization
@@ -310,7 +361,7 @@ def entry_pld(entry: LedgerEntry, discretization: float) -> pld_lib.PrivacyLossD
     return step_pld(entry, discretization).self_compose(int(entry.count))
 
 
-def composed_pld(entries: tuple[LedgerEntry, ...], discretization: float) -> pld_lib.PrivacyLossDistribution:
+def composed_pld(entries: tuple[Entry, ...], discretization: float) -> pld_lib.PrivacyLossDistribution:
     """The entries' PLDs composed in order from the identity, as PLDAccountant composes them.
 
     Every proper prefix is cached, so calibration (the same prior, a new last entry each time)
@@ -321,7 +372,7 @@ def composed_pld(entries: tuple[LedgerEntry, ...], discretization: float) -> pld
 
 
 @functools.lru_cache(maxsize=8)
-def _prefix_pld(entries: tuple[LedgerEntry, ...], discretization: float) -> pld_lib.PrivacyLossDistribution:
+def _prefix_pld(entries: tuple[Entry, ...], discretization: float) -> pld_lib.PrivacyLossDistribution:
     return composed_pld(entries, discretization)
 
 
@@ -339,13 +390,33 @@ def _step_rdp(noise_multiplier: float, sampling_rate: float, orders: tuple[float
     return curve
 
 
-def regular_rdp(entries: tuple[LedgerEntry, ...], orders: tuple[float, ...]) -> np.ndarray:
+def regular_rdp(entries: tuple[Entry, ...], orders: tuple[float, ...]) -> np.ndarray:
     """RDP curve of add/remove entries: count × the step curve, summed in order (as RdpAccountant
-    composes a SelfComposedDpEvent)."""
+    composes a SelfComposedDpEvent); a general entry's step curve is RdpAccountant's own."""
     rdp = np.zeros(len(orders))
     for e in entries:
-        rdp += e.count * _step_rdp(e.noise_multiplier, e.sampling_rate, orders)
+        if isinstance(e, EventEntry):
+            rdp += e.count * _accounted(e, _event_rdp, e.event, orders)
+        else:
+            rdp += e.count * _step_rdp(e.noise_multiplier, e.sampling_rate, orders)
     return rdp
+
+
+@functools.lru_cache(maxsize=256)
+def _event_rdp(event: dp_event.DpEvent, orders: tuple[float, ...]) -> np.ndarray:
+    curve = event_rdp(event, orders)
+    curve.setflags(write=False)
+    return curve
+
+
+def _accounted(entry: EventEntry, compute, *args):  # noqa: ANN001, ANN202
+    """`compute(*args)`, with dp-accounting's refusal of the event's parameters (a ValueError,
+    e.g. a RepeatAndSelect shape it has no formula for) turned into one line naming the entry."""
+    try:
+        return compute(*args)
+    except (ValueError, ArithmeticError) as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise InputError(f"{entry.name}: dp-accounting cannot account {describe(entry.event)}: {first}") from None
 
 
 def rdp_log_delta(orders: Sequence[float], rdp: np.ndarray, epsilon: float, classic: bool = False) -> np.ndarray:
@@ -475,15 +546,15 @@ class PrivacyLedger:
     (dpgan.privacy.step). `state_dict` / `from_state_dict` keep it across a checkpoint, with its
     open reservations, so a resumed fit neither forgets nor double-counts what was spent."""
 
-    entries: list[LedgerEntry] = field(default_factory=list)
+    entries: list[Entry] = field(default_factory=list)
     budget: Budget | None = None
     reserved: dict[int, int] = field(default_factory=dict)  # entry index → reserved steps
 
-    def add(self, entry: LedgerEntry) -> None:
+    def add(self, entry: Entry) -> None:
         self._check(entry, entry.count)
         self.entries.append(entry)
 
-    def reserve(self, step: LedgerEntry, steps: int) -> Reservation:
+    def reserve(self, step: Entry, steps: int) -> Reservation:
         """Reserve `steps` releases of `step` (its count is ignored); the ledger's entry starts at 0."""
         if isinstance(steps, bool) or int(steps) != steps or steps < 0:
             raise InputError(f"steps must be a non-negative integer, got {steps!r}")
@@ -493,16 +564,23 @@ class PrivacyLedger:
         self.reserved[index] = int(steps)
         return Reservation(self, index, int(steps))
 
-    def committed(self) -> list[LedgerEntry]:
+    def committed(self) -> list[Entry]:
         """The entries with every open reservation counted in full: what the budget must cover."""
         return [
             replace(e, count=max(e.count, self.reserved.get(i, 0))) if i in self.reserved else e
             for i, e in enumerate(self.entries)
         ]
 
-    def _check(self, entry: LedgerEntry, count: int) -> None:
+    def _check(self, entry: Entry, count: int) -> None:
+        """Refuse an entry no accountant can take (InputError) or that would pass the budget (BudgetError).
+
+        An EventEntry is accountable by some accountant under add/remove-one (its constructor checks);
+        with a budget, it must be by the budget's accountant, since that is what decides the ledger."""
+        if not isinstance(entry, (LedgerEntry, EventEntry)):
+            raise InputError(f"a ledger entry must be a LedgerEntry or an EventEntry, not {type(entry).__name__}")
         if self.budget is None:
             return
+        check_accountable([entry], self.budget.accountant)
         spent = epsilon_of([*self.committed(), replace(entry, count=count)], self.budget.delta, self.budget.accountant)
         if spent > self.budget.epsilon * (1 + 1e-9):
             raise BudgetError(
@@ -522,7 +600,12 @@ class PrivacyLedger:
 
     @classmethod
     def from_dict(cls, data: list[dict]) -> "PrivacyLedger":
-        return cls([LedgerEntry.from_dict(d) for d in data])
+        """A saved ledger (no budget). Its general entries were each accountable by some accountant
+        when saved (EventEntry checks it again here); asking ε from one that cannot account an
+        entry is an InputError naming it (`epsilon_of`), never a silently smaller ledger."""
+        if not isinstance(data, (list, tuple)):
+            raise InputError("a saved ledger must be a list of entries")
+        return cls([entry_from_dict(d) for d in data])
 
     def state_dict(self) -> dict:
         """Everything needed to go on spending from here (JSON-serialisable)."""
@@ -537,9 +620,11 @@ class PrivacyLedger:
         try:
             budget = None if state.get("budget") is None else Budget(**state["budget"])
             reserved = {int(i): int(n) for i, n in dict(state.get("reserved", {})).items()}
-            ledger = cls([LedgerEntry.from_dict(d) for d in state["entries"]], budget, reserved)
+            ledger = cls([entry_from_dict(d) for d in state["entries"]], budget, reserved)
         except (KeyError, TypeError, ValueError) as exc:
             raise InputError(f"not a ledger state: {exc}") from None
+        if budget is not None:
+            check_accountable(ledger.entries, budget.accountant)
         if any(not 0 <= i < len(ledger.entries) for i in reserved):
             raise InputError("not a ledger state: a reservation points past the entries")
         return ledger
@@ -550,19 +635,28 @@ class PrivacyLedger:
             raise InputError(f"entry {index} holds no reservation")
         return Reservation(self, index, self.reserved[index])
 
+    def _epsilon_or_none(self, delta: float, accountant: str) -> float | None:
+        try:
+            check_accountable(self.entries, accountant)
+        except InputError:
+            return None
+        return self.epsilon(delta, accountant)
+
     def report(self, delta: float, accountant: str = DEFAULT_ACCOUNTANT) -> dict:
-        """ε(δ) by every accountant, and each event's own ε for the budget split."""
+        """ε(δ) by every accountant, and each event's own ε for the budget split.
+
+        `accountant` must be able to account every entry (InputError naming the first it cannot);
+        in `epsilon_by_accountant` an accountant that cannot (an RDP-only event under "pld", say)
+        shows None, never a number for a smaller ledger."""
+        epsilon = self.epsilon(delta, accountant)
         split = []
         for e in self.entries:
             split.append({**e.to_dict(), "epsilon_alone": epsilon_of([e], delta, accountant)})
         return {
             "delta": delta,
             "accountant": accountant,
-            "epsilon": self.epsilon(delta, accountant),
-            "epsilon_by_accountant": {
-                "rdp": self.epsilon(delta, "rdp"),
-                "pld": self.epsilon(delta, "pld"),
-            },
+            "epsilon": epsilon,
+            "epsilon_by_accountant": {name: self._epsilon_or_none(delta, name) for name in ("rdp", "pld")},
             "neighbouring_relation": "add/remove one record",
             "events": split,
         }
@@ -587,7 +681,7 @@ class IncrementalAccountant:
 
     def __init__(
         self,
-        prior: Sequence[LedgerEntry],
+        prior: Sequence[Entry],
         step: LedgerEntry,
         *,
         delta: float,
@@ -595,6 +689,9 @@ class IncrementalAccountant:
         discretization: float | None = None,
     ) -> None:
         check_accountant(accountant)
+        check_accountable(prior, accountant)
+        if not isinstance(step, LedgerEntry):
+            raise InputError(f"{getattr(step, 'name', 'step')}: the repeated step must be a Gaussian LedgerEntry")
         if not isinstance(delta, (int, float)) or not (0.0 < delta < 1.0):
             raise InputError(f"delta must be in (0, 1), got {delta!r}")
         if discretization is not None and not (0.0 < discretization < 1.0):
