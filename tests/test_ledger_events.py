@@ -475,3 +475,31 @@ def test_report_of_a_mixed_ledger_lists_each_entry_with_its_own_epsilon():
     assert count["epsilon_alone"] == epsilon_of(ledger.entries[:1], DELTA, "pld")
     assert sgd["mechanism"] == "gaussian" and sgd["epsilon_alone"] == epsilon_of(ledger.entries[1:], DELTA, "pld")
     assert 0 < count["epsilon_alone"] < report["epsilon"] and 0 < sgd["epsilon_alone"] < report["epsilon"]
+
+
+def test_reports_name_the_mechanism_of_both_kinds_of_entry():
+    """`privacy_report()` / `dpgan inspect` / the HTML report describe a general entry by its event
+    and a Gaussian entry by σ and q (they used to read σ off every entry)."""
+    from dpgan.evaluation.report import _privacy_section
+
+    ledger = PrivacyLedger(
+        [
+            LedgerEntry("steps", 1.1, sampling_rate=0.01, count=100),
+            EventEntry("selection", ev.LaplaceDpEvent(20.0)),
+        ]
+    )
+    report = ledger.report(1e-5, "pld")
+    texts = [e["mechanism_text"] for e in report["events"]]
+    assert texts == ["Gaussian σ=1.1, Poisson q=0.01", "Laplace"]
+    html = _privacy_section(report)
+    assert "Gaussian σ=1.1, Poisson q=0.01" in html and "<td>Laplace</td>" in html
+
+
+def test_a_schema_whose_purchase_holds_a_general_event_opens_the_fit_ledger_with_it(adult_schema):
+    from dataclasses import replace
+
+    from dpgan.preparation import purchased_schema_entries
+
+    entry = EventEntry("schema selection", ev.LaplaceDpEvent(20.0), note="bought with a Laplace count")
+    schema = replace(adult_schema, ledger=(entry.to_dict(),))
+    assert purchased_schema_entries(schema) == [entry]

@@ -286,10 +286,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     print(f"  RDP: {report['epsilon_by_accountant']['rdp']:.4f}   PLD: {report['epsilon_by_accountant']['pld']:.4f}")
     print("ledger (every read of the private table):")
     for e in report["events"]:
-        print(
-            f"  {e['name']}: σ={e['noise_multiplier']:.4g}, q={e['sampling_rate']:.4g}, "
-            f"×{e['count']}, ε alone={e['epsilon_alone']:.4f}"
-        )
+        print(f"  {e['name']}: {e['mechanism_text']}, ×{e['count']}, ε alone={e['epsilon_alone']:.4f}")
     _print_report_warning(report)
     print(f"schema: {report['schema_source']}")
     return 0

@@ -23,7 +23,7 @@ import pandas as pd
 
 from dpgan.conform import REASONS, conform
 from dpgan.errors import InputError
-from dpgan.privacy.accounting import LedgerEntry, PrivacyLedger, check_epsilon_delta
+from dpgan.privacy.accounting import Entry, LedgerEntry, PrivacyLedger, check_epsilon_delta, entry_from_dict
 from dpgan.privacy.mechanisms import noisy_indicator_counts
 from dpgan.privacy.preprocessing import (
     REPAIR_COUNT_SCALE,
@@ -62,12 +62,12 @@ class Prepared:
     notes: list[str] = field(default_factory=list)
 
 
-def purchased_schema_entries(schema: Schema | None) -> list[LedgerEntry]:
+def purchased_schema_entries(schema: Schema | None) -> list[Entry]:
     """The ledger events a schema learned with DP carries (`dpgan schema`): they open the fit's
     ledger, so the ε printed for the model covers the schema's purchase too."""
     if schema is None:
         return []
-    return [LedgerEntry.from_dict(entry) for entry in schema.ledger]
+    return [entry_from_dict(entry) for entry in schema.ledger]
 
 
 def preprocessing_events(

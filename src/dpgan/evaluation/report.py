@@ -195,12 +195,11 @@ def _privacy_section(privacy: dict[str, Any] | None) -> str:
         out.append("<h3>Ledger events and the budget split</h3>")
         out.append(
             _table(
-                ["event", "σ (noise multiplier)", "sampling rate q", "count", "extra δ", "ε alone", "share", "note"],
+                ["event", "mechanism", "count", "extra δ", "ε alone", "share", "note"],
                 [
                     [
                         e.get("name"),
-                        e.get("noise_multiplier"),
-                        e.get("sampling_rate"),
+                        e.get("mechanism_text"),
                         e.get("count"),
                         e.get("extra_delta"),
                         e.get("epsilon_alone"),

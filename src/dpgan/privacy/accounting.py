@@ -175,6 +175,14 @@ class LedgerEntry:
             event = dp_event.SelfComposedDpEvent(event, int(self.count))
         return event
 
+    def describe(self) -> str:
+        """One line for reports: the mechanism and its parameters."""
+        if self.sampling == ONE_OF_SHARDS:
+            return f"Gaussian σ={self.noise_multiplier:.4g}, one of {self.num_shards} shards per step"
+        if self.sampling_rate < 1.0:
+            return f"Gaussian σ={self.noise_multiplier:.4g}, Poisson q={self.sampling_rate:.4g}"
+        return f"Gaussian σ={self.noise_multiplier:.4g}"
+
     def to_dict(self) -> dict:
         return {"mechanism": "gaussian", **asdict(self)}
 
@@ -651,7 +659,9 @@ class PrivacyLedger:
         epsilon = self.epsilon(delta, accountant)
         split = []
         for e in self.entries:
-            split.append({**e.to_dict(), "epsilon_alone": epsilon_of([e], delta, accountant)})
+            split.append(
+                {**e.to_dict(), "mechanism_text": e.describe(), "epsilon_alone": epsilon_of([e], delta, accountant)}
+            )
         return {
             "delta": delta,
             "accountant": accountant,

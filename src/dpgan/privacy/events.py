@@ -259,6 +259,10 @@ class EventEntry:
         object.__setattr__(self, "count", int(self.count))
         object.__setattr__(self, "extra_delta", float(self.extra_delta))
 
+    def describe(self) -> str:
+        """One line for reports: the event tree (dp-accounting's names)."""
+        return describe(self.event)
+
     def to_dp_event(self) -> dp_event.DpEvent:
         """The whole entry as one dp-accounting event (the event repeated `count` times)."""
         if self.count == 0:
