@@ -194,3 +194,52 @@ def test_training_loop_takes_any_row_critic_through_the_generic_backend():
     assert all(math.isclose(c["noise_std"], SIGMA * config.max_grad_norm) for c in recorder.calls)
     assert any(not torch.equal(a, b) for a, b in zip(before, critic.parameters()))
     assert all(torch.isfinite(p).all() for p in result.generator.parameters())
+
+
+class SeriesGenerator(nn.Module):
+    """LSTMGenerator behind the loop's generator interface G(z, generator, condition): z of
+    T·noise_dim numbers per series, reshaped to per-step noise."""
+
+    def __init__(self, steps: int, noise_dim: int, features: int) -> None:
+        super().__init__()
+        from dpgan.models.recurrent import LSTMGenerator
+
+        self.steps, self.noise_dim = steps, noise_dim
+        self.net = LSTMGenerator(noise_dim, features, hidden_size=6)
+
+    def forward(self, z: torch.Tensor, generator=None, condition=None) -> torch.Tensor:
+        return self.net(z.view(z.shape[0], self.steps, self.noise_dim), condition)
+
+
+def test_the_gan_loop_trains_a_series_generator_against_an_lstm_critic():
+    """The loop is not tabular: a 3-D data set (series), an LSTM generator and an LSTM critic go
+    through train_dp_critic unchanged: one charged release per step at σ·C, G updated, finite."""
+    steps_t, features = 6, 2
+    data = torch.rand(60, steps_t, features, generator=torch.Generator().manual_seed(0)) * 2 - 1
+    config = TrainingConfig(batch_size=8, noise_dim=steps_t * 3, n_critic=2)
+    torch.manual_seed(0)
+    G = SeriesGenerator(steps_t, 3, features)
+    before = [p.detach().clone() for p in G.parameters()]
+    ledger, recorder = PrivacyLedger(), Recorder()
+    result = dp_critic.train_dp_critic(
+        data,
+        [],
+        config,
+        sample_rate=8 / 60,
+        expected_batch_size=8.0,
+        noise_multiplier=SIGMA,
+        steps=4,
+        generator=torch.Generator().manual_seed(1),
+        ledger=ledger,
+        recorder=recorder,
+        critic=LSTMCritic(features, hidden_size=5, head=4),
+        generator_net=G,
+    )
+    assert ledger.entries[0].count == 4 and len(recorder.calls) == 4
+    assert all(math.isclose(c["noise_std"], SIGMA * config.max_grad_norm) for c in recorder.calls)
+    for call in recorder.calls:  # each unit clipped to C, so the sum is within C per unit
+        total = torch.cat([t.flatten() for t in call["clipped"].values()]).norm()
+        assert float(total) <= config.max_grad_norm * call["units"] + 1e-5
+    assert any(not torch.equal(a, b) for a, b in zip(before, G.parameters()))  # two generator steps ran
+    sample = result.generator(torch.randn(3, config.noise_dim))
+    assert sample.shape == (3, steps_t, features) and torch.isfinite(sample).all()

@@ -13,7 +13,7 @@ from dpgan.recipes import RECIPES
 from dpgan.training import dp_critic, dp_generator
 from dpgan.training.config import TrainingConfig
 from dpgan.training.fake_rows import InputsFn
-from dpgan.training.gan_loop import GeneratorSide
+from dpgan.training.gan_loop import GeneratorSide, generator_for
 from dpgan.transforms.encoder import TableEncoder
 
 
@@ -95,7 +95,8 @@ def test_a_plugin_gradient_moves_g_by_exactly_what_it_adds(encoded):
     every weight of G by -lr·c: the plug-in's gradient reaches the optimizer and nothing else does."""
     _, spans, _ = encoded
     config = small_config(optimizer="rmsprop", ema_decay=0.0)
-    side = GeneratorSide(config, spans, None, torch.Generator().manual_seed(0), 4, [RecordingHook("h", [], 0.5)])
+    G = generator_for(config, spans, None)
+    side = GeneratorSide(config, G, None, torch.Generator().manual_seed(0), 4, [RecordingHook("h", [], 0.5)])
     side.optimizer = torch.optim.SGD(side.G.parameters(), lr=0.1)
     before = [p.detach().clone() for p in side.G.parameters()]
 
@@ -110,7 +111,8 @@ def test_a_plugin_gradient_moves_g_by_exactly_what_it_adds(encoded):
 
 def test_released_generator_is_the_average_and_is_in_eval_mode(encoded):
     _, spans, _ = encoded
-    side = GeneratorSide(small_config(ema_decay=0.5), spans, None, torch.Generator().manual_seed(0), 4)
+    config = small_config(ema_decay=0.5)
+    side = GeneratorSide(config, generator_for(config, spans, None), None, torch.Generator().manual_seed(0), 4)
     assert side.G_ema is not side.G
     side.optimizer = torch.optim.SGD(side.G.parameters(), lr=1.0)
     start = [p.detach().clone() for p in side.G.parameters()]

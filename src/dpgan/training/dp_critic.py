@@ -37,7 +37,7 @@ from dpgan.training.checkpoint import FitCheckpoint, Snapshot
 from dpgan.training.conditions import ConditionPrior
 from dpgan.training.config import TrainingConfig
 from dpgan.training.fake_rows import make_optimizer
-from dpgan.training.gan_loop import GeneratorHook, GeneratorSide, MonitorFn, ProgressFn, StepCallbacks
+from dpgan.training.gan_loop import GeneratorHook, GeneratorSide, MonitorFn, ProgressFn, StepCallbacks, generator_for
 from dpgan.training.generator_losses import GeneratorObjective, feature_moments_from_noisy_sums, spherical_interpolate
 
 CRITIC_EVENT = "DP-SGD on the critic"
@@ -263,17 +263,21 @@ def train_dp_critic(
     recorder: Recorder | None = None,
     sampler: Sampler | None = None,
     critic: torch.nn.Module | None = None,
+    generator_net: torch.nn.Module | None = None,
     checkpoint: FitCheckpoint | None = None,
 ) -> TrainingResult:
     """The DP-on-critic strategy: run exactly `steps` noisy critic updates, reserved in `ledger` and
     charged one by one (σ = 0 with no ledger: the benches' non-private control), a generator step
     every `n_critic` of them through the shared generator side (dpgan.training.gan_loop), with its
     plug-in `hooks`. `recorder`/`sampler` are test injections; `critic` any nn.Module scoring
-    encoded rows (default: the configured MLP). G reads only the critic, which is DP. With a
+    encoded rows (default: the configured MLP), `generator_net` any generator called as
+    G(z, generator, condition) (default: the configured tabular one). G reads only the critic,
+    which is DP. With a
     `checkpoint`, the loop resumes from its snapshot (if any) and writes one every few steps
     (dpgan.training.checkpoint has the argument why nothing is spent twice)."""
     fake_batch = max(1, int(round(expected_batch_size)))
-    side = GeneratorSide(config, spans, condition, generator, fake_batch, hooks)
+    G = generator_net if generator_net is not None else generator_for(config, spans, condition)
+    side = GeneratorSide(config, G, condition, generator, fake_batch, hooks)
     fakes = side.fakes
     D = critic if critic is not None else TabularCritic(data.shape[1], config.critic_hidden)
     opt_d = make_optimizer(config, D.parameters(), config.critic_lr)

@@ -39,7 +39,7 @@ from dpgan.training.conditions import ConditionPrior
 from dpgan.training.config import TrainingConfig
 from dpgan.training.dp_critic import TrainingResult, fake_term_gradient
 from dpgan.training.fake_rows import make_optimizer
-from dpgan.training.gan_loop import GeneratorHook, GeneratorSide, ProgressFn, StepCallbacks
+from dpgan.training.gan_loop import GeneratorHook, GeneratorSide, ProgressFn, StepCallbacks, generator_for
 from dpgan.training.generator_losses import GeneratorObjective
 
 
@@ -133,7 +133,7 @@ def train_dp_generator(
     shards = torch.from_numpy(shard_of_rows(data.numpy(), N_d, shard_key))
     shard_rows = [data[shards == j] for j in range(N_d)]
     batch = config.batch_size
-    side = GeneratorSide(config, spans, condition, generator, batch, hooks)
+    side = GeneratorSide(config, generator_for(config, spans, condition), condition, generator, batch, hooks)
     fakes, G = side.fakes, side.G
     critics = [TabularCritic(data.shape[1], config.critic_hidden) for _ in range(N_d)]
     critic_opts = [make_optimizer(config, D.parameters(), config.critic_lr) for D in critics]

@@ -48,21 +48,23 @@ class GeneratorHook(Protocol):
 class GeneratorSide:
     """G, the EMA copy that is released, G's optimizer, the fake-row source and the plug-ins.
 
-    Built in a fixed order (G's weights from torch's global RNG, then the warm starts' draws from
-    `generator`, then the EMA copy) before the strategy builds its critics, so that a seeded fit
-    draws the same numbers whichever strategy and plug-ins run."""
+    `G` is any generator network called as G(z, generator, condition one-hot or None) (the data
+    kind builds it: `generator_for` for tables). Built in a fixed order (G's weights from torch's
+    global RNG, then the warm starts' draws from `generator`, then the EMA copy) before the
+    strategy builds its critics, so that a seeded fit draws the same numbers whichever strategy
+    and plug-ins run."""
 
     def __init__(
         self,
         config: TrainingConfig,
-        spans: list[OutputSpan],
+        G: torch.nn.Module,
         condition: ConditionPrior | None,
         generator: torch.Generator,
         batch: int,
         hooks: Sequence[GeneratorHook] = (),
     ) -> None:
         self.config = config
-        self.G = build_generator(config, spans, condition.slice if condition else None)
+        self.G = G
         self.fakes = FakeRows(self.G, config, condition, generator)
         self.batch = batch
         self.draw_inputs: InputsFn = functools.partial(self.fakes.public_inputs, batch)
@@ -103,6 +105,13 @@ class GeneratorSide:
         """The generator the fit releases (the average of G's iterates: post-processing)."""
         self.G_ema.eval()
         return self.G_ema
+
+
+def generator_for(
+    config: TrainingConfig, spans: list[OutputSpan], condition: ConditionPrior | None
+) -> TabularGenerator:
+    """The configured tabular generator for these output spans (and the condition's slice)."""
+    return build_generator(config, spans, condition.slice if condition else None)
 
 
 class StepCallbacks:
