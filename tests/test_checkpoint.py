@@ -138,38 +138,31 @@ def test_a_corrupt_checkpoint_is_refused_and_a_kill_mid_write_keeps_the_last_one
         checkpoint.load()
 
 
-def test_a_restored_step_charges_its_releases_once_and_never_past_the_reservation(encoded):
-    from dpgan.errors import BudgetError
-
-    ledger = PrivacyLedger()
-    step = dp_critic.critic_step(
+def reserved_step(ledger: PrivacyLedger, steps: int):
+    return dp_critic.critic_step(
         dp_critic.CriticStepSettings.from_config(config()),
         units=100,
         sample_rate=0.1,
         noise_multiplier=1.0,
         max_norm=1.0,
         expected_batch_size=10.0,
-        steps=4,
+        steps=steps,
         ledger=ledger,
         generator=torch.Generator().manual_seed(0),
     )
+
+
+def test_a_restored_step_charges_its_releases_once_and_never_past_the_reservation():
+    from dpgan.errors import BudgetError
+
+    ledger = PrivacyLedger()
+    step = reserved_step(ledger, 4)
     step.restore(3)
     assert ledger.entries[-1].count == 3 and step.releases == 3
     with pytest.raises(InputError, match="before its first release"):
         step.restore(1)
-    other = dp_critic.critic_step(
-        dp_critic.CriticStepSettings.from_config(config()),
-        units=100,
-        sample_rate=0.1,
-        noise_multiplier=1.0,
-        max_norm=1.0,
-        expected_batch_size=10.0,
-        steps=2,
-        ledger=PrivacyLedger(),
-        generator=torch.Generator().manual_seed(0),
-    )
     with pytest.raises(BudgetError):
-        other.restore(3)
+        reserved_step(PrivacyLedger(), 2).restore(3)
 
 
 def test_checkpoint_every_must_be_a_positive_integer(tmp_path):
