@@ -17,14 +17,17 @@ One factor at a time is varied from the defaults (`--config NAME`, see CONFIGS):
 (steps, batch), capacity, encoding (bins = 1, no point masses), the categorical activation (Gumbel
 vs plain softmax), EMA and learning rates. The test splits are never read.
 
-Commands (one process at a time, one thread) that produced bench/results/association_probe.jsonl:
+Commands that produced bench/results/association_probe.jsonl (in this order, one process at a time):
 
-    PYTHONPATH=src:bench python bench/association_probe.py --tables chile churn loans adult5k \
-        --configs control library --seeds 0
-    PYTHONPATH=src:bench python bench/association_probe.py --tables chile churn --configs \
-        steps2000 softmax softmax_steps2000 bins1 wide ema0 lr2e-4 --seeds 0
-    (further lines: see bench/results/association_probe.md)
-    PYTHONPATH=src:bench python bench/association_probe.py --summary
+    export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 PYTHONPATH=src:bench
+    python bench/association_probe.py --tables chile churn --configs control library softmax
+    python bench/association_probe.py --tables loans adult5k --configs control library softmax
+    python bench/association_probe.py --tables churn adult5k chile --configs steps4000 softmax_steps2000 bins1 \
+        bins1_softmax tau1 wide ema0 lr1e-3
+    python bench/association_probe.py --tables churn adult5k --configs softmax_steps4000
+    python bench/association_probe.py --tables churn adult5k --configs library steps4000 softmax_steps2000 --seeds 1
+    python bench/association_probe.py --tables loans --configs steps4000 softmax_steps2000
+    python bench/association_probe.py --summary      # the table in bench/results/association_probe.md
 """
 
 from __future__ import annotations
@@ -62,6 +65,7 @@ CONFIGS: dict[str, tuple[dict[str, Any], Any, str]] = {
     "steps2000": ({}, ("steps", 2000, 256), ""),
     "steps4000": ({}, ("steps", 4000, 256), ""),
     "softmax": ({"categorical_activation": "softmax"}, "library", ""),
+    "softmax_steps4000": ({"categorical_activation": "softmax"}, ("steps", 4000, 256), ""),
     "softmax_steps2000": ({"categorical_activation": "softmax"}, ("steps", 2000, 256), ""),
     "bins1": ({}, "library", "bins1"),
     "bins1_softmax": ({"categorical_activation": "softmax"}, "library", "bins1"),
@@ -214,7 +218,8 @@ def summary(path: Path) -> None:
         )
         print(
             f"| {r['table']} | {r['config']} | {r['seed']} | {r['steps']} | {r['batch']} | {r['fit_s']} | "
-            f"{r['assoc_floor']} | {r['assoc_synthetic']} | {r['assoc_ceiling']} | {r['z_use']:.2f} | {pairs} |"
+            f"{r['assoc_floor']} | {r['assoc_synthetic']} | {r['assoc_ceiling']} | {r['z_use']:.2f} | "
+            f"{r['jsd_synthetic']} | {r['wd_synthetic']} | {pairs} |"
         )
 
 
