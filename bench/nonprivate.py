@@ -15,6 +15,7 @@ from dpgan.extras.label_model import LabelModel, label_span, label_target
 from dpgan.training.aux_classifier import drop_span, train_dp_classifier
 from dpgan.training.config import TrainingConfig
 from dpgan.training.dp_critic import train_dp_critic
+from dpgan.training.schedule import gan_schedule_for
 from dpgan.transforms.encoder import TableEncoder, public_dtypes
 
 
@@ -29,16 +30,18 @@ class NonPrivateGAN:
         assert schema is not None
         self.encoder = TableEncoder(schema, public_dtypes(schema))
         encoded = torch.from_numpy(self.encoder.encode(schema.validate(data)))
-        batch = float(min(self.config.batch_size, len(data)))
-        steps = int(math.ceil(self.config.epochs * len(data) / batch))
+        # the library's schedule (q ≤ max_sample_rate), so the control runs the steps a DP fit runs;
+        # it was batch min(1,024, n) for `epochs`, which starved small tables (RESULTS §13). Adult's
+        # 32,561 rows give the same schedule either way (L = 1,024 ≤ 0.05·n).
+        schedule = gan_schedule_for(self.config, len(data), "critic")
         result = train_dp_critic(
             encoded,
             self.encoder.spans,
             self.config,
-            sample_rate=batch / len(data),
-            expected_batch_size=batch,
+            sample_rate=schedule.sample_rate,
+            expected_batch_size=schedule.expected_batch_size,
             noise_multiplier=0.0,
-            steps=steps,
+            steps=schedule.steps,
             generator=torch.Generator().manual_seed(self.seed),
             ledger=None,  # σ = 0: the non-private control charges nothing
         )
