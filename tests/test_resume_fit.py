@@ -142,3 +142,17 @@ def test_cli_fit_killed_by_sigkill_resumes_to_the_uninterrupted_model(tmp_path, 
     assert (tmp_path / "resumed" / "generator.safetensors").read_bytes() == (
         tmp_path / "whole" / "generator.safetensors"
     ).read_bytes()
+
+
+def test_a_bad_checkpoint_interval_is_refused_before_the_table_is_read(table, adult_schema, tmp_path, monkeypatch):
+    import dpgan.synthesizers.fit_plan as fit_plan
+
+    reads: list[int] = []
+    original = fit_plan.prepare_table
+    monkeypatch.setattr(fit_plan, "prepare_table", lambda *a, **k: reads.append(1) or original(*a, **k))
+    for bad in (0, -5, 2.5):
+        with pytest.raises(InputError, match="checkpoint_every"):
+            TabularSynthesizer(seed=0, **SETTINGS).fit(
+                table, schema=adult_schema, checkpoint=tmp_path, checkpoint_every=bad
+            )
+    assert reads == [] and not (tmp_path / STATE_FILE).exists()

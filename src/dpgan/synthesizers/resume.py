@@ -29,7 +29,7 @@ from dpgan import __version__
 from dpgan.errors import InputError
 from dpgan.schema import Schema
 from dpgan.synthesizers.arguments import FitOptions
-from dpgan.training.checkpoint import STATE_FILE, FitCheckpoint, read_checkpoint
+from dpgan.training.checkpoint import STATE_FILE, FitCheckpoint, check_every, read_checkpoint
 
 DEFAULT_CHECKPOINT_EVERY = 100
 
@@ -62,6 +62,7 @@ def resumable_fit(
     user_seed: int | None,
 ) -> ResumableFit:
     """The fit's identity, its seed taken from the user, the checkpoint or OS entropy (in that order)."""
+    check_every(every)  # refused before the table is read, like every other setting
     target = Path(directory)
     if target.exists() and not target.is_dir():
         raise InputError(f"{target} is a file, not a checkpoint directory")

@@ -102,8 +102,7 @@ class FitCheckpoint:
     noise), None when there is no checkpoint yet."""
 
     def __init__(self, directory: str | Path, every: int, identity: dict[str, Any]) -> None:
-        if isinstance(every, bool) or not isinstance(every, int) or every < 1:
-            raise InputError(f"checkpoint_every must be a positive integer, got {every!r}")
+        check_every(every)
         self.directory, self.every, self.identity = Path(directory), every, identity
         self.path = self.directory / STATE_FILE
 
@@ -146,6 +145,13 @@ class FitCheckpoint:
         """After the fit: the checkpoint is secret material (module docstring)."""
         if self.path.exists():
             self.path.unlink()
+
+
+def check_every(every: object) -> int:
+    """A checkpoint interval: a positive integer number of private steps."""
+    if isinstance(every, bool) or not isinstance(every, int) or every < 1:
+        raise InputError(f"checkpoint_every must be a positive integer, got {every!r}")
+    return every
 
 
 def read_checkpoint(path: Path) -> tuple[dict[str, Any], dict[str, torch.Tensor]]:
