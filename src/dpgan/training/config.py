@@ -146,7 +146,15 @@ class TrainingConfig:
             raise InputError("adaptive clipping moves C itself: use clip_decay = 1 with adaptive_clip_quantile")
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        """Every setting, except the clipping options while they are off: a model saved before they
+        existed re-saves unchanged, and `from_dict` fills them in as off."""
+        data = asdict(self)
+        if self.clipping_groups == "none":
+            del data["clipping_groups"]
+        if self.adaptive_clip_quantile == 0.0:
+            for key in ("adaptive_clip_quantile", "adaptive_clip_lr", "adaptive_clip_count_noise"):
+                del data[key]
+        return data
 
     @classmethod
     def from_dict(cls, data: dict) -> "TrainingConfig":
