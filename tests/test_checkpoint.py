@@ -55,7 +55,7 @@ def critic_fit(encoded, ledger, checkpoint=None, progress=None, **changes):
     return dp_critic.train_dp_critic(
         data,
         spans,
-        config(ema_decay=0.9, clip_decay=0.99, info_loss_weight=0.0, **changes),
+        config(**{"ema_decay": 0.9, "clip_decay": 0.99, "info_loss_weight": 0.0, **changes}),
         sample_rate=0.1,
         expected_batch_size=15.0,
         noise_multiplier=1.1,
@@ -66,6 +66,11 @@ def critic_fit(encoded, ledger, checkpoint=None, progress=None, **changes):
         progress=progress,
         checkpoint=checkpoint,
     )
+
+
+def adaptive_critic_fit(encoded, ledger, checkpoint=None, progress=None):
+    """The step owns C (adaptive clipping): the snapshot must carry the C its noisy counts left."""
+    return critic_fit(encoded, ledger, checkpoint, progress, clip_decay=1.0, adaptive_clip_quantile=0.5)
 
 
 def generator_fit(encoded, ledger, checkpoint=None, progress=None):
@@ -91,7 +96,9 @@ def same_weights(a: torch.nn.Module, b: torch.nn.Module) -> bool:
     return all(torch.equal(x, y) for x, y in zip(a.state_dict().values(), b.state_dict().values()))
 
 
-@pytest.mark.parametrize("fit", [critic_fit, generator_fit], ids=["critic", "generator"])
+@pytest.mark.parametrize(
+    "fit", [critic_fit, adaptive_critic_fit, generator_fit], ids=["critic", "adaptive-critic", "generator"]
+)
 def test_a_killed_fit_resumes_to_the_uninterrupted_result_and_spends_the_same(fit, encoded, tmp_path):
     whole = PrivacyLedger()
     uninterrupted = fit(encoded, whole)

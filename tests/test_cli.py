@@ -182,3 +182,34 @@ def test_demo_runs_end_to_end_on_a_short_budget(tmp_path):
     assert "privacy spent: ε=" in out.stdout and "balanced random forest" in out.stdout
     assert (tmp_path / "adult-synthetic.csv").is_file() and (tmp_path / "model" / "model.json").is_file()
     assert json.loads((tmp_path / "model" / "model.json").read_text())["label_model"] is None
+
+
+def test_fit_clipping_flags_reach_the_training_config():
+    """--clipping-groups and --adaptive-clip-quantile pass through the facade like other overrides
+    (the saved model's config records them); both are off without the flags."""
+    from dpgan.cli import _synth_kwargs, build_parser
+    from dpgan.synthesizers import TabularSynthesizer
+
+    parser = build_parser()
+    args = parser.parse_args(["fit", "t.csv", "--epsilon", "1", "--out", "m"])
+    off = TabularSynthesizer(**_synth_kwargs(args)).config
+    assert (off.clipping_groups, off.adaptive_clip_quantile) == ("none", 0.0)
+    flags = ["--clipping-groups", "per-layer", "--adaptive-clip-quantile", "0.7"]
+    args = parser.parse_args(["fit", "t.csv", "--epsilon", "1", "--out", "m", *flags])
+    on = TabularSynthesizer(**_synth_kwargs(args)).config
+    assert (on.clipping_groups, on.adaptive_clip_quantile) == ("per-layer", 0.7)
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--adaptive-clip-quantile", "1.5"], "adaptive_clip_quantile must be in"),
+        (["--recipe", "dtgan-g", "--clipping-groups", "per-layer"], "apply to critic recipes"),
+    ],
+)
+def test_bad_clipping_flags_are_one_line_before_the_data_is_read(flags, message, tmp_path, capsys):
+    table = tmp_path / "t.csv"
+    table.write_text("a,b\n1,2\n")
+    assert main(["fit", str(table), "--epsilon", "1", "--out", str(tmp_path / "m"), *flags]) != 0
+    err = capsys.readouterr().err
+    assert err.strip().count("\n") == 0 and message in err and not (tmp_path / "m").exists()

@@ -127,6 +127,10 @@ def _synth_kwargs(args: argparse.Namespace) -> dict[str, Any]:
         kwargs["label_model"] = False
     if getattr(args, "marginal_anchor", None) is not None:
         kwargs["marginal_anchor"] = args.marginal_anchor
+    if getattr(args, "clipping_groups", None) is not None:
+        kwargs["clipping_groups"] = args.clipping_groups
+    if getattr(args, "adaptive_clip_quantile", None) is not None:
+        kwargs["adaptive_clip_quantile"] = args.adaptive_clip_quantile
     return kwargs
 
 
@@ -572,6 +576,20 @@ def _budget_options(p: argparse.ArgumentParser, epsilon_default: float | None) -
         default=None,
         help="spend 5%% of ε on DP one-way statistics that warm-start and anchor G "
         "(default: on for dtgan-g only; --no-marginal-anchor runs dtgan-g as in the paper)",
+    )
+    p.add_argument(
+        "--clipping-groups",
+        choices=["none", "per-layer"],
+        default=None,
+        help="per-layer: clip each critic layer to C/sqrt(k) with its own noise (same ε; default: none)",
+    )
+    p.add_argument(
+        "--adaptive-clip-quantile",
+        type=float,
+        default=None,
+        metavar="Q",
+        help="move the clipping norm towards this quantile of the records' gradient norms, from a noisy "
+        "count inside each step's ε (Andrew et al. 2021; default: off)",
     )
 
 

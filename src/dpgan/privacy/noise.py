@@ -9,6 +9,8 @@ the draw order fixed, so seeded runs reproduce.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 import torch
 
@@ -24,8 +26,13 @@ def gaussian_like(tensors: Tensors, std: float, generator: torch.Generator) -> T
     return {name: _gaussian(tensor, std, generator) for name, tensor in tensors.items()}
 
 
-def add_gaussian(tensors: Tensors, std: float, generator: torch.Generator) -> Tensors:
-    """`tensors` + N(0, std²) entrywise (one draw per tensor, in order)."""
+def add_gaussian(tensors: Tensors, std: float | Mapping[str, float], generator: torch.Generator) -> Tensors:
+    """`tensors` + N(0, std²) entrywise (one draw per tensor, in order).
+
+    `std` may be one value or one per tensor (grouped clipping's σ·c_j·√k per group, adaptive
+    clipping's count beside the gradient): the same draws, each scaled by its own std."""
+    if isinstance(std, Mapping):
+        return {name: tensor + _gaussian(tensor, std[name], generator) for name, tensor in tensors.items()}
     noise = gaussian_like(tensors, std, generator)
     return {name: tensor + noise[name] for name, tensor in tensors.items()}
 

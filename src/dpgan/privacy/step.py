@@ -24,6 +24,13 @@ Strategies, each with the argument that fixes its noise:
   picked uniformly from N_d shards. One record can change that critic arbitrarily and all B rows
   go through it: sensitivity 2C√B, noise std σ·2C√B, event one-of-shards(σ, N_d) (the binomial
   mixture of dpgan.privacy.accounting).
+- `GroupedClipping` — dpgan.privacy.grouped_clipping: each parameter group (a layer, or named
+  groups; each extra vector its own) clipped to c_j, noise std σ·c_j·√k per group. Scaling group j
+  by 1/c_j gives sensitivity √k against noise σ√k: the same event Gaussian(σ) at q. ÷ q·N̂.
+- `adaptive=AdaptiveClipping(γ, η, σ_b)` — dpgan.privacy.adaptive_clipping, on top of per-unit or
+  grouped clipping: the step also releases the centred count of units with ‖v_i‖ ≤ C (noise σ_b,
+  sensitivity ½) and moves its C towards the γ-quantile. Gradient noise σ_Δ = (σ⁻² − (2σ_b)⁻²)^(−½)
+  makes the pair jointly Gaussian(σ) at q: the ledger's event is unchanged. The step owns C.
 
 Tests drive the engine black-box: inject the sampler, the noise generator and a recorder that
 sees, per release, the units' norms before clipping, the clipped sum, the noise std and the divisor.
@@ -40,6 +47,8 @@ import torch
 
 from dpgan.errors import InputError
 from dpgan.privacy.accounting import ONE_OF_SHARDS, POISSON, LedgerEntry, PrivacyLedger, Reservation
+from dpgan.privacy.adaptive_clipping import COUNT_KEY, AdaptiveClipping
+from dpgan.privacy.grouped_clipping import GroupedClipping
 from dpgan.privacy.noise import add_gaussian, add_gaussian_tensor
 from dpgan.privacy.sampling import PoissonSampler
 
@@ -56,9 +65,12 @@ class ClippedSum(Protocol):
     """Per-unit gradients, clipped, summed: `(model, units, max_norm) -> (sums by name, per-unit norms)`.
 
     The backends are in the clipping kernels (dpgan.privacy.mlp_clipping, dpgan.privacy.microbatch,
-    torch.func in dpgan.privacy.dpsgd); a unit batch is whatever they take."""
+    torch.func in dpgan.privacy.dpsgd); a unit batch is whatever they take. With grouped clipping
+    the step also passes `groups=` (grad_sample.ParameterGroups): each group clipped to its c_j."""
 
-    def __call__(self, model: torch.nn.Module, units: Any, max_norm: float) -> tuple[Tensors, torch.Tensor]: ...
+    def __call__(
+        self, model: torch.nn.Module, units: Any, max_norm: float, **groups: Any
+    ) -> tuple[Tensors, torch.Tensor]: ...
 
 
 @dataclass(frozen=True)
@@ -86,7 +98,7 @@ class MicrobatchClipping:
         return float(self.microbatches)
 
 
-Clipping = PerUnitClipping | MicrobatchClipping
+Clipping = PerUnitClipping | MicrobatchClipping | GroupedClipping
 
 
 @dataclass
@@ -97,6 +109,7 @@ class Release:
     noisy_sum: Tensors
     divisor: float
     units: int
+    clip_fraction: float | None = None  # adaptive clipping's b̃ (noisy share of units with ‖v_i‖ ≤ C)
 
     def gradient(self, model: torch.nn.Module) -> Tensors:
         """The noisy sum of the parameters' gradients ÷ the divisor: DP-SGD's mean gradient."""
@@ -156,7 +169,9 @@ class PrivateStep:
     `ledger` under `label` (refused at construction if they would pass the ledger's budget). σ = 0
     with no ledger is the benches' non-private control: nothing is charged, nothing may be released.
     `clipped_sum` is the backend. `max_norm` C may follow a schedule fixed in advance (clipping
-    decay): noise std is σ·sensitivity·C_t, so the accounting stays Gaussian(σ) per step.
+    decay): noise std is σ·sensitivity·C_t, so the accounting stays Gaussian(σ) per step. With
+    `adaptive` the step owns C (a release refuses another `max_norm`) and moves it after each
+    release (module docstring); `max_norm` is then its starting value.
     """
 
     def __init__(
@@ -176,10 +191,19 @@ class PrivateStep:
         generator: torch.Generator,
         sampler: Sampler | None = None,
         recorder: Recorder | None = None,
+        adaptive: AdaptiveClipping | None = None,
     ) -> None:
         if not (expected_batch_size > 0 and max_norm > 0):
             raise InputError("a private step needs a positive expected batch size and clipping norm")
-        self.noise_multiplier, self.max_norm = noise_multiplier, max_norm
+        if adaptive is not None and isinstance(clipping, MicrobatchClipping):
+            raise InputError("adaptive clipping counts per-unit norms: it does not work with microbatches")
+        self.noise_multiplier, self.max_norm, self.adaptive = noise_multiplier, max_norm, adaptive
+        # the gradient's multiplier: σ, or σ_Δ < σ when the count shares the step's Gaussian(σ)
+        self.gradient_multiplier = (
+            noise_multiplier
+            if adaptive is None
+            else adaptive.gradient_multiplier(noise_multiplier, expected_batch_size)
+        )
         self.expected_batch_size, self.clipping = expected_batch_size, clipping
         self.clipped_sum, self.generator = clipped_sum, generator
         self.sampler = sampler if sampler is not None else PoissonSampler(units, sample_rate, generator)
@@ -190,9 +214,14 @@ class PrivateStep:
     def releases(self) -> int:
         return self._charge.releases
 
-    def restore(self, releases: int) -> None:
-        """Resume after `releases` releases of a checkpointed fit (dpgan.training.checkpoint)."""
+    def restore(self, releases: int, max_norm: float | None = None) -> None:
+        """Resume after `releases` releases of a checkpointed fit (dpgan.training.checkpoint); with
+        adaptive clipping, `max_norm` is the C those releases left (a function of their noisy counts)."""
         self._charge.restore(releases)
+        if max_norm is not None:
+            if self.adaptive is None or not max_norm > 0:
+                raise InputError("only an adaptive step restores its clipping norm, and it must be positive")
+            self.max_norm = float(max_norm)
 
     def sample(self) -> torch.Tensor:
         """The units of the next release (Poisson: each joins with probability q)."""
@@ -212,20 +241,47 @@ class PrivateStep:
         `extras` names the vectors (and their lengths) the backend clips jointly with the gradient,
         such as the information loss's feature sums; they are noised in the same draw, before the
         parameters. An empty batch (size 0) releases pure noise: its sum is zero, not skipped."""
+        if self.adaptive is not None and max_norm is not None and max_norm != self.max_norm:
+            raise InputError("an adaptive clipping step owns its clipping norm: read it from the step")
         clip = self.max_norm if max_norm is None else max_norm
+        grouped = isinstance(self.clipping, GroupedClipping)
+        groups = None
+        if grouped:
+            names = [name for name, _ in model.named_parameters()]
+            groups = self.clipping.resolve(names, list(extras or {}), clip)  # type: ignore[union-attr]
         summed: Tensors = {}
         norms = torch.zeros(0)
         if size > 0:
-            summed, norms = self.clipped_sum(model, units, clip)
+            summed, norms = (
+                self.clipped_sum(model, units, clip, groups=groups) if grouped else self.clipped_sum(model, units, clip)
+            )
         ordered: Tensors = {name: summed.get(name, torch.zeros(width)) for name, width in (extras or {}).items()}
         ordered.update({name: summed.get(name, torch.zeros_like(p)) for name, p in model.named_parameters()})
         # σ = 0 is the non-private control (its clip may be ∞): no noise, whatever C
-        std = self.noise_multiplier * self.clipping.sensitivity * clip if self.noise_multiplier > 0 else 0.0
+        std: float | dict[str, float]
+        if groups is not None:
+            std = GroupedClipping.noise_stds(groups, self.gradient_multiplier)
+        else:
+            std = self.gradient_multiplier * self.clipping.sensitivity * clip if self.noise_multiplier > 0 else 0.0
         divisor = self.clipping.divisor(self.expected_batch_size)
-        self._charge(
-            {"units": size, "norms": norms, "clipped": ordered, "noise_std": std, "divisor": divisor, "max_norm": clip}
-        )
-        return Release(add_gaussian(ordered, std, self.generator), divisor, size)
+        record = {"units": size, "norms": norms, "clipped": ordered, "noise_std": std, "divisor": divisor}
+        record["max_norm"] = clip
+        if groups is not None:
+            record["groups"] = groups
+        if self.adaptive is None:
+            self._charge(record)
+            return Release(add_gaussian(ordered, std, self.generator), divisor, size)
+        # the count rides in the same draw, after the gradient (dpgan.privacy.adaptive_clipping)
+        count = self.adaptive.centred_count(norms, clip)
+        count_std = self.adaptive.count_std(self.expected_batch_size) if self.noise_multiplier > 0 else 0.0
+        stds = dict(std) if isinstance(std, dict) else dict.fromkeys(ordered, std)
+        record.update({"count": count, "count_noise_std": count_std})
+        self._charge(record)
+        noisy = add_gaussian({**ordered, COUNT_KEY: count}, {**stds, COUNT_KEY: count_std}, self.generator)
+        noisy_count = float(noisy.pop(COUNT_KEY))
+        fraction = noisy_count / self.expected_batch_size + 0.5
+        self.max_norm = self.adaptive.updated(clip, noisy_count, self.expected_batch_size)
+        return Release(noisy, divisor, size, clip_fraction=fraction)
 
 
 class GeneratorHookStep:

@@ -62,6 +62,9 @@ def training_config(
             raise InputError("epochs must be a positive number")
         base = replace(base, epochs=float(epochs))
     base.check()
+    if recipe.dp_on == "generator" and (base.clipping_groups != "none" or base.adaptive_clip_quantile > 0):
+        # the generator hook clips rows of ∂L/∂x̃, not a critic's per-record gradient
+        raise InputError(f"grouped and adaptive clipping apply to critic recipes, not {recipe.name}")
     return base
 
 

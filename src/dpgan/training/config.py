@@ -11,6 +11,7 @@ from dpgan.models.tabular import TabularGenerator
 LOSSES = ("wgan-gp", "wgan", "bce")
 OPTIMIZERS = ("adam", "rmsprop")
 INTERPOLATIONS = ("linear", "spherical")
+CLIPPING_GROUPS = ("none", "per-layer")
 
 
 @dataclass
@@ -37,6 +38,15 @@ class TrainingConfig:
     one_sided_penalty: bool = True
     max_grad_norm: float = 1.0
     clip_decay: float = 1.0
+    # Grouped clipping (dpgan.privacy.grouped_clipping): "per-layer" clips each critic layer (and the
+    # information loss's feature vector) to C/√k with noise σC each; the event stays Gaussian(σ)
+    clipping_groups: str = "none"
+    # Adaptive clipping (dpgan.privacy.adaptive_clipping, Andrew et al. 2021): C moves towards this
+    # quantile of the records' norms from a noisy count in the same event (0 = off; exclusive with
+    # clip_decay), at rate adaptive_clip_lr; the count's noise σ_b (0 = expected batch / 20)
+    adaptive_clip_quantile: float = 0.0
+    adaptive_clip_lr: float = 0.2
+    adaptive_clip_count_noise: float = 0.0
     # Clip the fake term's per-example gradients to C too (free: it reads no private data) so
     # that the real and fake sides of the critic's update carry comparable weight.
     clip_fake_term: bool = True
@@ -94,7 +104,12 @@ class TrainingConfig:
 
     def check(self) -> None:
         """Reject settings no recipe can run, with a message that names the setting."""
-        choices = {"loss": LOSSES, "optimizer": OPTIMIZERS, "interpolation": INTERPOLATIONS}
+        choices = {
+            "loss": LOSSES,
+            "optimizer": OPTIMIZERS,
+            "interpolation": INTERPOLATIONS,
+            "clipping_groups": CLIPPING_GROUPS,
+        }
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:
                 raise InputError(f"{name} must be one of {', '.join(allowed)}, not {getattr(self, name)!r}")
@@ -118,9 +133,28 @@ class TrainingConfig:
         if self.microbatches and (self.loss == "wgan-gp" or self.info_loss_weight > 0):
             # the microbatch path clips mean gradients of the real term only
             raise InputError("microbatches work with loss='bce' or 'wgan' and no information loss")
+        self._check_clipping()
+
+    def _check_clipping(self) -> None:
+        if not 0.0 <= self.adaptive_clip_quantile < 1.0:
+            raise InputError("adaptive_clip_quantile must be in [0, 1) (0 turns adaptive clipping off)")
+        if not (self.adaptive_clip_lr > 0 and self.adaptive_clip_count_noise >= 0):
+            raise InputError("adaptive_clip_lr must be positive and adaptive_clip_count_noise ≥ 0")
+        if self.microbatches and (self.clipping_groups != "none" or self.adaptive_clip_quantile > 0):
+            raise InputError("grouped and adaptive clipping clip per record: they do not work with microbatches")
+        if self.adaptive_clip_quantile > 0 and self.clip_decay != 1.0:
+            raise InputError("adaptive clipping moves C itself: use clip_decay = 1 with adaptive_clip_quantile")
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        """Every setting, except the clipping options while they are off: a model saved before they
+        existed re-saves unchanged, and `from_dict` fills them in as off."""
+        data = asdict(self)
+        if self.clipping_groups == "none":
+            del data["clipping_groups"]
+        if self.adaptive_clip_quantile == 0.0:
+            for key in ("adaptive_clip_quantile", "adaptive_clip_lr", "adaptive_clip_count_noise"):
+                del data[key]
+        return data
 
     @classmethod
     def from_dict(cls, data: dict) -> "TrainingConfig":

@@ -22,6 +22,8 @@ from dpgan.models.output_spans import OutputSpan
 from dpgan.models.tabular import TabularCritic, TabularGenerator
 from dpgan.privacy import grad_sample
 from dpgan.privacy.accounting import PrivacyLedger
+from dpgan.privacy.adaptive_clipping import AdaptiveClipping
+from dpgan.privacy.grouped_clipping import GroupedClipping
 from dpgan.privacy.microbatch import assign_microbatches, microbatch_clipped_sum
 from dpgan.privacy.mlp_clipping import FEATURES_KEY
 from dpgan.privacy.step import (
@@ -80,7 +82,8 @@ def importance_weights(condition: ConditionPrior | None, config: TrainingConfig,
 class CriticStepSettings:
     """What the critic's unit loss is, fixed before training from the configuration: none of it is
     read from private data. `gp_weight` is 0 for losses without a gradient penalty; `microbatches`
-    = 0 clips per record."""
+    = 0 clips per record; `clipping_groups` "per-layer" clips each layer (and the feature vector)
+    to its own share of C; `adaptive` moves C towards a quantile of the records' norms."""
 
     loss: str
     gp_weight: float
@@ -88,6 +91,8 @@ class CriticStepSettings:
     interpolation: str
     microbatches: int
     feature_scale: float
+    clipping_groups: str = "none"
+    adaptive: AdaptiveClipping | None = None
 
     @classmethod
     def from_config(cls, config: TrainingConfig) -> "CriticStepSettings":
@@ -98,12 +103,23 @@ class CriticStepSettings:
             interpolation=config.interpolation,
             microbatches=config.microbatches,
             feature_scale=config.info_feature_scale,
+            clipping_groups=config.clipping_groups,
+            adaptive=(
+                AdaptiveClipping(
+                    config.adaptive_clip_quantile, config.adaptive_clip_lr, config.adaptive_clip_count_noise
+                )
+                if config.adaptive_clip_quantile > 0
+                else None
+            ),
         )
 
     @property
     def clipping(self) -> Clipping:
-        """Per-record clipping (sensitivity C), or microbatches (2C: dpgan.privacy.microbatch)."""
-        return MicrobatchClipping(self.microbatches) if self.microbatches else PerUnitClipping()
+        """Per-record clipping (sensitivity C), microbatches (2C: dpgan.privacy.microbatch), or
+        per-layer groups (dpgan.privacy.grouped_clipping: the same event)."""
+        if self.microbatches:
+            return MicrobatchClipping(self.microbatches)
+        return GroupedClipping(self.clipping_groups) if self.clipping_groups != "none" else PerUnitClipping()
 
 
 @dataclass(frozen=True)
@@ -128,7 +144,7 @@ def critic_clipped_sum(settings: CriticStepSettings):
     dpgan.privacy.grad_sample (any nn.Module critic; the MLP ghost kernel where it applies); with
     microbatches each microbatch's mean (dpgan.privacy.microbatch, an MLP critic)."""
 
-    def clipped_sum(critic: torch.nn.Module, units: CriticUnits, max_norm: float):
+    def clipped_sum(critic: torch.nn.Module, units: CriticUnits, max_norm: float, groups=None):
         if settings.microbatches:
             return microbatch_clipped_sum(
                 critic, units.real, -units.weight, units.groups, settings.microbatches, max_norm=max_norm
@@ -154,6 +170,7 @@ def critic_clipped_sum(settings: CriticStepSettings):
                 context=units.context,
             ),
             max_norm,
+            groups=groups,
         )
         sums = dict(result.gradients)
         if result.features is not None:
@@ -191,8 +208,12 @@ def critic_step(
     unit = (
         f"mean of each of {settings.microbatches} microbatches clipped (sensitivity 2C, noise 2σC)"
         if settings.microbatches
-        else "real term" + (" and gradient penalty" if settings.gp_weight > 0 else "") + " clipped per record"
+        else "real term"
+        + (" and gradient penalty" if settings.gp_weight > 0 else "")
+        + (" clipped per record" if settings.clipping_groups == "none" else " clipped per layer and record")
     )
+    if settings.adaptive is not None:
+        unit += f"; adaptive C (quantile {settings.adaptive.quantile:g}, its noisy count in the same event)"
     return PrivateStep(
         units=units,
         sample_rate=sample_rate,
@@ -208,6 +229,7 @@ def critic_step(
         generator=generator,
         recorder=recorder,
         sampler=sampler,
+        adaptive=settings.adaptive,
     )
 
 
@@ -309,9 +331,11 @@ def train_dp_critic(
         saved.get_generator("generator", generator)
         if saved.values["real_moments"]:
             real_moments = (saved.tensors["real_moments/mean"], saved.tensors["real_moments/sd"])
-        private_step.restore(start)
+        private_step.restore(start, max_norm=clip if step_settings.adaptive is not None else None)
 
     for step in range(start, steps):
+        if step_settings.adaptive is not None:
+            clip = private_step.max_norm  # the step owns C: moved by its own noisy counts
         index = private_step.sample()
         real = data[index]
         generator_step = (step + 1) % config.n_critic == 0
@@ -363,7 +387,8 @@ def train_dp_critic(
             clip *= config.clip_decay
         after_step(step + 1, side)
         if checkpoint is not None and checkpoint.due(step + 1, steps):
-            snapshot = Snapshot(step + 1, values={"clip": clip, "real_moments": real_moments is not None})
+            next_clip = private_step.max_norm if step_settings.adaptive is not None else clip
+            snapshot = Snapshot(step + 1, values={"clip": next_clip, "real_moments": real_moments is not None})
             side.save_to(snapshot)
             snapshot.put_module("D", D)
             snapshot.put_optimizer("opt_D", opt_d)

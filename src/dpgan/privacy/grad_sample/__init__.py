@@ -26,7 +26,14 @@ from dpgan.errors import InputError
 from dpgan.privacy.grad_sample import mlp_ghost
 from dpgan.privacy.grad_sample.functorch import NAME as GENERIC
 from dpgan.privacy.grad_sample.functorch import functorch_clipped_sum
-from dpgan.privacy.grad_sample.spec import ClippedSum, CriticUnitLoss, clip_factors, refuse_batch_coupling
+from dpgan.privacy.grad_sample.spec import (
+    FEATURES_KEY,
+    ClippedSum,
+    CriticUnitLoss,
+    ParameterGroups,
+    clip_factors,
+    refuse_batch_coupling,
+)
 
 AUTO = "auto"
 
@@ -70,13 +77,21 @@ def clipped_sum(
     *,
     backend: str = AUTO,
     chunk_size: int | None = None,
+    groups: ParameterGroups | None = None,
 ) -> ClippedSum:
-    """Σ_i clip_C(v_i) through the chosen backend; `chunk_size` bounds the generic path's memory."""
+    """Σ_i clip_C(v_i) through the chosen backend; `chunk_size` bounds the generic path's memory.
+
+    With `groups` (grouped clipping: each group of v_i clipped to its own c_j) only the generic
+    path runs: the fast paths clip one joint norm. That choice reads the setting, not the batch."""
     if backend not in backends():
         raise InputError(f"unknown gradient backend {backend!r}; choose one of {', '.join(backends())}")
     refuse_batch_coupling(critic)
     if not max_norm > 0:
         raise InputError(f"max_norm must be > 0, got {max_norm}")
+    if groups is not None:
+        if backend not in (AUTO, GENERIC):
+            raise InputError(f"the {backend} gradient backend does not clip parameter groups; use {GENERIC}")
+        return functorch_clipped_sum(critic, loss, max_norm, chunk_size=chunk_size, groups=groups)
     name = select_backend(critic, loss) if backend == AUTO else backend
     if name != GENERIC:
         path = _FAST_PATHS[name]
@@ -92,10 +107,12 @@ register_fast_path(FastPath(mlp_ghost.NAME, mlp_ghost.applies, mlp_ghost.run))
 
 __all__ = [
     "AUTO",
+    "FEATURES_KEY",
     "GENERIC",
     "ClippedSum",
     "CriticUnitLoss",
     "FastPath",
+    "ParameterGroups",
     "backends",
     "clip_factors",
     "clipped_sum",

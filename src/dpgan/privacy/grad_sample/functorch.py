@@ -22,7 +22,14 @@ from torch import nn
 from torch.func import functional_call, grad, vmap
 
 from dpgan.errors import InputError
-from dpgan.privacy.grad_sample.spec import ClippedSum, CriticUnitLoss, clip_factors, refuse_batch_coupling
+from dpgan.privacy.grad_sample.spec import (
+    FEATURES_KEY,
+    ClippedSum,
+    CriticUnitLoss,
+    ParameterGroups,
+    clip_factors,
+    refuse_batch_coupling,
+)
 
 NAME = "functorch"
 # Per-unit gradients held at once, in tensor elements (units per chunk × trainable parameters).
@@ -109,10 +116,34 @@ def functorch_per_unit_gradients(critic: nn.Module, loss: CriticUnitLoss) -> Ten
     return _per_unit(critic, loss, trainable, constants)(slice(0, loss.batch_size))
 
 
+def _group_factors(
+    flat: dict[str, torch.Tensor], groups: ParameterGroups, finite: torch.Tensor
+) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
+    """Per part of the unit vector, min(1, c_j/‖v_i^(j)‖) of its group j, and the (B, k) group norms.
+
+    A unit whose whole norm is not finite contributes nothing in any group (spec.clip_factors)."""
+    factors: dict[str, torch.Tensor] = {}
+    norms = []
+    for names, threshold in zip(groups.names, groups.thresholds):
+        group_norm = torch.stack([flat[n].pow(2).sum(dim=1) for n in names]).sum(dim=0).sqrt()
+        factor = torch.where(finite, clip_factors(group_norm, threshold), torch.zeros_like(group_norm))
+        factors.update({n: factor for n in names})
+        norms.append(group_norm)
+    return factors, torch.stack(norms, dim=1)
+
+
 def functorch_clipped_sum(
-    critic: nn.Module, loss: CriticUnitLoss, max_norm: float, *, chunk_size: int | None = None
+    critic: nn.Module,
+    loss: CriticUnitLoss,
+    max_norm: float,
+    *,
+    chunk_size: int | None = None,
+    groups: ParameterGroups | None = None,
 ) -> ClippedSum:
-    """Σ_i min(1, C/‖v_i‖)·v_i for any critic, computed `chunk_size` units at a time."""
+    """Σ_i min(1, C/‖v_i‖)·v_i for any critic, computed `chunk_size` units at a time.
+
+    With `groups` (grouped clipping), each group's part of v_i is clipped to its own c_j instead
+    (`max_norm` is then unused): Σ_i Σ_j min(1, c_j/‖v_i^(j)‖)·v_i^(j), group by group."""
     refuse_batch_coupling(critic)
     if not max_norm > 0:
         raise InputError(f"max_norm must be > 0, got {max_norm}")
@@ -122,8 +153,12 @@ def functorch_clipped_sum(
     sums = {n: torch.zeros_like(p) for n, p in trainable.items()}
     feature_sum = None if features is None else features.new_zeros(features.shape[1])
     norms = loss.real.new_zeros(batch)
+    group_norms = None
+    if groups is not None:
+        groups.check_partition(set(trainable) | ({FEATURES_KEY} if features is not None else set()))
+        group_norms = loss.real.new_zeros(batch, len(groups.names))
     if batch == 0:
-        return ClippedSum(sums, feature_sum, norms, NAME)
+        return ClippedSum(sums, feature_sum, norms, NAME, group_norms)
 
     gradients = _per_unit(critic, loss, trainable, constants)
     step = chunk_size or default_chunk_size(sum(p.numel() for p in trainable.values()))
@@ -138,12 +173,16 @@ def functorch_clipped_sum(
         finite = torch.isfinite(chunk_norms)
         if not bool(finite.all()):  # a non-finite unit contributes 0 (clip_factors), and 0·NaN must not be NaN
             flat = [torch.where(finite.unsqueeze(1), v, torch.zeros_like(v)) for v in flat]
+        keys = [*trainable, FEATURES_KEY][: len(flat)]
+        per_part = {key: factors for key in keys}
+        if groups is not None and group_norms is not None:
+            per_part, group_norms[part] = _group_factors(dict(zip(keys, flat)), groups, finite)
         for (name, p), v in zip(trainable.items(), flat):
-            sums[name] += (factors @ v).reshape(p.shape)
+            sums[name] += (per_part[name] @ v).reshape(p.shape)
         if feature_sum is not None:
-            feature_sum += factors @ flat[-1]
+            feature_sum += per_part[FEATURES_KEY] @ flat[-1]
         norms[part] = chunk_norms
-    return ClippedSum(sums, feature_sum, norms, NAME)
+    return ClippedSum(sums, feature_sum, norms, NAME, group_norms)
 
 
 __all__ = ["NAME", "default_chunk_size", "functorch_clipped_sum", "functorch_per_unit_gradients"]

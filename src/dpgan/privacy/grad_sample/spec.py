@@ -27,6 +27,7 @@ import torch
 from torch import nn
 
 from dpgan.errors import InputError
+from dpgan.privacy.mlp_clipping import FEATURES_KEY
 
 # Layers whose output for one unit depends on the other units of the batch (or that store batch
 # statistics in buffers, which later forward passes read): per-unit clipping cannot bound them.
@@ -96,18 +97,49 @@ class CriticUnitLoss:
 
 
 @dataclass(frozen=True)
+class ParameterGroups:
+    """Grouped clipping's partition of the unit vector v_i (dpgan.privacy.step.GroupedClipping):
+    group j (trainable parameter names; `FEATURES_KEY` names the feature vector) is clipped to its
+    own threshold c_j, so v_i's clipped part in group j has norm ≤ c_j. The groups and thresholds
+    are settings (the critic's structure, public numbers), never read from the batch."""
+
+    names: tuple[tuple[str, ...], ...]
+    thresholds: tuple[float, ...]
+
+    def __post_init__(self) -> None:
+        if len(self.names) != len(self.thresholds) or not self.names:
+            raise InputError("parameter groups need one threshold per group and at least one group")
+        if not all(c > 0 and c < float("inf") for c in self.thresholds):
+            raise InputError("every group's clipping threshold must be positive and finite")
+        flat = [name for group in self.names for name in group]
+        if len(flat) != len(set(flat)) or not all(self.names):
+            raise InputError("parameter groups must be non-empty and must not share a name")
+
+    def check_partition(self, names: set[str]) -> None:
+        """Every part of the unit vector in exactly one group: a part left out would go unclipped."""
+        grouped = {name for group in self.names for name in group}
+        if grouped != names:
+            raise InputError(
+                "parameter groups must cover each trainable parameter (and the feature vector) exactly once; "
+                f"missing {sorted(names - grouped)}, unknown {sorted(grouped - names)}"
+            )
+
+
+@dataclass(frozen=True)
 class ClippedSum:
     """Σ_i min(1, C/‖v_i‖)·v_i split back into its parts, before any noise.
 
     `gradients` is keyed like `critic.named_parameters()` (trainable parameters only); `features`
     is the clipped sum of β·[f, f²] (None when β = 0); `norms` the (B,) unclipped ‖v_i‖ (private:
-    never release them); `backend` names the path that computed it.
+    never release them); `backend` names the path that computed it; with parameter groups,
+    `group_norms` (B, k) holds each unit's unclipped norm per group (private too).
     """
 
     gradients: dict[str, torch.Tensor]
     features: torch.Tensor | None
     norms: torch.Tensor
     backend: str
+    group_norms: torch.Tensor | None = None
 
 
 def clip_factors(norms: torch.Tensor, max_norm: float) -> torch.Tensor:
@@ -135,4 +167,4 @@ def refuse_batch_coupling(critic: nn.Module) -> None:
             )
 
 
-__all__ = ["ClippedSum", "CriticUnitLoss", "clip_factors", "refuse_batch_coupling"]
+__all__ = ["FEATURES_KEY", "ClippedSum", "CriticUnitLoss", "ParameterGroups", "clip_factors", "refuse_batch_coupling"]
