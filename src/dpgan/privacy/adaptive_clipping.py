@@ -78,9 +78,14 @@ class AdaptiveClipping:
         below = (norms <= max_norm).to(torch.float64)
         return (below - 0.5).sum().reshape(1)
 
+    @staticmethod
+    def fraction(noisy_count: float, expected_batch_size: float) -> float:
+        """b̃ = noisy centred count / q·N̂ + ½: the noisy share of units with ‖v_i‖ ≤ C."""
+        return noisy_count / expected_batch_size + 0.5
+
     def updated(self, max_norm: float, noisy_count: float, expected_batch_size: float) -> float:
-        """C·exp(−η·(b̃ − γ)) with b̃ = noisy count / q·N̂ + ½: post-processing of the release."""
-        fraction = noisy_count / expected_batch_size + 0.5
+        """C·exp(−η·(b̃ − γ)): post-processing of the release."""
+        fraction = self.fraction(noisy_count, expected_batch_size)
         return max_norm * math.exp(-self.learning_rate * (fraction - self.quantile))
 
 

@@ -257,15 +257,22 @@ class PrivateStep:
             )
         ordered: Tensors = {name: summed.get(name, torch.zeros(width)) for name, width in (extras or {}).items()}
         ordered.update({name: summed.get(name, torch.zeros_like(p)) for name, p in model.named_parameters()})
-        # σ = 0 is the non-private control (its clip may be ∞): no noise, whatever C
         std: float | dict[str, float]
-        if groups is not None:
+        if self.noise_multiplier == 0:  # the non-private control (its clip may be ∞): no noise, whatever C
+            std = 0.0
+        elif groups is not None:
             std = GroupedClipping.noise_stds(groups, self.gradient_multiplier)
         else:
-            std = self.gradient_multiplier * self.clipping.sensitivity * clip if self.noise_multiplier > 0 else 0.0
+            std = self.gradient_multiplier * self.clipping.sensitivity * clip
         divisor = self.clipping.divisor(self.expected_batch_size)
-        record = {"units": size, "norms": norms, "clipped": ordered, "noise_std": std, "divisor": divisor}
-        record["max_norm"] = clip
+        record = {
+            "units": size,
+            "norms": norms,
+            "clipped": ordered,
+            "noise_std": std,
+            "divisor": divisor,
+            "max_norm": clip,
+        }
         if groups is not None:
             record["groups"] = groups
         if self.adaptive is None:
@@ -279,9 +286,10 @@ class PrivateStep:
         self._charge(record)
         noisy = add_gaussian({**ordered, COUNT_KEY: count}, {**stds, COUNT_KEY: count_std}, self.generator)
         noisy_count = float(noisy.pop(COUNT_KEY))
-        fraction = noisy_count / self.expected_batch_size + 0.5
         self.max_norm = self.adaptive.updated(clip, noisy_count, self.expected_batch_size)
-        return Release(noisy, divisor, size, clip_fraction=fraction)
+        return Release(
+            noisy, divisor, size, clip_fraction=self.adaptive.fraction(noisy_count, self.expected_batch_size)
+        )
 
 
 class GeneratorHookStep:

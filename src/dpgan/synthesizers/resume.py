@@ -75,10 +75,10 @@ def resumable_fit(
         fit_seed = secrets.randbits(63)
     identity = {
         "dpgan_version": __version__,
-        "settings": _digest(json.dumps(settings, sort_keys=True, default=str).encode()),
+        "settings": _json_digest(settings),
         "table": table_fingerprint(data),
-        "schema": _digest(json.dumps(None if schema is None else schema.to_dict(), sort_keys=True).encode()),
-        "options": _digest(json.dumps(asdict(options), sort_keys=True, default=str).encode()),
+        "schema": _json_digest(None if schema is None else schema.to_dict()),
+        "options": _json_digest(asdict(options)),
         "fit_seed": int(fit_seed),
     }
     if saved is not None and any(saved.get(key) != value for key, value in identity.items()):
@@ -109,5 +109,6 @@ def releases_fingerprint(values: dict[str, Any], tensors: Iterable[torch.Tensor]
     return digest.hexdigest()
 
 
-def _digest(raw: bytes) -> str:
-    return hashlib.sha256(raw).hexdigest()
+def _json_digest(value: Any) -> str:
+    """SHA-256 of `value` as canonical JSON (sorted keys; what JSON lacks, as its str)."""
+    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()

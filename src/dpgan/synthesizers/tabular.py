@@ -8,7 +8,6 @@ states the flow and where each read is charged); `sampling` draws rows from the 
 
 from __future__ import annotations
 
-import json
 import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
@@ -148,14 +147,13 @@ class TabularSynthesizer(Synthesizer):
         )
         resume = None
         if checkpoint is not None:
-            described = json.loads(json.dumps(asdict(settings), default=str))
             resume = resumable_fit(
                 checkpoint,
                 checkpoint_every,
                 data=data,
                 schema=schema,
                 options=options,
-                settings=described,
+                settings=asdict(settings),
                 user_seed=self.seed,
             )
         fit_seed = self.seed if resume is None else resume.fit_seed
