@@ -40,7 +40,7 @@ import torch
 from dpgan import Schema, TabularSynthesizer
 from dpgan.errors import DPGanError
 from dpgan.evaluation import evaluate
-from dpgan.evaluation.fidelity import as_labels
+from dpgan.evaluation.fidelity import as_labels, column_kinds, fidelity
 from dpgan.schema import ColumnSpec
 from dpgan.table_io import read_private_table, read_table, write_table
 from tables import TABLES, schema_path, split
@@ -102,6 +102,14 @@ def schema_gaps(learned: Schema, hand: Schema, train: pd.DataFrame) -> dict[str,
             entry["hand_categories"] = len(truth.categories)
         out[spec.name] = entry
     return out
+
+
+def independent_association_diff(real: pd.DataFrame, schema: Schema, seed: int) -> float:
+    """The association difference of a copy of the real rows with each column shuffled on its own:
+    the reference a synthesizer that learns no dependence between columns would score."""
+    rng = np.random.default_rng(seed)
+    shuffled = real.apply(lambda column: column.to_numpy()[rng.permutation(len(column))])
+    return float(fidelity(real, shuffled, column_kinds(real, schema))["association_diff"])
 
 
 def run_one(
@@ -187,6 +195,8 @@ def run_one(
         "label_model": synth.training.get("label_model"),
         "schema_source": synth.training.get("schema_source"),
         "jsd_mean": metrics["fidelity"]["jsd_mean"],
+        "association_diff": metrics["fidelity"]["association_diff"],
+        "association_diff_independent": independent_association_diff(real, hand, seed),
         "wd_mean": metrics["fidelity"]["wd_mean"],
         "per_column": {
             column: round(entry["wd"] if "wd" in entry else entry["jsd"], 4)
@@ -274,8 +284,8 @@ def summary(path: Path) -> None:
         else:
             groups[key].append(row)
     print("| table | ε | mode | seeds | ε spent | real acc. / R² | synth. acc. / R² | acc. gap (pts) / R² gap ", end="")
-    print("| real AUC | AUC gap | majority acc. | synth − majority (pts) | JSD | WD | fit s |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| real AUC | AUC gap | majority acc. | synth − majority (pts) | JSD | WD | assoc. | indep. | fit s |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     order = list(TABLES)
     for key in sorted(groups, key=lambda k: (order.index(k[0]) if k[0] in order else 99, k[1], k[2])):
         g = groups[key]
@@ -284,6 +294,8 @@ def summary(path: Path) -> None:
         jsd = _mean_sd([r["jsd_mean"] if r["jsd_mean"] is not None else np.nan for r in g])
         wd = _mean_sd([r["wd_mean"] if r["wd_mean"] is not None else np.nan for r in g])
         fit = f"{np.mean([r['fit_seconds'] for r in g]):.0f}"
+        assoc = _mean_sd([r.get("association_diff", np.nan) for r in g], digits=2)
+        independent = _mean_sd([r.get("association_diff_independent", np.nan) for r in g], digits=2)
         if g[0]["task"] == "regression":
             real = _mean_sd([r["r2_trtr"] for r in g])
             synth = _mean_sd([r["r2_tstr"] for r in g])
@@ -299,7 +311,7 @@ def summary(path: Path) -> None:
             ahead = _mean_sd([r["accuracy_tstr"] - r["majority_accuracy"] for r in g], 100, 1)
             cells = [real, synth, gap, auc_real, auc_gap, majority, ahead]
         head = f"| {table} | {eps:g} | {mode} | {len(g)} | {spent:.3f} | "
-        print(head + " | ".join(cells) + f" | {jsd} | {wd} | {fit} |")
+        print(head + " | ".join(cells) + f" | {jsd} | {wd} | {assoc} | {independent} | {fit} |")
     for key, messages in failures.items():
         table, eps, mode = key
         print(f"\nFit failed ({table}, ε = {eps:g}, {mode}): " + "; ".join(messages))
