@@ -127,6 +127,9 @@ def _synth_kwargs(args: argparse.Namespace) -> dict[str, Any]:
         kwargs["label_model"] = False
     if getattr(args, "marginal_anchor", None) is not None:
         kwargs["marginal_anchor"] = args.marginal_anchor
+    if getattr(args, "pair_anchor", None) is not None:
+        kwargs["pair_anchor"] = True
+        kwargs["pair_budget_fraction"] = args.pair_anchor
     if getattr(args, "clipping_groups", None) is not None:
         kwargs["clipping_groups"] = args.clipping_groups
     if getattr(args, "adaptive_clip_quantile", None) is not None:
@@ -576,6 +579,16 @@ def _budget_options(p: argparse.ArgumentParser, epsilon_default: float | None) -
         default=None,
         help="spend 5%% of ε on DP one-way statistics that warm-start and anchor G "
         "(default: on for dtgan-g only; --no-marginal-anchor runs dtgan-g as in the paper)",
+    )
+    p.add_argument(
+        "--pair-anchor",
+        type=float,
+        nargs="?",
+        const=0.3,
+        default=None,
+        metavar="SHARE",
+        help="spend SHARE of ε (default 0.3) on DP 2-way tables of every pair of columns that warm-start "
+        "and anchor G, so that it learns how columns depend on each other (default: off)",
     )
     p.add_argument(
         "--clipping-groups",

@@ -13,14 +13,15 @@ that would take it past the target (ε, δ)):
    preprocessing σ (`build_condition`), charged here;
 5. the optional extras, each trained with DP-SGD up to its cumulative share of ε, in this order:
    the auxiliary classifier (conditional recipes with a classifier loss), the label model
-   (categorical target), the marginal anchor (noisy one-way marginals);
+   (categorical target), the marginal anchor (noisy one-way marginals), the 2-way anchor (noisy
+   tables of every pair of columns, dpgan.training.pair_marginals);
 6. σ and the step count for the GAN from what is left (`sigma_and_steps` composes the ledger's
    entries so far), then the recipe's loop: DP on the critic (Poisson batches) or on the
    generator (dtgan-g's shard critics); each step is charged by the loop as it runs;
 7. a last check that the ledger stays within ε, which would be an internal error.
 
 Random draws: `rng` seeds the torch generator first, then serves the preprocessing noise, the
-condition prior, the anchor and dtgan-g's shard key, in that order; network weights come from
+condition prior, the anchor, the 2-way anchor and dtgan-g's shard key, in that order; network weights come from
 torch's global RNG (seeded and forked by the facade when the user gives a seed). Keep that order:
 seeded samples are compared bit for bit across refactors.
 """
@@ -55,6 +56,7 @@ from dpgan.training.dp_generator import train_dp_generator
 from dpgan.training.gan_loop import GeneratorHook
 from dpgan.training.generator_losses import GeneratorObjective
 from dpgan.training.marginals import AnchorHook, measure_anchor
+from dpgan.training.pair_marginals import PairAnchorHook, measure_pair_anchor
 from dpgan.training.progress import FitProgressFn, StepReporter
 from dpgan.training.schedule import Schedule, gan_schedule_for
 from dpgan.transforms.encoder import TableEncoder, public_dtypes
@@ -256,7 +258,7 @@ def _fit_extras(
     torch_gen: torch.Generator,
 ) -> _Extras:
     """Each extra the config asks for, trained with DP until the ledger reaches its cumulative
-    share of ε (`spent` so far plus its own fraction): classifier, label model, anchor."""
+    share of ε (`spent` so far plus its own fraction): classifier, label model, anchors."""
     cfg = settings.config
     objective = GeneratorObjective(
         cfg.loss, info_weight=cfg.info_loss_weight, classifier_weight=cfg.classifier_loss_weight
@@ -281,6 +283,11 @@ def _fit_extras(
         skip = condition.column if condition is not None else None
         anchor = measure_anchor(encoded, encoder.spans, skip, share=shares.at(spent), ledger=ledger, rng=rng)
         hooks = (AnchorHook.from_config(anchor, cfg),)
+    if cfg.pair_anchor:
+        spent += cfg.pair_budget_fraction
+        skip = condition.column if condition is not None else None
+        pairs = measure_pair_anchor(encoded, encoder.spans, skip, share=shares.at(spent), ledger=ledger, rng=rng)
+        hooks = (*hooks, PairAnchorHook.from_config(pairs, cfg))
     return _Extras(objective, label_column, label_model, hooks)
 
 

@@ -89,6 +89,12 @@ class TrainingConfig:
     # against a step's noise the penalty needs weight: on Adult at ε=1 (dtgan-g, one seed) weight 1
     # left mean JSD 0.082 and WD 0.040, weight 10 gave 0.010 and 0.012 (RESULTS §8)
     marginal_weight: float = 10.0
+    # DP 2-way tables of G's outputs (dpgan.training.pair_marginals): every pair of columns'
+    # categories/bins measured once, G warm-started on them and kept near them. Off by default.
+    pair_anchor: bool = False
+    pair_budget_fraction: float = 0.3
+    pair_warmup_steps: int = 300
+    pair_weight: float = 10.0
     # --- label model (dpgan.extras.label_model): a DP-SGD classifier of the schema's target
     # redraws that column in every sampled row (its own share of ε; off for tables without a
     # categorical target). A linear model by default: on Adult it beat an MLP at the same ε.
@@ -126,6 +132,10 @@ class TrainingConfig:
             raise InputError("max_sample_rate and label_model_max_sample_rate must be in (0, 1]")
         if self.marginal_warmup_steps < 0 or not self.marginal_weight >= 0:
             raise InputError("marginal_warmup_steps and marginal_weight must be ≥ 0")
+        if not 0.0 < self.pair_budget_fraction < 0.9:
+            raise InputError("pair_budget_fraction must be in (0, 0.9)")
+        if self.pair_warmup_steps < 0 or not self.pair_weight >= 0:
+            raise InputError("pair_warmup_steps and pair_weight must be ≥ 0")
         if not 0.0 <= self.ema_decay < 1.0:
             raise InputError("ema_decay must be in [0, 1)")
         if not (self.info_feature_scale > 0 and self.weight_clip > 0):
@@ -146,9 +156,12 @@ class TrainingConfig:
             raise InputError("adaptive clipping moves C itself: use clip_decay = 1 with adaptive_clip_quantile")
 
     def to_dict(self) -> dict:
-        """Every setting, except the clipping options while they are off: a model saved before they
-        existed re-saves unchanged, and `from_dict` fills them in as off."""
+        """Every setting, except the clipping options and the 2-way anchor while they are off: a
+        model saved before they existed re-saves unchanged, and `from_dict` fills them in as off."""
         data = asdict(self)
+        if not self.pair_anchor:
+            for key in ("pair_anchor", "pair_budget_fraction", "pair_warmup_steps", "pair_weight"):
+                del data[key]
         if self.clipping_groups == "none":
             del data["clipping_groups"]
         if self.adaptive_clip_quantile == 0.0:

@@ -1,0 +1,205 @@
+"""DP two-way marginals of the generator's outputs: a hybrid in which G learns how columns depend
+on each other from the workload that MST and AIM fit.
+
+Why: on a small table a DP critic step is mostly noise (RESULTS §14), and G learns each column's
+distribution (the one-way anchor, dpgan.training.marginals) but not how the columns go together:
+its association difference stays at that of a copy with each column shuffled. The 2-way tables
+of every pair of softmax spans (categories, a numeric column's bins, null indicators) carry that
+dependence, and one Gaussian release per pair measures them.
+
+G is fitted to them as a graphical model would be, but through its own outputs: for a batch of
+noise z, G's category probabilities p_a(z), p_b(z) for two spans give the 2-way table of the rows
+it samples, E_z[p_a(z) ⊗ p_b(z)] (its hard samples are Gumbel-max draws, independent given z). The
+penalty is the squared distance between that table and the noisy one, summed over pairs: with
+Gaussian noise, the least-squares fit is the maximum-likelihood one, and it needs no floor for the
+cells the noise pushed below zero. G must use z to lower it: a product of one-way tables does not.
+
+Privacy: adding or removing one record changes one cell of each pair's table by 1, so each table
+is a sensitivity-1 Gaussian release at one σ; the P tables are recorded together as one ledger
+entry of P releases (L2 sensitivity √P). The warm start and the penalty read only those tables
+and public noise: post-processing, never through the clip-and-noise hook.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from dpgan.models.output_spans import OutputSpan
+from dpgan.models.tabular import TabularGenerator
+from dpgan.privacy.accounting import LedgerEntry, PrivacyLedger
+from dpgan.privacy.calibration import ShareTarget
+from dpgan.privacy.mechanisms import noisy_counts
+from dpgan.training.config import TrainingConfig
+from dpgan.training.fake_rows import InputsFn
+from dpgan.training.marginals import WARM_START_LR_FACTOR, marginal_spans
+
+PAIRS_EVENT = "Gaussian noisy 2-way marginals of G's outputs"
+
+
+def span_pairs(spans: list[OutputSpan], skip_column: str | None = None) -> list[tuple[OutputSpan, OutputSpan]]:
+    """Every pair of softmax spans of two different columns (a column's own spans, e.g. its bins
+    and its null indicator, are exclusive by construction); the conditioning column is skipped."""
+    chosen = marginal_spans(spans, skip_column)
+    return [(a, b) for i, a in enumerate(chosen) for b in chosen[i + 1 :] if a.column != b.column]
+
+
+def pair_codes(encoded: torch.Tensor, a: OutputSpan, b: OutputSpan) -> np.ndarray:
+    """Each row's cell of the (a, b) table, row-major: code_a · width_b + code_b."""
+    code_a = encoded[:, a.start : a.stop].argmax(dim=1).numpy()
+    code_b = encoded[:, b.start : b.stop].argmax(dim=1).numpy()
+    return code_a * b.width + code_b
+
+
+def noisy_pair_tables(
+    encoded: torch.Tensor,
+    pairs: list[tuple[OutputSpan, OutputSpan]],
+    noise_multiplier: float,
+    rng: np.random.Generator,
+) -> list[np.ndarray]:
+    """One Gaussian noisy count table per pair (σ per cell), shaped (width_a, width_b)."""
+    tables = []
+    for a, b in pairs:
+        counts = np.bincount(pair_codes(encoded, a, b), minlength=a.width * b.width)
+        tables.append(noisy_counts(counts, noise_multiplier, rng).reshape(a.width, b.width))
+    return tables
+
+
+def table_shares(noisy: list[np.ndarray]) -> list[torch.Tensor]:
+    """Noisy counts → shares of one noisy total (the mean of the tables' sums: every table counts
+    the same rows, so averaging P noisy totals divides their noise by √P). Negative cells stay:
+    the least-squares penalty needs no floor, and clipping would bias every sparse table."""
+    total = max(float(np.mean([t.sum() for t in noisy])), 1.0) if noisy else 1.0
+    return [torch.tensor(t / total, dtype=torch.float32) for t in noisy]
+
+
+def pair_penalty(
+    G: TabularGenerator,
+    z: torch.Tensor,
+    condition: torch.Tensor | None,
+    layout: "PairLayout",
+    target: torch.Tensor,
+) -> torch.Tensor:
+    """Σ_pairs ‖E_batch[p_a ⊗ p_b] − target_ab‖²: zero when G's 2-way tables match the DP ones.
+
+    All pairs in one product: with P the batch's softmax outputs of every measured span side by
+    side (n × W), PᵀP/n holds every pair's table as a block; `target` holds the DP tables in the
+    same blocks and `layout.mask` picks them (one triangle, no block of a column with itself)."""
+    logits = G.logits(z, condition)
+    probabilities = torch.cat([torch.softmax(logits[:, s.start : s.stop], dim=1) for s in layout.spans], dim=1)
+    joint = probabilities.T @ probabilities / logits.shape[0]
+    return (((joint - target) ** 2) * layout.mask).sum()
+
+
+@dataclass(frozen=True)
+class PairLayout:
+    """Where each measured span sits in the side-by-side softmax vector, and which blocks are pairs."""
+
+    spans: list[OutputSpan]
+    offsets: dict[int, int]  # span.start → its first index in the side-by-side vector
+    mask: torch.Tensor
+
+    @classmethod
+    def of(cls, pairs: list[tuple[OutputSpan, OutputSpan]]) -> "PairLayout":
+        spans = sorted({s.start: s for pair in pairs for s in pair}.values(), key=lambda s: s.start)
+        offsets, width = {}, 0
+        for span in spans:
+            offsets[span.start], width = width, width + span.width
+        mask = torch.zeros(width, width)
+        for a, b in pairs:
+            mask[offsets[a.start] : offsets[a.start] + a.width, offsets[b.start] : offsets[b.start] + b.width] = 1.0
+        return cls(spans, offsets, mask)
+
+    def place(self, pairs: list[tuple[OutputSpan, OutputSpan]], tables: list[torch.Tensor]) -> torch.Tensor:
+        """The pairs' tables written into their blocks of one W × W matrix."""
+        target = torch.zeros_like(self.mask)
+        for (a, b), table in zip(pairs, tables):
+            i, j = self.offsets[a.start], self.offsets[b.start]
+            target[i : i + a.width, j : j + b.width] = table
+        return target
+
+
+class PairAnchor:
+    """The DP 2-way tables of G's outputs and the two ways G uses them."""
+
+    def __init__(self, pairs: list[tuple[OutputSpan, OutputSpan]], targets: list[torch.Tensor]) -> None:
+        if len(pairs) != len(targets):
+            raise ValueError("one target per pair")
+        self.pairs, self.targets = pairs, targets
+        self.layout = PairLayout.of(pairs)
+        self.target = self.layout.place(pairs, targets)
+
+    @classmethod
+    def measure(
+        cls,
+        encoded: torch.Tensor,
+        spans: list[OutputSpan],
+        skip_column: str | None,
+        noise_multiplier: float,
+        rng: np.random.Generator,
+    ) -> "PairAnchor":
+        """All `releases(spans, skip_column)` tables at one σ, each sensitivity 1."""
+        pairs = span_pairs(spans, skip_column)
+        return cls(pairs, table_shares(noisy_pair_tables(encoded, pairs, noise_multiplier, rng)))
+
+    @staticmethod
+    def releases(spans: list[OutputSpan], skip_column: str | None) -> int:
+        return len(span_pairs(spans, skip_column))
+
+    def penalty(self, G: TabularGenerator, z: torch.Tensor, condition: torch.Tensor | None) -> torch.Tensor:
+        return pair_penalty(G, z, condition, self.layout, self.target)
+
+
+@dataclass(frozen=True)
+class PairAnchorHook:
+    """The 2-way anchor as a plug-in of the generator side (dpgan.training.gan_loop.GeneratorHook):
+    a warm start on the DP tables before the private steps, then in each generator step, after its
+    DP gradient is in place, the penalty's gradient. Reads only released tables and public noise."""
+
+    anchor: PairAnchor
+    warmup_steps: int
+    warmup_lr: float
+    weight: float
+
+    @classmethod
+    def from_config(cls, anchor: PairAnchor, config: TrainingConfig) -> "PairAnchorHook":
+        return cls(anchor, config.pair_warmup_steps, config.generator_lr * WARM_START_LR_FACTOR, config.pair_weight)
+
+    def warm_start(self, G: TabularGenerator, draw_inputs: InputsFn) -> None:
+        if self.warmup_steps <= 0 or not self.anchor.pairs:
+            return
+        opt = torch.optim.Adam(G.parameters(), lr=self.warmup_lr)
+        for _ in range(self.warmup_steps):
+            opt.zero_grad(set_to_none=True)
+            self.anchor.penalty(G, *draw_inputs()).backward()
+            opt.step()
+
+    def add_gradient(self, G: TabularGenerator, draw_inputs: InputsFn) -> None:
+        if self.weight > 0 and self.anchor.pairs:
+            (self.weight * self.anchor.penalty(G, *draw_inputs())).backward()
+
+    def released(self) -> list[torch.Tensor]:
+        return list(self.anchor.targets)
+
+
+def measure_pair_anchor(
+    encoded: torch.Tensor,
+    spans: list[OutputSpan],
+    skip_column: str | None,
+    *,
+    share: ShareTarget,
+    ledger: PrivacyLedger,
+    rng: np.random.Generator,
+) -> PairAnchor:
+    """G's DP 2-way tables, calibrated so that the ledger reaches `share`; one entry of P
+    sensitivity-1 releases. A table with fewer than two columns has no pair and spends nothing."""
+    releases = PairAnchor.releases(spans, skip_column)
+    if releases == 0:
+        return PairAnchor([], [])
+    sigma = share.sigma(1.0, releases, ledger.entries)
+    anchor = PairAnchor.measure(encoded, spans, skip_column, sigma, rng)
+    note = f"{releases} two-way tables of categories, bins and null indicators; sensitivity 1 each"
+    ledger.add(LedgerEntry(PAIRS_EVENT, sigma, count=releases, note=note))
+    return anchor
