@@ -40,6 +40,7 @@ from dpgan.training.config import TrainingConfig
 from dpgan.training.dp_critic import TrainingResult, fake_term_gradient
 from dpgan.training.fake_rows import make_optimizer
 from dpgan.training.gan_loop import GeneratorHook, GeneratorSide, ProgressFn, StepCallbacks, generator_for
+from dpgan.training.selection import SnapshotKeeper
 from dpgan.training.generator_losses import GeneratorObjective
 
 
@@ -123,6 +124,7 @@ def train_dp_generator(
     progress: ProgressFn | None = None,
     recorder: Recorder | None = None,
     checkpoint: FitCheckpoint | None = None,
+    keeper: SnapshotKeeper | None = None,
 ) -> TrainingResult:
     """The DP-on-generator strategy: run exactly `steps` noisy generator steps (the accounted T),
     each through one random critic, on the shared generator side (dpgan.training.gan_loop) with
@@ -138,7 +140,7 @@ def train_dp_generator(
     critics = [TabularCritic(data.shape[1], config.critic_hidden) for _ in range(N_d)]
     critic_opts = [make_optimizer(config, D.parameters(), config.critic_lr) for D in critics]
     objective = objective or GeneratorObjective(config.loss)
-    after_step = StepCallbacks(progress)
+    after_step = StepCallbacks(progress, keep=keeper)
     private_step = generator_hook_step(
         num_shards=N_d,
         batch_size=batch,
@@ -155,6 +157,8 @@ def train_dp_generator(
     if saved is not None:
         start = saved.step
         side.restore_from(saved)
+        if keeper is not None:
+            keeper.restore_from(saved)
         for j, (D, opt) in enumerate(zip(critics, critic_opts)):
             saved.get_module(f"D{j}", D)
             saved.get_optimizer(f"opt_D{j}", opt)
@@ -194,6 +198,8 @@ def train_dp_generator(
         if checkpoint is not None and checkpoint.due(step + 1, steps):
             snapshot = Snapshot(step + 1)
             side.save_to(snapshot)
+            if keeper is not None:
+                keeper.save_to(snapshot)
             for j, (D, opt) in enumerate(zip(critics, critic_opts)):
                 snapshot.put_module(f"D{j}", D)
                 snapshot.put_optimizer(f"opt_D{j}", opt)
