@@ -131,6 +131,9 @@ def _synth_kwargs(args: argparse.Namespace) -> dict[str, Any]:
         kwargs["clipping_groups"] = args.clipping_groups
     if getattr(args, "adaptive_clip_quantile", None) is not None:
         kwargs["adaptive_clip_quantile"] = args.adaptive_clip_quantile
+    for key in ("select_checkpoints", "select_top", "selection_budget_fraction"):
+        if getattr(args, key, None) is not None:
+            kwargs[key] = getattr(args, key)
     return kwargs
 
 
@@ -590,6 +593,28 @@ def _budget_options(p: argparse.ArgumentParser, epsilon_default: float | None) -
         metavar="Q",
         help="move the clipping norm towards this quantile of the records' gradient norms, from a noisy "
         "count inside each step's ε (Andrew et al. 2021; default: off)",
+    )
+    p.add_argument(
+        "--select-checkpoints",
+        type=int,
+        default=None,
+        metavar="K",
+        help="keep G at K evenly spaced steps and release the best on a held-out 10%% of the rows, chosen "
+        "by the exponential mechanism (Boob et al.; default: off)",
+    )
+    p.add_argument(
+        "--select-top",
+        type=int,
+        default=None,
+        metavar="Q",
+        help="with --select-checkpoints: release the union of the top Q generators' samples (default: 1)",
+    )
+    p.add_argument(
+        "--selection-budget-fraction",
+        type=float,
+        default=None,
+        metavar="F",
+        help="with --select-checkpoints: the selection's share of ε (default: 0.05)",
     )
 
 

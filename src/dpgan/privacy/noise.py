@@ -3,8 +3,8 @@
 Every private release adds Gaussian noise here, from an explicit generator (invariant 8: OS
 entropy unless a seed is asked for): the gradient of a private step and everything clipped with
 it (the information loss's feature sums) in one draw, the generator hook's upstream gradient, and
-the counts and histograms of dpgan.privacy.mechanisms; the exponential mechanism's Gumbel noise too. One function per kind of container keeps
-the draw order fixed, so seeded runs reproduce.
+the counts and histograms of dpgan.privacy.mechanisms, and the exponential mechanism's Gumbel
+noise. One function per kind of container keeps the draw order fixed, so seeded runs reproduce.
 """
 
 from __future__ import annotations

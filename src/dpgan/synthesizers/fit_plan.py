@@ -46,8 +46,8 @@ from dpgan.errors import BudgetError, DPGanWarning, InputError
 from dpgan.extras.label_model import LabelModel, fit_label_model, label_target
 from dpgan.preparation import Prepared, prepare_table, purchased_schema_entries
 from dpgan.privacy.accounting import Budget, LedgerEntry, PrivacyLedger, Reservation
-from dpgan.privacy.events import EventEntry, pure_dp_event
 from dpgan.privacy.calibration import BudgetShares, sigma_and_steps
+from dpgan.privacy.events import EventEntry, pure_dp_event
 from dpgan.recipes import Recipe
 from dpgan.schema import Schema
 from dpgan.schema_inference import PublicHints

@@ -40,8 +40,8 @@ from dpgan.training.conditions import ConditionPrior
 from dpgan.training.config import TrainingConfig
 from dpgan.training.fake_rows import make_optimizer
 from dpgan.training.gan_loop import GeneratorHook, GeneratorSide, MonitorFn, ProgressFn, StepCallbacks, generator_for
-from dpgan.training.selection import SnapshotKeeper
 from dpgan.training.generator_losses import GeneratorObjective, feature_moments_from_noisy_sums, spherical_interpolate
+from dpgan.training.selection import SnapshotKeeper
 
 CRITIC_EVENT = "DP-SGD on the critic"
 

@@ -40,8 +40,8 @@ from dpgan.training.config import TrainingConfig
 from dpgan.training.dp_critic import TrainingResult, fake_term_gradient
 from dpgan.training.fake_rows import make_optimizer
 from dpgan.training.gan_loop import GeneratorHook, GeneratorSide, ProgressFn, StepCallbacks, generator_for
-from dpgan.training.selection import SnapshotKeeper
 from dpgan.training.generator_losses import GeneratorObjective
+from dpgan.training.selection import SnapshotKeeper
 
 
 def shard_of_rows(encoded: np.ndarray, num_shards: int, key: bytes) -> np.ndarray:
