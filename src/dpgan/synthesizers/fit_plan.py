@@ -8,7 +8,9 @@ that would take it past the target (ε, δ)):
 2. `prepare_table` (dpgan.preparation): the noisy row count, the schema's DP histograms when no
    schema is given (or nothing, on the non-private `schema_from_data_without_dp` path, which the
    report then says), the DP count of repaired cells; charged at `fraction` of ε;
-3. the encoder is built from the public (or DP) schema only;
+3. the encoder is built from the public (or DP) schema only; a public table for the warm start
+   (dpgan.synthesizers.public_data) is encoded with it, strictly, and read by nothing else: no
+   ledger entry depends on it, and the loop pre-trains G and the critic on it without noise;
 4. the condition's value frequencies: the schema's public ones, else a DP histogram at the
    preprocessing σ (`build_condition`), charged here;
 5. the optional extras, each trained with DP-SGD up to its cumulative share of ε, in this order:
@@ -52,6 +54,7 @@ from dpgan.recipes import Recipe
 from dpgan.schema import Schema
 from dpgan.schema_inference import PublicHints
 from dpgan.synthesizers.arguments import FitOptions
+from dpgan.synthesizers.public_data import PublicTable, encode_public
 from dpgan.synthesizers.resume import ResumableFit, releases_fingerprint
 from dpgan.synthesizers.sampling import RowPostProcessor
 from dpgan.training.aux_classifier import fit_aux_classifier
@@ -63,6 +66,7 @@ from dpgan.training.gan_loop import GeneratorHook, generator_for
 from dpgan.training.generator_losses import GeneratorObjective
 from dpgan.training.marginals import AnchorHook, measure_anchor
 from dpgan.training.progress import FitProgressFn, StepReporter
+from dpgan.training.public_warm_start import PublicWarmStart
 from dpgan.training.schedule import Schedule, gan_schedule_for
 from dpgan.training.selection import (
     SCORE_RANGE,
@@ -126,6 +130,7 @@ def fit_table(
     progress: FitProgressFn | None,
     rng: np.random.Generator,
     resume: ResumableFit | None = None,
+    public: PublicTable | None = None,
 ) -> FittedTable:
     """Train on `data` following the module's flow; every random draw comes from `rng` or torch's
     (possibly seeded) global RNG. With `resume`, the loop checkpoints and resumes
@@ -138,6 +143,9 @@ def fit_table(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         encoded = torch.from_numpy(encoder.encode(prepared.frame))
+    warm_start = None
+    if public is not None:  # step 3a: public rows in the same encoding (no private read, no charge)
+        warm_start = PublicWarmStart(encode_public(public, schema, encoder), public.steps)
     holdout = None
     if settings.config.select_checkpoints:  # step 3b: the held-out part of a DP selection
         holdout = _split_heldout(encoded, settings.config, rng)
@@ -181,6 +189,7 @@ def fit_table(
         torch_gen=torch_gen,
         checkpoint=checkpoint,
         keeper=None if selection is None else selection.keeper,
+        public=warm_start,
     )
     selection_record = None
     if selection is not None and holdout is not None:  # step 6b
@@ -209,6 +218,8 @@ def fit_table(
     }
     if selection_record is not None:
         training["selection"] = selection_record
+    if public is not None:
+        training["public_data"] = dict(public.record)
     return FittedTable(
         ledger, schema, encoder, result.generator, condition, extras.label_model, training, result.critic
     )
@@ -330,6 +341,7 @@ def _train_gan(
     torch_gen: torch.Generator,
     checkpoint: FitCheckpoint | None,
     keeper: SnapshotKeeper | None = None,
+    public: PublicWarmStart | None = None,
 ) -> tuple[TrainingResult, Schedule, float]:
     """The recipe's GAN loop at the σ and step count that land the whole ledger on ε (or, with a
     fixed σ, stop before passing it); the loop charges each step. Returns (result, schedule, σ)."""
@@ -368,6 +380,7 @@ def _train_gan(
             progress=reporter,
             checkpoint=checkpoint,
             keeper=keeper,
+            public=public,
         )
     else:
         result = train_dp_critic(
@@ -386,6 +399,7 @@ def _train_gan(
             progress=reporter,
             checkpoint=checkpoint,
             keeper=keeper,
+            public=public,
         )
     return result, schedule, sigma
 

@@ -41,6 +41,7 @@ from dpgan.training.config import TrainingConfig
 from dpgan.training.fake_rows import make_optimizer
 from dpgan.training.gan_loop import GeneratorHook, GeneratorSide, MonitorFn, ProgressFn, StepCallbacks, generator_for
 from dpgan.training.generator_losses import GeneratorObjective, feature_moments_from_noisy_sums, spherical_interpolate
+from dpgan.training.public_warm_start import PublicWarmStart
 from dpgan.training.selection import SnapshotKeeper
 
 CRITIC_EVENT = "DP-SGD on the critic"
@@ -289,6 +290,7 @@ def train_dp_critic(
     generator_net: torch.nn.Module | None = None,
     checkpoint: FitCheckpoint | None = None,
     keeper: SnapshotKeeper | None = None,
+    public: PublicWarmStart | None = None,
 ) -> TrainingResult:
     """The DP-on-critic strategy: run exactly `steps` noisy critic updates, reserved in `ledger` and
     charged one by one (σ = 0 with no ledger: the benches' non-private control), a generator step
@@ -336,6 +338,8 @@ def train_dp_critic(
         if saved.values["real_moments"]:
             real_moments = (saved.tensors["real_moments/mean"], saved.tensors["real_moments/sd"])
         private_step.restore(start, max_norm=clip if step_settings.adaptive is not None else None)
+    elif public is not None:  # no private record read: dpgan.training.public_warm_start
+        public.run(side, D, opt_d, config, objective, generator, fake_batch)
 
     for step in range(start, steps):
         if step_settings.adaptive is not None:

@@ -41,6 +41,7 @@ from dpgan.training.dp_critic import TrainingResult, fake_term_gradient
 from dpgan.training.fake_rows import make_optimizer
 from dpgan.training.gan_loop import GeneratorHook, GeneratorSide, ProgressFn, StepCallbacks, generator_for
 from dpgan.training.generator_losses import GeneratorObjective
+from dpgan.training.public_warm_start import PublicWarmStart
 from dpgan.training.selection import SnapshotKeeper
 
 
@@ -125,6 +126,7 @@ def train_dp_generator(
     recorder: Recorder | None = None,
     checkpoint: FitCheckpoint | None = None,
     keeper: SnapshotKeeper | None = None,
+    public: PublicWarmStart | None = None,
 ) -> TrainingResult:
     """The DP-on-generator strategy: run exactly `steps` noisy generator steps (the accounted T),
     each through one random critic, on the shared generator side (dpgan.training.gan_loop) with
@@ -164,6 +166,12 @@ def train_dp_generator(
             saved.get_optimizer(f"opt_D{j}", opt)
         saved.get_generator("generator", generator)
         private_step.restore(start)
+    elif public is not None:  # every shard critic starts from one critic warm-started on public rows
+        public_critic = TabularCritic(data.shape[1], config.critic_hidden)
+        opt = make_optimizer(config, public_critic.parameters(), config.critic_lr)
+        public.run(side, public_critic, opt, config, objective, generator, batch)
+        for D in critics:
+            D.load_state_dict(public_critic.state_dict())
 
     for step in range(start, steps):
         j = private_step.sample()

@@ -88,6 +88,11 @@ class GeneratorSide:
                 for p_ema, p in zip(self.G_ema.parameters(), self.G.parameters()):
                     p_ema.lerp_(p, 1.0 - self.config.ema_decay)
 
+    def restart_average(self) -> None:
+        """Start the released average from G's current weights (after a public warm start)."""
+        if self.G_ema is not self.G:
+            self.G_ema.load_state_dict(self.G.state_dict())
+
     def save_to(self, snapshot: Snapshot) -> None:
         """G, its average and its optimizer into a checkpoint (dpgan.training.checkpoint)."""
         snapshot.put_module("G", self.G)
