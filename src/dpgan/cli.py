@@ -207,6 +207,8 @@ def cmd_fit(args: argparse.Namespace) -> int:
         progress=_ProgressBar(not args.quiet, args.accountant),
         checkpoint=args.checkpoint,
         checkpoint_every=args.checkpoint_every,
+        public_data=args.public_data,
+        public_warm_start_steps=args.public_warm_start_steps,
     )
     synth.save(out, overwrite=args.overwrite)
     report = synth.privacy_report()
@@ -684,6 +686,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     fit.add_argument(
         "--checkpoint-every", type=int, default=100, help="with --checkpoint: private steps between checkpoints"
+    )
+    fit.add_argument(
+        "--public-data",
+        metavar="FILE",
+        help="a PUBLIC table of the same schema (.csv or .parquet): G and the critic are pre-trained on it "
+        "without noise (no ε spent; the model records its name, SHA-256 and rows). Never a part of the private table",
+    )
+    fit.add_argument(
+        "--public-warm-start-steps",
+        type=int,
+        default=500,
+        metavar="N",
+        help="with --public-data: non-private rounds on it (default: 500)",
     )
     fit.set_defaults(func=cmd_fit)
 
