@@ -134,6 +134,9 @@ def _synth_kwargs(args: argparse.Namespace) -> dict[str, Any]:
         kwargs["clipping_groups"] = args.clipping_groups
     if getattr(args, "adaptive_clip_quantile", None) is not None:
         kwargs["adaptive_clip_quantile"] = args.adaptive_clip_quantile
+    for key in ("select_checkpoints", "select_top", "selection_budget_fraction"):
+        if getattr(args, key, None) is not None:
+            kwargs[key] = getattr(args, key)
     return kwargs
 
 
@@ -207,6 +210,8 @@ def cmd_fit(args: argparse.Namespace) -> int:
         progress=_ProgressBar(not args.quiet, args.accountant),
         checkpoint=args.checkpoint,
         checkpoint_every=args.checkpoint_every,
+        public_data=args.public_data,
+        public_warm_start_steps=args.public_warm_start_steps,
     )
     synth.save(out, overwrite=args.overwrite)
     report = synth.privacy_report()
@@ -604,6 +609,28 @@ def _budget_options(p: argparse.ArgumentParser, epsilon_default: float | None) -
         help="move the clipping norm towards this quantile of the records' gradient norms, from a noisy "
         "count inside each step's ε (Andrew et al. 2021; default: off)",
     )
+    p.add_argument(
+        "--select-checkpoints",
+        type=int,
+        default=None,
+        metavar="K",
+        help="keep G at K evenly spaced steps and release the best on a held-out 10%% of the rows, chosen "
+        "by the exponential mechanism (Boob et al.; default: off)",
+    )
+    p.add_argument(
+        "--select-top",
+        type=int,
+        default=None,
+        metavar="Q",
+        help="with --select-checkpoints: release the union of the top Q generators' samples (default: 1)",
+    )
+    p.add_argument(
+        "--selection-budget-fraction",
+        type=float,
+        default=None,
+        metavar="F",
+        help="with --select-checkpoints: the selection's share of ε (default: 0.05)",
+    )
 
 
 def _hint_options(p: argparse.ArgumentParser) -> None:
@@ -672,6 +699,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     fit.add_argument(
         "--checkpoint-every", type=int, default=100, help="with --checkpoint: private steps between checkpoints"
+    )
+    fit.add_argument(
+        "--public-data",
+        metavar="FILE",
+        help="a PUBLIC table of the same schema (.csv or .parquet): G and the critic are pre-trained on it "
+        "without noise (no ε spent; the model records its name, SHA-256 and rows). Never a part of the private table",
+    )
+    fit.add_argument(
+        "--public-warm-start-steps",
+        type=int,
+        default=500,
+        metavar="N",
+        help="with --public-data: non-private rounds on it (default: 500)",
     )
     fit.set_defaults(func=cmd_fit)
 

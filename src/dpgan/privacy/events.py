@@ -12,12 +12,25 @@ a PLD or an RDP curve (`event_pld`, `event_rdp`), never dpgan's own formula.
 What an EventEntry may hold. The ledger's neighbouring relation is add/remove one record
 throughout, so an entry is refused at construction unless at least one of dp-accounting's
 accountants `supports` the event under NeighboringRelation.ADD_OR_REMOVE_ONE: a replace-one event
-(`SampledWithoutReplacementDpEvent`, `RandomizedResponseDpEvent`) would be charged at the wrong
-relation, `NonPrivateDpEvent` and `UnsupportedDpEvent` have no finite ε, and a zero-noise Gaussian
+(`SampledWithoutReplacementDpEvent`, k-ary `RandomizedResponseDpEvent`) would be charged at the
+wrong relation, `NonPrivateDpEvent` and `UnsupportedDpEvent` have no finite ε, and a zero-noise Gaussian
 or Laplace is a non-private event in disguise (dp-accounting would print ε = ∞; the ledger refuses
 it instead). Which accountant can account an entry is asked again where an ε is computed
 (`supporting_accountants`): RepeatAndSelect and zCDP events are RDP-only, discrete Laplace,
 mixtures of Gaussians and Poisson-sampled Laplace are PLD-only.
+
+Pure ε-DP releases (`pure_dp_event`). One exception, for mechanisms that are ε-DP under
+add/remove (the exponential mechanism of a DP checkpoint selection): every ε-DP mechanism is, for
+each pair of neighbouring inputs, a post-processing of BINARY randomized response with
+P(truth) = e^ε/(1+e^ε) (Kairouz, Oh and Viswanath 2015, Thm 2.4): the pair of Bernoulli laws
+(e^ε/(1+e^ε), 1/(1+e^ε)) is a dominating pair of the mechanism, whatever the neighbouring relation
+that made it ε-DP. dp-accounting has that pair as `RandomizedResponseDpEvent(p, num_buckets=2)`
+with p = 2/(e^ε+1) (P(truth) = 1 − p/2), but supports it only under REPLACE_ONE, where it is the
+same two laws. So a tree made only of binary randomized response (alone, or self-composed) is
+admitted and its PLD and RDP curve are built by dp-accounting's REPLACE_ONE accountants: they are
+exactly the dominating pair's, and dominating pairs compose adaptively with the add/remove entries
+(Zhu, Dong and Wang 2022; Rényi divergences by the data-processing inequality). k-ary randomized
+response (k > 2), or a binary one nested with other events, is still refused.
 
 Saving. dp-accounting's own `to_named_tuple` / `from_named_tuple` import whatever module the saved
 data names; a saved model must load without running code it names, so the event tree is written
@@ -47,6 +60,7 @@ from dpgan.errors import InputError
 
 EVENT_MECHANISM = "dp_event"  # the "mechanism" of a saved EventEntry (a LedgerEntry's is "gaussian")
 ADD_OR_REMOVE = NeighboringRelation.ADD_OR_REMOVE_ONE
+REPLACE_ONE = NeighboringRelation.REPLACE_ONE
 MAX_EVENT_DEPTH = 32  # a saved tree deeper than this is malformed, not a recursion error
 
 # Field kinds of the whitelisted event types, in dp-accounting 0.6.0's field order. Kinds:
@@ -196,15 +210,39 @@ def describe(event: dp_event.DpEvent) -> str:
     return f"{name}({inner})"
 
 
+# --- pure ε-DP releases -------------------------------------------------------------------------
+
+
+def pure_dp_event(epsilon: float) -> dp_event.DpEvent:
+    """The dominating pair of any ε-DP mechanism as dp-accounting's event: binary randomized
+    response with P(truth) = e^ε/(1+e^ε), i.e. noise parameter p = 2/(e^ε+1) (module docstring)."""
+    if not (_is_real(epsilon) and 0.0 < epsilon and math.isfinite(epsilon)):
+        raise InputError(f"a pure DP release needs a positive finite ε, got {epsilon!r}")
+    return dp_event.RandomizedResponseDpEvent(noise_parameter=2.0 / (math.exp(epsilon) + 1.0), num_buckets=2)
+
+
+def is_pure_dp(event: dp_event.DpEvent) -> bool:
+    """Binary randomized response, alone or self-composed: a pure ε-DP release (module docstring)."""
+    if isinstance(event, dp_event.SelfComposedDpEvent):
+        return is_pure_dp(event.event)
+    return isinstance(event, dp_event.RandomizedResponseDpEvent) and event.num_buckets == 2
+
+
+def _relation(event: dp_event.DpEvent) -> NeighboringRelation:
+    """The relation dp-accounting is asked under: add/remove, except for a pure ε-DP tree, whose
+    dominating pair is the same under every relation and which dp-accounting builds under replace-one."""
+    return REPLACE_ONE if is_pure_dp(event) else ADD_OR_REMOVE
+
+
 # --- which accountant can account an event ------------------------------------------------------
 
 
 def _pld_supports(event: dp_event.DpEvent) -> bool:
-    return pld_privacy_accountant.PLDAccountant(ADD_OR_REMOVE).supports(event)
+    return pld_privacy_accountant.PLDAccountant(_relation(event)).supports(event)
 
 
 def _rdp_supports(event: dp_event.DpEvent) -> bool:
-    return RdpAccountant(neighboring_relation=ADD_OR_REMOVE).supports(event)
+    return RdpAccountant(neighboring_relation=_relation(event)).supports(event)
 
 
 # dpgan's accountant names (accounting.ACCOUNTANTS) → dp-accounting's support check under add/remove
@@ -304,13 +342,14 @@ class EventEntry:
 
 def event_pld(event: dp_event.DpEvent, count: int, discretization: float) -> pld_lib.PrivacyLossDistribution:
     """The PLD of `event` composed `count` times, built by dp-accounting's PLDAccountant
-    (add/remove-one, pessimistic, on the ledger's grid `discretization`).
+    (add/remove-one, pessimistic, on the ledger's grid `discretization`; a pure ε-DP tree under
+    replace-one, where dp-accounting builds the same dominating pair: module docstring).
 
     The composed PLD is not public API: dp-accounting 0.6.0 keeps it in `_pld`, and flags a
     non-private event in `_contains_non_dp_event` (then `_pld` ignores it). Both are read here
     only; tests/test_ledger_events.py checks this PLD's ε against the accountant's own get_epsilon,
     so a change of either attribute fails a test rather than an ε."""
-    accountant = pld_privacy_accountant.PLDAccountant(ADD_OR_REMOVE, value_discretization_interval=discretization)
+    accountant = pld_privacy_accountant.PLDAccountant(_relation(event), value_discretization_interval=discretization)
     accountant.compose(event, count)
     if accountant._contains_non_dp_event:  # noqa: SLF001
         raise InputError(f"{describe(event)} is not differentially private")
@@ -325,6 +364,6 @@ def event_rdp(event: dp_event.DpEvent, orders: Sequence[float]) -> np.ndarray:
 
     The curve is not public API: dp-accounting 0.6.0 keeps it in `_rdp` (tests check it against
     the accountant's own get_epsilon)."""
-    accountant = RdpAccountant(orders=list(orders), neighboring_relation=ADD_OR_REMOVE)
+    accountant = RdpAccountant(orders=list(orders), neighboring_relation=_relation(event))
     accountant.compose(event)
     return np.asarray(accountant._rdp, dtype=np.float64)  # noqa: SLF001

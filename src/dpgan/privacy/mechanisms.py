@@ -1,7 +1,9 @@
-"""DP releases outside SGD: Gaussian noisy counts and histograms (sensitivity 1 per record).
+"""DP releases outside SGD: Gaussian noisy counts and histograms (sensitivity 1 per record), and
+the exponential mechanism (report-noisy-max with Gumbel noise) for a DP selection.
 
 Each function only adds noise (drawn by dpgan.privacy.noise); the caller records the matching
-`LedgerEntry` in the ledger, which refuses it if it would pass the budget.
+ledger entry (a Gaussian `LedgerEntry`, or for the exponential mechanism an `EventEntry` of
+`dpgan.privacy.events.pure_dp_event`), which the ledger refuses if it would pass the budget.
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.stats import norm
 
-from dpgan.privacy.noise import gaussian_array
+from dpgan.privacy.noise import gaussian_array, gumbel_array
 
 
 def noisy_counts(counts: np.ndarray, noise_multiplier: float, rng: np.random.Generator) -> np.ndarray:
@@ -55,3 +57,51 @@ def public_numeric_grid() -> np.ndarray:
 def bin_index(values: np.ndarray, edges: np.ndarray) -> np.ndarray:
     """Index of the bin [edges[i], edges[i+1]) holding each value; extremes go to the end bins."""
     return np.clip(np.searchsorted(edges, values, side="right") - 1, 0, len(edges) - 2)
+
+
+def _exponential_logits(utilities: np.ndarray, epsilon: float, score_range: float) -> np.ndarray:
+    utilities = np.asarray(utilities, dtype=np.float64)
+    if utilities.ndim != 1 or utilities.size == 0 or not np.isfinite(utilities).all():
+        raise ValueError("utilities must be a non-empty 1-D array of finite numbers")
+    if not (epsilon > 0 and np.isfinite(epsilon) and score_range > 0 and np.isfinite(score_range)):
+        raise ValueError("epsilon and score_range must be positive and finite")
+    return (epsilon / score_range) * utilities
+
+
+def exponential_probabilities(utilities: np.ndarray, epsilon: float, score_range: float) -> np.ndarray:
+    """P(k) ∝ exp(ε·u_k / R): the law `exponential_mechanism` samples from (for tests and reports).
+
+    Why ε/R and not ε/(2Δ). Adding or removing one record moves every candidate's utility by an
+    amount d_k that lies in ONE interval [a, a + R] shared by all candidates (a utility that sums a
+    per-record score in [a, a + R]). Then log P_D(k) − log P_D'(k) = c·d_k − log(Z_D / Z_D'), and
+    both terms lie in [c·a, c·(a + R)], so the privacy loss is at most c·R: c = ε/R gives ε-DP. A
+    utility of sensitivity Δ without a shared interval has R = 2Δ: the textbook ε/(2Δ)."""
+    logits = _exponential_logits(utilities, epsilon, score_range)
+    weights = np.exp(logits - logits.max())
+    return weights / weights.sum()
+
+
+def exponential_mechanism(utilities: np.ndarray, epsilon: float, score_range: float, rng: np.random.Generator) -> int:
+    """One index drawn with P(k) ∝ exp(ε·u_k / R) (`exponential_probabilities` has the ε-DP
+    argument), as report-noisy-max with Gumbel noise: argmax_k (c·u_k + G_k), G_k ~ Gumbel(0, 1)
+    i.i.d., has exactly that law. ε-DP whatever the number of candidates; record it in the ledger
+    as `EventEntry(..., pure_dp_event(epsilon))`."""
+    logits = _exponential_logits(utilities, epsilon, score_range)
+    return int(np.argmax(logits + gumbel_array(logits.shape, rng)))
+
+
+def exponential_top(
+    utilities: np.ndarray, epsilon: float, score_range: float, count: int, rng: np.random.Generator
+) -> list[int]:
+    """`count` distinct indices by `count` rounds of the exponential mechanism, each at ε/count among
+    the candidates not yet chosen: ε-DP by sequential composition (the ledger records `count`
+    pure releases at ε/count, which dp-accounting composes to at most ε)."""
+    utilities = np.asarray(utilities, dtype=np.float64)
+    if not 1 <= count <= utilities.size:
+        raise ValueError("count must be between 1 and the number of candidates")
+    left = list(range(utilities.size))
+    chosen: list[int] = []
+    for _ in range(count):
+        pick = exponential_mechanism(utilities[left], epsilon / count, score_range, rng)
+        chosen.append(left.pop(pick))
+    return chosen

@@ -3,8 +3,8 @@
 Every private release adds Gaussian noise here, from an explicit generator (invariant 8: OS
 entropy unless a seed is asked for): the gradient of a private step and everything clipped with
 it (the information loss's feature sums) in one draw, the generator hook's upstream gradient, and
-the counts and histograms of dpgan.privacy.mechanisms. One function per kind of container keeps
-the draw order fixed, so seeded runs reproduce.
+the counts and histograms of dpgan.privacy.mechanisms, and the exponential mechanism's Gumbel
+noise. One function per kind of container keeps the draw order fixed, so seeded runs reproduce.
 """
 
 from __future__ import annotations
@@ -45,6 +45,12 @@ def add_gaussian_tensor(tensor: torch.Tensor, std: float, generator: torch.Gener
 def gaussian_array(shape: tuple[int, ...] | int, std: float, rng: np.random.Generator) -> np.ndarray:
     """N(0, std²) as a NumPy array from a NumPy generator (the counts of the mechanisms module)."""
     return rng.normal(0.0, std, size=shape)
+
+
+def gumbel_array(shape: tuple[int, ...] | int, rng: np.random.Generator) -> np.ndarray:
+    """Standard Gumbel(0, 1) draws: argmax(c·u + Gumbel) is the exponential mechanism's sample
+    (dpgan.privacy.mechanisms.exponential_mechanism)."""
+    return rng.gumbel(0.0, 1.0, size=shape)
 
 
 def _gaussian(like: torch.Tensor, std: float, generator: torch.Generator) -> torch.Tensor:

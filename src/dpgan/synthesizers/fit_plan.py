@@ -8,7 +8,9 @@ that would take it past the target (ε, δ)):
 2. `prepare_table` (dpgan.preparation): the noisy row count, the schema's DP histograms when no
    schema is given (or nothing, on the non-private `schema_from_data_without_dp` path, which the
    report then says), the DP count of repaired cells; charged at `fraction` of ε;
-3. the encoder is built from the public (or DP) schema only;
+3. the encoder is built from the public (or DP) schema only; a public table for the warm start
+   (dpgan.synthesizers.public_data) is encoded with it, strictly, and read by nothing else: no
+   ledger entry depends on it, and the loop pre-trains G and the critic on it without noise;
 4. the condition's value frequencies: the schema's public ones, else a DP histogram at the
    preprocessing σ (`build_condition`), charged here;
 5. the optional extras, each trained with DP-SGD up to its cumulative share of ε, in this order:
@@ -18,10 +20,17 @@ that would take it past the target (ε, δ)):
 6. σ and the step count for the GAN from what is left (`sigma_and_steps` composes the ledger's
    entries so far), then the recipe's loop: DP on the critic (Poisson batches) or on the
    generator (dtgan-g's shard critics); each step is charged by the loop as it runs;
+   with `select_checkpoints` (dpgan.training.selection): the rows were split after step 3 (each
+   record held out by a keyed hash of itself; the extras and the GAN read the training part), the
+   selection's pure ε-DP releases are reserved before σ is calibrated (so σ leaves room for
+   them), G's average is kept at K steps, and the exponential mechanism on the held-out part picks
+   the released generator(s), charged to the reservation;
 7. a last check that the ledger stays within ε, which would be an internal error.
 
 Random draws: `rng` seeds the torch generator first, then serves the preprocessing noise, the
-condition prior, the anchor, the 2-way anchor and dtgan-g's shard key, in that order; network weights come from
+condition prior, the anchor, the 2-way anchor and dtgan-g's shard key, in that order (with a
+selection: its held-out key right after encoding, and the selection's Gumbel noise after
+training); network weights come from
 torch's global RNG (seeded and forked by the facade when the user gives a seed). Keep that order:
 seeded samples are compared bit for bit across refactors.
 """
@@ -29,7 +38,7 @@ seeded samples are compared bit for bit across refactors.
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -40,12 +49,14 @@ from dpgan.conditioning import Condition, build_condition, check_condition_colum
 from dpgan.errors import BudgetError, DPGanWarning, InputError
 from dpgan.extras.label_model import LabelModel, fit_label_model, label_target
 from dpgan.preparation import Prepared, prepare_table, purchased_schema_entries
-from dpgan.privacy.accounting import Budget, LedgerEntry, PrivacyLedger
+from dpgan.privacy.accounting import Budget, LedgerEntry, PrivacyLedger, Reservation
 from dpgan.privacy.calibration import BudgetShares, sigma_and_steps
+from dpgan.privacy.events import EventEntry, pure_dp_event
 from dpgan.recipes import Recipe
 from dpgan.schema import Schema
 from dpgan.schema_inference import PublicHints
 from dpgan.synthesizers.arguments import FitOptions
+from dpgan.synthesizers.public_data import PublicTable, encode_public
 from dpgan.synthesizers.resume import ResumableFit, releases_fingerprint
 from dpgan.synthesizers.sampling import RowPostProcessor
 from dpgan.training.aux_classifier import fit_aux_classifier
@@ -53,12 +64,22 @@ from dpgan.training.checkpoint import FitCheckpoint
 from dpgan.training.config import TrainingConfig
 from dpgan.training.dp_critic import TrainingResult, train_dp_critic
 from dpgan.training.dp_generator import train_dp_generator
-from dpgan.training.gan_loop import GeneratorHook
+from dpgan.training.gan_loop import GeneratorHook, generator_for
 from dpgan.training.generator_losses import GeneratorObjective
 from dpgan.training.marginals import AnchorHook, measure_anchor
 from dpgan.training.pair_marginals import PairAnchorHook, measure_pair_anchor
 from dpgan.training.progress import FitProgressFn, StepReporter
+from dpgan.training.public_warm_start import PublicWarmStart
 from dpgan.training.schedule import Schedule, gan_schedule_for
+from dpgan.training.selection import (
+    SCORE_RANGE,
+    SELECTION_EVENT,
+    SnapshotKeeper,
+    heldout_mask,
+    released_generator,
+    select_snapshots,
+    snapshot_steps,
+)
 from dpgan.transforms.encoder import TableEncoder, public_dtypes
 
 # share of ε for the reads before training when the domain is bought with DP (row count, one
@@ -112,6 +133,7 @@ def fit_table(
     progress: FitProgressFn | None,
     rng: np.random.Generator,
     resume: ResumableFit | None = None,
+    public: PublicTable | None = None,
 ) -> FittedTable:
     """Train on `data` following the module's flow; every random draw comes from `rng` or torch's
     (possibly seeded) global RNG. With `resume`, the loop checkpoints and resumes
@@ -124,6 +146,15 @@ def fit_table(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         encoded = torch.from_numpy(encoder.encode(prepared.frame))
+    warm_start = None
+    if public is not None:  # step 3a: public rows in the same encoding (no private read, no charge)
+        warm_start = PublicWarmStart(encode_public(public, schema, encoder), public.steps)
+    holdout = None
+    if settings.config.select_checkpoints:  # step 3b: the held-out part of a DP selection
+        holdout = _split_heldout(encoded, settings.config, rng)
+        encoded, train_rows = holdout.training, holdout.training_rows(rows, settings.config)
+    else:
+        train_rows = rows
     condition = None
     if condition_column is not None:  # step 4
         condition, prior_entry = build_condition(
@@ -135,13 +166,16 @@ def fit_table(
         encoded,
         encoder,
         condition,
-        rows,
+        train_rows,
         settings,
         spent=purchased + fraction,
         ledger=ledger,
         rng=rng,
         torch_gen=torch_gen,
     )
+    selection = None
+    if holdout is not None:  # reserved before σ is calibrated, so training leaves room for it
+        selection = _reserve_selection(ledger, settings)
     checkpoint = None
     if resume is not None:
         checkpoint = resume.checkpoint(_releases_before_training(ledger, schema, condition, extras))
@@ -150,14 +184,20 @@ def fit_table(
         encoder,
         condition,
         extras,
-        rows,
+        train_rows,
         settings,
         ledger=ledger,
         progress=progress,
         rng=rng,
         torch_gen=torch_gen,
         checkpoint=checkpoint,
+        keeper=None if selection is None else selection.keeper,
+        public=warm_start,
     )
+    selection_record = None
+    if selection is not None and holdout is not None:  # step 6b
+        generator, selection_record = _select(selection, holdout, encoder, condition, settings, torch_gen, rng)
+        result = replace(result, generator=generator)
     spent = ledger.epsilon(settings.delta, settings.accountant)  # step 7
     if spent > settings.epsilon * (1 + 1e-9):
         raise BudgetError(f"internal error: the ledger spent ε={spent:.4f} > target {settings.epsilon}")
@@ -179,6 +219,10 @@ def fit_table(
         "label_model": extras.label_column,
         "seeded": settings.seeded,
     }
+    if selection_record is not None:
+        training["selection"] = selection_record
+    if public is not None:
+        training["public_data"] = dict(public.record)
     return FittedTable(
         ledger, schema, encoder, result.generator, condition, extras.label_model, training, result.critic
     )
@@ -304,6 +348,8 @@ def _train_gan(
     rng: np.random.Generator,
     torch_gen: torch.Generator,
     checkpoint: FitCheckpoint | None,
+    keeper: SnapshotKeeper | None = None,
+    public: PublicWarmStart | None = None,
 ) -> tuple[TrainingResult, Schedule, float]:
     """The recipe's GAN loop at the σ and step count that land the whole ledger on ε (or, with a
     fixed σ, stop before passing it); the loop charges each step. Returns (result, schedule, σ)."""
@@ -315,12 +361,14 @@ def _train_gan(
         epsilon=settings.epsilon,
         delta=settings.delta,
         accountant=settings.accountant,
-        prior=ledger.entries,
+        prior=ledger.committed(),  # with a reserved selection counted in full
         sampling=schedule.sampling,
         noise_multiplier=settings.noise_multiplier,
         cap_steps=settings.epochs_given,
     )
     sigma, steps = budget.noise_multiplier, budget.steps
+    if keeper is not None:
+        keeper.steps = snapshot_steps(steps, cfg.select_checkpoints)
     step_entry = LedgerEntry("step", sigma, sampling_rate=schedule.sample_rate, sampling=schedule.sampling)
     reporter = StepReporter(progress, steps, step_entry, ledger, settings.delta, settings.accountant)
     result: TrainingResult
@@ -339,6 +387,8 @@ def _train_gan(
             hooks=extras.hooks,
             progress=reporter,
             checkpoint=checkpoint,
+            keeper=keeper,
+            public=public,
         )
     else:
         result = train_dp_critic(
@@ -356,8 +406,96 @@ def _train_gan(
             hooks=extras.hooks,
             progress=reporter,
             checkpoint=checkpoint,
+            keeper=keeper,
+            public=public,
         )
     return result, schedule, sigma
+
+
+@dataclass
+class _Holdout:
+    """The two parts of the encoded table for a DP selection (dpgan.training.selection)."""
+
+    training: torch.Tensor
+    heldout: torch.Tensor
+
+    @staticmethod
+    def training_rows(rows: int, config: TrainingConfig) -> int:
+        """The training part's expected size from the DP row count and the public rate (no new read)."""
+        return max(1, int(round(rows * (1.0 - config.selection_holdout))))
+
+
+def _split_heldout(encoded: torch.Tensor, config: TrainingConfig, rng: np.random.Generator) -> _Holdout:
+    """Each record held out with probability h by a keyed hash of its own encoding; the key is
+    drawn here from the fit's RNG (only when selection is on) and never saved."""
+    mask = torch.from_numpy(heldout_mask(encoded.numpy(), config.selection_holdout, rng.bytes(32)))
+    return _Holdout(training=encoded[~mask], heldout=encoded[mask])
+
+
+@dataclass
+class _Selection:
+    """A reserved selection: its ledger reservation, ε, and the snapshots the loop fills."""
+
+    reservation: Reservation
+    epsilon: float
+    keeper: SnapshotKeeper
+
+
+def _reserve_selection(ledger: PrivacyLedger, settings: FitSettings) -> _Selection:
+    """Q pure (ε_sel/Q)-DP releases, ε_sel = selection_budget_fraction·ε, reserved in the ledger."""
+    cfg = settings.config
+    epsilon = cfg.selection_budget_fraction * settings.epsilon
+    note = (
+        f"exponential mechanism (Gumbel report-noisy-max) over {cfg.select_checkpoints} snapshots of G, "
+        f"{cfg.select_top} round(s) at ε={epsilon / cfg.select_top:.4g} each; utility: Brier score of 2-way "
+        f"marginals summed over held-out records (each in [-1, 1], range {SCORE_RANGE:g}); pure ε-DP, "
+        "accounted as binary randomized response (its dominating pair)"
+    )
+    entry = EventEntry(SELECTION_EVENT, pure_dp_event(epsilon / cfg.select_top), note=note)
+    return _Selection(ledger.reserve(entry, cfg.select_top), epsilon, SnapshotKeeper([]))
+
+
+def _select(
+    selection: _Selection,
+    holdout: _Holdout,
+    encoder: TableEncoder,
+    condition: Condition | None,
+    settings: FitSettings,
+    torch_gen: torch.Generator,
+    rng: np.random.Generator,
+) -> tuple[torch.nn.Module, dict[str, Any]]:
+    """The DP choice among the snapshots (charged to its reservation) and what the model records."""
+    cfg = settings.config
+    steps_states = selection.keeper.candidates()
+    states = [state for _, state in steps_states]
+
+    def build() -> torch.nn.Module:
+        return generator_for(cfg, encoder.spans, condition)
+
+    chosen = select_snapshots(
+        states,
+        build,
+        holdout.heldout,
+        encoder.spans,
+        epsilon=selection.epsilon,
+        top=cfg.select_top,
+        samples=cfg.selection_samples,
+        noise_dim=cfg.noise_dim,
+        condition=condition,
+        generator=torch_gen,
+        rng=rng,
+    )
+    for _ in chosen:
+        selection.reservation.charge()
+    record = {
+        "candidates": len(states),
+        "snapshot_steps": [step for step, _ in steps_states],
+        "chosen_steps": [steps_states[k][0] for k in chosen],
+        "epsilon": selection.epsilon,
+        "heldout_rate": cfg.selection_holdout,
+        "score": "Brier score of the 2-way marginals of the discretised columns",
+    }
+    return released_generator(chosen, states, build), record
 
 
 def _releases_before_training(

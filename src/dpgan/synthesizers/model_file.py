@@ -21,6 +21,7 @@ from dpgan.privacy.accounting import PrivacyLedger
 from dpgan.schema import Schema
 from dpgan.synthesizers.fit_plan import FittedTable
 from dpgan.training.config import TrainingConfig, build_generator
+from dpgan.training.selection import GeneratorMixture
 from dpgan.transforms.encoder import TableEncoder
 
 
@@ -63,7 +64,12 @@ def fitted_from_model(meta: dict[str, Any], tensors: dict[str, torch.Tensor], co
     encoder = TableEncoder(schema, meta.get("dtypes"))
     ledger = PrivacyLedger.from_dict(meta["ledger"])
     training = dict(meta["training"])
-    generator = build_generator(config, encoder.spans, condition.slice if condition else None)
+    generator: torch.nn.Module = build_generator(config, encoder.spans, condition.slice if condition else None)
+    members = len((training.get("selection") or {}).get("chosen_steps") or [None])
+    if members > 1:  # the union of the top Q selected generators (dpgan.training.selection)
+        generator = GeneratorMixture(
+            [build_generator(config, encoder.spans, condition.slice if condition else None) for _ in range(members)]
+        )
     generator_tensors, label_tensors = split_tensors(tensors)
     generator.load_state_dict(generator_tensors, strict=True)
     label_meta = meta.get("label_model")

@@ -60,6 +60,7 @@ def resumable_fit(
     options: FitOptions,
     settings: dict[str, Any],
     user_seed: int | None,
+    public: dict[str, Any] | None = None,
 ) -> ResumableFit:
     """The fit's identity, its seed taken from the user, the checkpoint or OS entropy (in that order)."""
     check_every(every)  # refused before the table is read, like every other setting
@@ -80,6 +81,8 @@ def resumable_fit(
         "schema": _json_digest(None if schema is None else schema.to_dict()),
         "options": _json_digest(asdict(options)),
         "fit_seed": int(fit_seed),
+        # the public warm start's table (its SHA-256) and steps; None (as in older checkpoints) without
+        "public_data": None if public is None else _json_digest(public),
     }
     if saved is not None and any(saved.get(key) != value for key, value in identity.items()):
         # refused before any read of the table: a replay with this seed on another table would

@@ -30,11 +30,12 @@ from dpgan.serialization import read_model_dir, write_model_dir
 from dpgan.synthesizers.arguments import fit_arguments, positive_int, training_config
 from dpgan.synthesizers.fit_plan import FitSettings, FittedTable, fit_table
 from dpgan.synthesizers.model_file import fitted_from_model, model_metadata, model_tensors
+from dpgan.synthesizers.public_data import DEFAULT_WARM_START_STEPS, encode_public, load_public_table
 from dpgan.synthesizers.resume import DEFAULT_CHECKPOINT_EVERY, resumable_fit
 from dpgan.synthesizers.sampling import MAX_SAMPLE_ROWS, TableSampler
 from dpgan.training.config import TrainingConfig
 from dpgan.training.progress import FitProgressFn
-from dpgan.transforms.encoder import TableEncoder
+from dpgan.transforms.encoder import TableEncoder, public_dtypes
 
 UNSAFE_SCHEMA_NOTE = (
     "The schema (bounds and category lists) was read from the data WITHOUT differential privacy: "
@@ -106,6 +107,8 @@ class TabularSynthesizer(Synthesizer):
         progress: FitProgressFn | None = None,
         checkpoint: str | Path | None = None,
         checkpoint_every: int = DEFAULT_CHECKPOINT_EVERY,
+        public_data: pd.DataFrame | str | Path | None = None,
+        public_warm_start_steps: int = DEFAULT_WARM_START_STEPS,
     ) -> "TabularSynthesizer":
         """Train on `data`; every read of it is charged to the ledger, which never exceeds ε.
 
@@ -121,6 +124,11 @@ class TabularSynthesizer(Synthesizer):
         private steps and, called again with the same table and settings, resumes from it without
         spending anything twice (dpgan.synthesizers.resume); the checkpoint is as secret as the
         table and is deleted when the fit succeeds.
+        `public_data` (a DataFrame or a CSV/Parquet path) is a PUBLIC table of the same schema: G
+        and the critic are pre-trained on it without noise for `public_warm_start_steps` rounds
+        before the private steps (dpgan.training.public_warm_start). It costs no ε and changes no
+        ledger entry; the model records its name, SHA-256, row count and the steps. It must not be
+        part of, or derived from, the private table.
         """
         schema, options = fit_arguments(
             data,
@@ -132,6 +140,9 @@ class TabularSynthesizer(Synthesizer):
             strict=strict,
             keep_identifiers=keep_identifiers,
         )
+        public = None if public_data is None else load_public_table(public_data, public_warm_start_steps)
+        if public is not None and schema is not None:
+            encode_public(public, schema, TableEncoder(schema, public_dtypes(schema)))  # refused before any read
         settings = FitSettings(
             recipe=self.recipe,
             config=self.config,
@@ -155,16 +166,17 @@ class TabularSynthesizer(Synthesizer):
                 options=options,
                 settings=asdict(settings),
                 user_seed=self.seed,
+                public=None if public is None else public.record,
             )
         fit_seed = self.seed if resume is None else resume.fit_seed
         rng = np.random.default_rng(secrets.randbits(64) if fit_seed is None else fit_seed)
         if fit_seed is None:
-            fitted = fit_table(data, schema, options, settings, progress, rng)
+            fitted = fit_table(data, schema, options, settings, progress, rng, public=public)
         else:
             # Network weights are drawn from torch's global RNG: seed it, and leave the caller's state as it was.
             with torch.random.fork_rng(devices=[]):
                 torch.manual_seed(int(rng.integers(0, 2**63 - 1)))
-                fitted = fit_table(data, schema, options, settings, progress, rng, resume)
+                fitted = fit_table(data, schema, options, settings, progress, rng, resume, public)
         self._adopt(fitted)
         return self
 
@@ -219,6 +231,9 @@ class TabularSynthesizer(Synthesizer):
         }
         if not covers:
             details["warning"] = UNSAFE_SCHEMA_NOTE
+        for key in ("public_data", "selection"):  # public: what warm-started G, what the selection chose
+            if self.training.get(key) is not None:
+                details[key] = self.training[key]
         return details
 
     # ------------------------------------------------------------ save/load

@@ -12,6 +12,13 @@ LOSSES = ("wgan-gp", "wgan", "bce")
 OPTIMIZERS = ("adam", "rmsprop")
 INTERPOLATIONS = ("linear", "spherical")
 CLIPPING_GROUPS = ("none", "per-layer")
+SELECTION_KEYS = (
+    "select_checkpoints",
+    "selection_budget_fraction",
+    "select_top",
+    "selection_holdout",
+    "selection_samples",
+)
 
 
 @dataclass
@@ -95,6 +102,16 @@ class TrainingConfig:
     pair_budget_fraction: float = 0.3
     pair_warmup_steps: int = 300
     pair_weight: float = 10.0
+    # --- DP checkpoint selection (dpgan.training.selection; Boob et al.): G's average is kept at
+    # this many evenly spaced steps (0 = off), each scored on a held-out share of the rows (each
+    # record held out with probability selection_holdout, by a keyed hash of the record) by the
+    # Brier score of its 2-way marginals, and the best select_top released by the exponential
+    # mechanism at selection_budget_fraction of ε (select_top > 1: the union of their samples)
+    select_checkpoints: int = 0
+    selection_budget_fraction: float = 0.05
+    select_top: int = 1
+    selection_holdout: float = 0.1
+    selection_samples: int = 2000
     # --- label model (dpgan.extras.label_model): a DP-SGD classifier of the schema's target
     # redraws that column in every sampled row (its own share of ε; off for tables without a
     # categorical target). A linear model by default: on Adult it beat an MLP at the same ε.
@@ -144,6 +161,17 @@ class TrainingConfig:
             # the microbatch path clips mean gradients of the real term only
             raise InputError("microbatches work with loss='bce' or 'wgan' and no information loss")
         self._check_clipping()
+        self._check_selection()
+
+    def _check_selection(self) -> None:
+        if self.select_checkpoints < 0 or self.select_checkpoints == 1:
+            raise InputError("select_checkpoints must be 0 (off) or at least 2")
+        if self.select_checkpoints and not 1 <= self.select_top < self.select_checkpoints:
+            raise InputError("select_top must be at least 1 and below select_checkpoints")
+        if not 0.0 < self.selection_budget_fraction < 0.5 or not 0.0 < self.selection_holdout < 0.5:
+            raise InputError("selection_budget_fraction and selection_holdout must be in (0, 0.5)")
+        if self.selection_samples < 100:
+            raise InputError("selection_samples must be at least 100")
 
     def _check_clipping(self) -> None:
         if not 0.0 <= self.adaptive_clip_quantile < 1.0:
@@ -156,7 +184,7 @@ class TrainingConfig:
             raise InputError("adaptive clipping moves C itself: use clip_decay = 1 with adaptive_clip_quantile")
 
     def to_dict(self) -> dict:
-        """Every setting, except the clipping options and the 2-way anchor while they are off: a
+        """Every setting, except the clipping, 2-way anchor and selection options while they are off: a
         model saved before they existed re-saves unchanged, and `from_dict` fills them in as off."""
         data = asdict(self)
         if not self.pair_anchor:
@@ -166,6 +194,9 @@ class TrainingConfig:
             del data["clipping_groups"]
         if self.adaptive_clip_quantile == 0.0:
             for key in ("adaptive_clip_quantile", "adaptive_clip_lr", "adaptive_clip_count_noise"):
+                del data[key]
+        if self.select_checkpoints == 0:
+            for key in SELECTION_KEYS:
                 del data[key]
         return data
 

@@ -41,6 +41,8 @@ from dpgan.training.config import TrainingConfig
 from dpgan.training.fake_rows import make_optimizer
 from dpgan.training.gan_loop import GeneratorHook, GeneratorSide, MonitorFn, ProgressFn, StepCallbacks, generator_for
 from dpgan.training.generator_losses import GeneratorObjective, feature_moments_from_noisy_sums, spherical_interpolate
+from dpgan.training.public_warm_start import PublicWarmStart
+from dpgan.training.selection import SnapshotKeeper
 
 CRITIC_EVENT = "DP-SGD on the critic"
 
@@ -287,6 +289,8 @@ def train_dp_critic(
     critic: torch.nn.Module | None = None,
     generator_net: torch.nn.Module | None = None,
     checkpoint: FitCheckpoint | None = None,
+    keeper: SnapshotKeeper | None = None,
+    public: PublicWarmStart | None = None,
 ) -> TrainingResult:
     """The DP-on-critic strategy: run exactly `steps` noisy critic updates, reserved in `ledger` and
     charged one by one (σ = 0 with no ledger: the benches' non-private control), a generator step
@@ -304,7 +308,7 @@ def train_dp_critic(
     D = critic if critic is not None else TabularCritic(data.shape[1], config.critic_hidden)
     opt_d = make_optimizer(config, D.parameters(), config.critic_lr)
     objective = objective or GeneratorObjective(config.loss)
-    after_step = StepCallbacks(progress, monitor, monitor_every)
+    after_step = StepCallbacks(progress, monitor, monitor_every, keep=keeper)
     clip = config.max_grad_norm
     step_settings = CriticStepSettings.from_config(config)
     private_step = critic_step(
@@ -326,12 +330,16 @@ def train_dp_critic(
     if saved is not None:
         start, clip = saved.step, float(saved.values["clip"])
         side.restore_from(saved)
+        if keeper is not None:
+            keeper.restore_from(saved)
         saved.get_module("D", D)
         saved.get_optimizer("opt_D", opt_d)
         saved.get_generator("generator", generator)
         if saved.values["real_moments"]:
             real_moments = (saved.tensors["real_moments/mean"], saved.tensors["real_moments/sd"])
         private_step.restore(start, max_norm=clip if step_settings.adaptive is not None else None)
+    elif public is not None:  # no private record read: dpgan.training.public_warm_start
+        public.run(side, D, opt_d, config, objective, generator, fake_batch)
 
     for step in range(start, steps):
         if step_settings.adaptive is not None:
@@ -390,6 +398,8 @@ def train_dp_critic(
             next_clip = private_step.max_norm if step_settings.adaptive is not None else clip
             snapshot = Snapshot(step + 1, values={"clip": next_clip, "real_moments": real_moments is not None})
             side.save_to(snapshot)
+            if keeper is not None:
+                keeper.save_to(snapshot)
             snapshot.put_module("D", D)
             snapshot.put_optimizer("opt_D", opt_d)
             snapshot.put_generator("generator", generator)

@@ -41,6 +41,8 @@ from dpgan.training.dp_critic import TrainingResult, fake_term_gradient
 from dpgan.training.fake_rows import make_optimizer
 from dpgan.training.gan_loop import GeneratorHook, GeneratorSide, ProgressFn, StepCallbacks, generator_for
 from dpgan.training.generator_losses import GeneratorObjective
+from dpgan.training.public_warm_start import PublicWarmStart
+from dpgan.training.selection import SnapshotKeeper
 
 
 def shard_of_rows(encoded: np.ndarray, num_shards: int, key: bytes) -> np.ndarray:
@@ -123,6 +125,8 @@ def train_dp_generator(
     progress: ProgressFn | None = None,
     recorder: Recorder | None = None,
     checkpoint: FitCheckpoint | None = None,
+    keeper: SnapshotKeeper | None = None,
+    public: PublicWarmStart | None = None,
 ) -> TrainingResult:
     """The DP-on-generator strategy: run exactly `steps` noisy generator steps (the accounted T),
     each through one random critic, on the shared generator side (dpgan.training.gan_loop) with
@@ -138,7 +142,7 @@ def train_dp_generator(
     critics = [TabularCritic(data.shape[1], config.critic_hidden) for _ in range(N_d)]
     critic_opts = [make_optimizer(config, D.parameters(), config.critic_lr) for D in critics]
     objective = objective or GeneratorObjective(config.loss)
-    after_step = StepCallbacks(progress)
+    after_step = StepCallbacks(progress, keep=keeper)
     private_step = generator_hook_step(
         num_shards=N_d,
         batch_size=batch,
@@ -155,11 +159,19 @@ def train_dp_generator(
     if saved is not None:
         start = saved.step
         side.restore_from(saved)
+        if keeper is not None:
+            keeper.restore_from(saved)
         for j, (D, opt) in enumerate(zip(critics, critic_opts)):
             saved.get_module(f"D{j}", D)
             saved.get_optimizer(f"opt_D{j}", opt)
         saved.get_generator("generator", generator)
         private_step.restore(start)
+    elif public is not None:  # every shard critic starts from one critic warm-started on public rows
+        public_critic = TabularCritic(data.shape[1], config.critic_hidden)
+        opt = make_optimizer(config, public_critic.parameters(), config.critic_lr)
+        public.run(side, public_critic, opt, config, objective, generator, batch)
+        for D in critics:
+            D.load_state_dict(public_critic.state_dict())
 
     for step in range(start, steps):
         j = private_step.sample()
@@ -194,6 +206,8 @@ def train_dp_generator(
         if checkpoint is not None and checkpoint.due(step + 1, steps):
             snapshot = Snapshot(step + 1)
             side.save_to(snapshot)
+            if keeper is not None:
+                keeper.save_to(snapshot)
             for j, (D, opt) in enumerate(zip(critics, critic_opts)):
                 snapshot.put_module(f"D{j}", D)
                 snapshot.put_optimizer(f"opt_D{j}", opt)

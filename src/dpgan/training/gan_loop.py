@@ -88,6 +88,11 @@ class GeneratorSide:
                 for p_ema, p in zip(self.G_ema.parameters(), self.G.parameters()):
                     p_ema.lerp_(p, 1.0 - self.config.ema_decay)
 
+    def restart_average(self) -> None:
+        """Start the released average from G's current weights (after a public warm start)."""
+        if self.G_ema is not self.G:
+            self.G_ema.load_state_dict(self.G.state_dict())
+
     def save_to(self, snapshot: Snapshot) -> None:
         """G, its average and its optimizer into a checkpoint (dpgan.training.checkpoint)."""
         snapshot.put_module("G", self.G)
@@ -115,14 +120,24 @@ def generator_for(
 
 
 class StepCallbacks:
-    """After each private step: the progress display, and a monitor every `every` steps. A monitor
-    sees only the released generator (DP post-processing): it may score it on public data only."""
+    """After each private step: the progress display, a monitor every `every` steps, and `keep`
+    (dpgan.training.selection's snapshots) after every step. A monitor sees only the released
+    generator (DP post-processing): it may score it on public data only; `keep` copies it for a
+    selection that is itself a DP release charged to the ledger."""
 
-    def __init__(self, progress: ProgressFn | None = None, monitor: MonitorFn | None = None, every: int = 0) -> None:
-        self.progress, self.monitor, self.every = progress, monitor, every
+    def __init__(
+        self,
+        progress: ProgressFn | None = None,
+        monitor: MonitorFn | None = None,
+        every: int = 0,
+        keep: MonitorFn | None = None,
+    ) -> None:
+        self.progress, self.monitor, self.every, self.keep = progress, monitor, every, keep
 
     def __call__(self, steps_done: int, side: GeneratorSide) -> None:
         if self.progress is not None:
             self.progress(steps_done)
         if self.monitor is not None and self.every and steps_done % self.every == 0:
             self.monitor(steps_done, side.G_ema)
+        if self.keep is not None:
+            self.keep(steps_done, side.G_ema)
