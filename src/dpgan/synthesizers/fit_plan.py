@@ -49,9 +49,8 @@ from dpgan.conditioning import Condition, build_condition, check_condition_colum
 from dpgan.errors import BudgetError, DPGanWarning, InputError
 from dpgan.extras.label_model import LabelModel, fit_label_model, label_target
 from dpgan.preparation import Prepared, prepare_table, purchased_schema_entries
-from dpgan.privacy.accounting import Budget, LedgerEntry, PrivacyLedger, Reservation
+from dpgan.privacy.accounting import Budget, LedgerEntry, PrivacyLedger
 from dpgan.privacy.calibration import BudgetShares, sigma_and_steps
-from dpgan.privacy.events import EventEntry, pure_dp_event
 from dpgan.recipes import Recipe
 from dpgan.schema import Schema
 from dpgan.schema_inference import PublicHints
@@ -59,12 +58,13 @@ from dpgan.synthesizers.arguments import FitOptions
 from dpgan.synthesizers.public_data import PublicTable, encode_public
 from dpgan.synthesizers.resume import ResumableFit, releases_fingerprint
 from dpgan.synthesizers.sampling import RowPostProcessor
+from dpgan.synthesizers.selection_plan import reserve_selection, select_released, split_heldout
 from dpgan.training.aux_classifier import fit_aux_classifier
 from dpgan.training.checkpoint import FitCheckpoint
 from dpgan.training.config import TrainingConfig
 from dpgan.training.dp_critic import TrainingResult, train_dp_critic
 from dpgan.training.dp_generator import train_dp_generator
-from dpgan.training.gan_loop import GeneratorHook, generator_for
+from dpgan.training.gan_loop import GeneratorHook
 from dpgan.training.generator_losses import GeneratorObjective
 from dpgan.training.marginals import AnchorHook, measure_anchor
 from dpgan.training.pair_marginals import PairAnchorHook, measure_pair_anchor
@@ -72,12 +72,7 @@ from dpgan.training.progress import FitProgressFn, StepReporter
 from dpgan.training.public_warm_start import PublicWarmStart
 from dpgan.training.schedule import Schedule, gan_schedule_for
 from dpgan.training.selection import (
-    SCORE_RANGE,
-    SELECTION_EVENT,
     SnapshotKeeper,
-    heldout_mask,
-    released_generator,
-    select_snapshots,
     snapshot_steps,
 )
 from dpgan.transforms.encoder import TableEncoder, public_dtypes
@@ -151,7 +146,7 @@ def fit_table(
         warm_start = PublicWarmStart(encode_public(public, schema, encoder), public.steps)
     holdout = None
     if settings.config.select_checkpoints:  # step 3b: the held-out part of a DP selection
-        holdout = _split_heldout(encoded, settings.config, rng)
+        holdout = split_heldout(encoded, settings.config, rng)
         encoded, train_rows = holdout.training, holdout.training_rows(rows, settings.config)
     else:
         train_rows = rows
@@ -175,7 +170,7 @@ def fit_table(
     )
     selection = None
     if holdout is not None:  # reserved before σ is calibrated, so training leaves room for it
-        selection = _reserve_selection(ledger, settings)
+        selection = reserve_selection(ledger, settings)
     checkpoint = None
     if resume is not None:
         checkpoint = resume.checkpoint(_releases_before_training(ledger, schema, condition, extras))
@@ -196,7 +191,7 @@ def fit_table(
     )
     selection_record = None
     if selection is not None and holdout is not None:  # step 6b
-        generator, selection_record = _select(selection, holdout, encoder, condition, settings, torch_gen, rng)
+        generator, selection_record = select_released(selection, holdout, encoder, condition, settings, torch_gen, rng)
         result = replace(result, generator=generator)
     spent = ledger.epsilon(settings.delta, settings.accountant)  # step 7
     if spent > settings.epsilon * (1 + 1e-9):
@@ -410,92 +405,6 @@ def _train_gan(
             public=public,
         )
     return result, schedule, sigma
-
-
-@dataclass
-class _Holdout:
-    """The two parts of the encoded table for a DP selection (dpgan.training.selection)."""
-
-    training: torch.Tensor
-    heldout: torch.Tensor
-
-    @staticmethod
-    def training_rows(rows: int, config: TrainingConfig) -> int:
-        """The training part's expected size from the DP row count and the public rate (no new read)."""
-        return max(1, int(round(rows * (1.0 - config.selection_holdout))))
-
-
-def _split_heldout(encoded: torch.Tensor, config: TrainingConfig, rng: np.random.Generator) -> _Holdout:
-    """Each record held out with probability h by a keyed hash of its own encoding; the key is
-    drawn here from the fit's RNG (only when selection is on) and never saved."""
-    mask = torch.from_numpy(heldout_mask(encoded.numpy(), config.selection_holdout, rng.bytes(32)))
-    return _Holdout(training=encoded[~mask], heldout=encoded[mask])
-
-
-@dataclass
-class _Selection:
-    """A reserved selection: its ledger reservation, ε, and the snapshots the loop fills."""
-
-    reservation: Reservation
-    epsilon: float
-    keeper: SnapshotKeeper
-
-
-def _reserve_selection(ledger: PrivacyLedger, settings: FitSettings) -> _Selection:
-    """Q pure (ε_sel/Q)-DP releases, ε_sel = selection_budget_fraction·ε, reserved in the ledger."""
-    cfg = settings.config
-    epsilon = cfg.selection_budget_fraction * settings.epsilon
-    note = (
-        f"exponential mechanism (Gumbel report-noisy-max) over {cfg.select_checkpoints} snapshots of G, "
-        f"{cfg.select_top} round(s) at ε={epsilon / cfg.select_top:.4g} each; utility: Brier score of 2-way "
-        f"marginals summed over held-out records (each in [-1, 1], range {SCORE_RANGE:g}); pure ε-DP, "
-        "accounted as binary randomized response (its dominating pair)"
-    )
-    entry = EventEntry(SELECTION_EVENT, pure_dp_event(epsilon / cfg.select_top), note=note)
-    return _Selection(ledger.reserve(entry, cfg.select_top), epsilon, SnapshotKeeper([]))
-
-
-def _select(
-    selection: _Selection,
-    holdout: _Holdout,
-    encoder: TableEncoder,
-    condition: Condition | None,
-    settings: FitSettings,
-    torch_gen: torch.Generator,
-    rng: np.random.Generator,
-) -> tuple[torch.nn.Module, dict[str, Any]]:
-    """The DP choice among the snapshots (charged to its reservation) and what the model records."""
-    cfg = settings.config
-    steps_states = selection.keeper.candidates()
-    states = [state for _, state in steps_states]
-
-    def build() -> torch.nn.Module:
-        return generator_for(cfg, encoder.spans, condition)
-
-    chosen = select_snapshots(
-        states,
-        build,
-        holdout.heldout,
-        encoder.spans,
-        epsilon=selection.epsilon,
-        top=cfg.select_top,
-        samples=cfg.selection_samples,
-        noise_dim=cfg.noise_dim,
-        condition=condition,
-        generator=torch_gen,
-        rng=rng,
-    )
-    for _ in chosen:
-        selection.reservation.charge()
-    record = {
-        "candidates": len(states),
-        "snapshot_steps": [step for step, _ in steps_states],
-        "chosen_steps": [steps_states[k][0] for k in chosen],
-        "epsilon": selection.epsilon,
-        "heldout_rate": cfg.selection_holdout,
-        "score": "Brier score of the 2-way marginals of the discretised columns",
-    }
-    return released_generator(chosen, states, build), record
 
 
 def _releases_before_training(
