@@ -11,6 +11,7 @@ import pytest
 
 from dpgan.cli import main
 from dpgan.preparation import REPAIR_EVENT
+from dpgan.training.pair_marginals import PAIRS_EVENT
 
 
 def run(*args: str) -> subprocess.CompletedProcess:
@@ -148,6 +149,7 @@ def test_fit_sample_inspect_round_trip(tmp_path, adult_small, adult_schema):
         "row count",
         REPAIR_EVENT,
         "DP-SGD on the label model",
+        PAIRS_EVENT,
         "DP-SGD on the critic",
     ]
 

@@ -19,6 +19,7 @@ from dpgan.preparation import REPAIR_EVENT
 from dpgan.privacy.accounting import epsilon_of
 from dpgan.serialization import HASH_KEY, content_hash
 from dpgan.training.aux_classifier import AuxClassifier
+from dpgan.training.pair_marginals import PAIRS_EVENT
 
 
 def linear_label_model(encoder, bias: tuple[float, float], weights: dict[int, tuple[float, float]] | None = None):
@@ -51,6 +52,7 @@ def test_label_model_is_trained_with_dp_on_its_share_and_recorded(fitted):
         "row count",
         REPAIR_EVENT,
         "DP-SGD on the label model",
+        PAIRS_EVENT,
         "DP-SGD on the critic",
     ]
     assert fitted.training["label_model"] == "income"
@@ -78,6 +80,7 @@ def test_no_label_model_when_switched_off_or_without_a_target(adult_small, adult
         assert [e["name"] for e in synth.privacy_report()["events"]] == [
             "row count",
             REPAIR_EVENT,
+            PAIRS_EVENT,
             "DP-SGD on the critic",
         ]
         assert synth.label_model is None and synth.training["label_model"] is None

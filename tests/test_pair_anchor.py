@@ -143,9 +143,23 @@ def test_fit_with_the_pair_anchor_charges_one_entry_of_p_releases(adult_small, a
     assert synth.config.to_dict()["pair_anchor"] is True
 
 
-def test_without_the_pair_anchor_nothing_is_measured_and_the_config_omits_it(fitted):
-    assert PAIRS_EVENT not in {e["name"] for e in fitted.privacy_report()["events"]}
-    assert not any(key.startswith("pair_") for key in fitted.config.to_dict())
+def test_without_the_pair_anchor_nothing_is_measured_and_the_config_omits_it(adult_small, adult_schema):
+    synth = TabularSynthesizer(epsilon=2.0, epochs=1, seed=0, pair_anchor=False, batch_size=64, **TINY)
+    synth.fit(adult_small.iloc[:300], schema=adult_schema)
+    assert PAIRS_EVENT not in {e["name"] for e in synth.privacy_report()["events"]}
+    saved = synth.config.to_dict()
+    assert not any(key.startswith("pair_") for key in saved)
+    assert TrainingConfig.from_dict(saved).pair_anchor is False  # an old model's config loads as it was fitted
+    assert TrainingConfig.from_dict(TrainingConfig().to_dict()).pair_anchor is True
+
+
+def test_the_warm_start_is_never_longer_than_the_fit(adult_small, adult_schema):
+    synth = TabularSynthesizer(epsilon=2.0, epochs=1, seed=0, batch_size=64, label_model=False, **TINY)
+    synth.fit(adult_small, schema=adult_schema)
+    assert PAIRS_EVENT in {e["name"] for e in synth.privacy_report()["events"]}  # on by default
+    anchor = PairAnchor([], [])
+    capped = PairAnchorHook.from_config(anchor, TrainingConfig(), max_warmup_steps=12)
+    assert capped.warmup_steps == 12 and PairAnchorHook.from_config(anchor, TrainingConfig()).warmup_steps == 300
 
 
 @pytest.mark.parametrize(
@@ -159,8 +173,10 @@ def test_bad_pair_settings_are_refused(settings):
 
 def test_cli_pair_anchor_flag_reaches_the_config(tmp_path, capsys):
     parser = build_parser()
-    off = TabularSynthesizer(**_synth_kwargs(parser.parse_args(["fit", "t.csv", "--epsilon", "1", "--out", "m"])))
-    assert off.config.pair_anchor is False
+    default = TabularSynthesizer(**_synth_kwargs(parser.parse_args(["fit", "t.csv", "--epsilon", "1", "--out", "m"])))
+    assert (default.config.pair_anchor, default.config.pair_budget_fraction) == (True, 0.3)
+    args = parser.parse_args(["fit", "t.csv", "--epsilon", "1", "--out", "m", "--no-pair-anchor"])
+    assert TabularSynthesizer(**_synth_kwargs(args)).config.pair_anchor is False
     args = parser.parse_args(["fit", "t.csv", "--epsilon", "1", "--out", "m", "--pair-anchor"])
     on = TabularSynthesizer(**_synth_kwargs(args)).config
     assert (on.pair_anchor, on.pair_budget_fraction) == (True, 0.3)

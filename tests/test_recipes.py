@@ -29,6 +29,7 @@ from dpgan.training.config import TrainingConfig
 from dpgan.training.dp_generator import shard_of_rows
 from dpgan.training.generator_losses import GeneratorObjective, spherical_interpolate
 from dpgan.training.marginals import MARGINALS_EVENT
+from dpgan.training.pair_marginals import PAIRS_EVENT
 from dpgan.transforms.encoder import TableEncoder
 from random_critic import random_critic
 
@@ -93,26 +94,36 @@ def expected_events(recipe: str) -> list[str]:
     events.append(LABEL_EVENT)  # the bundled schema's target is categorical
     if r.overrides.get("marginal_anchor", False):
         events.append(MARGINALS_EVENT)
+    events.append(PAIRS_EVENT)  # the 2-way anchor is on by default for every recipe
     events.append(TRAINING_EVENT[recipe])
     return events
 
 
 def test_expected_events_table_matches_the_recipes():
     """Guards the helper above: dp-gan/dp-wgan unconditional, the DTGANs have the classifier."""
-    assert expected_events("dp-gan") == ["row count", REPAIR_EVENT, LABEL_EVENT, "DP-SGD on the critic"]
-    assert expected_events("dp-cgan") == ["row count", REPAIR_EVENT, PRIOR_EVENT, LABEL_EVENT, "DP-SGD on the critic"]
+    assert expected_events("dp-gan") == ["row count", REPAIR_EVENT, LABEL_EVENT, PAIRS_EVENT, "DP-SGD on the critic"]
+    assert expected_events("dp-cgan") == [
+        "row count",
+        REPAIR_EVENT,
+        PRIOR_EVENT,
+        LABEL_EVENT,
+        PAIRS_EVENT,
+        "DP-SGD on the critic",
+    ]
     assert expected_events("dtgan-d") == [
         "row count",
         REPAIR_EVENT,
         PRIOR_EVENT,
         CLASSIFIER_EVENT,
         LABEL_EVENT,
+        PAIRS_EVENT,
         "DP-SGD on the critic",
     ]
-    assert expected_events("dtgan-g")[-4:] == [
+    assert expected_events("dtgan-g")[-5:] == [
         CLASSIFIER_EVENT,
         LABEL_EVENT,
         MARGINALS_EVENT,
+        PAIRS_EVENT,
         "DP on the generator (dtgan-g)",
     ]
 
@@ -273,7 +284,7 @@ def test_public_frequencies_cost_nothing_and_become_the_prior(adult_small, adult
     )
     synth.fit(adult_small, schema=schema)
     names = [e.name for e in synth.ledger.entries]
-    assert names == ["row count", REPAIR_EVENT, "DP-SGD on the critic"]
+    assert names == ["row count", REPAIR_EVENT, PAIRS_EVENT, "DP-SGD on the critic"]
     assert synth.condition.prior_source == PRIOR_FROM_SCHEMA
     assert synth.training["condition_prior_source"] == PRIOR_FROM_SCHEMA
     torch.testing.assert_close(synth.condition.probabilities(), torch.tensor([0.75, 0.25], dtype=torch.float64))
@@ -293,6 +304,7 @@ def test_condition_on_another_column_with_an_unconditional_recipe(adult_small, a
         REPAIR_EVENT,
         "condition frequencies (sex)",
         LABEL_EVENT,
+        PAIRS_EVENT,
         "DP-SGD on the critic",
     ]
     assert set(synth.sample(100, seed=0, conditions={"sex": "Female"})["sex"]) == {"Female"}
@@ -850,6 +862,7 @@ def test_cli_fits_a_recipe_and_samples_a_condition(cli_model, tmp_path, capsys):
         REPAIR_EVENT,
         PRIOR_EVENT,
         LABEL_EVENT,
+        PAIRS_EVENT,
         "DP-SGD on the critic",
     ]
     assert report["epsilon"] <= 3.0

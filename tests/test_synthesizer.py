@@ -12,6 +12,7 @@ import torch
 from dpgan import InputError, ModelFileError, TabularSynthesizer
 from dpgan.preparation import CLASS_EVENT, REPAIR_EVENT, SCHEMA_EVENT
 from dpgan.privacy.accounting import epsilon_of
+from dpgan.training.pair_marginals import PAIRS_EVENT
 
 
 def test_fit_spends_at_most_epsilon_and_records_every_read(fitted):
@@ -19,7 +20,7 @@ def test_fit_spends_at_most_epsilon_and_records_every_read(fitted):
     assert report["epsilon"] <= 3.0
     assert report["epsilon"] > 2.5  # σ is calibrated to land on ε, not far below
     names = [e["name"] for e in report["events"]]
-    assert names == ["row count", REPAIR_EVENT, "DP-SGD on the label model", "DP-SGD on the critic"]
+    assert names == ["row count", REPAIR_EVENT, "DP-SGD on the label model", PAIRS_EVENT, "DP-SGD on the critic"]
     sgd = report["events"][-1]
     assert sgd["count"] == fitted.training["steps"] > 0
     rows = fitted.training["estimated_rows"]
@@ -156,7 +157,7 @@ def test_no_schema_learns_the_domain_with_dp_and_pays_for_it(adult_small):
     synth.fit(adult_small)
     report = synth.privacy_report()
     names = [e["name"] for e in report["events"]]
-    assert names == ["row count", CLASS_EVENT, SCHEMA_EVENT, REPAIR_EVENT, "DP-SGD on the critic"]
+    assert names == ["row count", CLASS_EVENT, SCHEMA_EVENT, REPAIR_EVENT, PAIRS_EVENT, "DP-SGD on the critic"]
     assert report["events"][1]["count"] == report["events"][2]["count"] == adult_small.shape[1]  # per column
     assert report["epsilon"] <= 3.0
     # the thresholds' failure probability is charged to δ

@@ -130,6 +130,8 @@ def _synth_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     if getattr(args, "pair_anchor", None) is not None:
         kwargs["pair_anchor"] = True
         kwargs["pair_budget_fraction"] = args.pair_anchor
+    if getattr(args, "no_pair_anchor", False):
+        kwargs["pair_anchor"] = False
     if getattr(args, "clipping_groups", None) is not None:
         kwargs["clipping_groups"] = args.clipping_groups
     if getattr(args, "adaptive_clip_quantile", None) is not None:
@@ -592,8 +594,13 @@ def _budget_options(p: argparse.ArgumentParser, epsilon_default: float | None) -
         const=0.3,
         default=None,
         metavar="SHARE",
-        help="spend SHARE of ε (default 0.3) on DP 2-way tables of every pair of columns that warm-start "
-        "and anchor G, so that it learns how columns depend on each other (default: off)",
+        help="the share of ε (default 0.3) spent on DP 2-way tables of every pair of columns that warm-start "
+        "and anchor G, so that it learns how columns depend on each other (on by default)",
+    )
+    p.add_argument(
+        "--no-pair-anchor",
+        action="store_true",
+        help="no 2-way tables: G learns how columns go together from the critic alone (as the papers' recipes)",
     )
     p.add_argument(
         "--clipping-groups",

@@ -326,7 +326,9 @@ def _fit_extras(
         spent += cfg.pair_budget_fraction
         skip = condition.column if condition is not None else None
         pairs = measure_pair_anchor(encoded, encoder.spans, skip, share=shares.at(spent), ledger=ledger, rng=rng)
-        hooks = (*hooks, PairAnchorHook.from_config(pairs, cfg))
+        # never warm up for longer than the GAN trains (a short fit, e.g. a test's, stays short)
+        steps = gan_schedule_for(cfg, rows, settings.recipe.dp_on).steps
+        hooks = (*hooks, PairAnchorHook.from_config(pairs, cfg, max_warmup_steps=steps))
     return _Extras(objective, label_column, label_model, hooks)
 
 

@@ -97,8 +97,10 @@ class TrainingConfig:
     # left mean JSD 0.082 and WD 0.040, weight 10 gave 0.010 and 0.012 (RESULTS §8)
     marginal_weight: float = 10.0
     # DP 2-way tables of G's outputs (dpgan.training.pair_marginals): every pair of columns'
-    # categories/bins measured once, G warm-started on them and kept near them. Off by default.
-    pair_anchor: bool = False
+    # categories/bins measured once, G warm-started on them and kept near them. On by default:
+    # at ε = 1 on the validation splits of adult, hmda, chile, churn and flchain it lowered JSD,
+    # WD and the association difference on all five and the accuracy gap on all five (RESULTS §14)
+    pair_anchor: bool = True
     pair_budget_fraction: float = 0.3
     pair_warmup_steps: int = 300
     pair_weight: float = 10.0
@@ -203,6 +205,8 @@ class TrainingConfig:
     @classmethod
     def from_dict(cls, data: dict) -> "TrainingConfig":
         data = dict(data)
+        # a model saved before the 2-way anchor existed (or with it off) has no key: it was off
+        data.setdefault("pair_anchor", False)
         for key in ("generator_hidden", "critic_hidden", "betas", "label_model_hidden"):
             if key in data:
                 data[key] = tuple(data[key])

@@ -164,8 +164,13 @@ class PairAnchorHook:
     weight: float
 
     @classmethod
-    def from_config(cls, anchor: PairAnchor, config: TrainingConfig) -> "PairAnchorHook":
-        return cls(anchor, config.pair_warmup_steps, config.generator_lr * WARM_START_LR_FACTOR, config.pair_weight)
+    def from_config(
+        cls, anchor: PairAnchor, config: TrainingConfig, max_warmup_steps: int | None = None
+    ) -> "PairAnchorHook":
+        warmup = (
+            config.pair_warmup_steps if max_warmup_steps is None else min(config.pair_warmup_steps, max_warmup_steps)
+        )
+        return cls(anchor, warmup, config.generator_lr * WARM_START_LR_FACTOR, config.pair_weight)
 
     def warm_start(self, G: TabularGenerator, draw_inputs: InputsFn) -> None:
         if self.warmup_steps <= 0 or not self.anchor.pairs:
