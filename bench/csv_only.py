@@ -40,7 +40,7 @@ import torch
 from dpgan import Schema, TabularSynthesizer
 from dpgan.errors import DPGanError
 from dpgan.evaluation import evaluate
-from dpgan.evaluation.fidelity import as_labels, column_kinds, fidelity
+from dpgan.evaluation.fidelity import as_labels, column_kinds, fidelity, two_way_marginal_error
 from dpgan.schema import ColumnSpec
 from dpgan.table_io import read_private_table, read_table, write_table
 from tables import TABLES, schema_path, split
@@ -112,6 +112,71 @@ def independent_association_diff(real: pd.DataFrame, schema: Schema, seed: int) 
     return float(fidelity(real, shuffled, column_kinds(real, schema))["association_diff"])
 
 
+def score_synthetic(
+    name: str,
+    hand: Schema,
+    train_schema: pd.DataFrame,
+    synthetic: pd.DataFrame,
+    scored: pd.DataFrame,
+    seed: int,
+    threads: int,
+) -> dict[str, Any]:
+    """The same scores for every system's synthetic rows (dpgan's, or a peer's: bench/peers_compare.py):
+    TSTR vs TRTR, one-way JSD/WD, the association difference (and an independent-columns copy's), the
+    error on all 2-way marginals."""
+    spec = TABLES[name]
+    real, scored_rows = train_schema, scored
+    dropped = {}
+    if spec.task == "regression":
+        before = {"real": len(real), "synthetic": len(synthetic), "scored": len(scored_rows)}
+        real = without_missing_target(real, spec.target)
+        synthetic = without_missing_target(synthetic, spec.target)
+        scored_rows = without_missing_target(scored_rows, spec.target)
+        after = {"real": len(real), "synthetic": len(synthetic), "scored": len(scored_rows)}
+        dropped = {k: before[k] - after[k] for k in before}
+    # a column the DP-learned schema made categorical where the hand schema says numeric: its
+    # synthetic cells ("(other)") carry no number, so they are scored as missing (counted)
+    not_numbers = {}
+    for column in hand.columns:
+        if column.is_numeric and column.name in synthetic:
+            numeric = pd.to_numeric(synthetic[column.name], errors="coerce")
+            bad = int((numeric.isna() & synthetic[column.name].notna()).sum())
+            if bad:
+                synthetic[column.name], not_numbers[column.name] = numeric, bad
+    started = time.time()
+    metrics = evaluate(real, synthetic, scored_rows, spec.target, schema=hand, seed=seed, n_jobs=threads)
+    eval_seconds = time.time() - started
+    mean = metrics["utility_summary"]["mean"]
+    row: dict[str, Any] = {
+        "missing_target_rows_dropped": dropped,
+        "synthetic_cells_not_numbers": not_numbers,
+        "eval_seconds": round(eval_seconds, 1),
+        "jsd_mean": metrics["fidelity"]["jsd_mean"],
+        "association_diff": metrics["fidelity"]["association_diff"],
+        "association_diff_independent": independent_association_diff(real, hand, seed),
+        "two_way_error": two_way_marginal_error(real, synthetic[list(real.columns)], hand),
+        "wd_mean": metrics["fidelity"]["wd_mean"],
+        "per_column": {
+            column: round(entry["wd"] if "wd" in entry else entry["jsd"], 4)
+            for column, entry in metrics["fidelity"]["per_column"].items()
+            if entry.get("wd", entry.get("jsd")) is not None
+        },
+    }
+    main_metric = "r2" if spec.task == "regression" else "roc_auc"
+    row["per_model"] = {
+        model: {k: scores[main_metric][k] for k in ("tstr", "trtr")} for model, scores in metrics["utility"].items()
+    }
+    if spec.task == "regression":
+        row.update({f"r2_{k}": mean["r2"][k] for k in ("tstr", "trtr", "diff")})
+    else:
+        row.update({f"accuracy_{k}": mean["accuracy"][k] for k in ("tstr", "trtr", "diff")})
+        row.update({f"auc_{k}": mean["roc_auc"][k] for k in ("tstr", "trtr", "diff")})
+        row["majority_accuracy"] = majority_accuracy(real, scored_rows, spec.target)
+        counts = as_labels(synthetic[spec.target]).value_counts(normalize=True)
+        row["synthetic_target_shares"] = {str(k): round(float(v), 4) for k, v in counts.items()}
+    return row
+
+
 def run_one(
     name: str,
     mode: str,
@@ -153,28 +218,6 @@ def run_one(
     fit_seconds = time.time() - started
     synthetic = synth.sample(len(train_schema), seed=seed)
 
-    real, scored_rows = train_schema, scored
-    dropped = {}
-    if spec.task == "regression":
-        before = {"real": len(real), "synthetic": len(synthetic), "scored": len(scored_rows)}
-        real = without_missing_target(real, spec.target)
-        synthetic = without_missing_target(synthetic, spec.target)
-        scored_rows = without_missing_target(scored_rows, spec.target)
-        after = {"real": len(real), "synthetic": len(synthetic), "scored": len(scored_rows)}
-        dropped = {k: before[k] - after[k] for k in before}
-    # a column the DP-learned schema made categorical where the hand schema says numeric: its
-    # synthetic cells ("(other)") carry no number, so they are scored as missing (counted)
-    not_numbers = {}
-    for column in hand.columns:
-        if column.is_numeric and column.name in synthetic:
-            numeric = pd.to_numeric(synthetic[column.name], errors="coerce")
-            bad = int((numeric.isna() & synthetic[column.name].notna()).sum())
-            if bad:
-                synthetic[column.name], not_numbers[column.name] = numeric, bad
-    started = time.time()
-    metrics = evaluate(real, synthetic, scored_rows, spec.target, schema=hand, seed=seed, n_jobs=threads)
-    eval_seconds = time.time() - started
-    mean = metrics["utility_summary"]["mean"]
     row: dict[str, Any] = {
         "table": name,
         "mode": mode,
@@ -186,36 +229,13 @@ def run_one(
         "settings": settings or {},
         "task": spec.task,
         "rows": {"train": len(train_schema), "scored": len(scored)},
-        "missing_target_rows_dropped": dropped,
-        "synthetic_cells_not_numbers": not_numbers,
         "fit_seconds": round(fit_seconds, 1),
-        "eval_seconds": round(eval_seconds, 1),
         "steps": synth.training.get("steps"),
         "noise_multiplier": synth.training.get("noise_multiplier"),
         "label_model": synth.training.get("label_model"),
         "schema_source": synth.training.get("schema_source"),
-        "jsd_mean": metrics["fidelity"]["jsd_mean"],
-        "association_diff": metrics["fidelity"]["association_diff"],
-        "association_diff_independent": independent_association_diff(real, hand, seed),
-        "wd_mean": metrics["fidelity"]["wd_mean"],
-        "per_column": {
-            column: round(entry["wd"] if "wd" in entry else entry["jsd"], 4)
-            for column, entry in metrics["fidelity"]["per_column"].items()
-            if entry.get("wd", entry.get("jsd")) is not None
-        },
     }
-    main_metric = "r2" if spec.task == "regression" else "roc_auc"
-    row["per_model"] = {
-        model: {k: scores[main_metric][k] for k in ("tstr", "trtr")} for model, scores in metrics["utility"].items()
-    }
-    if spec.task == "regression":
-        row.update({f"r2_{k}": mean["r2"][k] for k in ("tstr", "trtr", "diff")})
-    else:
-        row.update({f"accuracy_{k}": mean["accuracy"][k] for k in ("tstr", "trtr", "diff")})
-        row.update({f"auc_{k}": mean["roc_auc"][k] for k in ("tstr", "trtr", "diff")})
-        row["majority_accuracy"] = majority_accuracy(real, scored_rows, spec.target)
-        counts = as_labels(synthetic[spec.target]).value_counts(normalize=True)
-        row["synthetic_target_shares"] = {str(k): round(float(v), 4) for k, v in counts.items()}
+    row.update(score_synthetic(name, hand, train_schema, synthetic, scored, seed, threads))
     if mode == "no-schema":
         assert synth.schema is not None
         row["learned_schema"] = schema_gaps(synth.schema, hand, train_schema)

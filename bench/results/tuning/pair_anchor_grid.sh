@@ -10,3 +10,7 @@ for setting in "--set pair_anchor=true" "--set pair_anchor=true --set pair_budge
   .venv/bin/python bench/csv_only.py --split validation --modes schema --epsilon 1 --seeds 0 \
     --tables adult $setting --out $out
 done
+# the default on adult in the same code (baseline for the rows above), and a heavier penalty
+.venv/bin/python bench/csv_only.py --split validation --modes schema --epsilon 1 --seeds 0 --tables adult --out $out
+.venv/bin/python bench/csv_only.py --split validation --modes schema --epsilon 1 --seeds 0 1 \
+  --tables chile hmda flchain --set pair_anchor=true --set pair_weight=100 --out $out

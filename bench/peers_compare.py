@@ -1,0 +1,98 @@
+"""SmartNoise Synth's MST and AIM on the tables of bench/csv_only.py, scored by the same code as dpgan.
+
+Each peer runs in its own venv (bench/.venv-peers, made by bench/peers/setup.sh; never a dpgan
+dependency) through bench/peers/run_peer.py, on the CSV of the same train split dpgan fits, with
+the same public schema (categories and numeric bounds, 10 equal-width bins for numerics: nothing
+read from the data outside ε). Its synthetic CSV is read back with the schema and scored by
+csv_only.score_synthetic: TSTR vs TRTR (four classifiers), JSD/WD, the association difference and
+the error on all 2-way marginals. A peer that passes `--timeout` seconds is recorded as such.
+
+    bash bench/peers/setup.sh                                      # once
+    python bench/peers_compare.py --systems mst --tables chile churn --epsilons 1 3 --seeds 0 --split test
+    python bench/csv_only.py --summary bench/results/peers_test.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import pandas as pd
+import torch
+
+from csv_only import DELTA, RESULTS_DIR, round_trip, score_synthetic
+from dpgan import Schema
+from tables import TABLES, schema_path, split
+
+BENCH = Path(__file__).resolve().parent
+PEER_PYTHON = BENCH / ".venv-peers" / "bin" / "python"
+
+
+def run_peer(system: str, name: str, epsilon: float, seed: int, split_name: str, parts: dict, timeout: int) -> dict:
+    hand = Schema.from_json(schema_path(name))
+    base = {"table": name, "mode": system, "split": split_name, "epsilon": epsilon, "seed": seed, "settings": {}}
+    base["task"] = TABLES[name].task
+    with tempfile.TemporaryDirectory() as tmp:
+        directory = Path(tmp)
+        train_schema = round_trip(parts["train"], directory, "train", hand)
+        scored = round_trip(parts[split_name], directory, split_name, hand)
+        out = directory / "synthetic.csv"
+        command = [str(PEER_PYTHON), str(BENCH / "peers" / "run_peer.py"), "--synth", system]
+        command += ["--train", str(directory / "train.csv"), "--schema", str(schema_path(name))]
+        command += ["--epsilon", str(epsilon), "--delta", str(DELTA), "--rows", str(len(train_schema))]
+        command += ["--seed", str(seed), "--out", str(out)]
+        started = time.time()
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return base | {"error": f"did not finish within {timeout} s"}
+        if done.returncode != 0:
+            return base | {"error": done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "failed"}
+        side = json.loads(Path(str(out) + ".json").read_text())
+        synthetic = round_trip(
+            pd.read_csv(out, dtype=str, keep_default_na=False, na_values=[""]),
+            directory,
+            "synthetic_typed",
+            hand,
+        )
+    row = base | {
+        "rows": {"train": len(train_schema), "scored": len(scored)},
+        "fit_seconds": round(side["fit_seconds"], 1),
+        "wall_seconds": round(time.time() - started, 1),
+        "epsilon_spent": epsilon,  # the peer's own accounting (zCDP → (ε, δ)); not re-checked here
+    }
+    return row | score_synthetic(name, hand, train_schema, synthetic, scored, seed, 1)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--systems", nargs="+", default=["mst"], choices=["mst", "aim"])
+    parser.add_argument("--tables", nargs="+", default=list(TABLES), choices=list(TABLES))
+    parser.add_argument("--epsilons", nargs="+", type=float, default=[1.0])
+    parser.add_argument("--seeds", nargs="+", type=int, default=[0])
+    parser.add_argument("--split", choices=("validation", "test"), default="test")
+    parser.add_argument("--timeout", type=int, default=900)
+    parser.add_argument("--max-train-rows", type=int, default=20000)
+    parser.add_argument("--max-eval-rows", type=int, default=20000)
+    parser.add_argument("--out", help="default: bench/results/peers_<split>.jsonl")
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    out = Path(args.out) if args.out else RESULTS_DIR / f"peers_{args.split}.jsonl"
+    for seed in args.seeds:
+        for name in args.tables:
+            parts = split(name, args.max_train_rows, args.max_eval_rows)
+            for epsilon in args.epsilons:
+                for system in args.systems:
+                    row = run_peer(system, name, epsilon, seed, args.split, parts, args.timeout)
+                    keys = ("table", "mode", "epsilon", "seed", "fit_seconds", "auc_diff", "r2_diff", "error")
+                    print(json.dumps({k: row.get(k) for k in keys}), flush=True)
+                    with out.open("a") as handle:
+                        handle.write(json.dumps(row) + "\n")
+
+
+if __name__ == "__main__":
+    main()
