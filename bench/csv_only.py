@@ -304,8 +304,10 @@ def summary(path: Path) -> None:
         else:
             groups[key].append(row)
     print("| table | ε | mode | seeds | ε spent | real acc. / R² | synth. acc. / R² | acc. gap (pts) / R² gap ", end="")
-    print("| real AUC | AUC gap | majority acc. | synth − majority (pts) | JSD | WD | assoc. | indep. | fit s |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print(
+        "| real AUC | AUC gap | majority acc. | synth − majority (pts) | JSD | WD | assoc. | indep. | 2-way | fit s |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     order = list(TABLES)
     for key in sorted(groups, key=lambda k: (order.index(k[0]) if k[0] in order else 99, k[1], k[2])):
         g = groups[key]
@@ -316,6 +318,7 @@ def summary(path: Path) -> None:
         fit = f"{np.mean([r['fit_seconds'] for r in g]):.0f}"
         assoc = _mean_sd([r.get("association_diff", np.nan) for r in g], digits=2)
         independent = _mean_sd([r.get("association_diff_independent", np.nan) for r in g], digits=2)
+        two_way = _mean_sd([r.get("two_way_error", np.nan) for r in g], digits=3)
         if g[0]["task"] == "regression":
             real = _mean_sd([r["r2_trtr"] for r in g])
             synth = _mean_sd([r["r2_tstr"] for r in g])
@@ -331,7 +334,7 @@ def summary(path: Path) -> None:
             ahead = _mean_sd([r["accuracy_tstr"] - r["majority_accuracy"] for r in g], 100, 1)
             cells = [real, synth, gap, auc_real, auc_gap, majority, ahead]
         head = f"| {table} | {eps:g} | {mode} | {len(g)} | {spent:.3f} | "
-        print(head + " | ".join(cells) + f" | {jsd} | {wd} | {assoc} | {independent} | {fit} |")
+        print(head + " | ".join(cells) + f" | {jsd} | {wd} | {assoc} | {independent} | {two_way} | {fit} |")
     for key, messages in failures.items():
         table, eps, mode = key
         print(f"\nFit failed ({table}, ε = {eps:g}, {mode}): " + "; ".join(messages))

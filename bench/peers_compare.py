@@ -68,6 +68,36 @@ def run_peer(system: str, name: str, epsilon: float, seed: int, split_name: str,
     return row | score_synthetic(name, hand, train_schema, synthetic, scored, seed, 1)
 
 
+def goal_check(dpgan_path: Path, peers_path: Path) -> None:
+    """Markdown: issue 14's goal per table and ε, dpgan (schema rows) against each peer, seed means."""
+    rows = [json.loads(line) for path in (dpgan_path, peers_path) for line in path.read_text().splitlines() if line]
+    groups: dict[tuple, list[dict]] = {}
+    for row in rows:
+        if "error" not in row and not row.get("settings"):
+            groups.setdefault((row["table"], row["epsilon"], row["mode"]), []).append(row)
+
+    def mean(table: str, eps: float, system: str, key: str) -> float | None:
+        values = [r[key] for r in groups.get((table, eps, system), []) if r.get(key) is not None]
+        return sum(values) / len(values) if values else None
+
+    print("| table | ε | peer | TSTR AUC / R²: dpgan vs peer | 2-way error: dpgan vs peer (ratio) "
+          "| assoc.: dpgan vs peer (half indep.) |")  # fmt: skip
+    print("|---|---|---|---|---|---|")
+    for table, eps, system in sorted({(t, e, m) for t, e, m in groups if m != "schema"}):
+        metric = "r2_tstr" if mean(table, eps, "schema", "r2_tstr") is not None else "auc_tstr"
+        ours, theirs = mean(table, eps, "schema", metric), mean(table, eps, system, metric)
+        two_ours, two_theirs = mean(table, eps, "schema", "two_way_error"), mean(table, eps, system, "two_way_error")
+        assoc, peer_assoc = mean(table, eps, "schema", "association_diff"), mean(table, eps, system, "association_diff")
+        half = mean(table, eps, "schema", "association_diff_independent")
+        if None in (ours, theirs, two_ours, two_theirs, assoc, peer_assoc, half):
+            continue
+        print(
+            f"| {table} | {eps:g} | {system} | {ours:.3f} vs {theirs:.3f} {'✓' if ours > theirs else '✗'} "
+            f"| {two_ours:.3f} vs {two_theirs:.3f} ({two_ours / two_theirs:.2f}×) "
+            f"| {assoc:.2f} vs {peer_assoc:.2f} ({half / 2:.2f}) {'✓' if assoc <= half / 2 else '✗'} |"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--systems", nargs="+", default=["mst"], choices=["mst", "aim"])
@@ -79,7 +109,11 @@ def main() -> None:
     parser.add_argument("--max-train-rows", type=int, default=20000)
     parser.add_argument("--max-eval-rows", type=int, default=20000)
     parser.add_argument("--out", help="default: bench/results/peers_<split>.jsonl")
+    parser.add_argument("--goal", nargs=2, metavar=("DPGAN_ROWS", "PEER_ROWS"), help="print the goal table and exit")
     args = parser.parse_args()
+    if args.goal:
+        goal_check(Path(args.goal[0]), Path(args.goal[1]))
+        return
     torch.set_num_threads(1)
     out = Path(args.out) if args.out else RESULTS_DIR / f"peers_{args.split}.jsonl"
     for seed in args.seeds:

@@ -3,9 +3,10 @@ bench/.venv-peers (bench/peers/setup.sh) and imports nothing from dpgan.
 
 The peer gets the same public domain dpgan gets and reads nothing else from the data: each
 categorical column is coded by the schema's category list (a value outside it, or missing, gets
-its own code), each numeric column is cut into `--bins` equal-width bins of the schema's bounds
-(missing: its own code). The transformer is fitted on a frame that lists every code of the public
-domain (no private row), so `preprocessor_eps` is 0 and all of ε goes to the peer's measurements.
+its own code in a nullable column), each numeric column is cut into `--bins` equal-width bins of
+the schema's bounds (missing: its own code in a nullable column). The transformer is fitted on a
+frame that lists every code of the public domain (no private row), so `preprocessor_eps` is 0 and
+all of ε goes to the peer's measurements.
 Sampled codes are decoded back: a category, or a value drawn uniformly inside its bin (an integer
 column rounded), or missing.
 
@@ -32,14 +33,17 @@ def domain_codes(frame: pd.DataFrame, schema: dict, bins: int) -> tuple[pd.DataF
             low, high = float(column["min"]), float(column["max"])
             numbers = pd.to_numeric(values, errors="coerce").to_numpy(dtype=float)
             cut = np.clip(np.floor((numbers - low) / ((high - low) / bins or 1.0)), 0, bins - 1)
-            codes[name] = np.where(np.isnan(numbers), bins, cut).astype(int)
-            sizes[name] = bins + 1
+            # a missing value has its own code only in a nullable column (the schema says which)
+            nullable = bool(column.get("nullable", False))
+            codes[name] = np.where(np.isnan(numbers), bins if nullable else 0, cut).astype(int)
+            sizes[name] = bins + int(nullable)
         else:
             labels = [str(c) for c in (column.get("categories") or ["0", "1"])]
             index = {label: i for i, label in enumerate(labels)}
             text = values.astype(object).where(values.notna(), None)
-            codes[name] = np.array([index.get(str(v), len(labels)) if v is not None else len(labels) for v in text])
-            sizes[name] = len(labels) + 1
+            extra = len(labels) if column.get("nullable", False) else 0  # missing or outside the list
+            codes[name] = np.array([index.get(str(v), extra) if v is not None else extra for v in text])
+            sizes[name] = len(labels) + int(bool(column.get("nullable", False)))
     return pd.DataFrame(codes), sizes
 
 
