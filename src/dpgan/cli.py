@@ -132,6 +132,8 @@ def _synth_kwargs(args: argparse.Namespace) -> dict[str, Any]:
         kwargs["pair_budget_fraction"] = args.pair_anchor
     if getattr(args, "no_pair_anchor", False):
         kwargs["pair_anchor"] = False
+    if getattr(args, "binary_codes", False):
+        kwargs["binary_codes"] = True
     if getattr(args, "clipping_groups", None) is not None:
         kwargs["clipping_groups"] = args.clipping_groups
     if getattr(args, "adaptive_clip_quantile", None) is not None:
@@ -601,6 +603,11 @@ def _budget_options(p: argparse.ArgumentParser, epsilon_default: float | None) -
         "--no-pair-anchor",
         action="store_true",
         help="no 2-way tables: G learns how columns go together from the critic alone (as the papers' recipes)",
+    )
+    p.add_argument(
+        "--binary-codes",
+        action="store_true",
+        help="code integer columns of at most 16 public levels as bits instead of bins (Boob et al.; default off)",
     )
     p.add_argument(
         "--clipping-groups",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -19,11 +19,16 @@ from dpgan.errors import InputError
 
 KINDS = ("continuous", "integer", "categorical", "boolean")
 SCALES = ("linear", "log")  # "log": log1p(x - min), for long-tailed amounts
+# how an integer column is coded for the generator: "bins" (a softmax over bins or levels plus a
+# position, see dpgan.transforms.encoder) or "binary" (Boob et al.: the value's offset from 'min' as
+# a short string of ±1 bits, for ranges of at most MAX_BINARY_VALUES integers)
+ENCODINGS = ("bins", "binary")
+MAX_BINARY_VALUES = 16  # 0..15 above the minimum: four bits
 MAX_BINS = 256
 SCHEMA_TOP_KEYS = frozenset(("name", "columns", "target", "source", "ledger"))
 SCHEMA_KEYS = frozenset(
     ("name", "kind", "min", "max", "categories", "nullable", "other_category", "frequencies")
-    + ("point_masses", "scale", "bins")
+    + ("point_masses", "scale", "bins", "encoding")
 )
 
 
@@ -51,6 +56,8 @@ class ColumnSpec:
     # numeric only: equal-width bins of the scaled range; the generator picks a bin like a
     # category and a position inside it (CTGAN's modes, but fixed by the schema, not fitted)
     bins: int = 1
+    # integer only: "binary" codes the value as bits instead of bins (ENCODINGS)
+    encoding: str = "bins"
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
@@ -77,6 +84,7 @@ class ColumnSpec:
             if not all(isinstance(f, (int, float)) and math.isfinite(f) and f >= 0 for f in freqs) or sum(freqs) <= 0:
                 raise InputError(f"column {self.name!r}: 'frequencies' must be non-negative numbers, not all 0")
         self._check_numeric_shape()
+        self._check_encoding()
         if self.kind == "boolean":
             object.__setattr__(self, "categories", (False, True))
 
@@ -96,6 +104,25 @@ class ColumnSpec:
             raise InputError(f"column {self.name!r}: every point mass must lie within 'min' and 'max'")
         if self.kind == "integer" and any(float(m) != int(m) for m in masses):
             raise InputError(f"column {self.name!r}: point masses of an integer column must be integers")
+
+    def _check_encoding(self) -> None:
+        if self.encoding not in ENCODINGS:
+            raise InputError(f"column {self.name!r}: 'encoding' must be one of {', '.join(ENCODINGS)}")
+        if self.encoding == "bins":
+            return
+        if self.kind != "integer":
+            raise InputError(f"column {self.name!r}: 'encoding': 'binary' applies to integer columns only")
+        if self.point_masses or self.scale != "linear" or self.bins != 1:
+            raise InputError(f"column {self.name!r}: a binary-coded column takes no 'point_masses', 'scale' or 'bins'")
+        if not 2 <= self.integer_levels <= MAX_BINARY_VALUES:
+            raise InputError(
+                f"column {self.name!r}: binary codes need 2 to {MAX_BINARY_VALUES} whole numbers between 'min' and 'max'"
+            )
+
+    @property
+    def integer_levels(self) -> int:
+        """How many whole numbers lie between the public bounds (integer columns)."""
+        return max(0, int(math.floor(self.max)) - int(math.ceil(self.min)) + 1)  # type: ignore[arg-type]
 
     @property
     def is_numeric(self) -> bool:
@@ -117,6 +144,8 @@ class ColumnSpec:
             out["scale"] = self.scale
         if self.bins != 1:
             out["bins"] = self.bins
+        if self.encoding != "bins":
+            out["encoding"] = self.encoding
         return out
 
     @classmethod
@@ -138,6 +167,7 @@ class ColumnSpec:
             point_masses=_list_entry(data, "point_masses"),
             scale=data.get("scale", "linear"),
             bins=data.get("bins", 1),
+            encoding=data.get("encoding", "bins"),
         )
 
 
@@ -241,6 +271,19 @@ class Schema:
 
         conform(frame, self, strict=True)
         return frame[self.names]
+
+
+def binary_coded(schema: Schema, keep: tuple[str, ...] = ()) -> Schema:
+    """The schema with every integer column of 2 to MAX_BINARY_VALUES public levels binary-coded
+    (Boob et al.), except the columns in `keep` (the target and the condition, whose softmax the
+    label model and the conditioning read). A function of the public schema alone: free."""
+    columns = tuple(
+        replace(spec, encoding="binary", bins=1, point_masses=(), scale="linear")
+        if spec.kind == "integer" and spec.name not in keep and 2 <= spec.integer_levels <= MAX_BINARY_VALUES
+        else spec
+        for spec in schema.columns
+    )
+    return replace(schema, columns=columns)
 
 
 POINT_MASS_SHARE = 0.05  # a share of exact zeros above this makes 0 a point mass

@@ -67,6 +67,9 @@ class TrainingConfig:
     critic_lr: float = 5e-4
     betas: tuple[float, float] = (0.5, 0.9)
     categorical_activation: str = "gumbel"
+    # Boob et al.'s binary codes: every integer column of at most 16 public levels (except the
+    # target and the condition) coded as ±1 bits (dpgan.schema.binary_coded). Off: RESULTS §14
+    binary_codes: bool = False
     gumbel_tau: float = 0.2
     # --- recipe choices (dpgan.recipes sets these per paper; defaults are the dp-gan recipe) ---
     # critic loss: "wgan-gp" (gradient penalty), "wgan" (weight clipping, Xie et al.), "bce" (vanilla GAN)
@@ -194,6 +197,8 @@ class TrainingConfig:
                 del data[key]
         if self.clipping_groups == "none":
             del data["clipping_groups"]
+        if not self.binary_codes:
+            del data["binary_codes"]
         if self.adaptive_clip_quantile == 0.0:
             for key in ("adaptive_clip_quantile", "adaptive_clip_lr", "adaptive_clip_count_noise"):
                 del data[key]

@@ -120,6 +120,49 @@ class NumericTransform(ColumnTransform):
         return _restore_dtype(series, self.dtype)
 
 
+class BinaryCodeTransform(ColumnTransform):
+    """A small integer column as bits (Boob et al.): the value's offset from the public minimum,
+    most significant bit first, each bit ±1 in one tanh span, then a ±1 null bit if nullable.
+    Four bits carry sixteen levels where a softmax needs sixteen outputs. Decoding reads each bit's
+    sign; a code beyond the public range is rounded into it (the top level), so every released
+    value lies inside the public bounds."""
+
+    @property
+    def levels(self) -> int:
+        return self.spec.integer_levels
+
+    @property
+    def bits(self) -> int:
+        return max(1, int(self.levels - 1).bit_length())
+
+    @property
+    def activations(self) -> list[tuple[str, int]]:
+        return [(TANH, self.bits + int(self.spec.nullable))]
+
+    def encode(self, series: pd.Series) -> np.ndarray:
+        values = pd.to_numeric(series, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+        missing = np.isnan(values)
+        low = int(np.ceil(float(self.spec.min)))  # type: ignore[arg-type]
+        codes = np.clip(np.round(np.nan_to_num(values, nan=low)) - low, 0, self.levels - 1).astype(np.int64)
+        codes[missing] = 0
+        shifts = np.arange(self.bits - 1, -1, -1)
+        bits = 2.0 * ((codes[:, None] >> shifts) & 1) - 1.0
+        if self.spec.nullable:
+            bits = np.concatenate([bits, np.where(missing, 1.0, -1.0)[:, None]], axis=1)
+        return bits.astype(np.float32)
+
+    def decode(self, block: np.ndarray, rng: np.random.Generator) -> pd.Series:
+        ones = block[:, : self.bits] > 0.0
+        codes = (ones * (1 << np.arange(self.bits - 1, -1, -1))).sum(axis=1)
+        low = int(np.ceil(float(self.spec.min)))  # type: ignore[arg-type]
+        values = low + np.minimum(codes, self.levels - 1)
+        series = pd.Series(values.astype(np.int64), name=self.spec.name)
+        if self.spec.nullable:
+            series = series.astype("Int64")
+            series[block[:, self.bits] > 0.0] = pd.NA
+        return _restore_dtype(series, self.dtype)
+
+
 class CategoricalTransform(ColumnTransform):
     """Categorical or boolean: one-hot over the public categories, plus a null slot if nullable."""
 
@@ -193,6 +236,8 @@ def public_dtypes(schema: Schema) -> dict[str, str | None]:
 
 
 def make_transform(spec: ColumnSpec, dtype: str | None = None) -> ColumnTransform:
+    if spec.encoding == "binary":
+        return BinaryCodeTransform(spec, dtype)
     if spec.is_numeric:
         return NumericTransform(spec, dtype)
     return CategoricalTransform(spec, dtype)
