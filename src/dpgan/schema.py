@@ -116,7 +116,7 @@ class ColumnSpec:
             raise InputError(f"column {self.name!r}: a binary-coded column takes no 'point_masses', 'scale' or 'bins'")
         if not 2 <= self.integer_levels <= MAX_BINARY_VALUES:
             raise InputError(
-                f"column {self.name!r}: binary codes need 2 to {MAX_BINARY_VALUES} whole numbers between 'min' and 'max'"
+                f"column {self.name!r}: binary codes need 2 to {MAX_BINARY_VALUES} whole numbers from 'min' to 'max'"
             )
 
     @property
