@@ -96,6 +96,14 @@ def _categories(items: list[str] | None) -> dict[str, list[str]]:
     return out
 
 
+def _geo_pair(item: str) -> tuple[str, str]:
+    """`--geo lat,lon` → ("lat", "lon")."""
+    names = tuple(name.strip() for name in item.split(","))
+    if len(names) != 2 or not all(names):
+        raise InputError(f"--geo takes LATITUDE,LONGITUDE column names, got {item!r}")
+    return names  # type: ignore[return-value]
+
+
 def parse_conditions(items: list[str] | None) -> dict[str, str] | None:
     """`--condition income='>50K'` → {"income": ">50K"}; values stay strings (matched by text)."""
     if not items:
@@ -134,6 +142,8 @@ def _synth_kwargs(args: argparse.Namespace) -> dict[str, Any]:
         kwargs["pair_anchor"] = False
     if getattr(args, "binary_codes", False):
         kwargs["binary_codes"] = True
+    if getattr(args, "geo", None):
+        kwargs["geo_pairs"] = tuple(_geo_pair(item) for item in args.geo)
     if getattr(args, "clipping_groups", None) is not None:
         kwargs["clipping_groups"] = args.clipping_groups
     if getattr(args, "adaptive_clip_quantile", None) is not None:
@@ -284,7 +294,7 @@ def cmd_sample(args: argparse.Namespace) -> int:
     from dpgan.table_io import write_table
 
     synth = TabularSynthesizer.load(args.model)
-    frame = synth.sample(args.n, seed=args.seed, conditions=conditions)
+    frame = synth.sample(args.n, seed=args.seed, conditions=conditions, region_points=args.region_points or ())
     write_table(frame, out)
     print(f"wrote {len(frame)} rows to {out}")
     return 0
@@ -605,6 +615,12 @@ def _budget_options(p: argparse.ArgumentParser, epsilon_default: float | None) -
         help="no 2-way tables: G learns how columns go together from the critic alone (as the papers' recipes)",
     )
     p.add_argument(
+        "--geo",
+        action="append",
+        metavar="LAT,LON",
+        help="model a latitude and a longitude column as one 2-D column (a grid of their bins; repeatable)",
+    )
+    p.add_argument(
         "--binary-codes",
         action="store_true",
         help="code integer columns of at most 16 public levels as bits instead of bins (Boob et al.; default off)",
@@ -753,6 +769,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         metavar="COLUMN=VALUE",
         help="generate rows with this value (a conditional model's column, or the label model's target)",
+    )
+    sample.add_argument(
+        "--region-points",
+        action="append",
+        metavar="COLUMN",
+        help="add COLUMN_latitude/_longitude: a point in each row's region box from the schema (repeatable)",
     )
     sample.set_defaults(func=cmd_sample)
 

@@ -25,10 +25,13 @@ SCALES = ("linear", "log")  # "log": log1p(x - min), for long-tailed amounts
 ENCODINGS = ("bins", "binary")
 MAX_BINARY_VALUES = 16  # 0..15 above the minimum: four bits
 MAX_BINS = 256
-SCHEMA_TOP_KEYS = frozenset(("name", "columns", "target", "source", "ledger"))
+SCHEMA_TOP_KEYS = frozenset(("name", "columns", "target", "source", "ledger", "geo"))
+GEO_KEYS = {"latitude", "longitude"}  # a schema's "geo" entry: one object per pair
+MAX_GEO_CELLS = 1024  # a latitude/longitude pair's grid: its columns' bins multiplied
+PLACEMENTS = ("uniform", "centre")  # where a region's released point lies inside its public box
 SCHEMA_KEYS = frozenset(
     ("name", "kind", "min", "max", "categories", "nullable", "other_category", "frequencies")
-    + ("point_masses", "scale", "bins", "encoding")
+    + ("point_masses", "scale", "bins", "encoding", "boxes", "placement")
 )
 
 
@@ -58,6 +61,11 @@ class ColumnSpec:
     bins: int = 1
     # integer only: "binary" codes the value as bits instead of bins (ENCODINGS)
     encoding: str = "bins"
+    # categorical only, a region column (Boob et al.'s geo columns): each category's public bounding
+    # box (category, south, north, west, east); sampling can add a point per row inside the row's
+    # box, drawn uniformly or at its centre (dpgan.transforms.geo.region_points)
+    boxes: tuple[tuple[Any, float, float, float, float], ...] = ()
+    placement: str = "uniform"
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
@@ -85,6 +93,7 @@ class ColumnSpec:
                 raise InputError(f"column {self.name!r}: 'frequencies' must be non-negative numbers, not all 0")
         self._check_numeric_shape()
         self._check_encoding()
+        self._check_boxes()
         if self.kind == "boolean":
             object.__setattr__(self, "categories", (False, True))
 
@@ -119,6 +128,22 @@ class ColumnSpec:
                 f"column {self.name!r}: binary codes need 2 to {MAX_BINARY_VALUES} whole numbers from 'min' to 'max'"
             )
 
+    def _check_boxes(self) -> None:
+        if self.placement not in PLACEMENTS:
+            raise InputError(f"column {self.name!r}: 'placement' must be one of {', '.join(PLACEMENTS)}")
+        if not self.boxes:
+            return
+        if self.kind != "categorical":
+            raise InputError(f"column {self.name!r}: 'boxes' apply to categorical (region) columns only")
+        named = [box[0] for box in self.boxes]
+        if sorted(map(str, named)) != sorted(map(str, self.categories)):
+            raise InputError(f"column {self.name!r}: 'boxes' needs one box for each category, and no other")
+        for _, south, north, west, east in self.boxes:
+            if not all(isinstance(v, (int, float)) and math.isfinite(v) for v in (south, north, west, east)):
+                raise InputError(f"column {self.name!r}: each box is [south, north, west, east] in degrees")
+            if not (-90.0 <= south <= north <= 90.0 and -180.0 <= west <= east <= 180.0):
+                raise InputError(f"column {self.name!r}: each box is [south, north, west, east] in degrees")
+
     @property
     def integer_levels(self) -> int:
         """How many whole numbers lie between the public bounds (integer columns)."""
@@ -146,6 +171,10 @@ class ColumnSpec:
             out["bins"] = self.bins
         if self.encoding != "bins":
             out["encoding"] = self.encoding
+        if self.boxes:
+            out["boxes"] = {str(box[0]): list(box[1:]) for box in self.boxes}
+        if self.placement != "uniform":
+            out["placement"] = self.placement
         return out
 
     @classmethod
@@ -168,6 +197,8 @@ class ColumnSpec:
             scale=data.get("scale", "linear"),
             bins=data.get("bins", 1),
             encoding=data.get("encoding", "bins"),
+            boxes=_boxes_entry(data),
+            placement=data.get("placement", "uniform"),
         )
 
 
@@ -189,6 +220,15 @@ def _list_entry(data: dict[str, Any], key: str) -> tuple[Any, ...]:
     return tuple(value)
 
 
+def _boxes_entry(data: dict[str, Any]) -> tuple[tuple[Any, float, float, float, float], ...]:
+    """`"boxes": {"north": [south, north, west, east], ...}` keyed by the categories' text."""
+    boxes = data.get("boxes", {})
+    if not isinstance(boxes, dict) or not all(isinstance(b, list) and len(b) == 4 for b in boxes.values()):
+        raise InputError(f"column {data.get('name')!r}: 'boxes' maps each category to [south, north, west, east]")
+    by_text = {str(c): c for c in data.get("categories", []) or []}
+    return tuple((by_text.get(key, key), *box) for key, box in boxes.items())
+
+
 def _json_scalar(value: Any) -> Any:
     if isinstance(value, np.generic):
         return value.item()
@@ -205,6 +245,8 @@ class Schema:
     # the DP events that bought this schema (`dpgan schema`), as ledger-entry dicts: a fit that
     # uses it starts its ledger with them, so the model's ε covers the schema too
     ledger: tuple[dict[str, Any], ...] = ()
+    # latitude/longitude column pairs modelled as one 2-D column (dpgan.transforms.geo.GeoTransform)
+    geo: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         if not self.columns:
@@ -214,6 +256,8 @@ class Schema:
             raise InputError("schema column names must be unique")
         if self.target is not None and self.target not in names:
             raise InputError(f"schema target {self.target!r} is not one of its columns")
+        object.__setattr__(self, "geo", tuple(tuple(pair) for pair in self.geo))
+        _check_geo(self)
 
     @property
     def names(self) -> list[str]:
@@ -231,6 +275,8 @@ class Schema:
             out["target"] = self.target
         if self.ledger:
             out["ledger"] = [dict(e) for e in self.ledger]
+        if self.geo:
+            out["geo"] = [{"latitude": lat, "longitude": lon} for lat, lon in self.geo]
         return out
 
     @classmethod
@@ -244,8 +290,15 @@ class Schema:
         ledger = data.get("ledger", [])
         if not isinstance(ledger, list) or not all(isinstance(e, dict) for e in ledger):
             raise InputError("a schema's 'ledger' must be a list of ledger events")
+        geo = data.get("geo", [])
+        if not isinstance(geo, list) or not all(isinstance(g, dict) and set(g) == GEO_KEYS for g in geo):
+            raise InputError('a schema\'s \'geo\' must be a list of {"latitude": COLUMN, "longitude": COLUMN} objects')
         return cls(
-            columns=columns, target=data.get("target"), source=str(data.get("source", "user")), ledger=tuple(ledger)
+            columns=columns,
+            target=data.get("target"),
+            source=str(data.get("source", "user")),
+            ledger=tuple(ledger),
+            geo=tuple((g["latitude"], g["longitude"]) for g in geo),
         )
 
     def to_json(self, path: str | Path) -> None:
@@ -271,6 +324,46 @@ class Schema:
 
         conform(frame, self, strict=True)
         return frame[self.names]
+
+
+def _check_geo(schema: Schema) -> None:
+    """A geo pair: two different linear numeric columns inside [-90, 90] and [-180, 180] degrees,
+    missing together or never, not the target, each in one pair, a grid of at most MAX_GEO_CELLS."""
+    seen: set[str] = set()
+    names = set(schema.names)
+    for pair in schema.geo:
+        if len(pair) != 2 or not all(isinstance(c, str) and c in names for c in pair) or pair[0] == pair[1]:
+            raise InputError("each geo pair names two different columns of the schema (latitude, longitude)")
+        if seen & set(pair) or schema.target in pair:
+            raise InputError(f"geo pair {pair[0]!r}, {pair[1]!r}: a column is in two pairs or is the target")
+        seen |= set(pair)
+        lat, lon = schema[pair[0]], schema[pair[1]]
+        for spec, limit in ((lat, 90.0), (lon, 180.0)):
+            if spec.kind != "continuous" or spec.scale != "linear" or spec.point_masses:
+                raise InputError(f"geo column {spec.name!r} must be continuous, linear, without point masses")
+            if not -limit <= spec.min <= spec.max <= limit:  # type: ignore[operator]
+                raise InputError(f"geo column {spec.name!r}: bounds must lie within ±{limit:g} degrees")
+        if lat.nullable != lon.nullable:
+            raise InputError(f"geo pair {lat.name!r}, {lon.name!r}: both columns are nullable or neither")
+        if lat.bins * lon.bins > MAX_GEO_CELLS:
+            raise InputError(f"geo pair {lat.name!r}, {lon.name!r}: bins multiply to more than {MAX_GEO_CELLS} cells")
+
+
+def with_geo(schema: Schema, pairs: tuple[tuple[str, str], ...]) -> Schema:
+    """The schema with these latitude/longitude pairs added (checked): public metadata, free."""
+    if not pairs:
+        return schema
+    missing = [c for pair in pairs for c in pair if c not in schema.names]
+    if missing:
+        raise InputError(f"geo column {missing[0]!r} is not a column of the table")
+    named = {c for pair in pairs for c in pair}
+    # a coordinate is placed linearly inside its cell: a learned log scale or point mass does not apply
+    columns = tuple(
+        replace(c, scale="linear", point_masses=()) if c.name in named and c.kind == "continuous" else c
+        for c in schema.columns
+    )
+    geo = tuple(dict.fromkeys(tuple(schema.geo) + tuple(tuple(p) for p in pairs)))
+    return replace(schema, columns=columns, geo=geo)  # type: ignore[arg-type]
 
 
 def binary_coded(schema: Schema, keep: tuple[str, ...] = ()) -> Schema:

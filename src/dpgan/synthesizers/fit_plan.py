@@ -52,7 +52,7 @@ from dpgan.preparation import Prepared, prepare_table, purchased_schema_entries
 from dpgan.privacy.accounting import Budget, LedgerEntry, PrivacyLedger
 from dpgan.privacy.calibration import BudgetShares, sigma_and_steps
 from dpgan.recipes import Recipe
-from dpgan.schema import Schema, binary_coded
+from dpgan.schema import Schema, binary_coded, with_geo
 from dpgan.schema_inference import PublicHints
 from dpgan.synthesizers.arguments import FitOptions
 from dpgan.synthesizers.public_data import PublicTable, encode_public
@@ -137,8 +137,9 @@ def fit_table(
     ledger, purchased = _open_ledger(schema, settings)  # step 1
     prepared, fraction, condition_column = _prepare(data, schema, options, settings, ledger, rng)  # step 2
     schema, rows = prepared.schema, prepared.rows
-    if settings.config.binary_codes:  # a rewrite of the public schema: free
+    if settings.config.binary_codes:  # rewrites of the public schema: free
         schema = binary_coded(schema, keep=tuple(c for c in (schema.target, condition_column) if c))
+    schema = with_geo(schema, settings.config.geo_pairs)
     encoder = TableEncoder(schema, public_dtypes(schema))  # step 3
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -36,6 +36,7 @@ from dpgan.synthesizers.sampling import MAX_SAMPLE_ROWS, TableSampler
 from dpgan.training.config import TrainingConfig
 from dpgan.training.progress import FitProgressFn
 from dpgan.transforms.encoder import TableEncoder, public_dtypes
+from dpgan.transforms.geo import region_points as add_region_points
 
 UNSAFE_SCHEMA_NOTE = (
     "The schema (bounds and category lists) was read from the data WITHOUT differential privacy: "
@@ -195,13 +196,21 @@ class TabularSynthesizer(Synthesizer):
         )
 
     # --------------------------------------------------------------- sample
-    def sample(self, n: int, *, seed: int | None = None, conditions: dict[str, Any] | None = None) -> pd.DataFrame:
+    def sample(
+        self,
+        n: int,
+        *,
+        seed: int | None = None,
+        conditions: dict[str, Any] | None = None,
+        region_points: Sequence[str] = (),
+    ) -> pd.DataFrame:
         """n synthetic rows: post-processing of the released generator, no privacy cost.
 
         `conditions={"income": ">50K"}` fixes the condition column's value (conditional models);
         without it the values follow the model's public or DP prior. A model with a label model
         also takes a condition on its target: rows are drawn and kept where the redrawn target
-        has that value.
+        has that value. `region_points=["county"]` adds county_latitude and county_longitude: a
+        point inside each row's county box from the schema (uniform, or the centre: its 'placement').
         """
         fitted = self._fitted()
         n = positive_int(n, "n")
@@ -218,7 +227,16 @@ class TabularSynthesizer(Synthesizer):
         sampler = TableSampler(
             fitted.generator, fitted.encoder, fitted.condition, self.config.noise_dim, fitted.post_processors
         )
-        return sampler.sample(n, dict(conditions or {}), seed)
+        if isinstance(region_points, str):
+            raise InputError("region_points must be a list of column names")
+        for column in region_points:  # refused before anything is generated
+            if column not in fitted.schema.names or not fitted.schema[column].boxes:
+                raise InputError(f"{column!r} is not a region column: its schema entry has no 'boxes'")
+        frame = sampler.sample(n, dict(conditions or {}), seed)
+        points_rng = np.random.default_rng(None if seed is None else [seed, 1])  # not the rows' stream
+        for column in region_points:
+            frame = add_region_points(frame, fitted.schema, column, points_rng)
+        return frame
 
     # -------------------------------------------------------------- privacy
     def _report_details(self) -> dict[str, Any]:

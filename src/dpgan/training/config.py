@@ -70,6 +70,9 @@ class TrainingConfig:
     # Boob et al.'s binary codes: every integer column of at most 16 public levels (except the
     # target and the condition) coded as ±1 bits (dpgan.schema.binary_coded). Off: RESULTS §14
     binary_codes: bool = False
+    # Boob et al.'s geo columns: (latitude, longitude) column pairs coded as one 2-D column
+    # (dpgan.transforms.geo.GeoTransform); added to the public schema at fit time (dpgan.schema.with_geo)
+    geo_pairs: tuple[tuple[str, str], ...] = ()
     gumbel_tau: float = 0.2
     # --- recipe choices (dpgan.recipes sets these per paper; defaults are the dp-gan recipe) ---
     # critic loss: "wgan-gp" (gradient penalty), "wgan" (weight clipping, Xie et al.), "bce" (vanilla GAN)
@@ -167,6 +170,12 @@ class TrainingConfig:
             raise InputError("microbatches work with loss='bce' or 'wgan' and no information loss")
         self._check_clipping()
         self._check_selection()
+        pairs = self.geo_pairs
+        if isinstance(pairs, (str, bytes)) or not all(
+            isinstance(p, (tuple, list)) and len(p) == 2 and all(isinstance(c, str) for c in p) for p in pairs
+        ):
+            raise InputError("geo_pairs must be (latitude, longitude) pairs of column names")
+        self.geo_pairs = tuple(tuple(p) for p in pairs)  # type: ignore[misc]
 
     def _check_selection(self) -> None:
         if self.select_checkpoints < 0 or self.select_checkpoints == 1:
@@ -199,6 +208,10 @@ class TrainingConfig:
             del data["clipping_groups"]
         if not self.binary_codes:
             del data["binary_codes"]
+        if not self.geo_pairs:
+            del data["geo_pairs"]
+        else:
+            data["geo_pairs"] = [list(pair) for pair in self.geo_pairs]
         if self.adaptive_clip_quantile == 0.0:
             for key in ("adaptive_clip_quantile", "adaptive_clip_lr", "adaptive_clip_count_noise"):
                 del data[key]
@@ -215,6 +228,8 @@ class TrainingConfig:
         for key in ("generator_hidden", "critic_hidden", "betas", "label_model_hidden"):
             if key in data:
                 data[key] = tuple(data[key])
+        if "geo_pairs" in data:
+            data["geo_pairs"] = tuple(tuple(pair) for pair in data["geo_pairs"])
         return cls(**data)
 
 

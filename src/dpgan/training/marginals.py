@@ -62,6 +62,7 @@ class PositionMoments:
     mean: torch.Tensor
     sd: torch.Tensor
     weight: torch.Tensor  # the bin's noisy share; 0 for bins whose noisy count is too small
+    offset: int = 0  # which coordinate of the value span (a geo pair has two)
 
 
 def _frequencies(noisy: np.ndarray) -> torch.Tensor:
@@ -89,13 +90,17 @@ def noisy_position_moments(
     noise_multiplier: float,
     rng: np.random.Generator,
 ) -> list[PositionMoments]:
-    """Noisy per-bin sums of the position and its square (two releases per column), divided by
-    the bins' noisy counts (already released with the histograms)."""
+    """Noisy per-bin sums of the position and its square (two releases per coordinate: one for a
+    numeric column, two for a geo pair), divided by the bins' noisy counts (already released with
+    the histograms). Each row adds to one bin's sums a value in [-1, 1]: sensitivity 1 each."""
     moments = []
-    for (value, mode), counts in zip(pairs, bin_counts):
+    coordinates = [
+        (value, mode, counts, k) for (value, mode), counts in zip(pairs, bin_counts) for k in range(value.width)
+    ]
+    for value, mode, counts, offset in coordinates:
         bins = mode.value_modes
         codes = encoded[:, mode.start : mode.stop].argmax(dim=1).numpy()
-        position = encoded[:, value.start].numpy().astype(np.float64)
+        position = encoded[:, value.start + offset].numpy().astype(np.float64)
         inside = codes < bins
         first = noisy_counts(
             np.bincount(codes[inside], weights=position[inside], minlength=bins), noise_multiplier, rng
@@ -115,6 +120,7 @@ def noisy_position_moments(
                 value,
                 mode,
                 *(torch.tensor(a, dtype=torch.float32) for a in (mean, sd, weight)),  # type: ignore[arg-type]
+                offset,
             )
         )
     return moments
@@ -136,7 +142,7 @@ def marginal_penalty(
         mean = torch.softmax(logits[:, span.start : span.stop], dim=1).mean(dim=0).clamp_min(1e-8)
         total = total + (target * (target.log() - mean.log())).sum()
     for m in positions:
-        position = torch.tanh(logits[:, m.value.start])[:, None]
+        position = torch.tanh(logits[:, m.value.start + m.offset])[:, None]
         in_bin = torch.softmax(logits[:, m.mode.start : m.mode.stop], dim=1)[:, : m.mode.value_modes]
         mass = in_bin.sum(dim=0).clamp_min(1e-6)
         mean = (in_bin * position).sum(dim=0) / mass
@@ -180,7 +186,7 @@ class MarginalAnchor:
     def releases(spans: list[OutputSpan], skip_column: str | None) -> int:
         """How many sensitivity-1 Gaussian releases `measure` makes (the ledger's count)."""
         chosen = {span.start for span in marginal_spans(spans, skip_column)}
-        return len(chosen) + 2 * sum(mode.start in chosen for _, mode in position_pairs(spans))
+        return len(chosen) + 2 * sum(value.width for value, mode in position_pairs(spans) if mode.start in chosen)
 
     def penalty(self, G: TabularGenerator, z: torch.Tensor, condition: torch.Tensor | None) -> torch.Tensor:
         return marginal_penalty(G, z, condition, self.spans, self.targets, self.positions)

@@ -31,11 +31,27 @@ class ColumnTransform:
     def width(self) -> int:
         return sum(w for _, w in self.activations)
 
+    @property
+    def names(self) -> list[str]:
+        """The table columns this transform codes (one, or a geo pair's two)."""
+        return [self.spec.name]
+
+    @property
+    def span_name(self) -> str:
+        """The name its output spans carry: the column's (the anchors treat it as one variable)."""
+        return self.spec.name
+
     def encode(self, series: pd.Series) -> np.ndarray:
         raise NotImplementedError
 
     def decode(self, block: np.ndarray, rng: np.random.Generator) -> pd.Series:
         raise NotImplementedError
+
+    def encode_frame(self, frame: pd.DataFrame) -> np.ndarray:
+        return self.encode(frame[self.spec.name])
+
+    def decode_frame(self, block: np.ndarray, rng: np.random.Generator) -> pd.DataFrame:
+        return self.decode(block, rng).reset_index(drop=True).to_frame(self.spec.name)
 
 
 def sample_categories(probs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -247,27 +263,38 @@ class TableEncoder:
     """All column transforms of a schema side by side, and the layout of the encoded row."""
 
     def __init__(self, schema: Schema, dtypes: dict[str, str] | None = None) -> None:
+        from dpgan.transforms.geo import GeoTransform  # it builds on this module's ColumnTransform
+
         dtypes = dtypes or {}
         self.schema = schema
         self.dtypes = {c.name: dtypes.get(c.name) for c in schema.columns}
-        self.transforms = [make_transform(c, self.dtypes[c.name]) for c in schema.columns]
+        pair_of = {lat: (lat, lon) for lat, lon in schema.geo} | {lon: (lat, lon) for lat, lon in schema.geo}
+        self.transforms: list[ColumnTransform] = []
+        coded: set[str] = set()
+        for c in schema.columns:
+            if c.name not in pair_of:
+                self.transforms.append(make_transform(c, self.dtypes[c.name]))
+            elif c.name not in coded:  # a geo pair is coded where its first column stands
+                lat, lon = pair_of[c.name]
+                self.transforms.append(GeoTransform(schema[lat], schema[lon], (self.dtypes[lat], self.dtypes[lon])))
+                coded |= {lat, lon}
         self.spans: list[OutputSpan] = []
         start = 0
         for t in self.transforms:
             for activation, width in t.activations:
                 value_modes = t.value_modes if activation == SOFTMAX else 0
-                self.spans.append(OutputSpan(activation, start, width, t.spec.name, value_modes))
+                self.spans.append(OutputSpan(activation, start, width, t.span_name, value_modes))
                 start += width
         self.width = start
 
     def encode(self, frame: pd.DataFrame) -> np.ndarray:
-        blocks = [t.encode(frame[t.spec.name]) for t in self.transforms]
+        blocks = [t.encode_frame(frame) for t in self.transforms]
         return np.concatenate(blocks, axis=1).astype(np.float32)
 
     def decode(self, encoded: np.ndarray, rng: np.random.Generator) -> pd.DataFrame:
-        columns = {}
+        parts = []
         start = 0
         for t in self.transforms:
-            columns[t.spec.name] = t.decode(encoded[:, start : start + t.width], rng).reset_index(drop=True)
+            parts.append(t.decode_frame(encoded[:, start : start + t.width], rng))
             start += t.width
-        return pd.DataFrame(columns)
+        return pd.concat(parts, axis=1)[self.schema.names]
