@@ -140,6 +140,8 @@ def _synth_kwargs(args: argparse.Namespace) -> dict[str, Any]:
         kwargs["pair_budget_fraction"] = args.pair_anchor
     if getattr(args, "no_pair_anchor", False):
         kwargs["pair_anchor"] = False
+    if getattr(args, "label_model_kind", None) is not None:
+        kwargs["label_model_kind"] = args.label_model_kind
     if getattr(args, "binary_codes", False):
         kwargs["binary_codes"] = True
     if getattr(args, "geo", None):
@@ -591,6 +593,12 @@ def _budget_options(p: argparse.ArgumentParser, epsilon_default: float | None) -
         "--no-label-model",
         action="store_true",
         help="keep the generator's own target column (no DP classifier redraws it)",
+    )
+    p.add_argument(
+        "--label-model-kind",
+        choices=["dp-sgd", "pair-tables"],
+        default=None,
+        help="dp-sgd: a classifier on its own share of ε; pair-tables: naive Bayes from the 2-way tables (no ε)",
     )
     p.add_argument(
         "--marginal-anchor",

@@ -48,6 +48,7 @@ import torch
 from dpgan.conditioning import Condition, build_condition, check_condition_column
 from dpgan.errors import BudgetError, DPGanWarning, InputError
 from dpgan.extras.label_model import LabelModel, fit_label_model, label_target
+from dpgan.extras.table_label_model import match_prior, naive_bayes_label_model
 from dpgan.preparation import Prepared, prepare_table, purchased_schema_entries
 from dpgan.privacy.accounting import Budget, LedgerEntry, PrivacyLedger
 from dpgan.privacy.calibration import BudgetShares, sigma_and_steps
@@ -57,7 +58,7 @@ from dpgan.schema_inference import PublicHints
 from dpgan.synthesizers.arguments import FitOptions
 from dpgan.synthesizers.public_data import PublicTable, encode_public
 from dpgan.synthesizers.resume import ResumableFit, releases_fingerprint
-from dpgan.synthesizers.sampling import RowPostProcessor
+from dpgan.synthesizers.sampling import RowPostProcessor, TableSampler
 from dpgan.synthesizers.selection_plan import reserve_selection, select_released, split_heldout
 from dpgan.training.aux_classifier import fit_aux_classifier
 from dpgan.training.checkpoint import FitCheckpoint
@@ -81,6 +82,7 @@ from dpgan.transforms.encoder import TableEncoder, public_dtypes
 # histogram per column, the repair count); with a schema only the row count and repairs: 1 %.
 # 0.25 (was 0.1) chosen on the validation splits of the bench tables (bench/RESULTS.md §10)
 NO_SCHEMA_PREPROCESSING_FRACTION = 0.25
+PRIOR_MATCH_ROWS = 4000  # G's rows the naive-Bayes label model's bias is matched on
 
 
 @dataclass(frozen=True)
@@ -196,6 +198,11 @@ def fit_table(
     if selection is not None and holdout is not None:  # step 6b
         generator, selection_record = select_released(selection, holdout, encoder, condition, settings, torch_gen, rng)
         result = replace(result, generator=generator)
+    if extras.label_model is not None and settings.config.label_model_kind == "pair-tables":
+        # the naive-Bayes label model's bias, matched on G's own rows (post-processing)
+        sampler = TableSampler(result.generator, encoder, condition, settings.config.noise_dim, ())
+        own_rows = sampler.sample(PRIOR_MATCH_ROWS, {}, int(rng.integers(0, 2**31 - 1)))
+        match_prior(extras.label_model, torch.from_numpy(encoder.encode(own_rows)))
     spent = ledger.epsilon(settings.delta, settings.accountant)  # step 7
     if spent > settings.epsilon * (1 + 1e-9):
         raise BudgetError(f"internal error: the ledger spent ε={spent:.4f} > target {settings.epsilon}")
@@ -314,7 +321,8 @@ def _fit_extras(
         )
     label_column = label_target(encoder.schema) if cfg.label_model else None
     label_model = None
-    if label_column is not None:
+    from_tables = cfg.label_model_kind == "pair-tables"
+    if label_column is not None and not from_tables:
         spent += cfg.label_model_budget_fraction
         label_model = fit_label_model(
             encoded, encoder, label_column, cfg, rows=rows, share=shares.at(spent), ledger=ledger, generator=torch_gen
@@ -332,6 +340,9 @@ def _fit_extras(
         # never warm up for longer than the GAN trains (a short fit, e.g. a test's, stays short)
         steps = gan_schedule_for(cfg, rows, settings.recipe.dp_on).steps
         hooks = (*hooks, PairAnchorHook.from_config(pairs, cfg, max_warmup_steps=steps))
+        if label_column is not None and from_tables:  # post-processing of the tables: no entry
+            label_model = naive_bayes_label_model(pairs, encoder, label_column)
+            label_column = None if label_model is None else label_column
     return _Extras(objective, label_column, label_model, hooks)
 
 

@@ -12,6 +12,7 @@ LOSSES = ("wgan-gp", "wgan", "bce")
 OPTIMIZERS = ("adam", "rmsprop")
 INTERPOLATIONS = ("linear", "spherical")
 CLIPPING_GROUPS = ("none", "per-layer")
+LABEL_MODEL_KINDS = ("dp-sgd", "pair-tables")
 SELECTION_KEYS = (
     "select_checkpoints",
     "selection_budget_fraction",
@@ -124,6 +125,9 @@ class TrainingConfig:
     # redraws that column in every sampled row (its own share of ε; off for tables without a
     # categorical target). A linear model by default: on Adult it beat an MLP at the same ε.
     label_model: bool = True
+    # "dp-sgd": a classifier trained with DP-SGD on label_model_budget_fraction of ε; "pair-tables":
+    # naive Bayes read off the 2-way anchor's DP tables (dpgan.extras.table_label_model), no ε of its own
+    label_model_kind: str = "dp-sgd"
     # 0.25 (was 0.1): better TSTR on every validation table, Adult's included (bench/RESULTS.md §10)
     label_model_budget_fraction: float = 0.25
     label_model_hidden: tuple[int, ...] = ()
@@ -136,6 +140,7 @@ class TrainingConfig:
     def check(self) -> None:
         """Reject settings no recipe can run, with a message that names the setting."""
         choices = {
+            "label_model_kind": LABEL_MODEL_KINDS,
             "loss": LOSSES,
             "optimizer": OPTIMIZERS,
             "interpolation": INTERPOLATIONS,
@@ -170,6 +175,8 @@ class TrainingConfig:
             raise InputError("microbatches work with loss='bce' or 'wgan' and no information loss")
         self._check_clipping()
         self._check_selection()
+        if self.label_model and self.label_model_kind == "pair-tables" and not self.pair_anchor:
+            raise InputError("label_model_kind='pair-tables' reads the 2-way anchor's tables: keep pair_anchor on")
         pairs = self.geo_pairs
         if isinstance(pairs, (str, bytes)) or not all(
             isinstance(p, (tuple, list)) and len(p) == 2 and all(isinstance(c, str) for c in p) for p in pairs
@@ -208,6 +215,8 @@ class TrainingConfig:
             del data["clipping_groups"]
         if not self.binary_codes:
             del data["binary_codes"]
+        if self.label_model_kind == "dp-sgd":
+            del data["label_model_kind"]
         if not self.geo_pairs:
             del data["geo_pairs"]
         else:

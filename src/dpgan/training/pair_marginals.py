@@ -71,8 +71,13 @@ def table_shares(noisy: list[np.ndarray]) -> list[torch.Tensor]:
     """Noisy counts → shares of one noisy total (the mean of the tables' sums: every table counts
     the same rows, so averaging P noisy totals divides their noise by √P). Negative cells stay:
     the least-squares penalty needs no floor, and clipping would bias every sparse table."""
-    total = max(float(np.mean([t.sum() for t in noisy])), 1.0) if noisy else 1.0
+    total = noisy_total(noisy)
     return [torch.tensor(t / total, dtype=torch.float32) for t in noisy]
+
+
+def noisy_total(noisy: list[np.ndarray]) -> float:
+    """The row count the tables share (their sums' mean; at least 1)."""
+    return max(float(np.mean([t.sum() for t in noisy])), 1.0) if noisy else 1.0
 
 
 def pair_penalty(
@@ -124,10 +129,14 @@ class PairLayout:
 class PairAnchor:
     """The DP 2-way tables of G's outputs and the two ways G uses them."""
 
-    def __init__(self, pairs: list[tuple[OutputSpan, OutputSpan]], targets: list[torch.Tensor]) -> None:
+    def __init__(
+        self, pairs: list[tuple[OutputSpan, OutputSpan]], targets: list[torch.Tensor], noise_share: float = 0.0
+    ) -> None:
         if len(pairs) != len(targets):
             raise ValueError("one target per pair")
         self.pairs, self.targets = pairs, targets
+        # a cell's noise in share units (σ / the noisy row count): how far a small cell can be trusted
+        self.noise_share = noise_share
         self.layout = PairLayout.of(pairs)
         self.target = self.layout.place(pairs, targets)
 
@@ -142,7 +151,8 @@ class PairAnchor:
     ) -> "PairAnchor":
         """All `releases(spans, skip_column)` tables at one σ, each sensitivity 1."""
         pairs = span_pairs(spans, skip_column)
-        return cls(pairs, table_shares(noisy_pair_tables(encoded, pairs, noise_multiplier, rng)))
+        noisy = noisy_pair_tables(encoded, pairs, noise_multiplier, rng)
+        return cls(pairs, table_shares(noisy), noise_multiplier / noisy_total(noisy))
 
     @staticmethod
     def releases(spans: list[OutputSpan], skip_column: str | None) -> int:
