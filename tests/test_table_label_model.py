@@ -115,3 +115,14 @@ def test_cli_flag_reaches_the_config():
         ["fit", "t.csv", "--epsilon", "1", "--out", "m", "--label-model-kind", "pair-tables"]
     )
     assert TabularSynthesizer(**_synth_kwargs(args)).config.label_model_kind == "pair-tables"
+
+
+def test_auto_reads_the_tables_when_the_anchor_is_on_and_trains_otherwise():
+    frame, schema = _table(400)
+    kwargs = {"epsilon": 2.0, "epochs": 1, "batch_size": 64, "seed": 0, "label_model_kind": "auto", **TINY}
+    with_anchor = TabularSynthesizer(pair_warmup_steps=10, **kwargs).fit(frame, schema)
+    without = TabularSynthesizer(pair_anchor=False, **kwargs).fit(frame, schema)
+    assert with_anchor.training["label_model_kind"] == "pair-tables"
+    assert without.training["label_model_kind"] == "dp-sgd"
+    assert LABEL_EVENT in [e["name"] for e in without.privacy_report()["events"]]
+    assert TrainingConfig.from_dict({}).label_model_kind == "dp-sgd"  # a model saved before the option

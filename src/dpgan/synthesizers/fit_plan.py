@@ -198,7 +198,8 @@ def fit_table(
     if selection is not None and holdout is not None:  # step 6b
         generator, selection_record = select_released(selection, holdout, encoder, condition, settings, torch_gen, rng)
         result = replace(result, generator=generator)
-    if extras.label_model is not None and settings.config.label_model_kind == "pair-tables":
+    from_tables = label_model_from_tables(settings.config, extras.label_column, condition)
+    if extras.label_model is not None and from_tables:
         # the naive-Bayes label model's bias, matched on G's own rows (post-processing)
         sampler = TableSampler(result.generator, encoder, condition, settings.config.noise_dim, ())
         own_rows = sampler.sample(PRIOR_MATCH_ROWS, {}, int(rng.integers(0, 2**31 - 1)))
@@ -222,6 +223,7 @@ def fit_table(
         "condition": None if condition is None else condition.column,
         "condition_prior_source": None if condition is None else condition.prior_source,
         "label_model": extras.label_column,
+        "label_model_kind": None if extras.label_column is None else ("pair-tables" if from_tables else "dp-sgd"),
         "seeded": settings.seeded,
     }
     if selection_record is not None:
@@ -283,6 +285,15 @@ def _prepare(
     return prepared, fraction, condition_column
 
 
+def label_model_from_tables(cfg: TrainingConfig, label_column: str | None, condition: Condition | None) -> bool:
+    """Whether the label model is read off the 2-way tables: asked for, or "auto" with the anchor
+    on and the target measured (the conditioning column is not)."""
+    if cfg.label_model_kind == "auto":
+        measured = cfg.pair_anchor and (condition is None or condition.column != label_column)
+        return label_column is not None and measured
+    return cfg.label_model_kind == "pair-tables"
+
+
 @dataclass
 class _Extras:
     """The DP extras of step 5: the generator's objective (with its auxiliary classifier, if
@@ -321,7 +332,7 @@ def _fit_extras(
         )
     label_column = label_target(encoder.schema) if cfg.label_model else None
     label_model = None
-    from_tables = cfg.label_model_kind == "pair-tables"
+    from_tables = label_model_from_tables(cfg, label_column, condition)
     if label_column is not None and not from_tables:
         spent += cfg.label_model_budget_fraction
         label_model = fit_label_model(

@@ -12,7 +12,7 @@ LOSSES = ("wgan-gp", "wgan", "bce")
 OPTIMIZERS = ("adam", "rmsprop")
 INTERPOLATIONS = ("linear", "spherical")
 CLIPPING_GROUPS = ("none", "per-layer")
-LABEL_MODEL_KINDS = ("dp-sgd", "pair-tables")
+LABEL_MODEL_KINDS = ("auto", "dp-sgd", "pair-tables")
 SELECTION_KEYS = (
     "select_checkpoints",
     "selection_budget_fraction",
@@ -126,7 +126,8 @@ class TrainingConfig:
     # categorical target). A linear model by default: on Adult it beat an MLP at the same ε.
     label_model: bool = True
     # "dp-sgd": a classifier trained with DP-SGD on label_model_budget_fraction of ε; "pair-tables":
-    # naive Bayes read off the 2-way anchor's DP tables (dpgan.extras.table_label_model), no ε of its own
+    # naive Bayes read off the 2-way anchor's DP tables (dpgan.extras.table_label_model), no ε of its
+    # own; "auto": pair-tables when the 2-way anchor measures the target, else dp-sgd
     label_model_kind: str = "dp-sgd"
     # 0.25 (was 0.1): better TSTR on every validation table, Adult's included (bench/RESULTS.md §10)
     label_model_budget_fraction: float = 0.25
@@ -234,6 +235,7 @@ class TrainingConfig:
         data = dict(data)
         # a model saved before the 2-way anchor existed (or with it off) has no key: it was off
         data.setdefault("pair_anchor", False)
+        data.setdefault("label_model_kind", "dp-sgd")  # likewise: before it existed, every label model was
         for key in ("generator_hidden", "critic_hidden", "betas", "label_model_hidden"):
             if key in data:
                 data[key] = tuple(data[key])
