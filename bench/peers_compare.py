@@ -1,5 +1,6 @@
-"""SmartNoise Synth's MST and AIM on the tables of bench/csv_only.py, scored by the same code as dpgan.
+"""dpgan, SmartNoise Synth's MST and AIM on the tables of bench/csv_only.py, scored by the same code.
 
+dpgan runs its frozen default through csv_only.run_one (the CSV path with the hand-written schema).
 Each peer runs in its own venv (bench/.venv-peers, made by bench/peers/setup.sh; never a dpgan
 dependency) through bench/peers/run_peer.py, on the CSV of the same train split dpgan fits, with
 the same public schema (categories and numeric bounds, 10 equal-width bins for numerics: nothing
@@ -8,7 +9,8 @@ csv_only.score_synthetic: TSTR vs TRTR (four classifiers), JSD/WD, the associati
 the error on all 2-way marginals. A peer that passes `--timeout` seconds is recorded as such.
 
     bash bench/peers/setup.sh                                      # once
-    python bench/peers_compare.py --systems mst --tables chile churn --epsilons 1 3 --seeds 0 --split test
+    python bench/peers_compare.py --systems dpgan mst aim --tables chile churn --epsilons 1 3 --seeds 0 --split test
+    python bench/peers_compare.py --goal bench/results/peers_test.jsonl bench/results/peers_test.jsonl
     python bench/csv_only.py --summary bench/results/peers_test.jsonl
 """
 
@@ -24,7 +26,7 @@ from pathlib import Path
 import pandas as pd
 import torch
 
-from csv_only import DELTA, RESULTS_DIR, round_trip, score_synthetic
+from csv_only import DELTA, RESULTS_DIR, round_trip, run_one, score_synthetic
 from dpgan import Schema
 from tables import TABLES, schema_path, split
 
@@ -100,7 +102,7 @@ def goal_check(dpgan_path: Path, peers_path: Path) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--systems", nargs="+", default=["mst"], choices=["mst", "aim"])
+    parser.add_argument("--systems", nargs="+", default=["dpgan", "mst"], choices=["dpgan", "mst", "aim"])
     parser.add_argument("--tables", nargs="+", default=list(TABLES), choices=list(TABLES))
     parser.add_argument("--epsilons", nargs="+", type=float, default=[1.0])
     parser.add_argument("--seeds", nargs="+", type=int, default=[0])
@@ -121,7 +123,10 @@ def main() -> None:
             parts = split(name, args.max_train_rows, args.max_eval_rows)
             for epsilon in args.epsilons:
                 for system in args.systems:
-                    row = run_peer(system, name, epsilon, seed, args.split, parts, args.timeout)
+                    if system == "dpgan":  # the frozen default through the CSV path, as csv_only.py runs it
+                        row = run_one(name, "schema", seed, epsilon, args.split, 1, parts, False)
+                    else:
+                        row = run_peer(system, name, epsilon, seed, args.split, parts, args.timeout)
                     keys = ("table", "mode", "epsilon", "seed", "fit_seconds", "auc_diff", "r2_diff", "error")
                     print(json.dumps({k: row.get(k) for k in keys}), flush=True)
                     with out.open("a") as handle:
