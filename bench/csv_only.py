@@ -40,6 +40,7 @@ import torch
 from dpgan import Schema, TabularSynthesizer
 from dpgan.errors import DPGanError
 from dpgan.evaluation import evaluate
+from dpgan.evaluation.every_column import every_column_tstr
 from dpgan.evaluation.fidelity import as_labels, column_kinds, fidelity, two_way_marginal_error
 from dpgan.schema import ColumnSpec
 from dpgan.table_io import read_private_table, read_table, write_table
@@ -120,6 +121,7 @@ def score_synthetic(
     scored: pd.DataFrame,
     seed: int,
     threads: int,
+    all_targets: bool = False,
 ) -> dict[str, Any]:
     """The same scores for every system's synthetic rows (dpgan's, or a peer's: bench/peers_compare.py):
     TSTR vs TRTR, one-way JSD/WD, the association difference (and an independent-columns copy's), the
@@ -162,6 +164,12 @@ def score_synthetic(
             if entry.get("wd", entry.get("jsd")) is not None
         },
     }
+    if all_targets:  # every column in turn as the target (dpgan.evaluation.every_column)
+        every = every_column_tstr(real, synthetic[list(real.columns)], scored_rows, hand, seed=seed, n_jobs=threads)
+        row["every_column"] = every
+        for key in ("mean_auc", "mean_r2"):
+            for side in ("tstr", "trtr"):
+                row[f"every_column_{key[5:]}_{side}"] = None if every[key] is None else every[key][side]
     main_metric = "r2" if spec.task == "regression" else "roc_auc"
     row["per_model"] = {
         model: {k: scores[main_metric][k] for k in ("tstr", "trtr")} for model, scores in metrics["utility"].items()
@@ -188,6 +196,7 @@ def run_one(
     hint_target: bool,
     settings: dict[str, Any] | None = None,
     hint_labels: bool = False,
+    all_targets: bool = False,
 ) -> dict[str, Any]:
     spec = TABLES[name]
     hand = Schema.from_json(schema_path(name))
@@ -235,7 +244,7 @@ def run_one(
         "label_model": synth.training.get("label_model"),
         "schema_source": synth.training.get("schema_source"),
     }
-    row.update(score_synthetic(name, hand, train_schema, synthetic, scored, seed, threads))
+    row.update(score_synthetic(name, hand, train_schema, synthetic, scored, seed, threads, all_targets))
     if mode == "no-schema":
         assert synth.schema is not None
         row["learned_schema"] = schema_gaps(synth.schema, hand, train_schema)
@@ -261,6 +270,7 @@ def run(args: argparse.Namespace) -> None:
                     args.hint_target,
                     settings(args),
                     args.hint_labels,
+                    args.all_targets,
                 )
                 keys = ("table", "mode", "seed", "fit_seconds", "epsilon_spent", "accuracy_diff", "auc_diff", "r2_diff")
                 brief = {k: row.get(k) for k in keys + ("majority_accuracy", "error")}
@@ -338,6 +348,29 @@ def summary(path: Path) -> None:
     for key, messages in failures.items():
         table, eps, mode = key
         print(f"\nFit failed ({table}, ε = {eps:g}, {mode}): " + "; ".join(messages))
+    every_column_summary(groups, order)
+
+
+def every_column_summary(groups: dict[tuple, list[dict]], order: list[str]) -> None:
+    """Markdown, when rows have it: TSTR with every column in turn as the target (random forest)."""
+    keys = [k for k in groups if any("every_column" in r for r in groups[k])]
+    if not keys:
+        return
+    print("\n| table | ε | mode | seeds | every column: AUC TSTR / TRTR (columns) ", end="")
+    print("| every column: R² TSTR / TRTR (columns) |")
+    print("|---|---|---|---|---|---|")
+    for key in sorted(keys, key=lambda k: (order.index(k[0]) if k[0] in order else 99, k[1], k[2])):
+        g = [r for r in groups[key] if "every_column" in r]
+        cells = []
+        for kind in ("auc", "r2"):
+            if g[0][f"every_column_{kind}_tstr"] is None:
+                cells.append("—")
+                continue
+            count = g[0]["every_column"][f"mean_{kind}"]["columns"]
+            tstr = _mean_sd([r[f"every_column_{kind}_tstr"] for r in g])
+            trtr = _mean_sd([r[f"every_column_{kind}_trtr"] for r in g])
+            cells.append(f"{tstr} / {trtr} ({count})")
+        print(f"| {key[0]} | {key[1]:g} | {key[2]} | {len(g)} | " + " | ".join(cells) + " |")
 
 
 def schema_summary(path: Path, floor: float = 0.01) -> None:
@@ -400,6 +433,7 @@ def main() -> None:
         action="store_true",
         help="also pass the target's labels from its documentation (--categories TARGET=...), classification only",
     )
+    parser.add_argument("--all-targets", action="store_true", help="also TSTR with every column as the target")
     parser.add_argument("--set", action="append", metavar="KEY=VALUE", help="a TabularSynthesizer setting to vary")
     parser.add_argument("--out", help="default: bench/results/csv_only_<split>.jsonl")
     parser.add_argument("--summary", help="print the markdown table for a results file and exit")

@@ -34,7 +34,16 @@ BENCH = Path(__file__).resolve().parent
 PEER_PYTHON = BENCH / ".venv-peers" / "bin" / "python"
 
 
-def run_peer(system: str, name: str, epsilon: float, seed: int, split_name: str, parts: dict, timeout: int) -> dict:
+def run_peer(
+    system: str,
+    name: str,
+    epsilon: float,
+    seed: int,
+    split_name: str,
+    parts: dict,
+    timeout: int,
+    all_targets: bool = False,
+) -> dict:
     hand = Schema.from_json(schema_path(name))
     base = {"table": name, "mode": system, "split": split_name, "epsilon": epsilon, "seed": seed, "settings": {}}
     base["task"] = TABLES[name].task
@@ -67,7 +76,7 @@ def run_peer(system: str, name: str, epsilon: float, seed: int, split_name: str,
         "wall_seconds": round(time.time() - started, 1),
         "epsilon_spent": epsilon,  # the peer's own accounting (zCDP → (ε, δ)); not re-checked here
     }
-    return row | score_synthetic(name, hand, train_schema, synthetic, scored, seed, 1)
+    return row | score_synthetic(name, hand, train_schema, synthetic, scored, seed, 1, all_targets)
 
 
 def goal_check(dpgan_path: Path, peers_path: Path) -> None:
@@ -83,8 +92,8 @@ def goal_check(dpgan_path: Path, peers_path: Path) -> None:
         return sum(values) / len(values) if values else None
 
     print("| table | ε | peer | TSTR AUC / R²: dpgan vs peer | 2-way error: dpgan vs peer (ratio) "
-          "| assoc.: dpgan vs peer (half indep.) |")  # fmt: skip
-    print("|---|---|---|---|---|---|")
+          "| assoc.: dpgan vs peer (half indep.) | every column AUC / R²: dpgan vs peer |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|")
     for table, eps, system in sorted({(t, e, m) for t, e, m in groups if m != "schema"}):
         metric = "r2_tstr" if mean(table, eps, "schema", "r2_tstr") is not None else "auc_tstr"
         ours, theirs = mean(table, eps, "schema", metric), mean(table, eps, system, metric)
@@ -96,8 +105,19 @@ def goal_check(dpgan_path: Path, peers_path: Path) -> None:
         print(
             f"| {table} | {eps:g} | {system} | {ours:.3f} vs {theirs:.3f} {'✓' if ours > theirs else '✗'} "
             f"| {two_ours:.3f} vs {two_theirs:.3f} ({two_ours / two_theirs:.2f}×) "
-            f"| {assoc:.2f} vs {peer_assoc:.2f} ({half / 2:.2f}) {'✓' if assoc <= half / 2 else '✗'} |"
+            f"| {assoc:.2f} vs {peer_assoc:.2f} ({half / 2:.2f}) {'✓' if assoc <= half / 2 else '✗'} "
+            f"| {_every_column_cell(mean, table, eps, system)} |"
         )
+
+
+def _every_column_cell(mean, table: str, eps: float, system: str) -> str:
+    """'AUC a vs b / R² c vs d' from the rows' every-column means, where both systems have them."""
+    parts = []
+    for kind, label in (("auc", "AUC"), ("r2", "R²")):
+        ours, theirs = (mean(table, eps, s, f"every_column_{kind}_tstr") for s in ("schema", system))
+        if ours is not None and theirs is not None:
+            parts.append(f"{label} {ours:.3f} vs {theirs:.3f}")
+    return " / ".join(parts) or "—"
 
 
 def main() -> None:
@@ -111,6 +131,7 @@ def main() -> None:
     parser.add_argument("--max-train-rows", type=int, default=20000)
     parser.add_argument("--max-eval-rows", type=int, default=20000)
     parser.add_argument("--out", help="default: bench/results/peers_<split>.jsonl")
+    parser.add_argument("--all-targets", action="store_true", help="also TSTR with every column as the target")
     parser.add_argument("--goal", nargs=2, metavar=("DPGAN_ROWS", "PEER_ROWS"), help="print the goal table and exit")
     args = parser.parse_args()
     if args.goal:
@@ -124,9 +145,11 @@ def main() -> None:
             for epsilon in args.epsilons:
                 for system in args.systems:
                     if system == "dpgan":  # the frozen default through the CSV path, as csv_only.py runs it
-                        row = run_one(name, "schema", seed, epsilon, args.split, 1, parts, False)
+                        row = run_one(
+                            name, "schema", seed, epsilon, args.split, 1, parts, False, None, False, args.all_targets
+                        )
                     else:
-                        row = run_peer(system, name, epsilon, seed, args.split, parts, args.timeout)
+                        row = run_peer(system, name, epsilon, seed, args.split, parts, args.timeout, args.all_targets)
                     keys = ("table", "mode", "epsilon", "seed", "fit_seconds", "auc_diff", "r2_diff", "error")
                     print(json.dumps({k: row.get(k) for k in keys}), flush=True)
                     with out.open("a") as handle:
