@@ -1,0 +1,152 @@
+"""The public description of a set of fixed-length series: what the curator knows without the data.
+
+A series (one district-day, one household-week) is `length` readings of one or more value columns,
+optionally with a label that is constant along it, and optionally owned by an entity (a household,
+a district) that may own many series. Every number here is public: value bounds come from the
+meter's documented range or the utility's records, never from the private series' own min and max
+(a pitfall: an exact extreme is a private value), and the label set from documentation. The scale
+maps each value column's public [min, max] to [-1, 1] for the generator's tanh output.
+
+The unit of privacy follows from `entity`: without it one series is protected (add or remove one
+series); with it all series of one entity are, whatever their number (the fit samples entities,
+keeps at most `max_series_per_entity` series of each, chosen at random, and clips them as one unit).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dpgan.errors import InputError
+
+MAX_LENGTH = 10_000
+MAX_VALUES = 64
+MAX_SERIES_PER_ENTITY = 256
+SCHEMA_KEYS = frozenset(("kind", "id", "time", "length", "values", "label", "entity", "source"))
+
+
+@dataclass(frozen=True)
+class ValueColumn:
+    """One measured quantity and its public range."""
+
+    name: str
+    min: float
+    max: float
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise InputError("every value column needs a non-empty string name")
+        for bound in (self.min, self.max):
+            if isinstance(bound, bool) or not isinstance(bound, (int, float)) or not math.isfinite(bound):
+                raise InputError(f"value column {self.name!r} needs finite 'min' and 'max'")
+        if not self.min < self.max:
+            raise InputError(f"value column {self.name!r}: 'min' must be smaller than 'max'")
+
+
+@dataclass(frozen=True)
+class SequenceSchema:
+    """Column names of the long table, the series length, the value columns, the label and the entity."""
+
+    id: str
+    time: str
+    length: int
+    values: tuple[ValueColumn, ...]
+    label: str | None = None
+    categories: tuple[Any, ...] = ()
+    entity: str | None = None
+    max_series_per_entity: int = 1
+    source: str = "user"
+
+    def __post_init__(self) -> None:
+        if isinstance(self.length, bool) or not isinstance(self.length, int) or not 2 <= self.length <= MAX_LENGTH:
+            raise InputError(f"the series length must be a whole number from 2 to {MAX_LENGTH}")
+        if not self.values or len(self.values) > MAX_VALUES:
+            raise InputError(f"a sequence schema needs 1 to {MAX_VALUES} value columns")
+        names = [self.id, self.time, *(v.name for v in self.values)]
+        names += [c for c in (self.label, self.entity) if c is not None]
+        if not all(isinstance(n, str) and n for n in names):
+            raise InputError("the id, time, label and entity columns need non-empty string names")
+        if len(set(names)) != len(names):
+            raise InputError("the id, time, value, label and entity columns must be different columns")
+        if self.label is None and self.categories:
+            raise InputError("'categories' needs a label column")
+        if self.label is not None:
+            if len(self.categories) < 2 or len(set(map(str, self.categories))) != len(self.categories):
+                raise InputError(f"label {self.label!r} needs at least two distinct public categories")
+        per_entity = self.max_series_per_entity
+        if (
+            isinstance(per_entity, bool)
+            or not isinstance(per_entity, int)
+            or not 1 <= per_entity <= MAX_SERIES_PER_ENTITY
+        ):
+            raise InputError(f"max_series_per_entity must be a whole number from 1 to {MAX_SERIES_PER_ENTITY}")
+
+    @property
+    def value_names(self) -> list[str]:
+        return [v.name for v in self.values]
+
+    @property
+    def columns(self) -> list[str]:
+        """The long table's columns, in the order sampling writes them."""
+        out = [self.id, self.time, *self.value_names]
+        return out + [c for c in (self.label, self.entity) if c is not None]
+
+    @property
+    def unit(self) -> str:
+        """What the guarantee protects: one series, or every series of one entity."""
+        return "series" if self.entity is None else "entity"
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"kind": "sequence", "id": self.id, "time": self.time, "length": self.length}
+        out["values"] = [{"name": v.name, "min": v.min, "max": v.max} for v in self.values]
+        if self.label is not None:
+            out["label"] = {"name": self.label, "categories": list(self.categories)}
+        if self.entity is not None:
+            out["entity"] = {"name": self.entity, "max_series": self.max_series_per_entity}
+        out["source"] = self.source
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> SequenceSchema:
+        if not isinstance(data, dict) or data.get("kind") != "sequence":
+            raise InputError('a sequence schema is a JSON object with "kind": "sequence"')
+        unknown = set(data) - SCHEMA_KEYS
+        if unknown:
+            raise InputError(f"unknown sequence schema keys {sorted(unknown)}")
+        values = data.get("values")
+        if not isinstance(values, list) or not all(isinstance(v, dict) for v in values):
+            raise InputError('\'values\' must be a list of {"name", "min", "max"} objects')
+        label = data.get("label") or {}
+        entity = data.get("entity") or {}
+        if not isinstance(label, dict) or not isinstance(entity, dict):
+            raise InputError("'label' and 'entity' must be JSON objects")
+        return cls(
+            id=data.get("id"),  # type: ignore[arg-type]
+            time=data.get("time"),  # type: ignore[arg-type]
+            length=data.get("length"),  # type: ignore[arg-type]
+            values=tuple(ValueColumn(v.get("name"), v.get("min"), v.get("max")) for v in values),  # type: ignore[arg-type]
+            label=label.get("name"),
+            categories=tuple(label.get("categories", [])),
+            entity=entity.get("name"),
+            max_series_per_entity=entity.get("max_series", 1),
+            source=str(data.get("source", "user")),
+        )
+
+    def to_json(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps(self.to_dict(), indent=1))
+
+    @classmethod
+    def from_json(cls, path: str | Path) -> SequenceSchema:
+        try:
+            data = json.loads(Path(path).read_text())
+        except FileNotFoundError:
+            raise InputError(f"schema file not found: {path}") from None
+        except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise InputError(f"schema file {path} is not valid JSON: {exc}") from None
+        return cls.from_dict(data)
+
+
+__all__ = ["SequenceSchema", "ValueColumn"]

@@ -1,0 +1,322 @@
+"""SequenceSynthesizer: DP synthetic fixed-length series (Frigerio et al.'s dp-GAN for time series).
+
+The flow, each private read charged to one ledger:
+1. the series are read with the public schema (dpgan.sequences.codec); incomplete ones are dropped;
+2. one Gaussian release of the unit counts (units kept, units dropped): adding or removing one unit
+   (a series, or an entity with all its series) changes one of the two by 1, so sensitivity 1. The
+   kept count N̂ sets the Poisson rate q = L/N̂ and the step count; the dropped count is the report's;
+3. units are built: one series each, or, with an entity column, `max_series_per_entity` series
+   drawn at random (with replacement when an entity has fewer) from each entity's complete series,
+   so one entity is one unit however many series it owns: the accountant's neighbour is one entity;
+4. WGAN-GP with DP-SGD on the critic through the engine (dpgan.training.dp_critic): Poisson
+   sampling of units, the real term and the gradient penalty clipped together per unit, Gaussian
+   noise, one ledger event per critic step; an LSTM generator, an MLP (default) or LSTM critic.
+The generator (its average) is released; sampling from it is post-processing.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import torch
+
+from dpgan.api import Synthesizer
+from dpgan.errors import BudgetError, InputError, ModelFileError
+from dpgan.models.sequence_units import CRITICS, SeriesUnitCritic, SeriesUnitGenerator
+from dpgan.privacy.accounting import Budget, LedgerEntry, PrivacyLedger
+from dpgan.privacy.calibration import BudgetShares, sigma_and_steps
+from dpgan.privacy.mechanisms import noisy_counts
+from dpgan.sequences.codec import SeriesSet, read_array, read_long, write_long
+from dpgan.sequences.schema import SequenceSchema
+from dpgan.serialization import check_model_destination, read_model_dir, write_model_dir
+from dpgan.training.config import TrainingConfig
+from dpgan.training.dp_critic import train_dp_critic
+from dpgan.training.schedule import gan_schedule
+
+KIND = "sequence"
+COUNT_EVENT = "unit count (kept, dropped)"
+COUNT_SHARE = 0.01  # of ε, for the counts
+MAX_SAMPLE = 1_000_000
+
+
+@dataclass(frozen=True)
+class SequenceNetworks:
+    """The sequence networks' shapes (the loop's settings stay in TrainingConfig)."""
+
+    critic: str = "mlp"
+    critic_hidden: tuple[int, ...] = (128, 128)
+    generator_hidden: int = 64
+    generator_layers: int = 1
+    step_noise: int = 4
+
+    def check(self) -> None:
+        if self.critic not in CRITICS:
+            raise InputError(f"critic must be one of {', '.join(CRITICS)}, not {self.critic!r}")
+        sizes = (*self.critic_hidden, self.generator_hidden, self.generator_layers, self.step_noise)
+        if not all(isinstance(s, int) and not isinstance(s, bool) and 1 <= s <= 4096 for s in sizes):
+            raise InputError("network sizes must be whole numbers from 1 to 4096")
+
+
+# dp-GAN's loop on series: the tabular defaults with a smaller batch cap (a few thousand series)
+SEQUENCE_DEFAULTS = {"batch_size": 256, "epochs": 60.0, "ema_decay": 0.99}
+
+
+def _coerce_schema(schema: SequenceSchema | dict | str | Path) -> SequenceSchema:
+    if isinstance(schema, SequenceSchema):
+        return schema
+    if isinstance(schema, dict):
+        return SequenceSchema.from_dict(schema)
+    if isinstance(schema, (str, Path)):
+        return SequenceSchema.from_json(schema)
+    raise InputError("schema must be a SequenceSchema, a dict or a path to a JSON file")
+
+
+class SequenceSynthesizer(Synthesizer):
+    """Fit on fixed-length series (a long table or an (N, T[, F]) array), sample new ones."""
+
+    def __init__(
+        self,
+        *,
+        epsilon: float,
+        delta: float = 1e-5,
+        accountant: str = "pld",
+        seed: int | None = None,
+        noise_multiplier: float | None = None,
+        critic: str = "mlp",
+        **settings: Any,
+    ) -> None:
+        super().__init__(
+            epsilon=epsilon, delta=delta, accountant=accountant, seed=seed, noise_multiplier=noise_multiplier
+        )
+        network_keys = {k: settings.pop(k) for k in list(settings) if k in SequenceNetworks.__dataclass_fields__}
+        self.networks = SequenceNetworks(critic=critic, **network_keys)
+        self.networks.check()
+        try:
+            self.config = TrainingConfig(**(SEQUENCE_DEFAULTS | settings))
+        except TypeError as exc:
+            raise InputError(f"unknown setting: {exc}") from None
+        # tabular-only extras stay off: series have no label model, anchors or selection
+        self.config = replace(self.config, label_model=False, pair_anchor=False, marginal_anchor=False)
+        self.config.check()
+        self.schema: SequenceSchema | None = None
+        self.input_form = "long"
+
+    # ------------------------------------------------------------------ fit
+    def fit(
+        self,
+        data: pd.DataFrame | np.ndarray,
+        schema: SequenceSchema | dict | str | Path,
+        *,
+        labels: np.ndarray | None = None,
+    ) -> SequenceSynthesizer:
+        """Train on `data` (a long table with the schema's columns, or an (N, T[, F]) array with
+        optional `labels`); spends at most (ε, δ), all of it recorded in `self.ledger`."""
+        schema = _coerce_schema(schema)
+        if isinstance(data, pd.DataFrame):
+            series, form = read_long(data, schema), "long"
+        elif isinstance(data, np.ndarray):
+            series, form = read_array(data, labels, schema), "array"
+        else:
+            raise InputError("data must be a pandas DataFrame (long table) or a numpy array of series")
+        rng = np.random.default_rng(self.seed if self.seed is not None else secrets.randbits(64))
+        if self.seed is not None:
+            torch.manual_seed(self.seed)
+        ledger = PrivacyLedger(budget=Budget(self.epsilon, self.delta, self.accountant))
+        kept, dropped = self._count_units(series, schema, ledger, rng)
+        units = self._units(series, schema, rng)
+        G, D = self._networks(schema)
+        config = replace(self.config, noise_dim=G.noise_dim)
+        schedule = gan_schedule(
+            batch_size=config.batch_size,
+            max_sample_rate=config.max_sample_rate,
+            epochs=config.epochs,
+            rows=kept,
+            dp_on="critic",
+            n_critic=config.n_critic,
+            num_discriminators=1,
+        )
+        budget = sigma_and_steps(
+            sample_rate=schedule.sample_rate,
+            steps=schedule.steps,
+            epsilon=self.epsilon,
+            delta=self.delta,
+            accountant=self.accountant,
+            prior=ledger.committed(),
+            sampling=schedule.sampling,
+            noise_multiplier=self.noise_multiplier,
+            cap_steps=False,
+        )
+        torch_gen = torch.Generator().manual_seed(int(rng.integers(0, 2**63 - 1)))
+        result = train_dp_critic(
+            units,
+            [],
+            config,
+            sample_rate=schedule.sample_rate,
+            expected_batch_size=schedule.expected_batch_size,
+            noise_multiplier=budget.noise_multiplier,
+            steps=budget.steps,
+            generator=torch_gen,
+            ledger=ledger,
+            critic=D,
+            generator_net=G,
+        )
+        spent = ledger.epsilon(self.delta, self.accountant)
+        if spent > self.epsilon * (1 + 1e-9):
+            raise BudgetError(f"internal error: the ledger spent ε={spent:.4f} > target {self.epsilon}")
+        self.schema, self.ledger, self.generator, self.input_form = schema, ledger, result.generator, form
+        self.training = {
+            "unit": schema.unit,
+            "max_series_per_entity": schema.max_series_per_entity if schema.entity else None,
+            "estimated_units": kept,
+            "estimated_dropped_units": dropped,
+            "dropped_policy": "series with a missing value or not exactly `length` readings are dropped",
+            "noise_multiplier": budget.noise_multiplier,
+            "sample_rate": schedule.sample_rate,
+            "expected_batch_size": schedule.expected_batch_size,
+            "steps": result.steps,
+            "seeded": self.seed is not None,
+        }
+        return self
+
+    def _count_units(
+        self, series: SeriesSet, schema: SequenceSchema, ledger: PrivacyLedger, rng: np.random.Generator
+    ) -> tuple[float, float]:
+        """One sensitivity-1 Gaussian release of (units kept, units dropped) at COUNT_SHARE of ε."""
+        if schema.entity is not None and series.entities is not None:
+            kept = len(np.unique(series.entities))
+            dropped = series.dropped_units
+        else:
+            kept, dropped = len(series.values), series.dropped
+        if kept == 0:
+            raise InputError("no complete series: every series has a missing value or the wrong length")
+        share = BudgetShares(self.epsilon, self.delta, self.accountant).at(COUNT_SHARE)
+        sigma = share.sigma(1.0, 1, ledger.entries)
+        noisy = noisy_counts(np.array([kept, dropped], dtype=np.float64), sigma, rng)
+        note = f"{schema.unit}s kept and dropped; one {schema.unit} changes one count by 1"
+        ledger.add(LedgerEntry(COUNT_EVENT, sigma, count=1, note=note))
+        return max(float(noisy[0]), 1.0), max(float(noisy[1]), 0.0)
+
+    def _units(self, series: SeriesSet, schema: SequenceSchema, rng: np.random.Generator) -> torch.Tensor:
+        """(units, k, T, C): the values and the label one-hot along time; k series per entity."""
+        channels = series.values
+        if schema.label is not None and series.labels is not None:
+            one_hot = np.eye(len(schema.categories), dtype=np.float32)[series.labels]
+            channels = np.concatenate([channels, np.repeat(one_hot[:, None, :], schema.length, axis=1)], axis=2)
+        if schema.entity is None or series.entities is None:
+            return torch.from_numpy(channels[:, None])
+        k = schema.max_series_per_entity
+        chosen = []
+        for entity in np.unique(series.entities):
+            owned = np.flatnonzero(series.entities == entity)
+            chosen.append(rng.choice(owned, size=k, replace=len(owned) < k))
+        return torch.from_numpy(channels[np.stack(chosen)])
+
+    def _networks(self, schema: SequenceSchema) -> tuple[SeriesUnitGenerator, SeriesUnitCritic]:
+        labels = len(schema.categories) if schema.label is not None else 0
+        k = schema.max_series_per_entity if schema.entity is not None else 1
+        net = self.networks
+        G = SeriesUnitGenerator(
+            length=schema.length,
+            n_values=len(schema.values),
+            n_labels=labels,
+            per_unit=k,
+            step_noise=net.step_noise,
+            hidden_size=net.generator_hidden,
+            num_layers=net.generator_layers,
+        )
+        D = SeriesUnitCritic(
+            length=schema.length, channels=len(schema.values) + labels, kind=net.critic, hidden=net.critic_hidden
+        )
+        return G, D
+
+    # --------------------------------------------------------------- sample
+    def sample(
+        self, n: int, *, seed: int | None = None, label: Any = None
+    ) -> pd.DataFrame | tuple[np.ndarray, np.ndarray | None]:
+        """n new series, in the form the model was fitted on: a long table with the input's columns,
+        or (array (n, T, F), labels or None). `label` fixes every series' label (conditional)."""
+        self._require_fitted()
+        assert self.schema is not None and isinstance(self.generator, SeriesUnitGenerator)
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= n <= MAX_SAMPLE:
+            raise InputError(f"n must be a whole number from 1 to {MAX_SAMPLE:,}")
+        imposed = None
+        if label is not None:
+            if self.schema.label is None:
+                raise InputError("this model has no label column: it cannot generate by label")
+            names = [str(c) for c in self.schema.categories]
+            if str(label) not in names:
+                raise InputError(f"{label!r} is not a label of this model; choose one of {', '.join(names)}")
+            imposed = torch.full((int(n),), names.index(str(label)), dtype=torch.long)
+        generator = torch.Generator().manual_seed(seed if seed is not None else secrets.randbits(63))
+        values, codes = self.generator.sample(int(n), generator, imposed)
+        values_np = values.numpy()
+        codes_np = None if codes is None else codes.numpy()
+        if self.input_form == "array":
+            from dpgan.sequences.codec import unscale
+
+            labels_out = None
+            if codes_np is not None:
+                labels_out = np.asarray(self.schema.categories, dtype=object)[codes_np]
+            return unscale(values_np, self.schema), labels_out
+        return write_long(values_np, codes_np, self.schema)
+
+    # ------------------------------------------------------------ report, save, load
+    def _report_details(self) -> dict[str, Any]:
+        assert self.schema is not None
+        unit = self.schema.unit
+        protected = (
+            "one series (add or remove one series)"
+            if unit == "series"
+            else f"one {self.schema.entity!r} entity with all its series (at most "
+            f"{self.schema.max_series_per_entity} of them used, clipped as one unit)"
+        )
+        return {"kind": KIND, "unit_of_privacy": protected, "schema_source": self.schema.source}
+
+    def save(self, path: str | Path, *, overwrite: bool = False) -> Path:
+        self._require_fitted()
+        assert self.schema is not None and self.generator is not None
+        check_model_destination(path, overwrite)
+        metadata = {
+            "kind": KIND,
+            "epsilon_target": self.epsilon,
+            "epsilon": self.ledger.epsilon(self.delta, self.accountant),
+            "delta": self.delta,
+            "accountant": self.accountant,
+            "schema": self.schema.to_dict(),
+            "config": self.config.to_dict(),
+            "networks": asdict(self.networks),
+            "input_form": self.input_form,
+            "ledger": self.ledger.to_dict(),
+            "training": self.training,
+        }
+        return write_model_dir(path, self.generator.state_dict(), metadata, overwrite=overwrite)
+
+    @classmethod
+    def load(cls, path: str | Path) -> SequenceSynthesizer:
+        tensors, meta = read_model_dir(path)
+        if meta.get("kind") != KIND:
+            raise ModelFileError(f"{path} is not a sequence model")
+        try:
+            networks = dict(meta["networks"])
+            networks["critic_hidden"] = tuple(networks["critic_hidden"])
+            synth = cls(epsilon=meta["epsilon_target"], delta=meta["delta"], accountant=meta["accountant"], **networks)
+            synth.config = TrainingConfig.from_dict(meta["config"])
+            synth.schema = SequenceSchema.from_dict(meta["schema"])
+            synth.ledger = PrivacyLedger.from_dict(meta["ledger"])
+            synth.training = dict(meta["training"])
+            synth.input_form = str(meta["input_form"])
+            G, _ = synth._networks(synth.schema)
+            G.load_state_dict(tensors, strict=True)
+            G.eval()
+            synth.generator = G
+        except (KeyError, TypeError, ValueError, RuntimeError, InputError) as exc:
+            raise ModelFileError(f"{path} holds an inconsistent model: {exc}") from None
+        return synth
+
+
+__all__ = ["SequenceNetworks", "SequenceSynthesizer"]
