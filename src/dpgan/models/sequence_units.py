@@ -50,7 +50,7 @@ class SeriesUnitGenerator(nn.Module):
     def label_logits(self, z: torch.Tensor) -> torch.Tensor:
         """Per series (B·k, T·d) noise → label logits (B·k, K)."""
         assert self.label_head is not None
-        return self.label_head(z.reshape(z.shape[0], -1))
+        return self.label_head(z.reshape(z.shape[0], self.length * self.step_noise))
 
     def series(self, z: torch.Tensor, labels: torch.Tensor | None) -> torch.Tensor:
         """(n, T, d) noise and label one-hots (n, K) → values (n, T, F)."""

@@ -1,0 +1,221 @@
+"""Series as a data kind (issue 15): the public schema, the codec, the units of privacy (one series or
+one entity), the DP path through the engine, sampling in the input's form, save/load, bad input."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from dpgan.errors import InputError, ModelFileError
+from dpgan.models.sequence_units import SeriesUnitCritic, SeriesUnitGenerator
+from dpgan.sequences import SequenceSchema, ValueColumn
+from dpgan.sequences.codec import read_array, read_long, write_long
+from dpgan.synthesizers.sequence import COUNT_EVENT, SequenceSynthesizer
+from dpgan.training import dp_critic
+from dpgan.training.config import TrainingConfig
+
+T = 12
+CRITIC_EVENT = "DP-SGD on the critic"
+FAST = {"epochs": 3, "batch_size": 32, "critic_hidden": (16,), "generator_hidden": 8}
+
+
+def _schema(**changes) -> SequenceSchema:
+    base = {
+        "id": "sid",
+        "time": "hour",
+        "length": T,
+        "values": (ValueColumn("flow", 0.0, 40.0),),
+        "label": "district",
+        "categories": ("north", "south"),
+    }
+    return SequenceSchema(**(base | changes))
+
+
+def _long(n: int = 120, seed: int = 0, entities: int = 0) -> pd.DataFrame:
+    """Daily profiles: the north's level is 10, the south's 25, with a shared daily cycle."""
+    rng = np.random.default_rng(seed)
+    label = rng.choice(["north", "south"], n)
+    level = np.where(label == "north", 10.0, 25.0)[:, None]
+    flow = level + 4 * np.sin(np.arange(T) / T * 2 * np.pi)[None, :] + rng.normal(0, 1, (n, T))
+    frame = pd.DataFrame(
+        {
+            "sid": np.repeat(np.arange(n), T),
+            "hour": np.tile(np.arange(T), n),
+            "flow": flow.ravel(),
+            "district": np.repeat(label, T),
+        }
+    )
+    if entities:
+        frame["home"] = np.repeat(np.arange(n) % entities, T)
+    return frame
+
+
+def test_the_schema_round_trips_and_refuses_what_it_cannot_be():
+    schema = _schema(entity="home", max_series_per_entity=3)
+    assert SequenceSchema.from_dict(json.loads(json.dumps(schema.to_dict()))) == schema
+    assert schema.unit == "entity" and _schema().unit == "series"
+    for bad in (
+        {"length": 1},
+        {"values": ()},
+        {"categories": ("north",)},
+        {"label": None},  # categories without a label
+        {"time": "sid"},
+        {"max_series_per_entity": 0, "entity": "home"},
+        {"values": (ValueColumn("flow", 0.0, 40.0), ValueColumn("flow", 0.0, 1.0))},
+    ):
+        with pytest.raises(InputError) as caught:
+            _schema(**bad)
+        assert "\n" not in str(caught.value)
+    with pytest.raises(InputError):
+        ValueColumn("flow", 5.0, 5.0)
+    with pytest.raises(InputError, match="kind"):
+        SequenceSchema.from_dict({"id": "a"})
+
+
+def test_long_tables_round_trip_and_incomplete_series_are_dropped_and_counted():
+    frame = _long(10)
+    short = frame[~((frame["sid"] == 3) & (frame["hour"] == 5))]  # 11 readings: a DST-like day
+    extra = pd.concat([short, short[short["sid"] == 4].assign(hour=99)])  # 13 readings
+    extra.loc[(extra["sid"] == 6) & (extra["hour"] == 2), "flow"] = np.nan  # a gap
+    series = read_long(extra.sample(frac=1, random_state=0), _schema())  # row order does not matter
+    assert series.values.shape == (7, T, 1) and series.dropped == 3 and series.dropped_units == 3
+    assert series.values.min() >= -1.0 and series.values.max() <= 1.0
+    back = write_long(series.values, series.labels, _schema())
+    kept = frame[~frame["sid"].isin([3, 4, 6])].reset_index(drop=True)
+    np.testing.assert_allclose(back["flow"].to_numpy(), kept["flow"].clip(0, 40).to_numpy(), atol=1e-4)
+    assert (back["district"].to_numpy() == kept["district"].to_numpy()).all()
+    assert list(back.columns) == ["sid", "hour", "flow", "district"]
+
+
+@pytest.mark.parametrize(
+    "change,message",
+    [
+        (lambda f: f.assign(flow=f["flow"].astype(object).where(f.index != 5, "high")), "text"),
+        (lambda f: f.assign(district=np.where(f.index == 3, "south", f["district"])), "changes within"),
+        (lambda f: f.assign(district=np.where(f["sid"] == 2, "east", f["district"])), "outside"),
+        (lambda f: f.drop(columns=["hour"]), "lacks"),
+        (lambda f: f.iloc[:0], "empty"),
+        (lambda f: f.assign(flow=np.where(f.index == 7, np.inf, f["flow"])), "infinite"),
+    ],
+)
+def test_bad_long_tables_get_one_line_without_a_value(change, message):
+    frame = _long(6)
+    frame.loc[frame["sid"] == 0, "district"] = "north"
+    with pytest.raises(InputError) as caught:
+        read_long(change(frame), _schema())
+    text = str(caught.value)
+    assert message in text and "\n" not in text and "high" not in text and "east" not in text
+
+
+def test_arrays_are_checked_and_scaled_like_tables():
+    schema = _schema(label=None, categories=())
+    data = np.random.default_rng(0).uniform(0, 40, (5, T))
+    data[1, 3] = np.nan
+    series = read_array(data, None, schema)
+    assert series.values.shape == (4, T, 1) and series.dropped == 1
+    with pytest.raises(InputError, match="shape"):
+        read_array(np.zeros((5, T + 1)), None, schema)
+    with pytest.raises(InputError, match="label"):
+        read_array(np.zeros((5, T)), None, _schema())
+
+
+def _fit(frame=None, **settings) -> SequenceSynthesizer:
+    schema = settings.pop("schema", _schema())
+    return SequenceSynthesizer(epsilon=3.0, seed=0, **(FAST | settings)).fit(
+        _long() if frame is None else frame, schema
+    )
+
+
+def test_a_fit_charges_one_count_and_one_event_per_critic_step():
+    synth = _fit()
+    report = synth.privacy_report()
+    names = [e["name"] for e in report["events"]]
+    assert names == [COUNT_EVENT, CRITIC_EVENT]
+    critic = report["events"][1]
+    assert critic["count"] == synth.training["steps"] > 0
+    assert critic["sampling_rate"] == pytest.approx(synth.training["sample_rate"])
+    assert report["epsilon"] <= 3.0 * (1 + 1e-9) and report["unit_of_privacy"].startswith("one series")
+
+
+def test_samples_come_in_the_input_form_and_labels_can_be_imposed(tmp_path):
+    synth = _fit()
+    rows = synth.sample(30, seed=1)
+    assert list(rows.columns) == ["sid", "hour", "flow", "district"] and len(rows) == 30 * T
+    assert rows["flow"].between(0, 40).all() and set(rows["district"]) <= {"north", "south"}
+    south = synth.sample(10, seed=2, label="south")
+    assert set(south["district"]) == {"south"}
+    with pytest.raises(InputError, match="not a label"):
+        synth.sample(3, label="east")
+    synth.save(tmp_path / "m")
+    again = SequenceSynthesizer.load(tmp_path / "m")
+    pd.testing.assert_frame_equal(again.sample(8, seed=3), synth.sample(8, seed=3))
+    assert again.privacy_report()["epsilon"] == pytest.approx(synth.privacy_report()["epsilon"])
+    with pytest.raises(ModelFileError, match="already holds"):
+        synth.save(tmp_path / "m")  # exists: refused without overwrite
+    arrays = SequenceSynthesizer(epsilon=3.0, seed=0, **FAST).fit(
+        np.random.default_rng(0).uniform(0, 40, (80, T)), _schema(label=None, categories=())
+    )
+    values, labels = arrays.sample(5, seed=0)
+    assert values.shape == (5, T, 1) and labels is None
+
+
+def test_entity_units_hold_k_series_of_one_entity_and_count_entities():
+    frame = _long(120, entities=15)  # 8 series per home
+    frame["flow"] = frame["home"] * 2.0 + 1.0  # each home has its own flat level: units are traceable
+    schema = _schema(entity="home", max_series_per_entity=3)
+    synth = SequenceSynthesizer(epsilon=3.0, seed=0, **FAST)
+    series = read_long(frame, schema)
+    units = synth._units(series, schema, np.random.default_rng(0))
+    assert units.shape == (15, 3, T, 1 + 2)
+    levels = units[..., 0]
+    assert bool((levels == levels[:, :1, :1]).all())  # every series of a unit comes from one home
+    assert len(torch.unique(levels[:, 0, 0])) == 15
+    fitted = SequenceSynthesizer(epsilon=3.0, seed=0, **FAST).fit(frame, schema)
+    assert abs(fitted.training["estimated_units"] - 15) < 15  # a noisy count of homes, not of 120 series
+    assert "entity" in fitted.privacy_report()["unit_of_privacy"]
+    without_one = read_long(frame[frame["home"] != 4], schema)
+    assert len(np.unique(without_one.entities)) == len(np.unique(series.entities)) - 1
+
+
+def test_an_entity_unit_moves_the_clipped_sum_by_at_most_c():
+    """Removing one entity's unit (k series) moves the pre-noise sum by at most C (sensitivity C)."""
+    torch.manual_seed(0)
+    critic = SeriesUnitCritic(length=T, channels=3, kind="lstm", hidden=(6,))
+    units = torch.randn(5, 3, T, 3, generator=torch.Generator().manual_seed(1)) * 5
+    partners = torch.randn(5, 3, T, 3, generator=torch.Generator().manual_seed(2))
+    alpha = torch.rand(5, 1, generator=torch.Generator().manual_seed(3))
+    settings = dp_critic.CriticStepSettings.from_config(TrainingConfig())
+    sums = []
+    for n in (5, 4):
+        batch = dp_critic.CriticUnits(units[:n], torch.ones(n), partners[:n], alpha[:n], None, False)
+        summed, norms = dp_critic.critic_clipped_sum(settings)(critic, batch, 0.5)
+        sums.append(torch.cat([t.reshape(-1) for _, t in sorted(summed.items())]))
+    difference = float((sums[0] - sums[1]).norm())
+    assert 0.25 < difference <= 0.5 * (1 + 1e-5)
+
+
+def test_the_generator_imposes_labels_and_keeps_values_in_range():
+    G = SeriesUnitGenerator(length=T, n_values=2, n_labels=3, per_unit=2, step_noise=3, hidden_size=8)
+    units = G(torch.randn(4, G.noise_dim), torch.Generator().manual_seed(0))
+    assert units.shape == (4, 2, T, 5) and float(units[..., :2].abs().max().detach()) < 1.0
+    assert torch.allclose(units[..., 2:].sum(dim=-1), torch.ones(4, 2, T), atol=1e-5)
+    values, labels = G.sample(6, torch.Generator().manual_seed(1), torch.full((6,), 2))
+    assert values.shape == (6, T, 2) and labels.tolist() == [2] * 6
+
+
+def test_bad_settings_and_files_are_refused(tmp_path):
+    with pytest.raises(InputError, match="epsilon|ε"):
+        SequenceSynthesizer(epsilon=0.0)
+    with pytest.raises(InputError, match="critic"):
+        SequenceSynthesizer(epsilon=1.0, critic="transformer")
+    with pytest.raises(InputError, match="unknown setting"):
+        SequenceSynthesizer(epsilon=1.0, colour="blue")
+    with pytest.raises(InputError, match="DataFrame"):
+        SequenceSynthesizer(epsilon=1.0).fit([[1, 2]], _schema())
+    (tmp_path / "m").mkdir()
+    with pytest.raises((ModelFileError, InputError)):
+        SequenceSynthesizer.load(tmp_path / "m")
