@@ -219,3 +219,36 @@ def test_bad_settings_and_files_are_refused(tmp_path):
     (tmp_path / "m").mkdir()
     with pytest.raises((ModelFileError, InputError)):
         SequenceSynthesizer.load(tmp_path / "m")
+
+
+def test_cli_fits_samples_and_inspects_a_sequence_model(tmp_path, capsys):
+    from dpgan.cli import main
+
+    _long(60).to_csv(tmp_path / "series.csv", index=False)
+    base = ["fit", str(tmp_path / "series.csv"), "--kind", "sequence", "--epsilon", "3", "--epochs", "2"]
+    roles = ["--id-column", "sid", "--time-column", "hour", "--length", str(T), "--label-column", "district"]
+    public = ["--bounds", "flow=0:40", "--categories", "district=north,south"]
+    assert main(base + roles + public + ["--out", str(tmp_path / "m"), "--seed", "0"]) == 0
+    assert "unit of privacy: one series" in capsys.readouterr().out
+    out = tmp_path / "s.csv"
+    assert main(["sample", str(tmp_path / "m"), "-n", "7", "--out", str(out), "--condition", "district=south"]) == 0
+    sampled = pd.read_csv(out)
+    assert list(sampled.columns) == ["sid", "hour", "flow", "district"] and len(sampled) == 7 * T
+    assert set(sampled["district"]) == {"south"}
+    assert main(["inspect", str(tmp_path / "m")]) == 0
+    capsys.readouterr()
+    # bad input: one line, non-zero, nothing written
+    for bad in (
+        ["--out", str(tmp_path / "b1")] + roles + ["--categories", "district=north,south"],  # no bounds
+        ["--out", str(tmp_path / "b2")] + roles[:4] + public,  # no length
+        ["--out", str(tmp_path / "b3"), "--epsilon", "0"] + roles + public,
+    ):
+        assert main(base + bad) != 0
+        err = capsys.readouterr().err
+        assert err.strip().count("\n") == 0 and err.strip()
+    assert not any((tmp_path / f"b{i}").exists() for i in (1, 2, 3))
+    assert (
+        main(["fit", str(tmp_path / "series.csv"), "--epsilon", "1", "--out", str(tmp_path / "t"), "--length", "4"])
+        != 0
+    )
+    assert "--kind sequence" in capsys.readouterr().err

@@ -196,6 +196,13 @@ def _print_report_warning(report: dict[str, Any]) -> None:
 
 def cmd_fit(args: argparse.Namespace) -> int:
     _check_budget(args)
+    if args.kind == "sequence":
+        return _fit_sequence(args)
+    sequence_only = ("id_column", "time_column", "length", "label_column", "entity_column")
+    if any(getattr(args, k) is not None for k in sequence_only) or args.critic != "mlp":
+        raise InputError(
+            "--id-column, --time-column, --length, --label-column, --entity-column, --critic need --kind sequence"
+        )
     data_path = check_readable(args.data)
     schema_path = _check_file(args.schema, "schema file") if args.schema else None
     out = check_model_destination(args.out, args.overwrite)  # before any private row is read
@@ -233,6 +240,56 @@ def cmd_fit(args: argparse.Namespace) -> int:
     report = synth.privacy_report()
     print(f"saved model to {out}: ε={report['epsilon']:.4f}, δ={report['delta']:g} ({report['accountant']})")
     _print_report_warning(report)
+    return 0
+
+
+def _fit_sequence(args: argparse.Namespace) -> int:
+    """`dpgan fit --kind sequence`: a long table of series (one row per reading) with a public
+    sequence schema, or the columns' roles and public bounds given as options."""
+    data_path = check_readable(args.data)
+    schema_path = _check_file(args.schema, "schema file") if args.schema else None
+    out = check_model_destination(args.out, args.overwrite)  # before any private row is read
+    bounds, categories = _bounds(args.bounds), _categories(args.categories)
+
+    from dpgan.sequences.schema import SequenceSchema, schema_from_options
+    from dpgan.table_io import read_header
+
+    if schema_path is not None:
+        schema = SequenceSchema.from_json(schema_path)
+    else:
+        names, _ = read_header(data_path)
+        schema = schema_from_options(
+            names,
+            id=args.id_column,
+            time=args.time_column,
+            length=args.length,
+            bounds=bounds,
+            label=args.label_column,
+            categories=categories,
+            entity=args.entity_column,
+            max_series_per_entity=args.max_series_per_entity,
+        )
+
+    from dpgan.synthesizers import SequenceSynthesizer
+    from dpgan.table_io import read_private_table
+
+    settings = {k: getattr(args, k) for k in ("epochs", "batch_size") if getattr(args, k, None) is not None}
+    synth = SequenceSynthesizer(
+        epsilon=args.epsilon,
+        delta=args.delta,
+        accountant=args.accountant,
+        seed=args.seed,
+        noise_multiplier=args.noise_multiplier,
+        critic=args.critic,
+        **settings,
+    )
+    synth.fit(read_private_table(data_path), schema)
+    synth.save(out, overwrite=args.overwrite)
+    report = synth.privacy_report()
+    print(f"saved model to {out}: ε={report['epsilon']:.4f}, δ={report['delta']:g} ({report['accountant']})")
+    print(f"unit of privacy: {report['unit_of_privacy']}")
+    dropped = synth.training["estimated_dropped_units"]
+    print(f"incomplete {synth.training['unit']}s dropped: about {dropped:.0f} (a noisy count)")
     return 0
 
 
@@ -292,10 +349,22 @@ def cmd_sample(args: argparse.Namespace) -> int:
         raise InputError(f"-n {args.n} is too large; sample at most {MAX_SAMPLE_ROWS} rows per call")
     conditions = parse_conditions(args.condition)
 
-    from dpgan.synthesizers import TabularSynthesizer
+    from dpgan.synthesizers import SequenceSynthesizer, load_model
     from dpgan.table_io import write_table
 
-    synth = TabularSynthesizer.load(args.model)
+    synth = load_model(args.model)
+    if isinstance(synth, SequenceSynthesizer):  # -n series, written as a long table
+        if args.region_points:
+            raise InputError("--region-points applies to table models")
+        label = None
+        if conditions:
+            column, label = next(iter(conditions.items()))
+            if len(conditions) > 1 or column != synth.schema.label:  # type: ignore[union-attr]
+                raise InputError("a sequence model takes one --condition, on its label column")
+        frame = synth.sample(args.n, seed=args.seed, label=label)
+        write_table(frame, out)
+        print(f"wrote {args.n} series ({len(frame)} rows) to {out}")
+        return 0
     frame = synth.sample(args.n, seed=args.seed, conditions=conditions, region_points=args.region_points or ())
     write_table(frame, out)
     print(f"wrote {len(frame)} rows to {out}")
@@ -712,6 +781,18 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("data", help="the private table (.csv or .parquet)")
     _budget_options(fit, None)
     fit.add_argument("--schema", help="public schema JSON (costs no budget); without it the domain is bought with DP")
+    fit.add_argument(
+        "--kind", choices=["table", "sequence"], default="table", help="a table of rows, or series in a long table"
+    )
+    fit.add_argument("--id-column", help="sequence: the column naming each series")
+    fit.add_argument("--time-column", help="sequence: the column ordering readings within a series")
+    fit.add_argument("--length", type=int, help="sequence: readings per series (others are dropped, counted)")
+    fit.add_argument("--label-column", help="sequence: a label constant along each series (--categories L=A,B)")
+    fit.add_argument("--entity-column", help="sequence: protect every series of one owner together")
+    fit.add_argument(
+        "--max-series-per-entity", type=int, default=1, help="sequence: series kept per entity (public; default 1)"
+    )
+    fit.add_argument("--critic", choices=["mlp", "lstm"], default="mlp", help="sequence: the critic on a series")
     _hint_options(fit)
     fit.add_argument(
         "--strict",

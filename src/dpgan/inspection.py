@@ -8,6 +8,6 @@ from typing import Any
 
 def inspect_model(model_dir: str | Path) -> dict[str, Any]:
     """The saved model's privacy report (ε by every accountant, the ledger, the schema's source)."""
-    from dpgan.synthesizers import TabularSynthesizer
+    from dpgan.synthesizers import load_model
 
-    return TabularSynthesizer.load(model_dir).privacy_report()
+    return load_model(model_dir).privacy_report()

@@ -72,7 +72,11 @@ def read_long(frame: pd.DataFrame, schema: SequenceSchema) -> SeriesSet:
         values[name] = numbers.to_numpy(dtype=np.float64)
     if any(np.isinf(v).any() for v in values.values()):
         raise InputError("a value column holds an infinite value")
-    ordered = pd.DataFrame({"id": frame[schema.id].to_numpy(), "time": frame[schema.time].to_numpy()} | values)
+    times = frame[schema.time]
+    as_numbers = pd.to_numeric(times, errors="coerce")
+    if not as_numbers.isna().any():  # a CSV's "10" must sort after "9"
+        times = as_numbers
+    ordered = pd.DataFrame({"id": frame[schema.id].to_numpy(), "time": times.to_numpy()} | values)
     try:
         ordered = ordered.sort_values(["id", "time"], kind="stable")
     except TypeError:

@@ -149,4 +149,46 @@ class SequenceSchema:
         return cls.from_dict(data)
 
 
-__all__ = ["SequenceSchema", "ValueColumn"]
+def schema_from_options(
+    columns: list[str],
+    *,
+    id: str | None,
+    time: str | None,
+    length: int | None,
+    bounds: dict[str, tuple[float, float]],
+    label: str | None = None,
+    categories: dict[str, list[str]] | None = None,
+    entity: str | None = None,
+    max_series_per_entity: int = 1,
+) -> SequenceSchema:
+    """A schema from the CLI's public options and the table's header (names only, no value): every
+    column other than the id, time, label and entity is a value column and needs its bounds."""
+    if not id or not time or length is None:
+        raise InputError("--kind sequence needs --id-column, --time-column and --length (or --schema)")
+    named = [c for c in (id, time, label, entity) if c is not None]
+    unknown = [c for c in named if c not in columns]
+    if unknown:
+        raise InputError(f"{', '.join(map(repr, unknown))} is not a column of the table")
+    value_names = [c for c in columns if c not in named]
+    missing = [c for c in value_names if c not in bounds]
+    if missing:
+        raise InputError(f"value columns need public bounds: --bounds {missing[0]}=LOW:HIGH (one per value column)")
+    extra = [c for c in bounds if c not in value_names]
+    if extra:
+        raise InputError(f"--bounds names {extra[0]!r}, which is not a value column")
+    labels = tuple((categories or {}).get(label, ())) if label is not None else ()
+    if label is not None and not labels:
+        raise InputError(f"the label column needs its public labels: --categories {label}=A,B,...")
+    return SequenceSchema(
+        id=id,
+        time=time,
+        length=length,
+        values=tuple(ValueColumn(c, *bounds[c]) for c in value_names),
+        label=label,
+        categories=labels,
+        entity=entity,
+        max_series_per_entity=max_series_per_entity,
+    )
+
+
+__all__ = ["SequenceSchema", "ValueColumn", "schema_from_options"]

@@ -2,8 +2,24 @@
 
 Tables: `TabularSynthesizer` (dpgan.synthesizers.tabular), over its argument checks
 (`arguments`), its fit (`fit_plan`), its sampling (`sampling`) and its model file (`model_file`).
+Series: `SequenceSynthesizer` (dpgan.synthesizers.sequence).
 """
 
+from pathlib import Path
+
+from dpgan.api import Synthesizer
+from dpgan.synthesizers.sequence import SequenceSynthesizer
 from dpgan.synthesizers.tabular import TabularSynthesizer
 
-__all__ = ["TabularSynthesizer"]
+
+def load_model(path: str | Path) -> Synthesizer:
+    """A saved model of any kind: model.json's "kind" picks the facade (tables have none)."""
+    from dpgan.serialization import read_model_dir
+
+    _, meta = read_model_dir(path)
+    if meta.get("kind") == "sequence":
+        return SequenceSynthesizer.load(path)
+    return TabularSynthesizer.load(path)
+
+
+__all__ = ["SequenceSynthesizer", "TabularSynthesizer", "load_model"]
