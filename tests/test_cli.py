@@ -148,7 +148,6 @@ def test_fit_sample_inspect_round_trip(tmp_path, adult_small, adult_schema):
     assert [e["name"] for e in report["events"]] == [
         "row count",
         REPAIR_EVENT,
-        "DP-SGD on the label model",
         PAIRS_EVENT,
         "DP-SGD on the critic",
     ]

@@ -22,6 +22,16 @@ from dpgan.training.aux_classifier import AuxClassifier
 from dpgan.training.pair_marginals import PAIRS_EVENT
 
 
+@pytest.fixture(scope="module")
+def fitted(adult_small, adult_schema) -> TabularSynthesizer:
+    """conftest's tiny model, with the label model trained by DP-SGD (what this file tests; the
+    default reads it off the 2-way tables: tests/test_table_label_model.py)."""
+    synth = TabularSynthesizer(
+        epsilon=3.0, delta=1e-5, epochs=1, batch_size=64, accountant="rdp", seed=0, label_model_kind="dp-sgd"
+    )
+    return synth.fit(adult_small, schema=adult_schema)
+
+
 def linear_label_model(encoder, bias: tuple[float, float], weights: dict[int, tuple[float, float]] | None = None):
     """A hand-set linear classifier of income: logits = bias + Σ weights[slot]·x[slot] (slots of
     the encoded row without the income one-hot)."""

@@ -20,7 +20,8 @@ def test_fit_spends_at_most_epsilon_and_records_every_read(fitted):
     assert report["epsilon"] <= 3.0
     assert report["epsilon"] > 2.5  # σ is calibrated to land on ε, not far below
     names = [e["name"] for e in report["events"]]
-    assert names == ["row count", REPAIR_EVENT, "DP-SGD on the label model", PAIRS_EVENT, "DP-SGD on the critic"]
+    assert names == ["row count", REPAIR_EVENT, PAIRS_EVENT, "DP-SGD on the critic"]  # label model: from the tables
+    assert fitted.training["label_model_kind"] == "pair-tables"
     sgd = report["events"][-1]
     assert sgd["count"] == fitted.training["steps"] > 0
     rows = fitted.training["estimated_rows"]

@@ -1,0 +1,158 @@
+"""How close synthetic series are to real ones, and how useful (the evaluation suite's sequence section).
+
+- Nearest real series by dynamic time warping (dtaidistance's C implementation): each synthetic
+  series' DTW distance to its nearest real training series, next to the same for held-out real
+  series (the floor: what a series of the same population scores). Far above the floor means the
+  generator misses the shapes; far below it would mean copies of training series.
+- Per time step: mean and 10/50/90 % quantile bands, real against synthetic.
+- Autocorrelation at lags 1..T/2 of each value column (mean over series), real against synthetic.
+- The distribution of each series' total (a day's volume) per label: Wasserstein distance.
+- TSTR of the label: a random forest on the flattened series, trained on synthetic and on real
+  training series, tested on held-out real ones (accuracy and macro AUC).
+All arrays are (N, T, F) in the data's own units; labels are arrays of category values or None.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from scipy.stats import wasserstein_distance
+from sklearn.ensemble import RandomForestClassifier
+from sklearn.metrics import accuracy_score, roc_auc_score
+
+QUANTILES = (0.1, 0.5, 0.9)
+MAX_DTW_SERIES = 2000  # series per side; the DTW matrix is n × m
+
+
+def _as_3d(series: np.ndarray) -> np.ndarray:
+    array = np.asarray(series, dtype=np.float64)
+    return array[:, :, None] if array.ndim == 2 else array
+
+
+def _subset(series: np.ndarray, limit: int, rng: np.random.Generator) -> np.ndarray:
+    return series if len(series) <= limit else series[np.sort(rng.choice(len(series), limit, replace=False))]
+
+
+def nearest_dtw(queries: np.ndarray, reference: np.ndarray) -> np.ndarray:
+    """Each query series' DTW distance to its nearest reference series (dtaidistance, C, exact)."""
+    from dtaidistance import dtw, dtw_ndim
+
+    queries, reference = _as_3d(queries), _as_3d(reference)
+    stacked = np.ascontiguousarray(np.concatenate([queries, reference]), dtype=np.double)
+    n, m = len(queries), len(reference)
+    block = ((0, n), (n, n + m))
+    if stacked.shape[2] == 1:
+        matrix = dtw.distance_matrix_fast(stacked[:, :, 0], block=block, compact=False)
+    else:
+        matrix = dtw_ndim.distance_matrix_fast(stacked, block=block)
+    return np.asarray(matrix[:n, n:], dtype=np.float64).min(axis=1)
+
+
+def step_bands(series: np.ndarray) -> dict[str, list[list[float]]]:
+    """Per time step and value column: the mean and the QUANTILES."""
+    array = _as_3d(series)
+    out = {"mean": array.mean(axis=0).T.tolist()}
+    for q in QUANTILES:
+        out[f"q{int(q * 100)}"] = np.quantile(array, q, axis=0).T.tolist()
+    return out
+
+
+def autocorrelation(series: np.ndarray, max_lag: int | None = None) -> np.ndarray:
+    """(F, lags): the mean over series of each value column's lag-k autocorrelation, k = 1..max_lag."""
+    array = _as_3d(series)
+    length = array.shape[1]
+    max_lag = max_lag or max(1, length // 2)
+    centred = array - array.mean(axis=1, keepdims=True)
+    variance = (centred**2).sum(axis=1)  # (N, F)
+    out = np.zeros((array.shape[2], max_lag))
+    for lag in range(1, max_lag + 1):
+        cross = (centred[:, lag:, :] * centred[:, :-lag, :]).sum(axis=1)
+        ratio = np.divide(cross, variance, out=np.zeros_like(cross), where=variance > 0)
+        out[:, lag - 1] = ratio.mean(axis=0)
+    return out
+
+
+def label_tstr(
+    synthetic: np.ndarray,
+    synthetic_labels: np.ndarray,
+    real: np.ndarray,
+    real_labels: np.ndarray,
+    test: np.ndarray,
+    test_labels: np.ndarray,
+    seed: int = 0,
+) -> dict[str, dict[str, float | None]]:
+    """Accuracy and macro one-vs-rest AUC of a random forest on flattened series, trained on
+    synthetic (tstr) and on real training series (trtr), tested on held-out real ones."""
+    classes = sorted(set(map(str, real_labels)) | set(map(str, test_labels)))
+    out: dict[str, dict[str, float | None]] = {"accuracy": {}, "roc_auc": {}}
+    for key, (X, y) in {"tstr": (synthetic, synthetic_labels), "trtr": (real, real_labels)}.items():
+        y = np.asarray(y).astype(str)
+        if len(set(y)) < 2:
+            out["accuracy"][key], out["roc_auc"][key] = None, None
+            continue
+        model = RandomForestClassifier(n_estimators=200, random_state=seed, n_jobs=1)
+        model.fit(_as_3d(X).reshape(len(X), -1), y)
+        flat = _as_3d(test).reshape(len(test), -1)
+        truth = np.asarray(test_labels).astype(str)
+        out["accuracy"][key] = float(accuracy_score(truth, model.predict(flat)))
+        probabilities = np.zeros((len(test), len(classes)))
+        probabilities[:, [classes.index(c) for c in model.classes_]] = model.predict_proba(flat)
+        if len(classes) == 2:
+            out["roc_auc"][key] = float(roc_auc_score(truth == classes[1], probabilities[:, 1]))
+        else:
+            out["roc_auc"][key] = float(roc_auc_score(truth, probabilities, multi_class="ovr", labels=classes))
+    return out
+
+
+def evaluate_sequences(
+    real: np.ndarray,
+    synthetic: np.ndarray,
+    test: np.ndarray,
+    *,
+    real_labels: np.ndarray | None = None,
+    synthetic_labels: np.ndarray | None = None,
+    test_labels: np.ndarray | None = None,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Every measure of the module docstring, as plain numbers and lists (JSON-ready)."""
+    real, synthetic, test = _as_3d(real), _as_3d(synthetic), _as_3d(test)
+    if real.shape[1:] != synthetic.shape[1:] or real.shape[1:] != test.shape[1:]:
+        raise ValueError("real, synthetic and test series must have the same length and columns")
+    rng = np.random.default_rng(seed)
+    reference = _subset(real, MAX_DTW_SERIES, rng)
+    to_train = nearest_dtw(_subset(synthetic, MAX_DTW_SERIES, rng), reference)
+    floor = nearest_dtw(_subset(test, MAX_DTW_SERIES, rng), reference)
+    real_acf, synthetic_acf = autocorrelation(real), autocorrelation(synthetic)
+    out: dict[str, Any] = {
+        "dtw_nearest": {
+            "synthetic_mean": float(to_train.mean()),
+            "synthetic_median": float(np.median(to_train)),
+            "heldout_mean": float(floor.mean()),
+            "heldout_median": float(np.median(floor)),
+            "ratio_to_floor": float(to_train.mean() / floor.mean()) if floor.mean() > 0 else None,
+        },
+        "bands": {"real": step_bands(real), "synthetic": step_bands(synthetic)},
+        "autocorrelation": {"real": real_acf.tolist(), "synthetic": synthetic_acf.tolist()},
+        "autocorrelation_mae": float(np.abs(real_acf - synthetic_acf).mean()),
+        "mean_profile_mae": float(np.abs(real.mean(axis=0) - synthetic.mean(axis=0)).mean()),
+    }
+    totals: dict[str, float] = {}
+    groups = [(None, slice(None), slice(None))]
+    if real_labels is not None and synthetic_labels is not None:
+        labels = sorted(set(map(str, real_labels)))
+        groups = [
+            (c, np.asarray(real_labels).astype(str) == c, np.asarray(synthetic_labels).astype(str) == c) for c in labels
+        ]
+    for name, in_real, in_synthetic in groups:
+        a, b = real[in_real].sum(axis=1)[:, 0], synthetic[in_synthetic].sum(axis=1)[:, 0]
+        totals["all" if name is None else name] = (
+            float(wasserstein_distance(a, b)) if len(a) and len(b) else float("nan")
+        )
+    out["total_wd"] = totals
+    if real_labels is not None and synthetic_labels is not None and test_labels is not None:
+        out["label_tstr"] = label_tstr(synthetic, synthetic_labels, real, real_labels, test, test_labels, seed)
+    return out
+
+
+__all__ = ["autocorrelation", "evaluate_sequences", "label_tstr", "nearest_dtw", "step_bands"]
