@@ -252,3 +252,18 @@ def test_cli_fits_samples_and_inspects_a_sequence_model(tmp_path, capsys):
         != 0
     )
     assert "--kind sequence" in capsys.readouterr().err
+
+
+def test_the_dp_gaussian_baseline_spends_epsilon_and_learns_the_levels():
+    from dpgan.sequences.baseline import EVENT, DPGaussianSeries
+
+    series = read_long(_long(400), _schema())
+    model = DPGaussianSeries(epsilon=3.0, delta=1e-5).fit(series, 2, np.random.default_rng(0))
+    (entry,) = model.ledger.entries
+    assert entry.name == EVENT and entry.count == 3
+    assert model.ledger.epsilon(1e-5, "pld") == pytest.approx(3.0, rel=0.02)
+    values, labels = model.sample(500, np.random.default_rng(1))
+    assert values.shape == (500, T, 1) and values.min() >= -1.0 and values.max() <= 1.0
+    flow = write_long(values, labels, _schema())
+    means = flow.groupby("district")["flow"].mean()
+    assert abs(means["north"] - 10.0) < 3.0 and abs(means["south"] - 25.0) < 3.0
