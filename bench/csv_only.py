@@ -165,7 +165,9 @@ def score_synthetic(
         },
     }
     if all_targets:  # every column in turn as the target (dpgan.evaluation.every_column)
+        started = time.time()
         every = every_column_tstr(real, synthetic[list(real.columns)], scored_rows, hand, seed=seed, n_jobs=threads)
+        row["every_column_seconds"] = round(time.time() - started, 1)  # not in eval_seconds
         row["every_column"] = every
         for key in ("mean_auc", "mean_r2"):
             for side in ("tstr", "trtr"):
@@ -357,19 +359,22 @@ def every_column_summary(groups: dict[tuple, list[dict]], order: list[str]) -> N
     if not keys:
         return
     print("\n| table | ε | mode | seeds | every column: AUC TSTR / TRTR (columns) ", end="")
-    print("| every column: R² TSTR / TRTR (columns) |")
-    print("|---|---|---|---|---|---|")
+    print("| every column: R² TSTR / TRTR (columns) | s |")
+    print("|---|---|---|---|---|---|---|")
     for key in sorted(keys, key=lambda k: (order.index(k[0]) if k[0] in order else 99, k[1], k[2])):
         g = [r for r in groups[key] if "every_column" in r]
         cells = []
         for kind in ("auc", "r2"):
-            if g[0][f"every_column_{kind}_tstr"] is None:
+            means = [r["every_column"][f"mean_{kind}"] for r in g if r["every_column"][f"mean_{kind}"] is not None]
+            if not means:
                 cells.append("—")
                 continue
-            count = g[0]["every_column"][f"mean_{kind}"]["columns"]
-            tstr = _mean_sd([r[f"every_column_{kind}_tstr"] for r in g])
-            trtr = _mean_sd([r[f"every_column_{kind}_trtr"] for r in g])
+            count = "/".join(sorted({str(m["columns"]) for m in means}))  # one count unless seeds differ
+            tstr = _mean_sd([m["tstr"] for m in means])
+            trtr = _mean_sd([m["trtr"] for m in means])
             cells.append(f"{tstr} / {trtr} ({count})")
+        seconds = [r["every_column_seconds"] for r in g if "every_column_seconds" in r]
+        cells.append(f"{np.mean(seconds):.0f}" if seconds else "—")
         print(f"| {key[0]} | {key[1]:g} | {key[2]} | {len(g)} | " + " | ".join(cells) + " |")
 
 
