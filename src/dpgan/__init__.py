@@ -18,6 +18,7 @@ _EXPORTS = {
     "ModelFileError": "dpgan.errors",
     "BudgetError": "dpgan.errors",
     "TabularSynthesizer": "dpgan.synthesizers",
+    "SequenceSynthesizer": "dpgan.synthesizers",
 }
 __all__ = [*_EXPORTS, "__version__", "datasets"]
 
