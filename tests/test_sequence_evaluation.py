@@ -62,3 +62,13 @@ def test_label_tstr_scores_chance_for_labels_unrelated_to_the_series():
     shuffled = np.random.default_rng(5).permutation(real_labels)
     scores = label_tstr(real, shuffled, real, real_labels, test, test_labels)
     assert scores["roc_auc"]["trtr"] > 0.99 and scores["roc_auc"]["tstr"] < 0.65
+
+
+def test_the_distance_attack_finds_copied_series_and_not_fresh_ones():
+    from dpgan.evaluation.sequences import distance_membership_auc
+
+    members, _ = _profiles(100, 0)
+    non_members, _ = _profiles(100, 1)
+    fresh, _ = _profiles(300, 2)
+    assert distance_membership_auc(members, non_members, members[:80]) > 0.85  # copies of members
+    assert abs(distance_membership_auc(members, non_members, fresh) - 0.5) < 0.12

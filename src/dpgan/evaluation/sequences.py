@@ -9,6 +9,8 @@
 - The distribution of each series' total (a day's volume) per label: Wasserstein distance.
 - TSTR of the label: a random forest on the flattened series, trained on synthetic and on real
   training series, tested on held-out real ones (accuracy and macro AUC).
+- Membership inference by distance: how well the DTW distance to the nearest synthetic series tells
+  training series from held-out ones (ROC AUC; 0.5 is no signal).
 All arrays are (N, T, F) in the data's own units; labels are arrays of category values or None.
 """
 
@@ -105,6 +107,15 @@ def label_tstr(
     return out
 
 
+def distance_membership_auc(members: np.ndarray, non_members: np.ndarray, synthetic: np.ndarray) -> float:
+    """A distance attack on series (as dp-GAN's and the tabular attack suite's): score each candidate
+    by minus its DTW distance to the nearest synthetic series, and report the ROC AUC of telling
+    training members from held-out non-members (0.5: the synthetic series say nothing of who was in)."""
+    scores = -nearest_dtw(np.concatenate([_as_3d(members), _as_3d(non_members)]), synthetic)
+    truth = np.r_[np.ones(len(members)), np.zeros(len(non_members))]
+    return float(roc_auc_score(truth, scores))
+
+
 def evaluate_sequences(
     real: np.ndarray,
     synthetic: np.ndarray,
@@ -150,9 +161,20 @@ def evaluate_sequences(
             float(wasserstein_distance(a, b)) if len(a) and len(b) else float("nan")
         )
     out["total_wd"] = totals
+    members = _subset(real, min(len(test), MAX_DTW_SERIES), rng)
+    out["membership_auc"] = distance_membership_auc(
+        members, _subset(test, MAX_DTW_SERIES, rng), synthetic[:MAX_DTW_SERIES]
+    )
     if real_labels is not None and synthetic_labels is not None and test_labels is not None:
         out["label_tstr"] = label_tstr(synthetic, synthetic_labels, real, real_labels, test, test_labels, seed)
     return out
 
 
-__all__ = ["autocorrelation", "evaluate_sequences", "label_tstr", "nearest_dtw", "step_bands"]
+__all__ = [
+    "autocorrelation",
+    "distance_membership_auc",
+    "evaluate_sequences",
+    "label_tstr",
+    "nearest_dtw",
+    "step_bands",
+]
