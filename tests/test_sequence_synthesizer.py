@@ -267,3 +267,53 @@ def test_the_dp_gaussian_baseline_spends_epsilon_and_learns_the_levels():
     flow = write_long(values, labels, _schema())
     means = flow.groupby("district")["flow"].mean()
     assert abs(means["north"] - 10.0) < 3.0 and abs(means["south"] - 25.0) < 3.0
+
+
+def test_cli_evaluates_series_and_the_report_decodes_in_a_browser(tmp_path, capsys):
+    import re
+    import shutil
+    import subprocess
+
+    from dpgan.cli import main
+
+    train, test = _long(80, seed=0), _long(40, seed=1)
+    train.to_csv(tmp_path / "train.csv", index=False)
+    test.to_csv(tmp_path / "test.csv", index=False)
+    synth = _fit(train)
+    synth.save(tmp_path / "m")
+    synth.sample(60, seed=0).to_csv(tmp_path / "synthetic.csv", index=False)
+    files = ["--real", str(tmp_path / "train.csv"), "--synthetic", str(tmp_path / "synthetic.csv")]
+    files += ["--test", str(tmp_path / "test.csv")]
+    assert (
+        main(["evaluate", "--kind", "sequence", *files, "--model", str(tmp_path / "m"), "--out", str(tmp_path / "r")])
+        == 0
+    )
+    assert "held-out floor" in capsys.readouterr().out
+    metrics = json.loads((tmp_path / "r" / "metrics.json").read_text())
+    assert {"dtw_nearest", "bands", "autocorrelation", "total_wd", "label_tstr", "membership_auc", "privacy"} <= set(
+        metrics
+    )
+    assert metrics["privacy"]["epsilon"] <= 3.0 * (1 + 1e-9)
+    page = (tmp_path / "r" / "report.html").read_text()
+    images = len(re.findall(r"<img ", page))
+    assert images == 2 + 1 + 1 and "<script" not in page  # bands, ACF, distances, nearest series
+    assert main(["evaluate", "--kind", "sequence", *files, "--out", str(tmp_path / "x")]) != 0  # no schema
+    assert "--schema" in capsys.readouterr().err and not (tmp_path / "x").exists()
+    browser = next(
+        (shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome") if shutil.which(n)), None
+    )
+    if browser is None:
+        pytest.skip("chromium is not installed (make install-test installs it with apt-get as root)")
+    probe = tmp_path / "probe.html"
+    probe.write_text(
+        page.replace(
+            "</body>",
+            "<script>window.addEventListener('load',()=>{document.body.setAttribute('data-ok',"
+            "Array.from(document.images).filter(i=>i.complete&&i.naturalWidth>0).length)})</script></body>",
+        )
+    )
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", f"--user-data-dir={tmp_path / 'p'}"]
+    dom = subprocess.run([browser, *flags, "--virtual-time-budget=5000", "--dump-dom", probe.as_uri()],
+                         capture_output=True, text=True, timeout=60)  # fmt: skip
+    decoded = re.search(r'data-ok="(\d+)"', dom.stdout)
+    assert decoded and int(decoded.group(1)) == images

@@ -38,6 +38,11 @@ def _subset(series: np.ndarray, limit: int, rng: np.random.Generator) -> np.ndar
 
 def nearest_dtw(queries: np.ndarray, reference: np.ndarray) -> np.ndarray:
     """Each query series' DTW distance to its nearest reference series (dtaidistance, C, exact)."""
+    return dtw_matrix(queries, reference).min(axis=1)
+
+
+def dtw_matrix(queries: np.ndarray, reference: np.ndarray) -> np.ndarray:
+    """DTW distances, queries × reference series."""
     from dtaidistance import dtw, dtw_ndim
 
     queries, reference = _as_3d(queries), _as_3d(reference)
@@ -48,7 +53,7 @@ def nearest_dtw(queries: np.ndarray, reference: np.ndarray) -> np.ndarray:
         matrix = dtw.distance_matrix_fast(stacked[:, :, 0], block=block, compact=False)
     else:
         matrix = dtw_ndim.distance_matrix_fast(stacked, block=block)
-    return np.asarray(matrix[:n, n:], dtype=np.float64).min(axis=1)
+    return np.asarray(matrix[:n, n:], dtype=np.float64)
 
 
 def step_bands(series: np.ndarray) -> dict[str, list[list[float]]]:
@@ -173,6 +178,7 @@ def evaluate_sequences(
 __all__ = [
     "autocorrelation",
     "distance_membership_auc",
+    "dtw_matrix",
     "evaluate_sequences",
     "label_tstr",
     "nearest_dtw",
