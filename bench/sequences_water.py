@@ -1,0 +1,162 @@
+"""Issue 15's benchmark: district-days of the BWDF water network, the LSTM GAN against a DP Gaussian.
+
+Data: `dpgan.datasets.load_water_districts()` (hourly inflow of ten district metered areas, complete
+24-hour district-days only; CC BY 4.0). Split by day, seeded: 60 % train, 20 % validation, 20 % test
+(days, so that a test day is never seen in any district). Each system fits the train days at
+ε = 1, 3, 10 (δ = 1e-5) and ∞ (the GAN with σ = 0 and no clipping), with one series (a
+district-day) as the unit of privacy and, for the GAN, also with the district as the unit
+(entity-level: `max_series_per_entity` days of each district per unit). Scores
+(dpgan.evaluation.sequences): TSTR accuracy and AUC of the district label (a random forest on the
+flattened day), DTW to the nearest real training day against held-out real days (the floor), the
+distance membership attack, fit seconds.
+
+    python bench/sequences_water.py --split validation --epsilons 1 3 10 inf --seeds 0 1 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from dpgan import datasets
+from dpgan.evaluation.sequences import evaluate_sequences
+from dpgan.sequences import SequenceSchema, ValueColumn
+from dpgan.sequences.baseline import DPGaussianSeries
+from dpgan.sequences.codec import read_long, unscale
+from dpgan.synthesizers.sequence import SequenceSynthesizer
+from dpgan.training.dp_critic import train_dp_critic
+from dpgan.training.schedule import gan_schedule
+
+RESULTS = Path(__file__).resolve().parent / "results" / "sequences_water.jsonl"
+DELTA = 1e-5
+SPLIT_SEED = 20251124
+# public bound: a round figure above any district's plausible hourly inflow (L/s), not the data's max
+INFLOW_MAX = 200.0
+PER_ENTITY = 32  # days of a district in its unit, entity-level
+
+
+def load() -> tuple[dict[str, object], list[str]]:
+    frame = datasets.load_water_districts()
+    frame = frame.assign(series=frame["district"].astype(str) + "/" + frame["day"].astype(str))
+    days = np.sort(frame["day"].unique())
+    order = np.random.default_rng(SPLIT_SEED).permutation(len(days))
+    cut = [int(0.6 * len(days)), int(0.8 * len(days))]
+    parts = {
+        "train": set(days[order[: cut[0]]]),
+        "validation": set(days[order[cut[0] : cut[1]]]),
+        "test": set(days[order[cut[1] :]]),
+    }
+    districts = sorted(frame["district"].astype(str).unique())
+    return {name: frame[frame["day"].isin(chosen)] for name, chosen in parts.items()}, districts
+
+
+def schema_for(districts: list[str], entity: bool) -> SequenceSchema:
+    return SequenceSchema(
+        id="series",
+        time="hour",
+        length=24,
+        values=(ValueColumn("inflow", 0.0, INFLOW_MAX),),
+        label="district",
+        categories=tuple(districts),
+        entity="district" if entity else None,
+        max_series_per_entity=PER_ENTITY if entity else 1,
+    )
+
+
+def arrays(frame, schema: SequenceSchema) -> tuple[np.ndarray, np.ndarray]:
+    series = read_long(frame[schema.columns], schema)
+    return unscale(series.values, schema), np.asarray(schema.categories, dtype=object)[series.labels]
+
+
+def fit_gan(train, schema: SequenceSchema, epsilon: float, seed: int, n: int):
+    if math.isinf(epsilon):  # the non-private control: the same networks and loop, σ = 0, no clipping
+        synth = SequenceSynthesizer(epsilon=1.0, seed=seed, max_grad_norm=math.inf)
+        series = read_long(train[schema.columns], schema)
+        units = synth._units(series, schema, np.random.default_rng(seed))
+        G, D = synth._networks(schema)
+        config = replace(synth.config, noise_dim=G.noise_dim)
+        plan = gan_schedule(
+            batch_size=config.batch_size,
+            max_sample_rate=config.max_sample_rate,
+            epochs=config.epochs,
+            rows=len(units),
+            dp_on="critic",
+            n_critic=config.n_critic,
+            num_discriminators=1,
+        )
+        torch.manual_seed(seed)
+        result = train_dp_critic(
+            units, [], config, sample_rate=plan.sample_rate, expected_batch_size=plan.expected_batch_size,
+            noise_multiplier=0.0, steps=plan.steps, generator=torch.Generator().manual_seed(seed), ledger=None,
+            critic=D, generator_net=G,
+        )  # fmt: skip
+        values, codes = result.generator.sample(n, torch.Generator().manual_seed(seed))
+        return unscale(values.numpy(), schema), np.asarray(schema.categories, dtype=object)[codes.numpy()]
+    synth = SequenceSynthesizer(epsilon=epsilon, seed=seed).fit(train[schema.columns], schema)
+    values, codes = synth.generator.sample(n, torch.Generator().manual_seed(seed))  # type: ignore[union-attr]
+    return unscale(values.numpy(), schema), np.asarray(schema.categories, dtype=object)[codes.numpy()]
+
+
+def fit_gaussian(train, schema: SequenceSchema, epsilon: float, seed: int, n: int):
+    series = read_long(train[schema.columns], schema)
+    rng = np.random.default_rng(seed)
+    model = DPGaussianSeries(epsilon=epsilon if math.isfinite(epsilon) else 1e6, delta=DELTA).fit(
+        series, len(schema.categories), rng
+    )
+    values, codes = model.sample(n, rng)
+    return unscale(values, schema), np.asarray(schema.categories, dtype=object)[codes]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--split", choices=("validation", "test"), default="validation")
+    parser.add_argument("--epsilons", nargs="+", type=float, default=[1.0, 3.0, 10.0, math.inf])
+    parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
+    parser.add_argument("--systems", nargs="+", default=["gan", "gan-entity", "gaussian"])
+    parser.add_argument("--out", default=str(RESULTS))
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    parts, districts = load()
+    real, real_labels = arrays(parts["train"], schema_for(districts, False))
+    test, test_labels = arrays(parts[args.split], schema_for(districts, False))
+    for seed in args.seeds:
+        for epsilon in args.epsilons:
+            for system in args.systems:
+                if system == "gan-entity" and math.isinf(epsilon):
+                    continue  # without noise the unit changes nothing
+                schema = schema_for(districts, system == "gan-entity")
+                started = time.time()
+                fit = fit_gaussian if system == "gaussian" else fit_gan
+                synthetic, labels = fit(parts["train"], schema, epsilon, seed, len(real))
+                seconds = time.time() - started
+                metrics = evaluate_sequences(
+                    real, synthetic, test, real_labels=real_labels, synthetic_labels=labels,
+                    test_labels=test_labels, seed=seed,
+                )  # fmt: skip
+                row = {
+                    "system": system,
+                    "epsilon": None if math.isinf(epsilon) else epsilon,
+                    "seed": seed,
+                    "split": args.split,
+                    "fit_seconds": round(seconds, 1),
+                    "train_series": len(real),
+                    "dtw": metrics["dtw_nearest"],
+                    "membership_auc": metrics["membership_auc"],
+                    "label_tstr": metrics["label_tstr"],
+                    "mean_profile_mae": metrics["mean_profile_mae"],
+                    "autocorrelation_mae": metrics["autocorrelation_mae"],
+                }
+                print(json.dumps(row), flush=True)
+                with open(args.out, "a") as handle:
+                    handle.write(json.dumps(row) + "\n")
+
+
+if __name__ == "__main__":
+    main()
