@@ -20,8 +20,8 @@ header lines up to ``@data``, then one ``v1,...,v24:label`` line per series), ch
 ``series, hour, demand, label, split`` with ``series`` numbered 0..66 for train and 67..1095 for
 test in file order, so ids are unique across the two splits. The values are written as the
 shortest decimal that round-trips the parsed float: the file's own digits for every value (19
-of the 26,304 differ only in exponent notation, ``-8.6758111E-4`` -> ``-0.00086758111``). gzip level 9, mtime 0, no stored name: rerunning
-gives the same bytes. Standard library only.
+of the 26,304 differ only in exponent notation, ``-8.6758111E-4`` -> ``-0.00086758111``).
+gzip level 9, mtime 0, no stored name: rerunning gives the same bytes. Standard library only.
 
     python bench/data_prep/italy_power_demand.py /tmp/sk/sktime-1.2.0-py3-none-any.whl
 """

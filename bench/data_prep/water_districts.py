@@ -109,9 +109,9 @@ def to_long(sheet: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, int]]:
         "gap_district_days": int((~complete).sum() // 24),
         "complete_district_days": int(len(kept) // 24),
     }
-    assert counts["complete_district_days"] + counts["gap_district_days"] + counts["dst_district_days"] == (
-        counts["district_days"]
-    )
+    accounted = counts["complete_district_days"] + counts["gap_district_days"] + counts["dst_district_days"]
+    if accounted != counts["district_days"]:
+        raise SystemExit(f"{accounted} district-days accounted for, {counts['district_days']} in the sheet")
     return kept.reset_index(drop=True), counts
 
 
