@@ -78,7 +78,7 @@ def test_a_fit_spends_nothing_on_it_and_it_reloads(tmp_path):
     frame, schema = _table(600)
     kwargs = {"epsilon": 2.0, "epochs": 1, "batch_size": 64, "seed": 0, **TINY}
     tables = TabularSynthesizer(label_model_kind="pair-tables", pair_warmup_steps=20, **kwargs).fit(frame, schema)
-    sgd = TabularSynthesizer(pair_warmup_steps=20, **kwargs).fit(frame, schema)
+    sgd = TabularSynthesizer(pair_warmup_steps=20, label_model_kind="dp-sgd", **kwargs).fit(frame, schema)
     names = [e["name"] for e in tables.privacy_report()["events"]]
     assert LABEL_EVENT not in names and LABEL_EVENT in [e["name"] for e in sgd.privacy_report()["events"]]
     assert tables.training["label_model"] == "y" and tables.config.to_dict()["label_model_kind"] == "pair-tables"
@@ -98,7 +98,8 @@ def test_it_needs_the_pair_anchor_and_a_known_kind():
     with pytest.raises(InputError, match="label_model_kind"):
         TrainingConfig(label_model_kind="forest").check()
     TrainingConfig(label_model_kind="pair-tables", pair_anchor=False, label_model=False).check()
-    assert "label_model_kind" not in TrainingConfig().to_dict()  # old models re-save unchanged
+    assert "label_model_kind" not in TrainingConfig(label_model_kind="dp-sgd").to_dict()  # old models re-save unchanged
+    assert TrainingConfig().label_model_kind == "auto"
 
 
 def test_a_conditional_target_has_no_tables_and_no_label_model():
