@@ -6,8 +6,9 @@ label's count (sensitivity 1), sum Σx (L2 sensitivity ‖x‖ ≤ √d) and sec
 statistics only, so the labels compose in parallel, and the three releases are Gaussian mechanisms
 at one noise multiplier σ (noise σ·Δ each): one ledger entry of three sensitivity-normalised
 releases, σ calibrated so that it spends ε. The fitted model is each label's noisy mean and
-covariance (projected onto positive semi-definite matrices: post-processing) and the noisy label
-shares; sampling draws Gaussians and clips them into the public bounds.
+covariance (its eigenvalues shrunk by the noise's expected spectral norm, a public number, and
+kept positive: post-processing) and the noisy label shares; sampling draws Gaussians and clips
+them into the public bounds.
 """
 
 from __future__ import annotations
@@ -54,8 +55,11 @@ class DPGaussianSeries:
             mean = np.clip(total / count, -1.0, 1.0)
             covariance = second / count - np.outer(mean, mean)
             values, vectors = np.linalg.eigh((covariance + covariance.T) / 2.0)
+            # the noise's own spectrum reaches about 2√d times its entries' sd (σd/n̂, and √2 more on the
+            # diagonal): eigenvalues are shrunk by that public level, so noise does not pass for variance
+            level = 2.0 * np.sqrt(2.0 * d) * sigma * d / count
             self.means.append(mean)
-            self.factors.append(vectors * np.sqrt(np.maximum(values, MIN_EIGENVALUE)))
+            self.factors.append(vectors * np.sqrt(np.maximum(values - level, MIN_EIGENVALUE)))
         self.shape = (length, features)
         return self
 
