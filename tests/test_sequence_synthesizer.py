@@ -317,3 +317,13 @@ def test_cli_evaluates_series_and_the_report_decodes_in_a_browser(tmp_path, caps
                          capture_output=True, text=True, timeout=60)  # fmt: skip
     decoded = re.search(r'data-ok="(\d+)"', dom.stdout)
     assert decoded and int(decoded.group(1)) == images
+
+
+def test_the_label_may_name_the_entity():
+    frame = _long(60)
+    schema = _schema(entity="district", max_series_per_entity=4)
+    assert schema.columns == ["sid", "hour", "flow", "district"]
+    series = read_long(frame, schema)
+    assert len(np.unique(series.entities)) == 2
+    synth = SequenceSynthesizer(epsilon=3.0, seed=0, **FAST).fit(frame, schema)
+    assert list(synth.sample(3, seed=0).columns) == ["sid", "hour", "flow", "district"]

@@ -148,8 +148,8 @@ def write_long(values: np.ndarray, labels: np.ndarray | None, schema: SequenceSc
         out[name] = flat[:, index]
     if schema.label is not None and labels is not None:
         out[schema.label] = np.asarray(schema.categories, dtype=object)[np.repeat(labels, length)]
-    if schema.entity is not None:
-        out[schema.entity] = ids
+    if schema.entity is not None and schema.entity != schema.label:
+        out[schema.entity] = ids  # each synthetic series is its own entity
     return out
 
 

@@ -69,6 +69,8 @@ class SequenceSchema:
         names += [c for c in (self.label, self.entity) if c is not None]
         if not all(isinstance(n, str) and n for n in names):
             raise InputError("the id, time, label and entity columns need non-empty string names")
+        if self.entity is not None and self.entity == self.label:
+            names.pop()  # the label may name the owner (a district's days labelled by district)
         if len(set(names)) != len(names):
             raise InputError("the id, time, value, label and entity columns must be different columns")
         if self.label is None and self.categories:
@@ -92,7 +94,7 @@ class SequenceSchema:
     def columns(self) -> list[str]:
         """The long table's columns, in the order sampling writes them."""
         out = [self.id, self.time, *self.value_names]
-        return out + [c for c in (self.label, self.entity) if c is not None]
+        return out + list(dict.fromkeys(c for c in (self.label, self.entity) if c is not None))
 
     @property
     def unit(self) -> str:
