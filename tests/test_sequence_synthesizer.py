@@ -327,3 +327,16 @@ def test_the_label_may_name_the_entity():
     assert len(np.unique(series.entities)) == 2
     synth = SequenceSynthesizer(epsilon=3.0, seed=0, **FAST).fit(frame, schema)
     assert list(synth.sample(3, seed=0).columns) == ["sid", "hour", "flow", "district"]
+
+
+def test_a_log_scale_round_trips_and_spreads_small_flows():
+    schema = _schema(values=(ValueColumn("flow", 0.0, 200.0, "log"),))
+    assert SequenceSchema.from_dict(json.loads(json.dumps(schema.to_dict()))) == schema
+    frame = _long(5)
+    series = read_long(frame, schema)
+    back = write_long(series.values, series.labels, schema)
+    np.testing.assert_allclose(back["flow"].to_numpy(), frame["flow"].clip(0, 200).to_numpy(), rtol=1e-4, atol=1e-3)
+    linear = read_long(frame, _schema(values=(ValueColumn("flow", 0.0, 200.0),)))
+    assert np.ptp(series.values) > 2 * np.ptp(linear.values)  # flows of 5-30 use more of [-1, 1]
+    with pytest.raises(InputError, match="scale"):
+        ValueColumn("flow", 0.0, 1.0, "sqrt")

@@ -32,17 +32,24 @@ class SeriesSet:
     dropped_units: int = 0  # units left with no complete series (= dropped without an entity column)
 
 
-def scale(values: np.ndarray, schema: SequenceSchema) -> np.ndarray:
-    """Public bounds → [-1, 1], per value column (last axis)."""
+def _bounds(schema: SequenceSchema) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     low = np.array([v.min for v in schema.values], dtype=np.float64)
     high = np.array([v.max for v in schema.values], dtype=np.float64)
-    return (2.0 * (np.clip(values, low, high) - low) / (high - low) - 1.0).astype(np.float32)
+    return low, high, np.array([v.scale == "log" for v in schema.values])
+
+
+def scale(values: np.ndarray, schema: SequenceSchema) -> np.ndarray:
+    """Public bounds → [-1, 1], per value column (last axis): linear, or log1p(x − min) scaled."""
+    low, high, log = _bounds(schema)
+    shifted = np.clip(values, low, high) - low
+    unit = np.where(log, np.log1p(shifted) / np.log1p(high - low), shifted / (high - low))
+    return (2.0 * unit - 1.0).astype(np.float32)
 
 
 def unscale(values: np.ndarray, schema: SequenceSchema) -> np.ndarray:
-    low = np.array([v.min for v in schema.values], dtype=np.float64)
-    high = np.array([v.max for v in schema.values], dtype=np.float64)
-    return low + (np.clip(values.astype(np.float64), -1.0, 1.0) + 1.0) / 2.0 * (high - low)
+    low, high, log = _bounds(schema)
+    unit = (np.clip(values.astype(np.float64), -1.0, 1.0) + 1.0) / 2.0
+    return low + np.where(log, np.expm1(unit * np.log1p(high - low)), unit * (high - low))
 
 
 def _label_codes(labels: pd.Series, schema: SequenceSchema) -> np.ndarray:

@@ -28,13 +28,18 @@ MAX_SERIES_PER_ENTITY = 256
 SCHEMA_KEYS = frozenset(("kind", "id", "time", "length", "values", "label", "entity", "source"))
 
 
+SCALES = ("linear", "log")
+
+
 @dataclass(frozen=True)
 class ValueColumn:
-    """One measured quantity and its public range."""
+    """One measured quantity, its public range, and how the range is mapped to [-1, 1]: linearly,
+    or on log1p(x − min) for long-tailed flows (most hours far below the range's top)."""
 
     name: str
     min: float
     max: float
+    scale: str = "linear"
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
@@ -44,6 +49,8 @@ class ValueColumn:
                 raise InputError(f"value column {self.name!r} needs finite 'min' and 'max'")
         if not self.min < self.max:
             raise InputError(f"value column {self.name!r}: 'min' must be smaller than 'max'")
+        if self.scale not in SCALES:
+            raise InputError(f"value column {self.name!r}: 'scale' must be one of {', '.join(SCALES)}")
 
 
 @dataclass(frozen=True)
@@ -103,7 +110,10 @@ class SequenceSchema:
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": "sequence", "id": self.id, "time": self.time, "length": self.length}
-        out["values"] = [{"name": v.name, "min": v.min, "max": v.max} for v in self.values]
+        out["values"] = [
+            {"name": v.name, "min": v.min, "max": v.max} | ({"scale": v.scale} if v.scale != "linear" else {})
+            for v in self.values
+        ]
         if self.label is not None:
             out["label"] = {"name": self.label, "categories": list(self.categories)}
         if self.entity is not None:
@@ -129,7 +139,10 @@ class SequenceSchema:
             id=data.get("id"),  # type: ignore[arg-type]
             time=data.get("time"),  # type: ignore[arg-type]
             length=data.get("length"),  # type: ignore[arg-type]
-            values=tuple(ValueColumn(v.get("name"), v.get("min"), v.get("max")) for v in values),  # type: ignore[arg-type]
+            values=tuple(
+                ValueColumn(v.get("name"), v.get("min"), v.get("max"), v.get("scale", "linear"))  # type: ignore[arg-type]
+                for v in values
+            ),
             label=label.get("name"),
             categories=tuple(label.get("categories", [])),
             entity=entity.get("name"),
