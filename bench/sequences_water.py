@@ -57,12 +57,15 @@ def load() -> tuple[dict[str, object], list[str]]:
     return {name: frame[frame["day"].isin(chosen)] for name, chosen in parts.items()}, districts
 
 
+SCALE = "linear"  # --scale: how the public range maps to the generator's [-1, 1]
+
+
 def schema_for(districts: list[str], entity: bool) -> SequenceSchema:
     return SequenceSchema(
         id="series",
         time="hour",
         length=24,
-        values=(ValueColumn("inflow", 0.0, INFLOW_MAX),),
+        values=(ValueColumn("inflow", 0.0, INFLOW_MAX, SCALE),),
         label="district",
         categories=tuple(districts),
         entity="district" if entity else None,
@@ -120,8 +123,11 @@ def main() -> None:
     parser.add_argument("--epsilons", nargs="+", type=float, default=[1.0, 3.0, 10.0, math.inf])
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--systems", nargs="+", default=["gan", "gan-entity", "gaussian"])
+    parser.add_argument("--scale", choices=("linear", "log"), default="linear")
     parser.add_argument("--out", default=str(RESULTS))
     args = parser.parse_args()
+    global SCALE
+    SCALE = args.scale
     torch.set_num_threads(1)
     parts, districts = load()
     real, real_labels = arrays(parts["train"], schema_for(districts, False))
@@ -142,6 +148,7 @@ def main() -> None:
                 )  # fmt: skip
                 row = {
                     "system": system,
+                    "scale": args.scale,
                     "epsilon": None if math.isinf(epsilon) else epsilon,
                     "seed": seed,
                     "split": args.split,
