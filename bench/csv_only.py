@@ -181,6 +181,8 @@ def score_synthetic(
     else:
         row.update({f"accuracy_{k}": mean["accuracy"][k] for k in ("tstr", "trtr", "diff")})
         row.update({f"auc_{k}": mean["roc_auc"][k] for k in ("tstr", "trtr", "diff")})
+        if "balanced_accuracy" in mean:
+            row.update({f"balanced_accuracy_{k}": mean["balanced_accuracy"][k] for k in ("tstr", "trtr", "diff")})
         row["majority_accuracy"] = majority_accuracy(real, scored_rows, spec.target)
         counts = as_labels(synthetic[spec.target]).value_counts(normalize=True)
         row["synthetic_target_shares"] = {str(k): round(float(v), 4) for k, v in counts.items()}

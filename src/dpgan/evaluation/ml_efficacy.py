@@ -6,9 +6,9 @@ used for both training sets, so the TSTR − TRTR gap measures the data, not the
 numerics are scaled by the real training range, one-hot columns cover the categories seen in either
 training set, and categories first seen in the test set are ignored (all-zero).
 
-Classification reports accuracy, F1, ROC AUC and average precision; for a binary target the
-positive class is the minority class of the real training set (Adult: ">50K"), for a multiclass
-target F1, AUC and AP are macro averages (one-vs-rest). Regression reports R² and MAE.
+Classification reports accuracy, balanced accuracy, F1, ROC AUC and average precision; for a
+binary target the positive class is the minority class of the real training set (Adult: ">50K"),
+for a multiclass target F1, AUC and AP are macro averages (one-vs-rest). Regression reports R² and MAE.
 `diff` is always real − synthetic (TRTR − TSTR).
 """
 
@@ -27,6 +27,7 @@ from sklearn.linear_model import LinearRegression, LogisticRegression
 from sklearn.metrics import (
     accuracy_score,
     average_precision_score,
+    balanced_accuracy_score,
     f1_score,
     mean_absolute_error,
     r2_score,
@@ -38,7 +39,7 @@ from threadpoolctl import threadpool_limits
 
 from dpgan.evaluation.fidelity import as_labels, is_numeric_kind
 
-CLASSIFICATION_METRICS = ("accuracy", "f1", "roc_auc", "average_precision")
+CLASSIFICATION_METRICS = ("accuracy", "balanced_accuracy", "f1", "roc_auc", "average_precision")
 REGRESSION_METRICS = ("r2", "mae")
 
 # (stage name, done, total): the evaluation's progress callback, shown as a tqdm bar by the CLI.
@@ -235,7 +236,11 @@ def _classification_scores(
     for j, c in enumerate(model.classes_):
         if c in index:  # a label only the synthetic set has: its probability mass is a miss
             proba[:, index[c]] = raw[:, j]
-    out: dict[str, float | None] = {"accuracy": float(accuracy_score(y_test, predicted))}
+    out: dict[str, float | None] = {
+        "accuracy": float(accuracy_score(y_test, predicted)),
+        # the mean of per-class recalls: a model that predicts the majority class scores 1/classes
+        "balanced_accuracy": float(balanced_accuracy_score(y_test, predicted)),
+    }
     if positive is not None:
         truth = y_test == positive
         out["f1"] = float(f1_score(truth, predicted == positive, zero_division=0.0))

@@ -37,6 +37,7 @@ METRIC_LABELS = {
     "f1": "F1",
     "roc_auc": "ROC AUC",
     "average_precision": "average precision",
+    "balanced_accuracy": "balanced accuracy",
     "r2": "R² (higher is better)",
     "mae": "mean absolute error (lower is better)",
 }
