@@ -58,6 +58,7 @@ def load() -> tuple[dict[str, object], list[str]]:
 
 
 SCALE = "linear"  # --scale: how the public range maps to the generator's [-1, 1]
+STEP_ANCHOR = False  # --step-anchor: DP per-step statistics as a generator plug-in
 
 
 def schema_for(districts: list[str], entity: bool) -> SequenceSchema:
@@ -102,7 +103,7 @@ def fit_gan(train, schema: SequenceSchema, epsilon: float, seed: int, n: int):
         )  # fmt: skip
         values, codes = result.generator.sample(n, torch.Generator().manual_seed(seed))
         return unscale(values.numpy(), schema), np.asarray(schema.categories, dtype=object)[codes.numpy()]
-    synth = SequenceSynthesizer(epsilon=epsilon, seed=seed).fit(train[schema.columns], schema)
+    synth = SequenceSynthesizer(epsilon=epsilon, seed=seed, step_anchor=STEP_ANCHOR).fit(train[schema.columns], schema)
     values, codes = synth.generator.sample(n, torch.Generator().manual_seed(seed))  # type: ignore[union-attr]
     return unscale(values.numpy(), schema), np.asarray(schema.categories, dtype=object)[codes.numpy()]
 
@@ -124,10 +125,11 @@ def main() -> None:
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--systems", nargs="+", default=["gan", "gan-entity", "gaussian"])
     parser.add_argument("--scale", choices=("linear", "log"), default="linear")
+    parser.add_argument("--step-anchor", action="store_true")
     parser.add_argument("--out", default=str(RESULTS))
     args = parser.parse_args()
-    global SCALE
-    SCALE = args.scale
+    global SCALE, STEP_ANCHOR
+    SCALE, STEP_ANCHOR = args.scale, args.step_anchor
     torch.set_num_threads(1)
     parts, districts = load()
     real, real_labels = arrays(parts["train"], schema_for(districts, False))
@@ -149,6 +151,7 @@ def main() -> None:
                 row = {
                     "system": system,
                     "scale": args.scale,
+                    "step_anchor": args.step_anchor and system != "gaussian",
                     "epsilon": None if math.isinf(epsilon) else epsilon,
                     "seed": seed,
                     "split": args.split,

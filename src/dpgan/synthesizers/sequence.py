@@ -31,6 +31,7 @@ from dpgan.models.sequence_units import CRITICS, SeriesUnitCritic, SeriesUnitGen
 from dpgan.privacy.accounting import Budget, LedgerEntry, PrivacyLedger
 from dpgan.privacy.calibration import BudgetShares, sigma_and_steps
 from dpgan.privacy.mechanisms import noisy_counts
+from dpgan.sequences.anchor import StepStatisticsHook, measure_step_statistics
 from dpgan.sequences.codec import SeriesSet, read_array, read_long, write_long
 from dpgan.sequences.schema import SequenceSchema
 from dpgan.serialization import check_model_destination, read_model_dir, write_model_dir
@@ -45,14 +46,20 @@ MAX_SAMPLE = 1_000_000
 
 
 @dataclass(frozen=True)
-class SequenceNetworks:
-    """The sequence networks' shapes (the loop's settings stay in TrainingConfig)."""
+class SequenceSettings:
+    """The sequence networks' shapes and the step-statistics anchor (the loop's settings stay in
+    TrainingConfig)."""
 
     critic: str = "mlp"
     critic_hidden: tuple[int, ...] = (128, 128)
     generator_hidden: int = 64
     generator_layers: int = 1
     step_noise: int = 4
+    # DP per-label, per-step means and spreads as a generator plug-in (dpgan.sequences.anchor)
+    step_anchor: bool = False
+    step_anchor_fraction: float = 0.2
+    step_anchor_warmup: int = 300
+    step_anchor_weight: float = 10.0
 
     def check(self) -> None:
         if self.critic not in CRITICS:
@@ -60,6 +67,10 @@ class SequenceNetworks:
         sizes = (*self.critic_hidden, self.generator_hidden, self.generator_layers, self.step_noise)
         if not all(isinstance(s, int) and not isinstance(s, bool) and 1 <= s <= 4096 for s in sizes):
             raise InputError("network sizes must be whole numbers from 1 to 4096")
+        if not 0.0 < self.step_anchor_fraction < 0.5:
+            raise InputError("step_anchor_fraction must be in (0, 0.5)")
+        if self.step_anchor_warmup < 0 or not self.step_anchor_weight >= 0:
+            raise InputError("step_anchor_warmup and step_anchor_weight must be ≥ 0")
 
 
 # dp-GAN's loop on series: the tabular defaults with a smaller batch cap (a few thousand series)
@@ -93,8 +104,8 @@ class SequenceSynthesizer(Synthesizer):
         super().__init__(
             epsilon=epsilon, delta=delta, accountant=accountant, seed=seed, noise_multiplier=noise_multiplier
         )
-        network_keys = {k: settings.pop(k) for k in list(settings) if k in SequenceNetworks.__dataclass_fields__}
-        self.networks = SequenceNetworks(critic=critic, **network_keys)
+        network_keys = {k: settings.pop(k) for k in list(settings) if k in SequenceSettings.__dataclass_fields__}
+        self.networks = SequenceSettings(critic=critic, **network_keys)
         self.networks.check()
         try:
             self.config = TrainingConfig(**(SEQUENCE_DEFAULTS | settings))
@@ -131,6 +142,20 @@ class SequenceSynthesizer(Synthesizer):
         units = self._units(series, schema, rng)
         G, D = self._networks(schema)
         config = replace(self.config, noise_dim=G.noise_dim)
+        hooks = ()
+        if self.networks.step_anchor:
+            stats = measure_step_statistics(
+                units,
+                len(schema.values),
+                len(schema.categories) if schema.label is not None else 0,
+                share=BudgetShares(self.epsilon, self.delta, self.accountant).at(
+                    COUNT_SHARE + self.networks.step_anchor_fraction
+                ),
+                ledger=ledger,
+                rng=rng,
+            )
+            net = self.networks
+            hooks = (StepStatisticsHook(stats, len(schema.values), net.step_anchor_warmup, net.step_anchor_weight),)
         schedule = gan_schedule(
             batch_size=config.batch_size,
             max_sample_rate=config.max_sample_rate,
@@ -164,6 +189,7 @@ class SequenceSynthesizer(Synthesizer):
             ledger=ledger,
             critic=D,
             generator_net=G,
+            hooks=hooks,
         )
         spent = ledger.epsilon(self.delta, self.accountant)
         if spent > self.epsilon * (1 + 1e-9):
@@ -319,4 +345,4 @@ class SequenceSynthesizer(Synthesizer):
         return synth
 
 
-__all__ = ["SequenceNetworks", "SequenceSynthesizer"]
+__all__ = ["SequenceSettings", "SequenceSynthesizer"]
