@@ -32,6 +32,7 @@ from tables import TABLES, schema_path, split
 
 BENCH = Path(__file__).resolve().parent
 PEER_PYTHON = BENCH / ".venv-peers" / "bin" / "python"
+CTGAN_PYTHON = BENCH / ".venv-ctgan" / "bin" / "python"  # DP-CTGAN, PATE-CTGAN (torch 1.x, opacus 0.14)
 
 
 def run_peer(
@@ -52,7 +53,8 @@ def run_peer(
         train_schema = round_trip(parts["train"], directory, "train", hand)
         scored = round_trip(parts[split_name], directory, split_name, hand)
         out = directory / "synthetic.csv"
-        command = [str(PEER_PYTHON), str(BENCH / "peers" / "run_peer.py"), "--synth", system]
+        python = CTGAN_PYTHON if system in ("dpctgan", "patectgan") else PEER_PYTHON
+        command = [str(python), str(BENCH / "peers" / "run_peer.py"), "--synth", system]
         command += ["--train", str(directory / "train.csv"), "--schema", str(schema_path(name))]
         command += ["--epsilon", str(epsilon), "--delta", str(DELTA), "--rows", str(len(train_schema))]
         command += ["--seed", str(seed), "--out", str(out)]
@@ -122,7 +124,9 @@ def _every_column_cell(mean, table: str, eps: float, system: str) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--systems", nargs="+", default=["dpgan", "mst"], choices=["dpgan", "mst", "aim"])
+    parser.add_argument(
+        "--systems", nargs="+", default=["dpgan", "mst"], choices=["dpgan", "mst", "aim", "dpctgan", "patectgan"]
+    )
     parser.add_argument("--tables", nargs="+", default=list(TABLES), choices=list(TABLES))
     parser.add_argument("--epsilons", nargs="+", type=float, default=[1.0])
     parser.add_argument("--seeds", nargs="+", type=int, default=[0])

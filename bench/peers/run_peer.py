@@ -1,5 +1,6 @@
-"""Fit one SmartNoise Synth synthesizer (MST or AIM) on a CSV with dpgan's PUBLIC schema; runs in
-bench/.venv-peers (bench/peers/setup.sh) and imports nothing from dpgan.
+"""Fit one SmartNoise Synth synthesizer (MST, AIM, DP-CTGAN or PATE-CTGAN) on a CSV with dpgan's PUBLIC
+schema; runs in bench/.venv-peers (bench/peers/setup.sh; the CTGAN pair in bench/.venv-ctgan,
+bench/peers/setup_ctgan.sh) and imports nothing from dpgan.
 
 The peer gets the same public domain dpgan gets and reads nothing else from the data: each
 categorical column is coded by the schema's category list (a value outside it, or missing, gets
@@ -66,7 +67,7 @@ def decode(codes: pd.DataFrame, schema: dict, bins: int, rng: np.random.Generato
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--synth", choices=["mst", "aim"], required=True)
+    parser.add_argument("--synth", choices=["mst", "aim", "dpctgan", "patectgan"], required=True)
     parser.add_argument("--train", required=True)
     parser.add_argument("--schema", required=True)
     parser.add_argument("--epsilon", type=float, required=True)
@@ -86,9 +87,19 @@ def main() -> None:
     codes, sizes = domain_codes(train, schema, args.bins)
     # the public domain: every code of every column, and no private row
     public = pd.DataFrame({name: np.arange(max(sizes.values())) % size for name, size in sizes.items()})
-    transformer = TableTransformer([LabelTransformer(nullable=False) for _ in codes.columns])
+    if args.synth in ("dpctgan", "patectgan"):  # the GAN peers take one-hot codes of the same public domain
+        from snsynth.transform import ChainTransformer, OneHotEncoder
+
+        columns = [ChainTransformer([LabelTransformer(nullable=False), OneHotEncoder()]) for _ in codes.columns]
+        transformer = TableTransformer(columns)
+    else:
+        transformer = TableTransformer([LabelTransformer(nullable=False) for _ in codes.columns])
     transformer.fit(public[codes.columns])
     np.random.seed(args.seed)
+    if args.synth in ("dpctgan", "patectgan"):
+        import torch
+
+        torch.manual_seed(args.seed)
     started = time.time()
     synth = Synthesizer.create(args.synth, epsilon=args.epsilon, delta=args.delta, verbose=False)
     synth.fit(codes, transformer=transformer, preprocessor_eps=0.0)
