@@ -63,3 +63,38 @@ def test_a_fit_with_the_anchor_charges_it_once_before_training():
     assert synth.privacy_report()["epsilon"] <= 3.0 * (1 + 1e-9)
     with pytest.raises(Exception, match="step_anchor_fraction"):
         SequenceSynthesizer(epsilon=1.0, step_anchor_fraction=0.7)
+
+
+def test_the_moment_penalty_is_zero_at_the_moments_of_the_rows_and_sees_hour_to_hour_covariance():
+    from dpgan.sequences.anchor import moment_penalty
+
+    units = _units()
+    day_level = torch.randn(units.shape[0], generator=torch.Generator().manual_seed(0)) * 0.2
+    units[..., 0] += day_level[:, None, None]  # busy and quiet days: hours go together
+    labels = units[:, 0, 0, 1:].argmax(dim=1)
+    flat = units[:, 0, :, 0]
+    means = torch.stack([flat[labels == g].mean(dim=0) for g in (0, 1)])
+    covariances = torch.stack([torch.cov(flat[labels == g].T, correction=0) for g in (0, 1)])
+    shares = torch.tensor([float((labels == g).float().mean()) for g in (0, 1)])
+    assert float(moment_penalty(units, 1, shares, means, covariances)) == pytest.approx(0.0, abs=1e-6)
+    # the same per-hour means and spreads, but each hour drawn from another day: covariance lost
+    shuffled = units.clone()
+    for hour in range(units.shape[2]):
+        for g in (0, 1):
+            rows = torch.nonzero(labels == g)[:, 0]
+            shuffled[rows, 0, hour, 0] = units[rows[torch.randperm(len(rows))], 0, hour, 0]
+    assert float(moment_penalty(shuffled, 1, shares, means, covariances)) > 1e-3
+
+
+def test_a_fit_with_the_moment_anchor_charges_the_gaussian_release_once():
+    from dpgan.sequences.baseline import EVENT as GAUSSIAN_EVENT
+
+    synth = SequenceSynthesizer(epsilon=3.0, seed=0, moment_anchor=True, step_anchor_warmup=20, **FAST)
+    synth.fit(_long(120), _schema())
+    names = [e["name"] for e in synth.privacy_report()["events"]]
+    assert names == [COUNT_EVENT, GAUSSIAN_EVENT, "DP-SGD on the critic"]
+    assert synth.privacy_report()["epsilon"] <= 3.0 * (1 + 1e-9)
+    with pytest.raises(Exception, match="entity"):
+        SequenceSynthesizer(epsilon=3.0, seed=0, moment_anchor=True, **FAST).fit(
+            _long(60, entities=5), _schema(entity="home")
+        )

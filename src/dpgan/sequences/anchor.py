@@ -129,4 +129,67 @@ class StepStatisticsHook:
         return [self.stats.shares, self.stats.mean, self.stats.sd]
 
 
-__all__ = ["EVENT", "StepStatistics", "StepStatisticsHook", "measure_step_statistics", "statistics_penalty"]
+def moment_penalty(
+    units: torch.Tensor, n_values: int, shares: torch.Tensor, means: torch.Tensor, covariances: torch.Tensor
+) -> torch.Tensor:
+    """Σ_labels share·(‖mean gap‖² + ‖covariance gap‖_F²)/d of the flattened series (d = T·F), plus
+    KL(label shares): the DP Gaussian's moments (dpgan.sequences.baseline) as targets for G."""
+    length = units.shape[2]
+    values = units[..., :n_values].reshape(-1, length * n_values)  # (B·k, d)
+    groups = shares.shape[0]
+    weights = units[:, :, 0, n_values:].reshape(-1, groups) if groups > 1 else values.new_ones(values.shape[0], 1)
+    mass = weights.sum(dim=0).clamp_min(1e-6)
+    total = values.new_zeros(())
+    d = values.shape[1]
+    for g in range(groups):
+        w = weights[:, g : g + 1] / mass[g]
+        mean = (w * values).sum(dim=0)
+        centred = values - mean
+        covariance = (w * centred).T @ centred
+        gap = ((mean - means[g]) ** 2).sum() + ((covariance - covariances[g]) ** 2).sum()
+        total = total + shares[g] * gap / d
+    if groups > 1:
+        generated = (mass / mass.sum()).clamp_min(1e-8)
+        total = total + (shares * (shares.log() - generated.log())).sum()
+    return total
+
+
+@dataclass
+class MomentAnchorHook:
+    """The DP Gaussian's per-label mean and covariance as a generator plug-in (warm start, penalty)."""
+
+    shares: torch.Tensor
+    means: torch.Tensor  # (K, d)
+    covariances: torch.Tensor  # (K, d, d)
+    n_values: int
+    warmup_steps: int = 300
+    weight: float = 10.0
+
+    def _penalty(self, G: torch.nn.Module, draw_inputs) -> torch.Tensor:
+        z, condition = draw_inputs()
+        return moment_penalty(G(z, None, condition), self.n_values, self.shares, self.means, self.covariances)
+
+    def warm_start(self, G: torch.nn.Module, draw_inputs) -> None:
+        opt = torch.optim.Adam(G.parameters(), lr=WARM_START_LR)
+        for _ in range(self.warmup_steps):
+            opt.zero_grad(set_to_none=True)
+            self._penalty(G, draw_inputs).backward()
+            opt.step()
+
+    def add_gradient(self, G: torch.nn.Module, draw_inputs) -> None:
+        if self.weight > 0:
+            (self.weight * self._penalty(G, draw_inputs)).backward()
+
+    def released(self) -> list[torch.Tensor]:
+        return [self.shares, self.means, self.covariances]
+
+
+__all__ = [
+    "EVENT",
+    "MomentAnchorHook",
+    "StepStatistics",
+    "StepStatisticsHook",
+    "measure_step_statistics",
+    "moment_penalty",
+    "statistics_penalty",
+]

@@ -34,15 +34,26 @@ class DPGaussianSeries:
         self.factors: list[np.ndarray] = []
         self.shares = np.ones(1)
 
-    def fit(self, series: SeriesSet, n_labels: int, rng: np.random.Generator) -> DPGaussianSeries:
+    def fit(
+        self,
+        series: SeriesSet,
+        n_labels: int,
+        rng: np.random.Generator,
+        *,
+        ledger: PrivacyLedger | None = None,
+        share: ShareTarget | None = None,
+    ) -> DPGaussianSeries:
+        """All of ε on its own ledger, or (as a GAN's anchor) the `share` of another `ledger`."""
         n, length, features = series.values.shape
         d = length * features
         flat = series.values.reshape(n, d).astype(np.float64)
         labels = series.labels if series.labels is not None else np.zeros(n, dtype=np.int64)
         groups = max(1, n_labels)
-        sigma = ShareTarget(self.epsilon, self.delta, self.accountant).sigma(1.0, 3, [])  # all of ε
+        ledger = ledger if ledger is not None else self.ledger
+        target = share if share is not None else ShareTarget(self.epsilon, self.delta, self.accountant)
+        sigma = target.sigma(1.0, 3, ledger.entries)
         note = "per label: count (Δ 1), sum (Δ √d), second moments (Δ d); labels in parallel"
-        self.ledger.add(LedgerEntry(EVENT, sigma, count=3, note=note))
+        ledger.add(LedgerEntry(EVENT, sigma, count=3, note=note))
         counts = noisy_counts(np.bincount(labels, minlength=groups).astype(np.float64), sigma, rng)
         self.shares = np.maximum(counts, 0.0) / max(np.maximum(counts, 0.0).sum(), 1e-12)
         self.means, self.factors = [], []
@@ -62,6 +73,10 @@ class DPGaussianSeries:
             self.factors.append(vectors * np.sqrt(np.maximum(values - level, MIN_EIGENVALUE)))
         self.shape = (length, features)
         return self
+
+    def covariances(self) -> list[np.ndarray]:
+        """Each label's shrunk covariance (factor · factorᵀ)."""
+        return [f @ f.T for f in self.factors]
 
     def sample(self, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         """n scaled series (n, T, F) in [-1, 1] and their label indices."""

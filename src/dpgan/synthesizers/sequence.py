@@ -31,7 +31,8 @@ from dpgan.models.sequence_units import CRITICS, SeriesUnitCritic, SeriesUnitGen
 from dpgan.privacy.accounting import Budget, LedgerEntry, PrivacyLedger
 from dpgan.privacy.calibration import BudgetShares, sigma_and_steps
 from dpgan.privacy.mechanisms import noisy_counts
-from dpgan.sequences.anchor import StepStatisticsHook, measure_step_statistics
+from dpgan.sequences.anchor import MomentAnchorHook, StepStatisticsHook, measure_step_statistics
+from dpgan.sequences.baseline import DPGaussianSeries
 from dpgan.sequences.codec import SeriesSet, read_array, read_long, write_long
 from dpgan.sequences.schema import SequenceSchema
 from dpgan.serialization import check_model_destination, read_model_dir, write_model_dir
@@ -60,6 +61,9 @@ class SequenceSettings:
     step_anchor_fraction: float = 0.2
     step_anchor_warmup: int = 300
     step_anchor_weight: float = 10.0
+    # the DP Gaussian's per-label mean and covariance (dpgan.sequences.baseline) as a generator
+    # plug-in, at step_anchor_fraction of ε, with the same warm start and weight (series unit only)
+    moment_anchor: bool = False
 
     def check(self) -> None:
         if self.critic not in CRITICS:
@@ -156,6 +160,8 @@ class SequenceSynthesizer(Synthesizer):
             )
             net = self.networks
             hooks = (StepStatisticsHook(stats, len(schema.values), net.step_anchor_warmup, net.step_anchor_weight),)
+        if self.networks.moment_anchor:
+            hooks = (*hooks, self._moment_anchor(series, schema, ledger, rng))
         schedule = gan_schedule(
             batch_size=config.batch_size,
             max_sample_rate=config.max_sample_rate,
@@ -226,6 +232,30 @@ class SequenceSynthesizer(Synthesizer):
         note = f"{schema.unit}s kept and dropped; one {schema.unit} changes one count by 1"
         ledger.add(LedgerEntry(COUNT_EVENT, sigma, count=1, note=note))
         return max(float(noisy[0]), 1.0), max(float(noisy[1]), 0.0)
+
+    def _moment_anchor(
+        self, series: SeriesSet, schema: SequenceSchema, ledger: PrivacyLedger, rng: np.random.Generator
+    ) -> MomentAnchorHook:
+        """The DP Gaussian's release (sensitivities for one series per unit) as G's plug-in."""
+        if schema.entity is not None:
+            raise InputError("moment_anchor measures one series per unit: it does not take an entity column")
+        net = self.networks
+        spent = COUNT_SHARE + net.step_anchor_fraction * (2 if net.step_anchor else 1)
+        share = BudgetShares(self.epsilon, self.delta, self.accountant).at(spent)
+        labels = len(schema.categories) if schema.label is not None else 0
+        gauss = DPGaussianSeries(self.epsilon, self.delta, self.accountant).fit(
+            series, labels, rng, ledger=ledger, share=share
+        )
+        shares = np.maximum(gauss.shares, 1e-3)
+        as_tensor = lambda a: torch.tensor(np.asarray(a), dtype=torch.float32)  # noqa: E731
+        return MomentAnchorHook(
+            as_tensor(shares / shares.sum()),
+            as_tensor(np.stack(gauss.means)),
+            as_tensor(np.stack(gauss.covariances())),
+            len(schema.values),
+            net.step_anchor_warmup,
+            net.step_anchor_weight,
+        )
 
     def _units(self, series: SeriesSet, schema: SequenceSchema, rng: np.random.Generator) -> torch.Tensor:
         """(units, k, T, C): the values and the label one-hot along time; k series per entity."""
