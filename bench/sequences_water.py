@@ -60,6 +60,7 @@ def load() -> tuple[dict[str, object], list[str]]:
 SCALE = "linear"  # --scale: how the public range maps to the generator's [-1, 1]
 STEP_ANCHOR = False  # --step-anchor: DP per-step statistics as a generator plug-in
 MOMENT_ANCHOR = False  # --moment-anchor: the DP Gaussian's mean and covariance as a generator plug-in
+SETTINGS: dict = {}  # --set KEY=VALUE: SequenceSynthesizer settings for the GAN (JSON values)
 
 
 def schema_for(districts: list[str], entity: bool) -> SequenceSchema:
@@ -105,7 +106,11 @@ def fit_gan(train, schema: SequenceSchema, epsilon: float, seed: int, n: int):
         values, codes = result.generator.sample(n, torch.Generator().manual_seed(seed))
         return unscale(values.numpy(), schema), np.asarray(schema.categories, dtype=object)[codes.numpy()]
     synth = SequenceSynthesizer(
-        epsilon=epsilon, seed=seed, step_anchor=STEP_ANCHOR, moment_anchor=MOMENT_ANCHOR and not schema.entity
+        epsilon=epsilon,
+        seed=seed,
+        step_anchor=STEP_ANCHOR,
+        moment_anchor=MOMENT_ANCHOR and not schema.entity,
+        **SETTINGS,
     ).fit(train[schema.columns], schema)
     values, codes = synth.generator.sample(n, torch.Generator().manual_seed(seed))  # type: ignore[union-attr]
     return unscale(values.numpy(), schema), np.asarray(schema.categories, dtype=object)[codes.numpy()]
@@ -130,10 +135,14 @@ def main() -> None:
     parser.add_argument("--scale", choices=("linear", "log"), default="linear")
     parser.add_argument("--step-anchor", action="store_true")
     parser.add_argument("--moment-anchor", action="store_true")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
     parser.add_argument("--out", default=str(RESULTS))
     args = parser.parse_args()
     global SCALE, STEP_ANCHOR, MOMENT_ANCHOR
     SCALE, STEP_ANCHOR, MOMENT_ANCHOR = args.scale, args.step_anchor, args.moment_anchor
+    for item in args.set:
+        key, _, value = item.partition("=")
+        SETTINGS[key] = json.loads(value)
     torch.set_num_threads(1)
     parts, districts = load()
     real, real_labels = arrays(parts["train"], schema_for(districts, False))
@@ -157,6 +166,7 @@ def main() -> None:
                     "scale": args.scale,
                     "step_anchor": args.step_anchor and system != "gaussian",
                     "moment_anchor": args.moment_anchor and system == "gan",
+                    "settings": SETTINGS if system != "gaussian" else {},
                     "epsilon": None if math.isinf(epsilon) else epsilon,
                     "seed": seed,
                     "split": args.split,
