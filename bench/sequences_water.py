@@ -29,10 +29,10 @@ from dpgan import datasets
 from dpgan.evaluation.sequences import evaluate_sequences
 from dpgan.sequences import SequenceSchema, ValueColumn
 from dpgan.sequences.baseline import DPGaussianSeries
-from dpgan.sequences.codec import read_long, unscale
+from dpgan.sequences.codec import label_names, read_long, unscale
 from dpgan.synthesizers.sequence import SequenceSynthesizer
 from dpgan.training.dp_critic import train_dp_critic
-from dpgan.training.schedule import gan_schedule
+from dpgan.training.schedule import gan_schedule_for
 
 RESULTS = Path(__file__).resolve().parent / "results" / "sequences_water.jsonl"
 DELTA = 1e-5
@@ -78,7 +78,7 @@ def schema_for(districts: list[str], entity: bool) -> SequenceSchema:
 
 def arrays(frame, schema: SequenceSchema) -> tuple[np.ndarray, np.ndarray]:
     series = read_long(frame[schema.columns], schema)
-    return unscale(series.values, schema), np.asarray(schema.categories, dtype=object)[series.labels]
+    return unscale(series.values, schema), label_names(series.labels, schema)
 
 
 def fit_gan(train, schema: SequenceSchema, epsilon: float, seed: int, n: int):
@@ -88,15 +88,7 @@ def fit_gan(train, schema: SequenceSchema, epsilon: float, seed: int, n: int):
         units = synth._units(series, schema, np.random.default_rng(seed))
         G, D = synth._networks(schema)
         config = replace(synth.config, noise_dim=G.noise_dim)
-        plan = gan_schedule(
-            batch_size=config.batch_size,
-            max_sample_rate=config.max_sample_rate,
-            epochs=config.epochs,
-            rows=len(units),
-            dp_on="critic",
-            n_critic=config.n_critic,
-            num_discriminators=1,
-        )
+        plan = gan_schedule_for(config, len(units), "critic")
         torch.manual_seed(seed)
         result = train_dp_critic(
             units, [], config, sample_rate=plan.sample_rate, expected_batch_size=plan.expected_batch_size,
@@ -104,7 +96,7 @@ def fit_gan(train, schema: SequenceSchema, epsilon: float, seed: int, n: int):
             critic=D, generator_net=G,
         )  # fmt: skip
         values, codes = result.generator.sample(n, torch.Generator().manual_seed(seed))
-        return unscale(values.numpy(), schema), np.asarray(schema.categories, dtype=object)[codes.numpy()]
+        return unscale(values.numpy(), schema), label_names(codes.numpy(), schema)
     synth = SequenceSynthesizer(
         epsilon=epsilon,
         seed=seed,
@@ -113,7 +105,7 @@ def fit_gan(train, schema: SequenceSchema, epsilon: float, seed: int, n: int):
         **SETTINGS,
     ).fit(train[schema.columns], schema)
     values, codes = synth.generator.sample(n, torch.Generator().manual_seed(seed))  # type: ignore[union-attr]
-    return unscale(values.numpy(), schema), np.asarray(schema.categories, dtype=object)[codes.numpy()]
+    return unscale(values.numpy(), schema), label_names(codes.numpy(), schema)
 
 
 def fit_gaussian(train, schema: SequenceSchema, epsilon: float, seed: int, n: int):
@@ -123,7 +115,7 @@ def fit_gaussian(train, schema: SequenceSchema, epsilon: float, seed: int, n: in
         series, len(schema.categories), rng
     )
     values, codes = model.sample(n, rng)
-    return unscale(values, schema), np.asarray(schema.categories, dtype=object)[codes]
+    return unscale(values, schema), label_names(codes, schema)
 
 
 def main() -> None:

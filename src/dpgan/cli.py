@@ -300,12 +300,11 @@ def _evaluate_sequences(args: argparse.Namespace) -> int:
         raise InputError("--kind sequence needs the sequence schema: --schema S.json or --model MODEL_DIR")
     if args.model is not None:
         _check_model_dir(args.model)
-    import numpy as np
 
     from dpgan.evaluation.evaluate import save_metrics
     from dpgan.evaluation.sequence_report import write_sequence_report
     from dpgan.evaluation.sequences import evaluate_sequences
-    from dpgan.sequences.codec import read_long, unscale
+    from dpgan.sequences.codec import label_names, read_long, unscale
     from dpgan.sequences.schema import SequenceSchema
     from dpgan.synthesizers import SequenceSynthesizer, load_model
     from dpgan.table_io import read_table
@@ -319,8 +318,7 @@ def _evaluate_sequences(args: argparse.Namespace) -> int:
     for path in (args.real, args.synthetic, args.test):
         series = read_long(read_table(path), schema)
         arrays.append(unscale(series.values, schema))
-        names = None if series.labels is None else np.asarray(schema.categories, dtype=object)[series.labels]
-        labels.append(names)
+        labels.append(label_names(series.labels, schema))
     metrics = evaluate_sequences(
         *arrays, real_labels=labels[0], synthetic_labels=labels[1], test_labels=labels[2], seed=args.seed
     )

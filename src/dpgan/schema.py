@@ -202,6 +202,16 @@ class ColumnSpec:
         )
 
 
+def read_schema_file(path: str | Path) -> Any:
+    """The JSON in a schema file (any data kind's), or one line saying why it cannot be read."""
+    try:
+        return json.loads(Path(path).read_text())
+    except FileNotFoundError:
+        raise InputError(f"schema file not found: {path}") from None
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(f"schema file {path} is not valid JSON: {exc}") from None
+
+
 def category_index(column: str, categories: tuple[Any, ...], value: Any) -> int:
     """The index of a requested value among a column's categories, also matched as text (the CLI
     passes text); one message for every place that takes a value from the user."""
@@ -306,13 +316,7 @@ class Schema:
 
     @classmethod
     def from_json(cls, path: str | Path) -> "Schema":
-        try:
-            data = json.loads(Path(path).read_text())
-        except FileNotFoundError:
-            raise InputError(f"schema file not found: {path}") from None
-        except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise InputError(f"schema file {path} is not valid JSON: {exc}") from None
-        return cls.from_dict(data)
+        return cls.from_dict(read_schema_file(path))
 
     def validate(self, frame: pd.DataFrame) -> pd.DataFrame:
         """Refuse a table that does not fit the schema (dpgan.conform's strict mode; its messages

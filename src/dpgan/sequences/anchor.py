@@ -82,51 +82,33 @@ def measure_step_statistics(
     return StepStatistics(as_tensor(shares / shares.sum()), as_tensor(mean), as_tensor(sd))
 
 
+def _label_weights(units: torch.Tensor, n_values: int, groups: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Each generated series' soft label (B·k, K) (all ones without labels) and each label's mass."""
+    if groups > 1:
+        weights = units[:, :, 0, n_values:].reshape(-1, groups)
+    else:
+        weights = units.new_ones(units.shape[0] * units.shape[1], 1)
+    return weights, weights.sum(dim=0).clamp_min(1e-6)
+
+
+def _share_divergence(shares: torch.Tensor, mass: torch.Tensor) -> torch.Tensor:
+    """KL(released label shares ‖ G's label shares); 0 without labels."""
+    if shares.shape[0] < 2:
+        return mass.new_zeros(())
+    generated = (mass / mass.sum()).clamp_min(1e-8)
+    return (shares * (shares.log() - generated.log())).sum()
+
+
 def statistics_penalty(units: torch.Tensor, n_values: int, stats: StepStatistics) -> torch.Tensor:
     """Σ_labels share·(‖mean gap‖² + ‖sd gap‖²) over steps and columns, plus KL(label shares):
     zero when G's per-label, per-step moments match the released ones."""
     values = units[..., :n_values].reshape(-1, units.shape[2], n_values)  # (B·k, T, F)
-    groups = stats.shares.shape[0]
-    if groups > 1:
-        weights = units[:, :, 0, n_values:].reshape(-1, groups)  # soft labels (B·k, K)
-    else:
-        weights = values.new_ones(values.shape[0], 1)
-    mass = weights.sum(dim=0).clamp_min(1e-6)  # (K,)
+    weights, mass = _label_weights(units, n_values, stats.shares.shape[0])
     mean = torch.einsum("nk,ntf->ktf", weights, values) / mass[:, None, None]
     second = torch.einsum("nk,ntf->ktf", weights, values**2) / mass[:, None, None]
     sd = (second - mean**2).clamp_min(1e-6).sqrt()
     gaps = ((mean - stats.mean) ** 2 + (sd - stats.sd) ** 2).mean(dim=(1, 2))
-    total = (stats.shares * gaps).sum()
-    if groups > 1:
-        generated = (mass / mass.sum()).clamp_min(1e-8)
-        total = total + (stats.shares * (stats.shares.log() - generated.log())).sum()
-    return total
-
-
-@dataclass
-class StepStatisticsHook:
-    """The plug-in (dpgan.training.gan_loop.GeneratorHook): warm start, then the penalty's gradient."""
-
-    stats: StepStatistics
-    n_values: int
-    warmup_steps: int = 300
-    weight: float = 10.0
-
-    def warm_start(self, G: torch.nn.Module, draw_inputs) -> None:
-        opt = torch.optim.Adam(G.parameters(), lr=WARM_START_LR)
-        for _ in range(self.warmup_steps):
-            opt.zero_grad(set_to_none=True)
-            z, condition = draw_inputs()
-            statistics_penalty(G(z, None, condition), self.n_values, self.stats).backward()
-            opt.step()
-
-    def add_gradient(self, G: torch.nn.Module, draw_inputs) -> None:
-        if self.weight > 0:
-            z, condition = draw_inputs()
-            (self.weight * statistics_penalty(G(z, None, condition), self.n_values, self.stats)).backward()
-
-    def released(self) -> list[torch.Tensor]:
-        return [self.stats.shares, self.stats.mean, self.stats.sd]
+    return (stats.shares * gaps).sum() + _share_divergence(stats.shares, mass)
 
 
 def moment_penalty(
@@ -134,29 +116,64 @@ def moment_penalty(
 ) -> torch.Tensor:
     """Σ_labels share·(‖mean gap‖² + ‖covariance gap‖_F²)/d of the flattened series (d = T·F), plus
     KL(label shares): the DP Gaussian's moments (dpgan.sequences.baseline) as targets for G."""
-    length = units.shape[2]
-    values = units[..., :n_values].reshape(-1, length * n_values)  # (B·k, d)
-    groups = shares.shape[0]
-    weights = units[:, :, 0, n_values:].reshape(-1, groups) if groups > 1 else values.new_ones(values.shape[0], 1)
-    mass = weights.sum(dim=0).clamp_min(1e-6)
+    values = units[..., :n_values].reshape(-1, units.shape[2] * n_values)  # (B·k, d)
+    weights, mass = _label_weights(units, n_values, shares.shape[0])
     total = values.new_zeros(())
-    d = values.shape[1]
-    for g in range(groups):
+    for g in range(shares.shape[0]):
         w = weights[:, g : g + 1] / mass[g]
         mean = (w * values).sum(dim=0)
         centred = values - mean
         covariance = (w * centred).T @ centred
         gap = ((mean - means[g]) ** 2).sum() + ((covariance - covariances[g]) ** 2).sum()
-        total = total + shares[g] * gap / d
-    if groups > 1:
-        generated = (mass / mass.sum()).clamp_min(1e-8)
-        total = total + (shares * (shares.log() - generated.log())).sum()
-    return total
+        total = total + shares[g] * gap / values.shape[1]
+    return total + _share_divergence(shares, mass)
+
+
+class _PenaltyHook:
+    """A generator plug-in (dpgan.training.gan_loop.GeneratorHook) from a penalty on G's units:
+    a warm start on it, then its weighted gradient in each generator step."""
+
+    warmup_steps: int
+    weight: float
+
+    def penalty(self, units: torch.Tensor) -> torch.Tensor:
+        raise NotImplementedError
+
+    def _on_fresh_units(self, G: torch.nn.Module, draw_inputs) -> torch.Tensor:
+        z, condition = draw_inputs()
+        return self.penalty(G(z, None, condition))
+
+    def warm_start(self, G: torch.nn.Module, draw_inputs) -> None:
+        opt = torch.optim.Adam(G.parameters(), lr=WARM_START_LR)
+        for _ in range(self.warmup_steps):
+            opt.zero_grad(set_to_none=True)
+            self._on_fresh_units(G, draw_inputs).backward()
+            opt.step()
+
+    def add_gradient(self, G: torch.nn.Module, draw_inputs) -> None:
+        if self.weight > 0:
+            (self.weight * self._on_fresh_units(G, draw_inputs)).backward()
 
 
 @dataclass
-class MomentAnchorHook:
-    """The DP Gaussian's per-label mean and covariance as a generator plug-in (warm start, penalty)."""
+class StepStatisticsHook(_PenaltyHook):
+    """The per-step statistics as G's plug-in."""
+
+    stats: StepStatistics
+    n_values: int
+    warmup_steps: int = 300
+    weight: float = 10.0
+
+    def penalty(self, units: torch.Tensor) -> torch.Tensor:
+        return statistics_penalty(units, self.n_values, self.stats)
+
+    def released(self) -> list[torch.Tensor]:
+        return [self.stats.shares, self.stats.mean, self.stats.sd]
+
+
+@dataclass
+class MomentAnchorHook(_PenaltyHook):
+    """The DP Gaussian's per-label mean and covariance as G's plug-in."""
 
     shares: torch.Tensor
     means: torch.Tensor  # (K, d)
@@ -165,20 +182,8 @@ class MomentAnchorHook:
     warmup_steps: int = 300
     weight: float = 10.0
 
-    def _penalty(self, G: torch.nn.Module, draw_inputs) -> torch.Tensor:
-        z, condition = draw_inputs()
-        return moment_penalty(G(z, None, condition), self.n_values, self.shares, self.means, self.covariances)
-
-    def warm_start(self, G: torch.nn.Module, draw_inputs) -> None:
-        opt = torch.optim.Adam(G.parameters(), lr=WARM_START_LR)
-        for _ in range(self.warmup_steps):
-            opt.zero_grad(set_to_none=True)
-            self._penalty(G, draw_inputs).backward()
-            opt.step()
-
-    def add_gradient(self, G: torch.nn.Module, draw_inputs) -> None:
-        if self.weight > 0:
-            (self.weight * self._penalty(G, draw_inputs)).backward()
+    def penalty(self, units: torch.Tensor) -> torch.Tensor:
+        return moment_penalty(units, self.n_values, self.shares, self.means, self.covariances)
 
     def released(self) -> list[torch.Tensor]:
         return [self.shares, self.means, self.covariances]

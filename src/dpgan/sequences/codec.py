@@ -144,6 +144,11 @@ def read_array(array: np.ndarray, labels: np.ndarray | None, schema: SequenceSch
     return SeriesSet(scale(data[complete], schema), codes, None, dropped, dropped)
 
 
+def label_names(codes: np.ndarray | None, schema: SequenceSchema) -> np.ndarray | None:
+    """Category indices → the schema's label values (None stays None)."""
+    return None if codes is None else np.asarray(schema.categories, dtype=object)[codes]
+
+
 def write_long(values: np.ndarray, labels: np.ndarray | None, schema: SequenceSchema) -> pd.DataFrame:
     """Generated series (scaled) as a long table with the input's columns: ids 0..N-1, times
     0..T-1; each synthetic series is its own entity (no real owner is behind it)."""
@@ -154,10 +159,10 @@ def write_long(values: np.ndarray, labels: np.ndarray | None, schema: SequenceSc
     for index, name in enumerate(schema.value_names):
         out[name] = flat[:, index]
     if schema.label is not None and labels is not None:
-        out[schema.label] = np.asarray(schema.categories, dtype=object)[np.repeat(labels, length)]
+        out[schema.label] = label_names(np.repeat(labels, length), schema)
     if schema.entity is not None and schema.entity != schema.label:
         out[schema.entity] = ids  # each synthetic series is its own entity
     return out
 
 
-__all__ = ["SeriesSet", "read_array", "read_long", "scale", "unscale", "write_long"]
+__all__ = ["SeriesSet", "label_names", "read_array", "read_long", "scale", "unscale", "write_long"]

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from dpgan.errors import InputError
+from dpgan.schema import read_schema_file
 
 MAX_LENGTH = 10_000
 MAX_VALUES = 64
@@ -155,13 +156,7 @@ class SequenceSchema:
 
     @classmethod
     def from_json(cls, path: str | Path) -> SequenceSchema:
-        try:
-            data = json.loads(Path(path).read_text())
-        except FileNotFoundError:
-            raise InputError(f"schema file not found: {path}") from None
-        except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise InputError(f"schema file {path} is not valid JSON: {exc}") from None
-        return cls.from_dict(data)
+        return cls.from_dict(read_schema_file(path))
 
 
 def schema_from_options(

@@ -198,8 +198,7 @@ def fit_table(
     if selection is not None and holdout is not None:  # step 6b
         generator, selection_record = select_released(selection, holdout, encoder, condition, settings, torch_gen, rng)
         result = replace(result, generator=generator)
-    from_tables = label_model_from_tables(settings.config, extras.label_column, condition)
-    if extras.label_model is not None and from_tables:
+    if extras.label_model_kind == "pair-tables":
         # the naive-Bayes label model's bias, matched on G's own rows (post-processing)
         sampler = TableSampler(result.generator, encoder, condition, settings.config.noise_dim, ())
         own_rows = sampler.sample(PRIOR_MATCH_ROWS, {}, int(rng.integers(0, 2**31 - 1)))
@@ -223,7 +222,7 @@ def fit_table(
         "condition": None if condition is None else condition.column,
         "condition_prior_source": None if condition is None else condition.prior_source,
         "label_model": extras.label_column,
-        "label_model_kind": None if extras.label_column is None else ("pair-tables" if from_tables else "dp-sgd"),
+        "label_model_kind": extras.label_model_kind,
         "seeded": settings.seeded,
     }
     if selection_record is not None:
@@ -297,12 +296,14 @@ def label_model_from_tables(cfg: TrainingConfig, label_column: str | None, condi
 @dataclass
 class _Extras:
     """The DP extras of step 5: the generator's objective (with its auxiliary classifier, if
-    any), the label model and its column, and the generator's plug-ins (the marginal anchor)."""
+    any), the label model, its column and how it was made ("dp-sgd" or "pair-tables"; None
+    without one), and the generator's plug-ins (the marginal anchor)."""
 
     objective: GeneratorObjective
     label_column: str | None
     label_model: LabelModel | None
     hooks: tuple[GeneratorHook, ...]
+    label_model_kind: str | None = None
 
 
 def _fit_extras(
@@ -354,7 +355,8 @@ def _fit_extras(
         if label_column is not None and from_tables:  # post-processing of the tables: no entry
             label_model = naive_bayes_label_model(pairs, encoder, label_column)
             label_column = None if label_model is None else label_column
-    return _Extras(objective, label_column, label_model, hooks)
+    kind = None if label_column is None else ("pair-tables" if from_tables else "dp-sgd")
+    return _Extras(objective, label_column, label_model, hooks, kind)
 
 
 def _train_gan(

@@ -33,12 +33,12 @@ from dpgan.privacy.calibration import BudgetShares, sigma_and_steps
 from dpgan.privacy.mechanisms import noisy_counts
 from dpgan.sequences.anchor import MomentAnchorHook, StepStatisticsHook, measure_step_statistics
 from dpgan.sequences.baseline import DPGaussianSeries
-from dpgan.sequences.codec import SeriesSet, read_array, read_long, write_long
+from dpgan.sequences.codec import SeriesSet, label_names, read_array, read_long, unscale, write_long
 from dpgan.sequences.schema import SequenceSchema
 from dpgan.serialization import check_model_destination, read_model_dir, write_model_dir
 from dpgan.training.config import TrainingConfig
 from dpgan.training.dp_critic import train_dp_critic
-from dpgan.training.schedule import gan_schedule
+from dpgan.training.schedule import gan_schedule_for
 
 KIND = "sequence"
 COUNT_EVENT = "unit count (kept, dropped)"
@@ -162,15 +162,7 @@ class SequenceSynthesizer(Synthesizer):
             hooks = (StepStatisticsHook(stats, len(schema.values), net.step_anchor_warmup, net.step_anchor_weight),)
         if self.networks.moment_anchor:
             hooks = (*hooks, self._moment_anchor(series, schema, ledger, rng))
-        schedule = gan_schedule(
-            batch_size=config.batch_size,
-            max_sample_rate=config.max_sample_rate,
-            epochs=config.epochs,
-            rows=kept,
-            dp_on="critic",
-            n_critic=config.n_critic,
-            num_discriminators=1,
-        )
+        schedule = gan_schedule_for(config, kept, "critic")
         budget = sigma_and_steps(
             sample_rate=schedule.sample_rate,
             steps=schedule.steps,
@@ -313,12 +305,7 @@ class SequenceSynthesizer(Synthesizer):
         values_np = values.numpy()
         codes_np = None if codes is None else codes.numpy()
         if self.input_form == "array":
-            from dpgan.sequences.codec import unscale
-
-            labels_out = None
-            if codes_np is not None:
-                labels_out = np.asarray(self.schema.categories, dtype=object)[codes_np]
-            return unscale(values_np, self.schema), labels_out
+            return unscale(values_np, self.schema), label_names(codes_np, self.schema)
         return write_long(values_np, codes_np, self.schema)
 
     # ------------------------------------------------------------ report, save, load
