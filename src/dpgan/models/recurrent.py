@@ -133,9 +133,13 @@ class LSTMGenerator(nn.Module):
         self.lstm = LSTM(noise_dim + condition_dim, hidden_size, num_layers)
         self.out = nn.Linear(hidden_size, n_features)
 
-    def forward(self, z: torch.Tensor, condition: torch.Tensor | None = None) -> torch.Tensor:
+    def pre_activation(self, z: torch.Tensor, condition: torch.Tensor | None = None) -> torch.Tensor:
+        """The read-out before tanh (B, T, F): where an offset in tanh's input space is added."""
         outputs, _ = self.lstm(_with_condition(z, condition, self.condition_dim))
-        return torch.tanh(self.out(outputs))
+        return self.out(outputs)
+
+    def forward(self, z: torch.Tensor, condition: torch.Tensor | None = None) -> torch.Tensor:
+        return torch.tanh(self.pre_activation(z, condition))
 
 
 __all__ = ["LSTM", "LSTMCritic", "LSTMGenerator", "LSTMLayer"]

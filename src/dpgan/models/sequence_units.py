@@ -22,7 +22,14 @@ CRITICS = ("mlp", "lstm")
 
 
 class SeriesUnitGenerator(nn.Module):
-    """Noise (B, k·T·d) → units (B, k, T, F + K): F values in (-1, 1) and a label one-hot (K ≥ 2)."""
+    """Noise (B, k·T·d) → units (B, k, T, F + K): F values in (-1, 1) and a label one-hot (K ≥ 2).
+
+    Labels come from a learned head (Gumbel-softmax draws in training), or, with `profile`, from
+    released label shares: each series' values are then tanh(offset[label] + the LSTM's read-out),
+    the offset being a released per-label, per-step mean profile (in tanh's input space), so the
+    label's level and daily shape are given and the critic teaches the variation around them. The
+    shares and the profile are buffers set from DP releases (`set_profile`), saved with the weights.
+    """
 
     def __init__(
         self,
@@ -35,39 +42,67 @@ class SeriesUnitGenerator(nn.Module):
         hidden_size: int = 64,
         num_layers: int = 1,
         tau: float = 0.2,
+        profile: bool = False,
+        offset: bool = True,
     ) -> None:
         super().__init__()
         self.length, self.n_values, self.n_labels, self.per_unit = length, n_values, n_labels, per_unit
-        self.step_noise, self.tau = step_noise, tau
+        self.step_noise, self.tau, self.profile, self.use_offset = step_noise, tau, profile, offset and profile
         self.lstm = LSTMGenerator(step_noise, n_values, hidden_size, num_layers=num_layers, condition_dim=n_labels)
-        self.label_head = nn.Linear(length * step_noise, n_labels) if n_labels else None
+        self.label_head = nn.Linear(length * step_noise, n_labels) if n_labels and not profile else None
+        if profile:
+            groups = max(1, n_labels)
+            self.register_buffer("label_shares", torch.full((groups,), 1.0 / groups))
+            self.register_buffer("offset", torch.zeros(groups, length, n_values))
 
     @property
     def noise_dim(self) -> int:
         """The flat noise one unit needs (what the training loop draws per unit)."""
         return self.per_unit * self.length * self.step_noise
 
+    @torch.no_grad()
+    def set_profile(self, shares: torch.Tensor, mean: torch.Tensor) -> None:
+        """Released label shares (K,) and per-label, per-step means (K, T, F) in [-1, 1]."""
+        if not self.profile:
+            raise ValueError("this generator was built without a profile")
+        self.label_shares.copy_(shares / shares.sum())
+        self.offset.copy_(torch.atanh(mean.clamp(-0.99, 0.99)))
+
     def label_logits(self, z: torch.Tensor) -> torch.Tensor:
         """Per series (B·k, T·d) noise → label logits (B·k, K)."""
         assert self.label_head is not None
         return self.label_head(z.reshape(z.shape[0], self.length * self.step_noise))
 
-    def series(self, z: torch.Tensor, labels: torch.Tensor | None) -> torch.Tensor:
-        """(n, T, d) noise and label one-hots (n, K) → values (n, T, F)."""
-        return self.lstm(z, labels)
+    def series(self, z: torch.Tensor, labels: torch.Tensor | None, codes: torch.Tensor | None = None) -> torch.Tensor:
+        """(n, T, d) noise, label one-hots (n, K) and, with a profile, codes (n,) → values (n, T, F)."""
+        if not self.use_offset:
+            return self.lstm(z, labels)
+        offset = self.offset[codes] if codes is not None else self.offset[0]
+        return torch.tanh(offset + self.lstm.pre_activation(z, labels))
+
+    def _profile_codes(self, n: int, generator: torch.Generator | None) -> torch.Tensor:
+        return torch.multinomial(self.label_shares, n, replacement=True, generator=generator)
 
     def forward(
         self, z: torch.Tensor, generator: torch.Generator | None = None, condition: torch.Tensor | None = None
     ) -> torch.Tensor:
-        """Training output: units the critic sees; labels as Gumbel-softmax draws (noise from `generator`)."""
+        """Training output: units the critic sees; labels as Gumbel-softmax draws (noise from `generator`)
+        or, with a profile, one-hots drawn from the released shares."""
         batch = z.shape[0]
         steps = z.reshape(batch * self.per_unit, self.length, self.step_noise)
-        if not self.n_labels:
+        if self.profile:
+            codes = self._profile_codes(steps.shape[0], generator)
+            if not self.n_labels:
+                return self.series(steps, None, codes).reshape(batch, self.per_unit, self.length, self.n_values)
+            labels = nn.functional.one_hot(codes, self.n_labels).to(steps.dtype)
+        elif not self.n_labels:
             return self.series(steps, None).reshape(batch, self.per_unit, self.length, self.n_values)
-        logits = self.label_logits(steps)
-        uniform = torch.rand(logits.shape, generator=generator).clamp(1e-10, 1.0 - 1e-7)
-        labels = torch.softmax((logits - torch.log(-torch.log(uniform))) / self.tau, dim=1)
-        values = self.series(steps, labels)
+        else:
+            codes = None
+            logits = self.label_logits(steps)
+            uniform = torch.rand(logits.shape, generator=generator).clamp(1e-10, 1.0 - 1e-7)
+            labels = torch.softmax((logits - torch.log(-torch.log(uniform))) / self.tau, dim=1)
+        values = self.series(steps, labels, codes)
         channels = torch.cat([values, labels[:, None, :].expand(-1, self.length, -1)], dim=2)
         return channels.reshape(batch, self.per_unit, self.length, self.n_values + self.n_labels)
 
@@ -75,35 +110,60 @@ class SeriesUnitGenerator(nn.Module):
     def sample(
         self, n: int, generator: torch.Generator, labels: torch.Tensor | None = None
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
-        """n series: values (n, T, F) and label codes (n,), drawn from the label head or imposed."""
+        """n series: values (n, T, F) and label codes (n,), drawn from the label head (or the
+        released shares) or imposed."""
         steps = torch.randn(n, self.length, self.step_noise, generator=generator)
         if not self.n_labels:
-            return self.series(steps, None), None
+            codes = self._profile_codes(n, generator) if self.profile else None
+            return self.series(steps, None, codes), None
         if labels is None:
-            probabilities = torch.softmax(self.label_logits(steps), dim=1)
-            labels = torch.multinomial(probabilities, 1, generator=generator)[:, 0]
+            if self.profile:
+                labels = self._profile_codes(n, generator)
+            else:
+                probabilities = torch.softmax(self.label_logits(steps), dim=1)
+                labels = torch.multinomial(probabilities, 1, generator=generator)[:, 0]
         one_hot = torch.nn.functional.one_hot(labels, self.n_labels).to(steps.dtype)
-        return self.series(steps, one_hot), labels
+        return self.series(steps, one_hot, labels), labels
 
 
 class SeriesUnitCritic(nn.Module):
     """Units (B, k, T, C) → one score each: the mean of a series critic over the unit's k series.
 
-    The series critic is an MLP on the flattened series (Frigerio et al.'s choice) or an LSTM."""
+    The series critic is an MLP on the flattened series (Frigerio et al.'s choice) or an LSTM. With
+    `n_labels` > 0 and `projection`, the label channels (the last n_labels, constant along time)
+    leave the MLP's input and enter as a projection (Miyato & Koyama): score = w·φ(v) + ⟨E y, φ(v)⟩
+    with φ the MLP's features of the values v. The label then acts on the score through one bilinear
+    term the critic cannot ignore, instead of as 24 repeated one-hots among the inputs. Per series,
+    so the unit's score still depends on that unit only."""
 
-    def __init__(self, *, length: int, channels: int, kind: str = "mlp", hidden: tuple[int, ...] = (128, 128)) -> None:
+    def __init__(
+        self,
+        *,
+        length: int,
+        channels: int,
+        kind: str = "mlp",
+        hidden: tuple[int, ...] = (128, 128),
+        n_labels: int = 0,
+        projection: bool = False,
+    ) -> None:
         super().__init__()
         if kind not in CRITICS:
             raise ValueError(f"critic must be one of {CRITICS}")
-        self.kind = kind
+        if projection and (kind != "mlp" or n_labels < 2 or not hidden):
+            raise ValueError("a label projection needs an MLP critic with hidden layers and a label")
+        self.kind, self.n_labels, self.projection = kind, n_labels, projection
         if kind == "mlp":
+            inputs = channels - n_labels if projection else channels
             layers: list[nn.Module] = [nn.Flatten()]
-            width = length * channels
+            width = length * inputs
             for size in hidden:
                 layers += [nn.Linear(width, size), nn.LeakyReLU(0.2)]
                 width = size
-            layers.append(nn.Linear(width, 1))
-            self.series_critic: nn.Module = nn.Sequential(*layers)
+            if projection:
+                self.series_critic: nn.Module = _ProjectionHead(nn.Sequential(*layers), width, n_labels)
+            else:
+                layers.append(nn.Linear(width, 1))
+                self.series_critic = nn.Sequential(*layers)
         else:
             self.series_critic = LSTMCritic(channels, hidden_size=hidden[0] if hidden else 32)
 
@@ -111,6 +171,21 @@ class SeriesUnitCritic(nn.Module):
         batch, per_unit = units.shape[0], units.shape[1]
         flat = units.reshape(batch * per_unit, *units.shape[2:])
         return self.series_critic(flat).reshape(batch, per_unit).mean(dim=1)
+
+
+class _ProjectionHead(nn.Module):
+    """Series (n, T, F + K) → w·φ(values) + ⟨E·label, φ(values)⟩; the label read at the first step."""
+
+    def __init__(self, trunk: nn.Module, width: int, n_labels: int) -> None:
+        super().__init__()
+        self.trunk, self.n_labels = trunk, n_labels
+        self.out = nn.Linear(width, 1)
+        self.embed = nn.Linear(n_labels, width, bias=False)
+
+    def forward(self, series: torch.Tensor) -> torch.Tensor:
+        values, labels = series[..., : -self.n_labels], series[:, 0, -self.n_labels :]
+        features = self.trunk(values)
+        return self.out(features)[:, 0] + (self.embed(labels) * features).sum(dim=1)
 
 
 __all__ = ["CRITICS", "SeriesUnitCritic", "SeriesUnitGenerator"]

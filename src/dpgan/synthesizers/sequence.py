@@ -34,8 +34,10 @@ from dpgan.privacy.mechanisms import noisy_counts
 from dpgan.sequences.anchor import MomentAnchorHook, StepStatisticsHook, measure_step_statistics
 from dpgan.sequences.baseline import DPGaussianSeries
 from dpgan.sequences.codec import SeriesSet, label_names, read_array, read_long, unscale, write_long
+from dpgan.sequences.label_guide import LabelGuideHook
 from dpgan.sequences.schema import SequenceSchema
 from dpgan.serialization import check_model_destination, read_model_dir, write_model_dir
+from dpgan.training.aux_classifier import fit_private_classifier
 from dpgan.training.config import TrainingConfig
 from dpgan.training.dp_critic import train_dp_critic
 from dpgan.training.schedule import gan_schedule_for
@@ -43,6 +45,7 @@ from dpgan.training.schedule import gan_schedule_for
 KIND = "sequence"
 COUNT_EVENT = "unit count (kept, dropped)"
 COUNT_SHARE = 0.01  # of ε, for the counts
+GUIDE_EVENT = "DP-SGD on the label classifier (G's guide)"
 MAX_SAMPLE = 1_000_000
 
 
@@ -56,6 +59,17 @@ class SequenceSettings:
     generator_hidden: int = 64
     generator_layers: int = 1
     step_noise: int = 4
+    # the label enters the MLP critic as a projection term instead of input channels
+    label_projection: bool = False
+    # G draws labels from the released label shares and adds the released per-label, per-step mean
+    # profile (the step statistics, at step_anchor_fraction of ε) to its LSTM's read-out
+    label_profile: bool = False
+    profile_offset: bool = True  # False: only the label shares
+    # a DP-SGD classifier of the label (at label_guide_fraction of ε) guides G (series unit only)
+    label_guide: bool = False
+    label_guide_fraction: float = 0.1
+    label_guide_weight: float = 1.0
+    label_guide_epochs: float = 5.0
     # DP per-label, per-step means and spreads as a generator plug-in (dpgan.sequences.anchor)
     step_anchor: bool = False
     step_anchor_fraction: float = 0.2
@@ -73,8 +87,12 @@ class SequenceSettings:
             raise InputError("network sizes must be whole numbers from 1 to 4096")
         if not 0.0 < self.step_anchor_fraction < 0.5:
             raise InputError("step_anchor_fraction must be in (0, 0.5)")
-        if self.step_anchor_warmup < 0 or not self.step_anchor_weight >= 0:
-            raise InputError("step_anchor_warmup and step_anchor_weight must be ≥ 0")
+        if self.label_projection and self.critic != "mlp":
+            raise InputError("label_projection needs the mlp critic")
+        if not 0.0 < self.label_guide_fraction < 0.5 or not self.label_guide_epochs > 0:
+            raise InputError("label_guide_fraction must be in (0, 0.5) and label_guide_epochs > 0")
+        if self.step_anchor_warmup < 0 or not self.step_anchor_weight >= 0 or not self.label_guide_weight >= 0:
+            raise InputError("step_anchor_warmup and the plug-ins' weights must be ≥ 0")
 
 
 # dp-GAN's loop on series: the tabular defaults with a smaller batch cap (a few thousand series)
@@ -147,21 +165,26 @@ class SequenceSynthesizer(Synthesizer):
         G, D = self._networks(schema)
         config = replace(self.config, noise_dim=G.noise_dim)
         hooks = ()
-        if self.networks.step_anchor:
+        net = self.networks
+        if net.step_anchor or net.label_profile:
             stats = measure_step_statistics(
                 units,
                 len(schema.values),
                 len(schema.categories) if schema.label is not None else 0,
                 share=BudgetShares(self.epsilon, self.delta, self.accountant).at(
-                    COUNT_SHARE + self.networks.step_anchor_fraction
+                    COUNT_SHARE + net.step_anchor_fraction
                 ),
                 ledger=ledger,
                 rng=rng,
             )
-            net = self.networks
-            hooks = (StepStatisticsHook(stats, len(schema.values), net.step_anchor_warmup, net.step_anchor_weight),)
+            if net.label_profile:
+                G.set_profile(stats.shares, stats.mean)
+            if net.step_anchor:
+                hooks = (StepStatisticsHook(stats, len(schema.values), net.step_anchor_warmup, net.step_anchor_weight),)
         if self.networks.moment_anchor:
             hooks = (*hooks, self._moment_anchor(series, schema, ledger, rng))
+        if net.label_guide:
+            hooks = (*hooks, self._label_guide(units, schema, kept, ledger, rng))
         schedule = gan_schedule_for(config, kept, "critic")
         budget = sigma_and_steps(
             sample_rate=schedule.sample_rate,
@@ -232,7 +255,7 @@ class SequenceSynthesizer(Synthesizer):
         if schema.entity is not None:
             raise InputError("moment_anchor measures one series per unit: it does not take an entity column")
         net = self.networks
-        spent = COUNT_SHARE + net.step_anchor_fraction * (2 if net.step_anchor else 1)
+        spent = COUNT_SHARE + net.step_anchor_fraction * (1 + int(net.step_anchor or net.label_profile))
         share = BudgetShares(self.epsilon, self.delta, self.accountant).at(spent)
         labels = len(schema.categories) if schema.label is not None else 0
         gauss = DPGaussianSeries(self.epsilon, self.delta, self.accountant).fit(
@@ -248,6 +271,44 @@ class SequenceSynthesizer(Synthesizer):
             net.step_anchor_warmup,
             net.step_anchor_weight,
         )
+
+    def _spent_before_guide(self) -> float:
+        """The ε fraction the releases before the label guide reach (counts, statistics, moments)."""
+        net = self.networks
+        spent = COUNT_SHARE + net.step_anchor_fraction * (int(net.step_anchor or net.label_profile))
+        return spent + net.step_anchor_fraction * int(net.moment_anchor)
+
+    def _label_guide(
+        self, units: torch.Tensor, schema: SequenceSchema, kept: float, ledger: PrivacyLedger, rng: np.random.Generator
+    ) -> LabelGuideHook:
+        """A DP-SGD classifier of the label from the values, trained on the series (one record
+        each), at label_guide_fraction of ε; G's plug-in (dpgan.sequences.label_guide)."""
+        if schema.label is None or schema.entity is not None:
+            raise InputError("label_guide needs a label column and the series unit (no entity column)")
+        net, n_values = self.networks, len(schema.values)
+        share = BudgetShares(self.epsilon, self.delta, self.accountant).at(
+            self._spent_before_guide() + net.label_guide_fraction
+        )
+        values = units[:, 0, :, :n_values].reshape(units.shape[0], -1)
+        labels = units[:, 0, 0, n_values:].argmax(dim=1)
+        classifier = fit_private_classifier(
+            values,
+            labels,
+            len(schema.categories),
+            rows=max(int(round(kept)), 1),
+            epochs=net.label_guide_epochs,
+            batch_size=self.config.batch_size,
+            max_sample_rate=self.config.max_sample_rate,
+            lr=1e-3,
+            hidden=(128,),
+            max_grad_norm=self.config.max_grad_norm,
+            share=share,
+            ledger=ledger,
+            generator=torch.Generator().manual_seed(int(rng.integers(0, 2**63 - 1))),
+            mechanism=GUIDE_EVENT,
+            note="Poisson; each series' cross-entropy gradient clipped",
+        )
+        return LabelGuideHook(classifier, n_values, net.label_guide_weight)
 
     def _units(self, series: SeriesSet, schema: SequenceSchema, rng: np.random.Generator) -> torch.Tensor:
         """(units, k, T, C): the values and the label one-hot along time; k series per entity."""
@@ -276,9 +337,16 @@ class SequenceSynthesizer(Synthesizer):
             step_noise=net.step_noise,
             hidden_size=net.generator_hidden,
             num_layers=net.generator_layers,
+            profile=net.label_profile,
+            offset=net.profile_offset,
         )
         D = SeriesUnitCritic(
-            length=schema.length, channels=len(schema.values) + labels, kind=net.critic, hidden=net.critic_hidden
+            length=schema.length,
+            channels=len(schema.values) + labels,
+            kind=net.critic,
+            hidden=net.critic_hidden,
+            n_labels=labels,
+            projection=net.label_projection and labels >= 2,
         )
         return G, D
 
