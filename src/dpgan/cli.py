@@ -244,12 +244,15 @@ def cmd_fit(args: argparse.Namespace) -> int:
 
 
 def _fit_sequence(args: argparse.Namespace) -> int:
-    """`dpgan fit --kind sequence`: a long table of series (one row per reading) with a public
-    sequence schema, or the columns' roles and public bounds given as options."""
+    """`dpgan fit --kind sequence`: a long table of series (one row per reading) with a sequence
+    schema, or the columns' roles given as options; bounds and labels not given (--bounds,
+    --categories, or null in the schema) are estimated with DP in the fit's ledger."""
     data_path = check_readable(args.data)
     schema_path = _check_file(args.schema, "schema file") if args.schema else None
     out = check_model_destination(args.out, args.overwrite)  # before any private row is read
     bounds, categories = _bounds(args.bounds), _categories(args.categories)
+    if schema_path is not None and (bounds or categories):
+        raise InputError("--bounds and --categories describe series without a schema: write them into it")
 
     from dpgan.sequences.schema import SequenceSchema, schema_from_options
     from dpgan.table_io import read_header
@@ -288,8 +291,12 @@ def _fit_sequence(args: argparse.Namespace) -> int:
     report = synth.privacy_report()
     print(f"saved model to {out}: ε={report['epsilon']:.4f}, δ={report['delta']:g} ({report['accountant']})")
     print(f"unit of privacy: {report['unit_of_privacy']}")
+    if report["dp_schema"]:
+        print(f"schema: {report['schema_source']}")
     dropped = synth.training["estimated_dropped_units"]
-    print(f"incomplete {synth.training['unit']}s dropped: about {dropped:.0f} (a noisy count)")
+    assert synth.schema is not None
+    why = "incomplete, or with a label not released" if "labels" in report["dp_schema"] else "incomplete"
+    print(f"{synth.schema.units} dropped ({why}): about {dropped:.0f} (a noisy count)")
     return 0
 
 
@@ -805,7 +812,8 @@ def _hint_options(p: argparse.ArgumentParser) -> None:
         "--bounds",
         action="append",
         metavar="COLUMN=LOW:HIGH",
-        help="public bounds of a numeric column (free; values outside are clamped)",
+        help="public bounds of a numeric column (free; values outside are clamped; a sequence value column "
+        "without them gets DP-estimated bounds)",
     )
 
 
@@ -834,7 +842,10 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--id-column", help="sequence: the column naming each series")
     fit.add_argument("--time-column", help="sequence: the column ordering readings within a series")
     fit.add_argument("--length", type=int, help="sequence: readings per series (others are dropped, counted)")
-    fit.add_argument("--label-column", help="sequence: a label constant along each series (--categories L=A,B)")
+    fit.add_argument(
+        "--label-column",
+        help="sequence: a label constant along each series (public labels: --categories L=A,B; else released with DP)",
+    )
     fit.add_argument("--entity-column", help="sequence: protect every series of one owner together")
     fit.add_argument(
         "--max-series-per-entity", type=int, default=1, help="sequence: series kept per entity (public; default 1)"

@@ -36,6 +36,20 @@ def noisy_indicator_counts(indicators: np.ndarray, noise_multiplier: float, rng:
     return indicators.sum(axis=0) + gaussian_array(k, noise_multiplier * np.sqrt(k), rng)
 
 
+def noisy_stacked_histograms(histograms: np.ndarray, noise_multiplier: float, rng: np.random.Generator) -> np.ndarray:
+    """k histograms (a k × bins array) + N(0, σ²·k) in every cell.
+
+    One record adds 1 to at most one cell of each histogram (it falls in one bin of each), so adding
+    or removing it moves the stacked vector by at most √k in L2: the noise std is σ·√k and the
+    release costs one Gaussian event at σ, whatever k.
+    """
+    histograms = np.asarray(histograms, dtype=np.float64)
+    if histograms.ndim != 2:
+        raise ValueError("histograms must be a 2-D array (one histogram per row)")
+    k = histograms.shape[0]
+    return histograms + gaussian_array(histograms.shape, noise_multiplier * np.sqrt(k), rng)
+
+
 def set_union_threshold(noise_multiplier: float, delta_per_key: float) -> float:
     """Threshold for releasing keys not known in advance (Gaussian partition selection).
 

@@ -1,11 +1,15 @@
 """Long tables (or 3-D arrays) of series in, scaled arrays out, and back.
 
-Everything here is a function of the public `SequenceSchema`: each value column is scaled from its
-public [min, max] to [-1, 1] (values outside are clamped to the bounds, as for tables), the label
-becomes its index among the public categories. A series is kept when it has exactly `length`
-readings at distinct times and no missing value; every other series (a DST day of 23 or 25 hours,
-a day with a gap) is dropped, and the fit releases how many with DP (the count of dropped series
-is as private as any other count). Messages name columns and problems, never a value.
+Reading has two stages. `read_long_raw` / `read_array_raw` check the table against the schema's
+column roles and keep the complete series unscaled (`RawSeries`): a series is kept when it has
+exactly `length` readings at distinct times and no missing value; every other series (a DST day of
+23 or 25 hours, a day with a gap) is dropped, and the fit releases how many with DP (the count of
+dropped series is as private as any other count). `encode` then needs a complete schema (public,
+or completed by the DP releases of dpgan.sequences.dp_schema): each value column is scaled from its
+[min, max] to [-1, 1] (values outside are clamped to the bounds, as for tables), the label becomes
+its index among the categories. A public label set is a claim about the data: a label outside it is
+an error. A DP-released one is a selection: series with another label are dropped and counted with
+the dropped units. Messages name columns and problems, never a value.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from dpgan.errors import InputError
-from dpgan.sequences.schema import SequenceSchema
+from dpgan.sequences.schema import DP, SequenceSchema
 
 MAX_SERIES = 5_000_000
 
@@ -32,7 +36,19 @@ class SeriesSet:
     dropped_units: int = 0  # units left with no complete series (= dropped without an entity column)
 
 
+@dataclass
+class RawSeries:
+    """The complete series before scaling: private values, read only by DP releases and `encode`."""
+
+    values: np.ndarray  # (N, T, F) float64, unscaled
+    labels: np.ndarray | None  # (N,) the label cells as read (object)
+    entities: np.ndarray | None  # (N,) owner codes 0..E-1
+    dropped: int  # series dropped (incomplete)
+    units: int  # units in the input (series, or entities), complete or not
+
+
 def _bounds(schema: SequenceSchema) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    schema.require_complete()
     low = np.array([v.min for v in schema.values], dtype=np.float64)
     high = np.array([v.max for v in schema.values], dtype=np.float64)
     return low, high, np.array([v.scale == "log" for v in schema.values])
@@ -53,15 +69,50 @@ def unscale(values: np.ndarray, schema: SequenceSchema) -> np.ndarray:
 
 
 def _label_codes(labels: pd.Series, schema: SequenceSchema) -> np.ndarray:
+    """Category indices; -1 for a label outside a DP-released set (the caller drops those series)."""
     index = {str(c): i for i, c in enumerate(schema.categories)}
-    codes = labels.map(lambda v: index.get(str(v), -1) if not pd.isna(v) else -1).to_numpy(dtype=np.int64)
-    if (codes < 0).any():
-        raise InputError(f"label column {schema.label!r} holds a missing value or one outside the schema's categories")
+    if labels.isna().any():
+        raise InputError(f"label column {schema.label!r} holds a missing value: every series needs its label")
+    codes = labels.map(lambda v: index.get(str(v), -1)).to_numpy(dtype=np.int64)
+    if (codes < 0).any() and schema.categories_source != DP:
+        raise InputError(f"label column {schema.label!r} holds a value outside the schema's categories")
     return codes
+
+
+def encode(raw: RawSeries, schema: SequenceSchema) -> SeriesSet:
+    """Scale the complete series with the (complete) schema and code their labels; with a DP label
+    set, series whose label was not released are dropped, and units left with none are counted."""
+    schema.require_complete()
+    values, labels, entities = raw.values, None, raw.entities
+    if schema.label is not None:
+        if raw.labels is None:
+            raise InputError("the schema names a label: pass one label per series")
+        labels = _label_codes(pd.Series(raw.labels, dtype=object), schema)
+        keep = labels >= 0
+        values, labels = values[keep], labels[keep]
+        entities = None if entities is None else entities[keep]
+    elif raw.labels is not None:
+        raise InputError("labels were given but the schema has no label column")
+    dropped = raw.dropped + (len(raw.values) - len(values))
+    kept_units = len(values) if entities is None else len(np.unique(entities))
+    if entities is not None:
+        entities = pd.factorize(entities)[0].astype(np.int64)
+    return SeriesSet(scale(values, schema), labels, entities, int(dropped), int(raw.units - kept_units))
 
 
 def read_long(frame: pd.DataFrame, schema: SequenceSchema) -> SeriesSet:
     """The complete series of a long table (one row per reading), in the order of their ids."""
+    return encode(read_long_raw(frame, schema), schema)
+
+
+def read_array(array: np.ndarray, labels: np.ndarray | None, schema: SequenceSchema) -> SeriesSet:
+    """Series given as an (N, T) or (N, T, F) array (and optional labels): same checks, same scaling."""
+    return encode(read_array_raw(array, labels, schema), schema)
+
+
+def read_long_raw(frame: pd.DataFrame, schema: SequenceSchema) -> RawSeries:
+    """The complete series of a long table, unscaled, in the order of their ids (needs only the
+    schema's column roles and length)."""
     if not isinstance(frame, pd.DataFrame) or len(frame) == 0:
         raise InputError("the table is empty: no series to learn from")
     missing = [c for c in schema.columns if c not in frame.columns]
@@ -102,24 +153,23 @@ def read_long(frame: pd.DataFrame, schema: SequenceSchema) -> SeriesSet:
     dropped = len(sizes) - len(ids)
     by_id = frame.drop_duplicates(schema.id).set_index(schema.id)
     labels = entities = None
+    units = len(sizes)
     if schema.label is not None:
         per_series = frame.groupby(schema.id, sort=False)[schema.label].nunique(dropna=False)
         if (per_series > 1).any():
             raise InputError(f"label column {schema.label!r} changes within a series: it must be constant per series")
-        labels = _label_codes(by_id.loc[ids, schema.label].reset_index(drop=True), schema)
+        labels = by_id.loc[ids, schema.label].to_numpy(dtype=object)
     if schema.entity is not None:
         per_series = frame.groupby(schema.id, sort=False)[schema.entity].nunique(dropna=False)
         if (per_series > 1).any() or frame[schema.entity].isna().any():
             raise InputError(f"entity column {schema.entity!r} must name one owner per series, with no gaps")
-        owners = by_id.loc[ids, schema.entity].to_numpy()
-        entities = pd.factorize(owners)[0].astype(np.int64)
-        dropped_units = int(frame[schema.entity].nunique() - len(pd.unique(owners)))
-        return SeriesSet(scale(array, schema), labels, entities, int(dropped), dropped_units)
-    return SeriesSet(scale(array, schema), labels, entities, int(dropped), int(dropped))
+        entities = pd.factorize(by_id.loc[ids, schema.entity].to_numpy())[0].astype(np.int64)
+        units = int(frame[schema.entity].nunique())
+    return RawSeries(array, labels, entities, int(dropped), units)
 
 
-def read_array(array: np.ndarray, labels: np.ndarray | None, schema: SequenceSchema) -> SeriesSet:
-    """Series given as an (N, T) or (N, T, F) array (and optional labels): same checks, same scaling."""
+def read_array_raw(array: np.ndarray, labels: np.ndarray | None, schema: SequenceSchema) -> RawSeries:
+    """An (N, T) or (N, T, F) array of series (and optional labels), unscaled; each series is a unit."""
     data = np.asarray(array)
     if data.ndim == 2:
         data = data[:, :, None]
@@ -133,15 +183,14 @@ def read_array(array: np.ndarray, labels: np.ndarray | None, schema: SequenceSch
     if np.isinf(data).any():
         raise InputError("the series hold an infinite value")
     complete = ~np.isnan(data).any(axis=(1, 2))
-    codes = None
+    kept_labels = None
     if schema.label is not None:
         if labels is None or len(labels) != len(data):
             raise InputError("the schema names a label: pass one label per series")
-        codes = _label_codes(pd.Series(np.asarray(labels, dtype=object)), schema)[complete]
+        kept_labels = np.asarray(labels, dtype=object)[complete]
     elif labels is not None:
         raise InputError("labels were given but the schema has no label column")
-    dropped = int((~complete).sum())
-    return SeriesSet(scale(data[complete], schema), codes, None, dropped, dropped)
+    return RawSeries(data[complete], kept_labels, None, int((~complete).sum()), len(data))
 
 
 def label_names(codes: np.ndarray | None, schema: SequenceSchema) -> np.ndarray | None:
@@ -165,4 +214,16 @@ def write_long(values: np.ndarray, labels: np.ndarray | None, schema: SequenceSc
     return out
 
 
-__all__ = ["SeriesSet", "label_names", "read_array", "read_long", "scale", "unscale", "write_long"]
+__all__ = [
+    "RawSeries",
+    "SeriesSet",
+    "encode",
+    "label_names",
+    "read_array",
+    "read_array_raw",
+    "read_long",
+    "read_long_raw",
+    "scale",
+    "unscale",
+    "write_long",
+]

@@ -7,6 +7,10 @@ meter's documented range or the utility's records, never from the private series
 (a pitfall: an exact extreme is a private value), and the label set from documentation. The scale
 maps each value column's public [min, max] to [-1, 1] for the generator's tanh output.
 
+A bound or the label set may be left unknown (None, or no categories): the fit then estimates it
+with DP (dpgan.sequences.dp_schema, a release in the ledger) before anything is scaled, and the
+item's `source` says "dp" from then on, so reports tell public facts from DP estimates.
+
 The unit of privacy follows from `entity`: without it one series is protected (add or remove one
 series); with it all series of one entity are, whatever their number (the fit samples entities,
 keeps at most `max_series_per_entity` series of each, chosen at random, and clips them as one unit).
@@ -30,28 +34,42 @@ SCHEMA_KEYS = frozenset(("kind", "id", "time", "length", "values", "label", "ent
 
 
 SCALES = ("linear", "log")
+# where a bound or the label set came from: the user's public schema, or a DP release in the ledger
+PUBLIC, DP = "public", "dp"
+SOURCES = (PUBLIC, DP)
 
 
 @dataclass(frozen=True)
 class ValueColumn:
-    """One measured quantity, its public range, and how the range is mapped to [-1, 1]: linearly,
-    or on log1p(x − min) for long-tailed flows (most hours far below the range's top)."""
+    """One measured quantity, its range, and how the range is mapped to [-1, 1]: linearly, or on
+    log1p(x − min) for long-tailed flows (most hours far below the range's top). A bound left None
+    is estimated with DP at fit time; `source` is "dp" once a bound was (the other may be public)."""
 
     name: str
-    min: float
-    max: float
+    min: float | None
+    max: float | None
     scale: str = "linear"
+    source: str = PUBLIC
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
             raise InputError("every value column needs a non-empty string name")
         for bound in (self.min, self.max):
+            if bound is None:
+                continue
             if isinstance(bound, bool) or not isinstance(bound, (int, float)) or not math.isfinite(bound):
-                raise InputError(f"value column {self.name!r} needs finite 'min' and 'max'")
-        if not self.min < self.max:
+                raise InputError(f"value column {self.name!r} needs finite 'min' and 'max' (or none, for DP)")
+        if self.known and not self.min < self.max:  # type: ignore[operator]
             raise InputError(f"value column {self.name!r}: 'min' must be smaller than 'max'")
         if self.scale not in SCALES:
             raise InputError(f"value column {self.name!r}: 'scale' must be one of {', '.join(SCALES)}")
+        if self.source not in SOURCES:
+            raise InputError(f"value column {self.name!r}: 'source' must be one of {', '.join(SOURCES)}")
+
+    @property
+    def known(self) -> bool:
+        """Both bounds are set (public, or already released with DP)."""
+        return self.min is not None and self.max is not None
 
 
 @dataclass(frozen=True)
@@ -67,6 +85,7 @@ class SequenceSchema:
     entity: str | None = None
     max_series_per_entity: int = 1
     source: str = "user"
+    categories_source: str = PUBLIC
 
     def __post_init__(self) -> None:
         if isinstance(self.length, bool) or not isinstance(self.length, int) or not 2 <= self.length <= MAX_LENGTH:
@@ -83,9 +102,11 @@ class SequenceSchema:
             raise InputError("the id, time, value, label and entity columns must be different columns")
         if self.label is None and self.categories:
             raise InputError("'categories' needs a label column")
-        if self.label is not None:
+        if self.label is not None and self.categories:  # none: the label set is released with DP
             if len(self.categories) < 2 or len(set(map(str, self.categories))) != len(self.categories):
-                raise InputError(f"label {self.label!r} needs at least two distinct public categories")
+                raise InputError(f"label {self.label!r} needs at least two distinct categories")
+        if self.categories_source not in SOURCES:
+            raise InputError(f"the label set's 'source' must be one of {', '.join(SOURCES)}")
         per_entity = self.max_series_per_entity
         if (
             isinstance(per_entity, bool)
@@ -105,18 +126,39 @@ class SequenceSchema:
         return out + list(dict.fromkeys(c for c in (self.label, self.entity) if c is not None))
 
     @property
+    def complete(self) -> bool:
+        """Every bound and (with a label) the label set is known: the schema can scale series."""
+        return all(v.known for v in self.values) and (self.label is None or bool(self.categories))
+
+    def require_complete(self) -> None:
+        if not self.complete:
+            raise InputError(
+                "the sequence schema lacks value bounds or the label set: fit estimates them with DP, "
+                "anything else needs them public (--bounds NAME=LOW:HIGH, --categories L=A,B)"
+            )
+
+    @property
     def unit(self) -> str:
         """What the guarantee protects: one series, or every series of one entity."""
         return "series" if self.entity is None else "entity"
 
+    @property
+    def units(self) -> str:
+        """The unit's plural, for messages."""
+        return "series" if self.entity is None else "entities"
+
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": "sequence", "id": self.id, "time": self.time, "length": self.length}
         out["values"] = [
-            {"name": v.name, "min": v.min, "max": v.max} | ({"scale": v.scale} if v.scale != "linear" else {})
+            {"name": v.name, "min": v.min, "max": v.max}
+            | ({"scale": v.scale} if v.scale != "linear" else {})
+            | ({"source": v.source} if v.source != PUBLIC else {})
             for v in self.values
         ]
         if self.label is not None:
             out["label"] = {"name": self.label, "categories": list(self.categories)}
+            if self.categories_source != PUBLIC:
+                out["label"]["source"] = self.categories_source
         if self.entity is not None:
             out["entity"] = {"name": self.entity, "max_series": self.max_series_per_entity}
         out["source"] = self.source
@@ -141,11 +183,18 @@ class SequenceSchema:
             time=data.get("time"),  # type: ignore[arg-type]
             length=data.get("length"),  # type: ignore[arg-type]
             values=tuple(
-                ValueColumn(v.get("name"), v.get("min"), v.get("max"), v.get("scale", "linear"))  # type: ignore[arg-type]
+                ValueColumn(
+                    v.get("name"),  # type: ignore[arg-type]
+                    v.get("min"),
+                    v.get("max"),
+                    v.get("scale", "linear"),
+                    v.get("source", PUBLIC),
+                )
                 for v in values
             ),
             label=label.get("name"),
-            categories=tuple(label.get("categories", [])),
+            categories=tuple(label.get("categories") or []),
+            categories_source=label.get("source", PUBLIC),
             entity=entity.get("name"),
             max_series_per_entity=entity.get("max_series", 1),
             source=str(data.get("source", "user")),
@@ -172,7 +221,8 @@ def schema_from_options(
     max_series_per_entity: int = 1,
 ) -> SequenceSchema:
     """A schema from the CLI's public options and the table's header (names only, no value): every
-    column other than the id, time, label and entity is a value column and needs its bounds."""
+    column other than the id, time, label and entity is a value column; those without --bounds, and
+    a label without --categories, are left unknown for the fit to estimate with DP."""
     if not id or not time or length is None:
         raise InputError("--kind sequence needs --id-column, --time-column and --length (or --schema)")
     named = [c for c in (id, time, label, entity) if c is not None]
@@ -180,20 +230,18 @@ def schema_from_options(
     if unknown:
         raise InputError(f"{', '.join(map(repr, unknown))} is not a column of the table")
     value_names = [c for c in columns if c not in named]
-    missing = [c for c in value_names if c not in bounds]
-    if missing:
-        raise InputError(f"value columns need public bounds: --bounds {missing[0]}=LOW:HIGH (one per value column)")
     extra = [c for c in bounds if c not in value_names]
     if extra:
         raise InputError(f"--bounds names {extra[0]!r}, which is not a value column")
+    extra_labels = [c for c in (categories or {}) if c != label]
+    if extra_labels:
+        raise InputError(f"--categories names {extra_labels[0]!r}, which is not the --label-column")
     labels = tuple((categories or {}).get(label, ())) if label is not None else ()
-    if label is not None and not labels:
-        raise InputError(f"the label column needs its public labels: --categories {label}=A,B,...")
     return SequenceSchema(
         id=id,
         time=time,
         length=length,
-        values=tuple(ValueColumn(c, *bounds[c]) for c in value_names),
+        values=tuple(ValueColumn(c, *bounds.get(c, (None, None))) for c in value_names),
         label=label,
         categories=labels,
         entity=entity,
@@ -201,4 +249,4 @@ def schema_from_options(
     )
 
 
-__all__ = ["SequenceSchema", "ValueColumn", "schema_from_options"]
+__all__ = ["DP", "PUBLIC", "SequenceSchema", "ValueColumn", "schema_from_options"]

@@ -1,14 +1,20 @@
 """SequenceSynthesizer: DP synthetic fixed-length series (Frigerio et al.'s dp-GAN for time series).
 
 The flow, each private read charged to one ledger:
-1. the series are read with the public schema (dpgan.sequences.codec); incomplete ones are dropped;
-2. one Gaussian release of the unit counts (units kept, units dropped): adding or removing one unit
-   (a series, or an entity with all its series) changes one of the two by 1, so sensitivity 1. The
-   kept count N̂ sets the Poisson rate q = L/N̂ and the step count; the dropped count is the report's;
-3. units are built: one series each, or, with an entity column, `max_series_per_entity` series
+1. the series are read with the schema's column roles (dpgan.sequences.codec); incomplete ones are
+   dropped;
+2. what the schema leaves unknown (value bounds, the label set) is released with DP
+   (dpgan.sequences.dp_schema: minima/maxima histograms, Gaussian partition selection), then the
+   series are scaled with the completed schema, clipped to its bounds, and those whose label was not
+   released are dropped;
+3. one Gaussian release of the unit counts (units kept, units dropped, after 1-2): adding or removing
+   one unit (a series, or an entity with all its series) changes one of the two by 1, so sensitivity
+   1. The kept count N̂ sets the Poisson rate q = L/N̂ and the step count; the dropped count is the
+   report's;
+4. units are built: one series each, or, with an entity column, `max_series_per_entity` series
    drawn at random (with replacement when an entity has fewer) from each entity's complete series,
    so one entity is one unit however many series it owns: the accountant's neighbour is one entity;
-4. WGAN-GP with DP-SGD on the critic through the engine (dpgan.training.dp_critic): Poisson
+5. WGAN-GP with DP-SGD on the critic through the engine (dpgan.training.dp_critic): Poisson
    sampling of units, the real term and the gradient penalty clipped together per unit, Gaussian
    noise, one ledger event per critic step; an LSTM generator, an MLP (default) or LSTM critic.
 The generator (its average) is released; sampling from it is post-processing.
@@ -29,13 +35,22 @@ from dpgan.api import Synthesizer
 from dpgan.errors import BudgetError, InputError, ModelFileError
 from dpgan.models.sequence_units import CRITICS, SeriesUnitCritic, SeriesUnitGenerator
 from dpgan.privacy.accounting import Budget, LedgerEntry, PrivacyLedger
-from dpgan.privacy.calibration import BudgetShares, sigma_and_steps
+from dpgan.privacy.calibration import BudgetShares, ShareTarget, sigma_and_steps
 from dpgan.privacy.mechanisms import noisy_counts
 from dpgan.sequences.anchor import MomentAnchorHook, StepStatisticsHook, measure_step_statistics
 from dpgan.sequences.baseline import DPGaussianSeries
-from dpgan.sequences.codec import SeriesSet, label_names, read_array, read_long, unscale, write_long
+from dpgan.sequences.codec import (
+    SeriesSet,
+    encode,
+    label_names,
+    read_array_raw,
+    read_long_raw,
+    unscale,
+    write_long,
+)
+from dpgan.sequences.dp_schema import complete_schema
 from dpgan.sequences.label_guide import LabelGuideHook
-from dpgan.sequences.schema import SequenceSchema
+from dpgan.sequences.schema import DP, SequenceSchema
 from dpgan.serialization import check_model_destination, read_model_dir, write_model_dir
 from dpgan.training.aux_classifier import fit_private_classifier
 from dpgan.training.config import TrainingConfig
@@ -47,6 +62,7 @@ COUNT_EVENT = "unit count (kept, dropped)"
 COUNT_SHARE = 0.01  # of ε, for the counts
 GUIDE_EVENT = "DP-SGD on the label classifier (G's guide)"
 MAX_SAMPLE = 1_000_000
+NO_COMPLETE_SERIES = "no complete series: every series has a missing value or the wrong length"
 
 
 @dataclass(frozen=True)
@@ -151,16 +167,23 @@ class SequenceSynthesizer(Synthesizer):
         optional `labels`); spends at most (ε, δ), all of it recorded in `self.ledger`."""
         schema = _coerce_schema(schema)
         if isinstance(data, pd.DataFrame):
-            series, form = read_long(data, schema), "long"
+            raw, form = read_long_raw(data, schema), "long"
         elif isinstance(data, np.ndarray):
-            series, form = read_array(data, labels, schema), "array"
+            raw, form = read_array_raw(data, labels, schema), "array"
         else:
             raise InputError("data must be a pandas DataFrame (long table) or a numpy array of series")
+        if len(raw.values) == 0:
+            raise InputError(NO_COMPLETE_SERIES)
         rng = np.random.default_rng(self.seed if self.seed is not None else secrets.randbits(64))
         if self.seed is not None:
             torch.manual_seed(self.seed)
         ledger = PrivacyLedger(budget=Budget(self.epsilon, self.delta, self.accountant))
-        kept, dropped = self._count_units(series, schema, ledger, rng)
+        shares = BudgetShares(self.epsilon, self.delta, self.accountant)
+        released = complete_schema(raw, schema, shares=shares, ledger=ledger, rng=rng)
+        schema, spent_share = released.schema, released.share + COUNT_SHARE
+        series = encode(raw, schema)
+        del raw
+        kept, dropped = self._count_units(series, schema, ledger, rng, shares.at(spent_share))
         units = self._units(series, schema, rng)
         G, D = self._networks(schema)
         config = replace(self.config, noise_dim=G.noise_dim)
@@ -171,9 +194,7 @@ class SequenceSynthesizer(Synthesizer):
                 units,
                 len(schema.values),
                 len(schema.categories) if schema.label is not None else 0,
-                share=BudgetShares(self.epsilon, self.delta, self.accountant).at(
-                    COUNT_SHARE + net.step_anchor_fraction
-                ),
+                share=shares.at(spent_share + net.step_anchor_fraction),
                 ledger=ledger,
                 rng=rng,
             )
@@ -182,9 +203,9 @@ class SequenceSynthesizer(Synthesizer):
             if net.step_anchor:
                 hooks = (StepStatisticsHook(stats, len(schema.values), net.step_anchor_warmup, net.step_anchor_weight),)
         if self.networks.moment_anchor:
-            hooks = (*hooks, self._moment_anchor(series, schema, ledger, rng))
+            hooks = (*hooks, self._moment_anchor(series, schema, ledger, rng, spent_share))
         if net.label_guide:
-            hooks = (*hooks, self._label_guide(units, schema, kept, ledger, rng))
+            hooks = (*hooks, self._label_guide(units, schema, kept, ledger, rng, spent_share))
         schedule = gan_schedule_for(config, kept, "critic")
         budget = sigma_and_steps(
             sample_rate=schedule.sample_rate,
@@ -221,7 +242,9 @@ class SequenceSynthesizer(Synthesizer):
             "max_series_per_entity": schema.max_series_per_entity if schema.entity else None,
             "estimated_units": kept,
             "estimated_dropped_units": dropped,
-            "dropped_policy": "series with a missing value or not exactly `length` readings are dropped",
+            "dropped_policy": _dropped_policy(schema),
+            "clipping": "values outside the value columns' bounds are clipped to them"
+            + (f" (bounds estimated with DP: {', '.join(_dp_bounds(schema))})" if _dp_bounds(schema) else ""),
             "noise_multiplier": budget.noise_multiplier,
             "sample_rate": schedule.sample_rate,
             "expected_batch_size": schedule.expected_batch_size,
@@ -231,31 +254,41 @@ class SequenceSynthesizer(Synthesizer):
         return self
 
     def _count_units(
-        self, series: SeriesSet, schema: SequenceSchema, ledger: PrivacyLedger, rng: np.random.Generator
+        self,
+        series: SeriesSet,
+        schema: SequenceSchema,
+        ledger: PrivacyLedger,
+        rng: np.random.Generator,
+        target: ShareTarget,
     ) -> tuple[float, float]:
-        """One sensitivity-1 Gaussian release of (units kept, units dropped) at COUNT_SHARE of ε."""
+        """One sensitivity-1 Gaussian release of (units kept, units dropped), COUNT_SHARE of ε after
+        the schema's releases. Dropped: no complete series, or (DP label set) no released label."""
         if schema.entity is not None and series.entities is not None:
             kept = len(np.unique(series.entities))
             dropped = series.dropped_units
         else:
             kept, dropped = len(series.values), series.dropped
         if kept == 0:
-            raise InputError("no complete series: every series has a missing value or the wrong length")
-        share = BudgetShares(self.epsilon, self.delta, self.accountant).at(COUNT_SHARE)
-        sigma = share.sigma(1.0, 1, ledger.entries)
+            raise InputError(NO_COMPLETE_SERIES)
+        sigma = target.sigma(1.0, 1, ledger.entries)
         noisy = noisy_counts(np.array([kept, dropped], dtype=np.float64), sigma, rng)
-        note = f"{schema.unit}s kept and dropped; one {schema.unit} changes one count by 1"
+        note = f"{schema.units} kept and dropped; one {schema.unit} changes one count by 1"
         ledger.add(LedgerEntry(COUNT_EVENT, sigma, count=1, note=note))
         return max(float(noisy[0]), 1.0), max(float(noisy[1]), 0.0)
 
     def _moment_anchor(
-        self, series: SeriesSet, schema: SequenceSchema, ledger: PrivacyLedger, rng: np.random.Generator
+        self,
+        series: SeriesSet,
+        schema: SequenceSchema,
+        ledger: PrivacyLedger,
+        rng: np.random.Generator,
+        spent_share: float,
     ) -> MomentAnchorHook:
         """The DP Gaussian's release (sensitivities for one series per unit) as G's plug-in."""
         if schema.entity is not None:
             raise InputError("moment_anchor measures one series per unit: it does not take an entity column")
         net = self.networks
-        spent = COUNT_SHARE + net.step_anchor_fraction * (1 + int(net.step_anchor or net.label_profile))
+        spent = spent_share + net.step_anchor_fraction * (1 + int(net.step_anchor or net.label_profile))
         share = BudgetShares(self.epsilon, self.delta, self.accountant).at(spent)
         labels = len(schema.categories) if schema.label is not None else 0
         gauss = DPGaussianSeries(self.epsilon, self.delta, self.accountant).fit(
@@ -272,14 +305,20 @@ class SequenceSynthesizer(Synthesizer):
             net.step_anchor_weight,
         )
 
-    def _spent_before_guide(self) -> float:
-        """The ε fraction the releases before the label guide reach (counts, statistics, moments)."""
+    def _spent_before_guide(self, spent_share: float) -> float:
+        """The ε fraction the releases before the label guide reach (schema, counts, statistics, moments)."""
         net = self.networks
-        spent = COUNT_SHARE + net.step_anchor_fraction * (int(net.step_anchor or net.label_profile))
+        spent = spent_share + net.step_anchor_fraction * (int(net.step_anchor or net.label_profile))
         return spent + net.step_anchor_fraction * int(net.moment_anchor)
 
     def _label_guide(
-        self, units: torch.Tensor, schema: SequenceSchema, kept: float, ledger: PrivacyLedger, rng: np.random.Generator
+        self,
+        units: torch.Tensor,
+        schema: SequenceSchema,
+        kept: float,
+        ledger: PrivacyLedger,
+        rng: np.random.Generator,
+        spent_share: float,
     ) -> LabelGuideHook:
         """A DP-SGD classifier of the label from the values, trained on the series (one record
         each), at label_guide_fraction of ε; G's plug-in (dpgan.sequences.label_guide)."""
@@ -287,7 +326,7 @@ class SequenceSynthesizer(Synthesizer):
             raise InputError("label_guide needs a label column and the series unit (no entity column)")
         net, n_values = self.networks, len(schema.values)
         share = BudgetShares(self.epsilon, self.delta, self.accountant).at(
-            self._spent_before_guide() + net.label_guide_fraction
+            self._spent_before_guide(spent_share) + net.label_guide_fraction
         )
         values = units[:, 0, :, :n_values].reshape(units.shape[0], -1)
         labels = units[:, 0, 0, n_values:].argmax(dim=1)
@@ -386,7 +425,12 @@ class SequenceSynthesizer(Synthesizer):
             else f"one {self.schema.entity!r} entity with all its series (at most "
             f"{self.schema.max_series_per_entity} of them used, clipped as one unit)"
         )
-        return {"kind": KIND, "unit_of_privacy": protected, "schema_source": self.schema.source}
+        return {
+            "kind": KIND,
+            "unit_of_privacy": protected,
+            "schema_source": _schema_source(self.schema),
+            "dp_schema": _dp_items(self.schema),
+        }
 
     def save(self, path: str | Path, *, overwrite: bool = False) -> Path:
         self._require_fitted()
@@ -428,6 +472,42 @@ class SequenceSynthesizer(Synthesizer):
         except (KeyError, TypeError, ValueError, RuntimeError, InputError) as exc:
             raise ModelFileError(f"{path} holds an inconsistent model: {exc}") from None
         return synth
+
+
+def _dp_bounds(schema: SequenceSchema) -> list[str]:
+    return [v.name for v in schema.values if v.source == DP]
+
+
+def _dropped_policy(schema: SequenceSchema) -> str:
+    policy = "series with a missing value or not exactly `length` readings are dropped"
+    if schema.categories_source == DP:
+        policy += "; so are series whose label is not in the DP-released label set"
+    return policy
+
+
+def _dp_items(schema: SequenceSchema) -> dict[str, Any]:
+    """What the fit estimated with DP (in the ledger), as released: bounds by column, the label set."""
+    out: dict[str, Any] = {}
+    bounds = {v.name: [v.min, v.max] for v in schema.values if v.source == DP}
+    if bounds:
+        out["bounds"] = bounds
+    if schema.categories_source == DP:
+        out["labels"] = {str(schema.label): list(schema.categories)}
+    return out
+
+
+def _schema_source(schema: SequenceSchema) -> str:
+    """One line: which parts of the schema are public and which are DP estimates in the ledger."""
+    dp = [f"bounds of {name!r}" for name in _dp_bounds(schema)]
+    if schema.categories_source == DP:
+        dp.append(f"the label set of {schema.label!r}")
+    if not dp:
+        return schema.source
+    public = [f"bounds of {v.name!r}" for v in schema.values if v.source != DP]
+    if schema.label is not None and schema.categories_source != DP:
+        public.append(f"the label set of {schema.label!r}")
+    line = f"{schema.source}; estimated with DP (in the ledger): {', '.join(dp)}"
+    return line + (f"; public: {', '.join(public)}" if public else "")
 
 
 __all__ = ["SequenceSettings", "SequenceSynthesizer"]
