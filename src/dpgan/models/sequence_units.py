@@ -44,11 +44,15 @@ class SeriesUnitGenerator(nn.Module):
         tau: float = 0.2,
         profile: bool = False,
         offset: bool = True,
+        series_noise: int = 0,
     ) -> None:
         super().__init__()
         self.length, self.n_values, self.n_labels, self.per_unit = length, n_values, n_labels, per_unit
         self.step_noise, self.tau, self.profile, self.use_offset = step_noise, tau, profile, offset and profile
-        self.lstm = LSTMGenerator(step_noise, n_values, hidden_size, num_layers=num_layers, condition_dim=n_labels)
+        self.series_noise = series_noise
+        self.lstm = LSTMGenerator(
+            step_noise, n_values, hidden_size, num_layers=num_layers, condition_dim=n_labels + series_noise
+        )
         self.label_head = nn.Linear(length * step_noise, n_labels) if n_labels and not profile else None
         if profile:
             groups = max(1, n_labels)
@@ -58,7 +62,12 @@ class SeriesUnitGenerator(nn.Module):
     @property
     def noise_dim(self) -> int:
         """The flat noise one unit needs (what the training loop draws per unit)."""
-        return self.per_unit * self.length * self.step_noise
+        return self.per_unit * self.series_noise_dim
+
+    @property
+    def series_noise_dim(self) -> int:
+        """One series' noise: d per step, and the series-wide latent (s) after them."""
+        return self.length * self.step_noise + self.series_noise
 
     @torch.no_grad()
     def set_profile(self, shares: torch.Tensor, mean: torch.Tensor) -> None:
@@ -71,14 +80,21 @@ class SeriesUnitGenerator(nn.Module):
     def label_logits(self, z: torch.Tensor) -> torch.Tensor:
         """Per series (B·k, T·d) noise → label logits (B·k, K)."""
         assert self.label_head is not None
-        return self.label_head(z.reshape(z.shape[0], self.length * self.step_noise))
+        return self.label_head(z[:, : self.length * self.step_noise])
 
     def series(self, z: torch.Tensor, labels: torch.Tensor | None, codes: torch.Tensor | None = None) -> torch.Tensor:
-        """(n, T, d) noise, label one-hots (n, K) and, with a profile, codes (n,) → values (n, T, F)."""
+        """(n, T·d + s) noise, label one-hots (n, K) and, with a profile, codes (n,) → values (n, T, F).
+        The series-wide latent (s) joins the label as the LSTM's static input at every step: per-step
+        noise alone lets an LSTM settle on one day per label (measured: RESULTS §15)."""
+        steps = z[:, : self.length * self.step_noise].reshape(z.shape[0], self.length, self.step_noise)
+        static = [
+            t for t in (labels, z[:, self.length * self.step_noise :] if self.series_noise else None) if t is not None
+        ]
+        condition = torch.cat(static, dim=1) if static else None
         if not self.use_offset:
-            return self.lstm(z, labels)
+            return self.lstm(steps, condition)
         offset = self.offset[codes] if codes is not None else self.offset[0]
-        return torch.tanh(offset + self.lstm.pre_activation(z, labels))
+        return torch.tanh(offset + self.lstm.pre_activation(steps, condition))
 
     def _profile_codes(self, n: int, generator: torch.Generator | None) -> torch.Tensor:
         return torch.multinomial(self.label_shares, n, replacement=True, generator=generator)
@@ -89,7 +105,7 @@ class SeriesUnitGenerator(nn.Module):
         """Training output: units the critic sees; labels as Gumbel-softmax draws (noise from `generator`)
         or, with a profile, one-hots drawn from the released shares."""
         batch = z.shape[0]
-        steps = z.reshape(batch * self.per_unit, self.length, self.step_noise)
+        steps = z.reshape(batch * self.per_unit, self.series_noise_dim)
         if self.profile:
             codes = self._profile_codes(steps.shape[0], generator)
             if not self.n_labels:
@@ -112,7 +128,7 @@ class SeriesUnitGenerator(nn.Module):
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """n series: values (n, T, F) and label codes (n,), drawn from the label head (or the
         released shares) or imposed."""
-        steps = torch.randn(n, self.length, self.step_noise, generator=generator)
+        steps = torch.randn(n, self.series_noise_dim, generator=generator)
         if not self.n_labels:
             codes = self._profile_codes(n, generator) if self.profile else None
             return self.series(steps, None, codes), None

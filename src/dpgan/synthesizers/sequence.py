@@ -75,6 +75,7 @@ class SequenceSettings:
     generator_hidden: int = 64
     generator_layers: int = 1
     step_noise: int = 4
+    series_noise: int = 0  # a series-wide latent of this size beside the per-step noise
     # the label enters the MLP critic as a projection term instead of input channels
     label_projection: bool = False
     # G draws labels from the released label shares and adds the released per-label, per-step mean
@@ -105,6 +106,12 @@ class SequenceSettings:
             raise InputError("step_anchor_fraction must be in (0, 0.5)")
         if self.label_projection and self.critic != "mlp":
             raise InputError("label_projection needs the mlp critic")
+        if (
+            isinstance(self.series_noise, bool)
+            or not isinstance(self.series_noise, int)
+            or not 0 <= self.series_noise <= 4096
+        ):
+            raise InputError("series_noise must be a whole number from 0 to 4096")
         if not 0.0 < self.label_guide_fraction < 0.5 or not self.label_guide_epochs > 0:
             raise InputError("label_guide_fraction must be in (0, 0.5) and label_guide_epochs > 0")
         if self.step_anchor_warmup < 0 or not self.step_anchor_weight >= 0 or not self.label_guide_weight >= 0:
@@ -378,6 +385,7 @@ class SequenceSynthesizer(Synthesizer):
             num_layers=net.generator_layers,
             profile=net.label_profile,
             offset=net.profile_offset,
+            series_noise=net.series_noise,
         )
         D = SeriesUnitCritic(
             length=schema.length,
