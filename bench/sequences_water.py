@@ -11,6 +11,15 @@ flattened day), DTW to the nearest real training day against held-out real days 
 distance membership attack, fit seconds.
 
     python bench/sequences_water.py --split validation --epsilons 1 3 10 inf --seeds 0 1 2
+
+`--data load-profiles` runs the same comparison on the 96-step option instead:
+`dpgan.datasets.load_load_profiles()` (twelve SimBench load profiles of 2016, quarter-hourly, four
+each of household, commercial and agriculture; ODbL 1.0). A series is one profile-day, the label
+is the category, the entity is the profile, the split is by day as above, and the public value
+bound is [0, 1]: SimBench profiles are per unit of a load's rated power (its `pLoad`), not a bound
+read off the data. Rows go to bench/results/sequences_profiles.jsonl.
+
+    python bench/sequences_water.py --data load-profiles --split validation --epsilons 1 3 10 inf --seeds 0 1 2
 """
 
 from __future__ import annotations
@@ -19,13 +28,16 @@ import argparse
 import json
 import math
 import time
-from dataclasses import replace
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import torch
 
 from dpgan import datasets
+from dpgan.evaluation import sequences as sequence_evaluation
 from dpgan.evaluation.sequences import evaluate_sequences
 from dpgan.sequences import SequenceSchema, ValueColumn
 from dpgan.sequences.baseline import DPGaussianSeries
@@ -34,17 +46,45 @@ from dpgan.synthesizers.sequence import SequenceSynthesizer
 from dpgan.training.dp_critic import train_dp_critic
 from dpgan.training.schedule import gan_schedule_for
 
-RESULTS = Path(__file__).resolve().parent / "results" / "sequences_water.jsonl"
+RESULTS = Path(__file__).resolve().parent / "results"
 DELTA = 1e-5
 SPLIT_SEED = 20251124
-# public bound: a round figure above any district's plausible hourly inflow (L/s), not the data's max
-INFLOW_MAX = 200.0
-PER_ENTITY = 32  # days of a district in its unit, entity-level
+PER_ENTITY = 32  # days of an entity (a district, a profile) in its unit, entity-level
+
+
+@dataclass(frozen=True)
+class Data:
+    """One bundled series set as the benchmark reads it: columns, length and the public value range."""
+
+    load: Callable[[], pd.DataFrame]
+    time: str
+    length: int
+    value: str
+    upper: float  # public upper bound of the value (the lower one is 0), never the data's max
+    label: str
+    entity: str  # the unit of entity-level privacy; a series is one entity-day
+    categories: tuple[str, ...] | None  # the public label set; None: the water districts' names
+    results: Path
+
+
+DATA = {
+    # 200 L/s: a round figure above any district's plausible hourly inflow
+    "water": Data(
+        datasets.load_water_districts, "hour", 24, "inflow", 200.0, "district", "district", None,
+        RESULTS / "sequences_water.jsonl",
+    ),
+    # 1 per unit: SimBench multiplies a profile by the load's rated power pLoad, so 1 is rated power
+    "load-profiles": Data(
+        datasets.load_load_profiles, "step", 96, "load", 1.0, "category", "profile",
+        datasets.LOAD_PROFILE_CATEGORIES, RESULTS / "sequences_profiles.jsonl",
+    ),
+}  # fmt: skip
+DATASET = DATA["water"]  # --data
 
 
 def load() -> tuple[dict[str, object], list[str]]:
-    frame = datasets.load_water_districts()
-    frame = frame.assign(series=frame["district"].astype(str) + "/" + frame["day"].astype(str))
+    frame = DATASET.load()
+    frame = frame.assign(series=frame[DATASET.entity].astype(str) + "/" + frame["day"].astype(str))
     days = np.sort(frame["day"].unique())
     order = np.random.default_rng(SPLIT_SEED).permutation(len(days))
     cut = [int(0.6 * len(days)), int(0.8 * len(days))]
@@ -53,8 +93,8 @@ def load() -> tuple[dict[str, object], list[str]]:
         "validation": set(days[order[cut[0] : cut[1]]]),
         "test": set(days[order[cut[1] :]]),
     }
-    districts = sorted(frame["district"].astype(str).unique())
-    return {name: frame[frame["day"].isin(chosen)] for name, chosen in parts.items()}, districts
+    labels = list(DATASET.categories or sorted(frame[DATASET.label].astype(str).unique()))
+    return {name: frame[frame["day"].isin(chosen)] for name, chosen in parts.items()}, labels
 
 
 SCALE = "linear"  # --scale: how the public range maps to the generator's [-1, 1]
@@ -63,15 +103,15 @@ MOMENT_ANCHOR = False  # --moment-anchor: the DP Gaussian's mean and covariance 
 SETTINGS: dict = {}  # --set KEY=VALUE: SequenceSynthesizer settings for the GAN (JSON values)
 
 
-def schema_for(districts: list[str], entity: bool) -> SequenceSchema:
+def schema_for(labels: list[str], entity: bool) -> SequenceSchema:
     return SequenceSchema(
         id="series",
-        time="hour",
-        length=24,
-        values=(ValueColumn("inflow", 0.0, INFLOW_MAX, SCALE),),
-        label="district",
-        categories=tuple(districts),
-        entity="district" if entity else None,
+        time=DATASET.time,
+        length=DATASET.length,
+        values=(ValueColumn(DATASET.value, 0.0, DATASET.upper, SCALE),),
+        label=DATASET.label,
+        categories=tuple(labels),
+        entity=DATASET.entity if entity else None,
         max_series_per_entity=PER_ENTITY if entity else 1,
     )
 
@@ -120,6 +160,7 @@ def fit_gaussian(train, schema: SequenceSchema, epsilon: float, seed: int, n: in
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", choices=tuple(DATA), default="water")
     parser.add_argument("--split", choices=("validation", "test"), default="validation")
     parser.add_argument("--epsilons", nargs="+", type=float, default=[1.0, 3.0, 10.0, math.inf])
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
@@ -128,32 +169,40 @@ def main() -> None:
     parser.add_argument("--step-anchor", action="store_true")
     parser.add_argument("--moment-anchor", action="store_true")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
-    parser.add_argument("--out", default=str(RESULTS))
+    parser.add_argument(
+        "--dtw-series", type=int, default=None, help="series per side of the DTW matrices (a quick check)"
+    )
+    parser.add_argument("--out", default=None, help="the rows' jsonl (default: bench/results/, per --data)")
     args = parser.parse_args()
-    global SCALE, STEP_ANCHOR, MOMENT_ANCHOR
+    global SCALE, STEP_ANCHOR, MOMENT_ANCHOR, DATASET
     SCALE, STEP_ANCHOR, MOMENT_ANCHOR = args.scale, args.step_anchor, args.moment_anchor
+    DATASET = DATA[args.data]
+    out = Path(args.out) if args.out else DATASET.results
+    if args.dtw_series:
+        sequence_evaluation.MAX_DTW_SERIES = args.dtw_series
     for item in args.set:
         key, _, value = item.partition("=")
         SETTINGS[key] = json.loads(value)
     torch.set_num_threads(1)
-    parts, districts = load()
-    real, real_labels = arrays(parts["train"], schema_for(districts, False))
-    test, test_labels = arrays(parts[args.split], schema_for(districts, False))
+    parts, labels = load()
+    real, real_labels = arrays(parts["train"], schema_for(labels, False))
+    test, test_labels = arrays(parts[args.split], schema_for(labels, False))
     for seed in args.seeds:
         for epsilon in args.epsilons:
             for system in args.systems:
                 if system == "gan-entity" and math.isinf(epsilon):
                     continue  # without noise the unit changes nothing
-                schema = schema_for(districts, system == "gan-entity")
+                schema = schema_for(labels, system == "gan-entity")
                 started = time.time()
                 fit = fit_gaussian if system == "gaussian" else fit_gan
-                synthetic, labels = fit(parts["train"], schema, epsilon, seed, len(real))
+                synthetic, synthetic_labels = fit(parts["train"], schema, epsilon, seed, len(real))
                 seconds = time.time() - started
                 metrics = evaluate_sequences(
-                    real, synthetic, test, real_labels=real_labels, synthetic_labels=labels,
+                    real, synthetic, test, real_labels=real_labels, synthetic_labels=synthetic_labels,
                     test_labels=test_labels, seed=seed,
                 )  # fmt: skip
                 row = {
+                    "data": args.data,
                     "system": system,
                     "scale": args.scale,
                     "step_anchor": args.step_anchor and system != "gaussian",
@@ -164,6 +213,7 @@ def main() -> None:
                     "split": args.split,
                     "fit_seconds": round(seconds, 1),
                     "train_series": len(real),
+                    "dtw_series": sequence_evaluation.MAX_DTW_SERIES,
                     "dtw": metrics["dtw_nearest"],
                     "membership_auc": metrics["membership_auc"],
                     "label_tstr": metrics["label_tstr"],
@@ -171,7 +221,7 @@ def main() -> None:
                     "autocorrelation_mae": metrics["autocorrelation_mae"],
                 }
                 print(json.dumps(row), flush=True)
-                with open(args.out, "a") as handle:
+                with open(out, "a") as handle:
                     handle.write(json.dumps(row) + "\n")
 
 

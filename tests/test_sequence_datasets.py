@@ -1,7 +1,7 @@
-"""The bundled time-series sets (BWDF water districts, UCR ItalyPowerDemand): shape, types, content.
+"""The bundled time-series sets (BWDF water districts, UCR ItalyPowerDemand, SimBench load profiles).
 
 The counts are pinned to the ones ``data/ATTRIBUTION.md`` reports, so a rebuilt file that drops or
-keeps different days fails here. Both loaders must work offline: they read package files only.
+keeps different days fails here. Every loader must work offline: they read package files only.
 """
 
 from __future__ import annotations
@@ -111,6 +111,7 @@ def test_loaders_never_touch_the_network(monkeypatch: pytest.MonkeyPatch) -> Non
         socket.create_connection(("example.org", 80))
     assert len(datasets.load_water_districts()) == 6888 * 24
     assert len(datasets.load_italy_power_demand()) == 1096 * 24
+    assert len(datasets.load_load_profiles()) == 12 * 364 * 96
 
 
 def test_data_files_are_declared_package_data() -> None:
@@ -119,5 +120,92 @@ def test_data_files_are_declared_package_data() -> None:
     pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
     globs = tomllib.loads(pyproject.read_text(encoding="utf-8"))["tool"]["setuptools"]["package-data"]
     patterns = globs["dpgan.datasets"]
-    for name in ("water-districts.csv.gz", "italy-power-demand.csv.gz", "ATTRIBUTION.md"):
+    for name in ("water-districts.csv.gz", "italy-power-demand.csv.gz", "load-profiles.csv.gz", "ATTRIBUTION.md"):
         assert any(fnmatch.fnmatch(f"data/{name}", p) for p in patterns), name
+
+
+# --- SimBench load profiles -------------------------------------------------------------------
+
+# the twelve profiles bench/data_prep/load_profiles.py picks: the first four per category in file order
+LOAD_PROFILES = {
+    "household": ["H0-A", "H0-B", "H0-C", "H0-G"],
+    "commercial": ["G0-A", "G0-M", "G1-A", "G1-B"],
+    "agriculture": ["L0-A", "L1-A", "L2-A", "L2-M"],
+}
+# the source is in local time: these two days have 92 and 100 quarter hours and are left out
+LOAD_DST_DAYS = ["2016-03-27", "2016-10-30"]
+
+
+@pytest.fixture(scope="module")
+def profiles() -> pd.DataFrame:
+    return datasets.load_load_profiles()
+
+
+def test_load_profiles_columns_dtypes_and_shape(profiles: pd.DataFrame) -> None:
+    assert tuple(profiles.columns) == datasets.LOAD_PROFILES_COLUMNS == ("profile", "category", "day", "step", "load")
+    for col in ("profile", "category", "day"):
+        assert pd.api.types.is_string_dtype(profiles[col]) and isinstance(profiles[col].iloc[0], str), col
+    assert profiles["step"].dtype == np.int64 and profiles["load"].dtype == np.float64
+    assert not profiles.isna().any().any()
+    assert len(profiles) == 12 * 364 * 96
+
+
+def test_load_profiles_days_have_96_quarter_hours_and_skip_dst(profiles: pd.DataFrame) -> None:
+    steps = profiles.groupby(["profile", "day"])["step"].agg(list)
+    assert len(steps) == 12 * 364
+    assert all(s == list(range(96)) for s in steps)
+    days = pd.to_datetime(profiles["day"], format="%Y-%m-%d")
+    assert days.min() == pd.Timestamp("2016-01-01") and days.max() == pd.Timestamp("2016-12-31")
+    assert profiles["day"].nunique() == 366 - len(LOAD_DST_DAYS)
+    assert not profiles["day"].isin(LOAD_DST_DAYS).any()
+
+
+def test_load_profiles_labels_are_the_bdew_groups_of_the_names(profiles: pd.DataFrame) -> None:
+    assert datasets.LOAD_PROFILE_CATEGORIES == ("household", "commercial", "agriculture")
+    assert set(profiles["category"]) == set(datasets.LOAD_PROFILE_CATEGORIES)
+    by_profile = profiles.groupby("profile")["category"].agg(set)
+    assert {p: c.pop() for p, c in by_profile.items() if len(c) == 1} == {
+        p: c for c, names in LOAD_PROFILES.items() for p in names
+    }
+    prefix = {"household": "H", "commercial": "G", "agriculture": "L"}
+    assert (profiles["profile"].str[0] == profiles["category"].map(prefix)).all()
+    assert (profiles.groupby("category").size() == 4 * 364 * 96).all()  # balanced
+
+
+def test_load_profiles_are_per_unit_and_rounded(profiles: pd.DataFrame) -> None:
+    load = profiles["load"].to_numpy()
+    assert load.min() >= 0.0 and load.max() <= 1.0
+    # scaled to the annual peak: each profile reaches (nearly) 1 on some kept day
+    assert (profiles.groupby("profile")["load"].max() > 0.9).all()
+    # 4 significant figures: re-rounding changes nothing
+    nonzero = load[load > 0]
+    assert np.array_equal(nonzero, np.array([float(f"{v:.4g}") for v in nonzero]))
+    # the day shapes differ by group: offices (G1) use far more at noon than at 3 am on workdays
+    g1 = profiles[profiles["profile"] == "G1-A"].pivot(index="day", columns="step", values="load")
+    workdays = pd.to_datetime(g1.index).day_of_week < 5
+    assert (g1.loc[workdays, 48] > 2 * g1.loc[workdays, 12]).mean() > 0.8
+
+
+def test_a_small_sequence_fit_on_96_step_load_profiles(profiles: pd.DataFrame) -> None:
+    """The 96-step option end to end: a tiny DP fit on 60 profile-days, sampled back in the input's form."""
+    from dpgan.sequences import SequenceSchema, ValueColumn
+    from dpgan.synthesizers.sequence import SequenceSynthesizer
+
+    days = sorted(profiles["day"].unique())[:5]
+    small = profiles[profiles["day"].isin(days)].assign(series=lambda f: f["profile"] + "/" + f["day"])
+    schema = SequenceSchema(
+        id="series",
+        time="step",
+        length=96,
+        values=(ValueColumn("load", 0.0, 1.0),),  # per unit of rated power: a public bound
+        label="category",
+        categories=datasets.LOAD_PROFILE_CATEGORIES,
+    )
+    frame = small[["series", "step", "load", "category"]]
+    settings = {"epochs": 2, "batch_size": 16, "critic_hidden": (16,), "generator_hidden": 8}
+    synth = SequenceSynthesizer(epsilon=3.0, seed=0, **settings).fit(frame, schema)
+    assert synth.privacy_report()["epsilon"] <= 3.0 * (1 + 1e-9) and synth.training["steps"] > 0
+    rows = synth.sample(9, seed=1)
+    assert list(rows.columns) == ["series", "step", "load", "category"] and len(rows) == 9 * 96
+    assert all(s == list(range(96)) for s in rows.groupby("series")["step"].agg(list))
+    assert rows["load"].between(0.0, 1.0).all() and set(rows["category"]) <= set(datasets.LOAD_PROFILE_CATEGORIES)

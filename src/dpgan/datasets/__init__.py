@@ -1,8 +1,9 @@
 """Bundled datasets.
 
-The UCI Adult table, the BWDF water-district inflows and the UCR ItalyPowerDemand series ship
-inside the package (see ``data/ATTRIBUTION.md``) so experiments run offline and reproducibly,
-without a download step. The two time-series sets are long tables (one row per series and hour);
+The UCI Adult table, the BWDF water-district inflows, the UCR ItalyPowerDemand series and a
+subset of the SimBench load profiles ship inside the package (see ``data/ATTRIBUTION.md``) so
+experiments run offline and reproducibly, without a download step. The three time-series sets are
+long tables (one row per series and time step: hourly, or quarter-hourly for the load profiles);
 ``bench/data_prep/`` holds the scripts that built them from their published files.
 """
 
@@ -21,11 +22,14 @@ __all__ = [
     "ADULT_COLUMNS",
     "ADULT_INT_COLUMNS",
     "ITALY_POWER_DEMAND_COLUMNS",
+    "LOAD_PROFILE_CATEGORIES",
+    "LOAD_PROFILES_COLUMNS",
     "WATER_DISTRICTS_COLUMNS",
     "adult_schema_path",
     "load_adult",
     "load_adult_schema_json",
     "load_italy_power_demand",
+    "load_load_profiles",
     "load_water_districts",
 ]
 
@@ -57,6 +61,9 @@ ADULT_INT_COLUMNS: tuple[str, ...] = (
 
 WATER_DISTRICTS_COLUMNS: tuple[str, ...] = ("district", "day", "hour", "inflow")
 ITALY_POWER_DEMAND_COLUMNS: tuple[str, ...] = ("series", "hour", "demand", "label", "split")
+LOAD_PROFILES_COLUMNS: tuple[str, ...] = ("profile", "category", "day", "step", "load")
+# the BDEW customer groups behind the profile names (H0, G0-G6, L0-L2): a public label set
+LOAD_PROFILE_CATEGORIES: tuple[str, ...] = ("household", "commercial", "agriculture")
 
 
 def _data_file(name: str) -> Traversable:
@@ -160,3 +167,33 @@ def load_italy_power_demand() -> pd.DataFrame:
     """
     dtypes: dict[str, Any] = {"series": "int64", "hour": "int64", "demand": "float64", "label": "int64", "split": str}
     return _read_long_csv("italy-power-demand.csv.gz", ITALY_POWER_DEMAND_COLUMNS, dtypes)
+
+
+def load_load_profiles() -> pd.DataFrame:
+    """Twelve SimBench active-power load profiles of 2016, one row per profile, day and quarter hour.
+
+    SimBench (Meinecke et al. 2020), ODbL 1.0: the profiles of German standard customer groups
+    that SimBench assigns to its grids' loads. A long table, 12 profiles x 364 days = 4,368
+    profile-days x 96 = 419,328 rows:
+
+    - ``profile`` (str): the SimBench profile name, e.g. "H0-A" (the BDEW standard load profile
+      H0 with SimBench's variant letter A); four per category: H0-A, H0-B, H0-C, H0-G;
+      G0-A, G0-M, G1-A, G1-B; L0-A, L1-A, L2-A, L2-M;
+    - ``category`` (str): the BDEW customer group the name's prefix stands for, one of
+      ``LOAD_PROFILE_CATEGORIES``: "household" (H0), "commercial" (G0..G6, Gewerbe),
+      "agriculture" (L0..L2, Landwirtschaft);
+    - ``day`` (str): the local (CET/CEST) date in 2016, ISO "YYYY-MM-DD";
+    - ``step`` (int64): 0..95, the quarter hour of the day (step k is the source row stamped
+      k x 15 minutes after local midnight);
+    - ``load`` (float64): active power relative to the load's rated power, dimensionless (per
+      unit). SimBench multiplies it by a load's ``pLoad`` (MW) to get its power; each of these
+      profiles is scaled to peak at exactly 1 over the year, so values lie in [0, 1]. Rounded
+      to 4 significant figures (at most 5e-5 from the source's 6-decimal values).
+
+    Only complete 96-step days: the source is in local time, so the DST days 2016-03-27 (92
+    quarter hours) and 2016-10-30 (100) are left out for every profile. The 96-step option for
+    sequence models, labelled by category (balanced: 1,456 profile-days each); the rule that
+    picked the twelve profiles is in ``bench/data_prep/load_profiles.py``.
+    """
+    dtypes: dict[str, Any] = {"profile": str, "category": str, "day": str, "step": "int64", "load": "float64"}
+    return _read_long_csv("load-profiles.csv.gz", LOAD_PROFILES_COLUMNS, dtypes)
