@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import pytest
 import torch
-from test_sequence_synthesizer import FAST, T, _fit, _long, _schema
 
 from dpgan.errors import InputError
 from dpgan.models.sequence_units import SeriesUnitCritic, SeriesUnitGenerator
@@ -15,6 +14,7 @@ from dpgan.privacy import grad_sample
 from dpgan.sequences.anchor import EVENT as STATISTICS_EVENT
 from dpgan.sequences.label_guide import guide_loss
 from dpgan.synthesizers.sequence import COUNT_EVENT, GUIDE_EVENT, SequenceSynthesizer
+from test_sequence_synthesizer import FAST, T, _fit, _long, _schema
 
 CRITIC_EVENT = "DP-SGD on the critic"
 
