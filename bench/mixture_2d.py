@@ -101,6 +101,8 @@ def run(name: str, data: torch.Tensor, config: TrainingConfig, epsilon: float | 
         "noise_multiplier": sigma,
         "steps": steps,
         "clip_decay": config.clip_decay,
+        "batch_size": config.batch_size,
+        "max_sample_rate": config.max_sample_rate,
         "final_w1": curve[-1][1] if curve else None,
         "curve": curve,
         "seconds": round(seconds, 1),
@@ -144,6 +146,7 @@ def main() -> None:
     parser.add_argument("--monitor-every", type=int, default=100)
     parser.add_argument("--out", default=str(BENCH / "results" / "mixture_2d.jsonl"))
     parser.add_argument("--figures", default=str(BENCH / "figures"))
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="TrainingConfig field")
     args = parser.parse_args()
     torch.set_num_threads(1)
     real = mixture(args.rows, np.random.default_rng(args.seed))
@@ -152,6 +155,9 @@ def main() -> None:
         batch_size=256, epochs=args.epochs, noise_dim=8, generator_hidden=(64, 64), critic_hidden=(64, 64)
     )
     base = replace(base, label_model=False, pair_anchor=False)
+    for item in args.set:
+        key, _, value = item.partition("=")
+        base = replace(base, **{key: json.loads(value)})
     generator_steps = gan_schedule_for(base, len(data), "critic").steps / base.n_critic
     decay = math.exp(math.log(0.1) / generator_steps)  # C falls from 1 to 0.1 over the run
     runs = [

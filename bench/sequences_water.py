@@ -123,7 +123,7 @@ def arrays(frame, schema: SequenceSchema) -> tuple[np.ndarray, np.ndarray]:
 
 def fit_gan(train, schema: SequenceSchema, epsilon: float, seed: int, n: int):
     if math.isinf(epsilon):  # the non-private control: the same networks and loop, σ = 0, no clipping
-        synth = SequenceSynthesizer(epsilon=1.0, seed=seed, max_grad_norm=math.inf)
+        synth = SequenceSynthesizer(epsilon=1.0, seed=seed, **(SETTINGS | {"max_grad_norm": math.inf}))
         series = read_long(train[schema.columns], schema)
         units = synth._units(series, schema, np.random.default_rng(seed))
         G, D = synth._networks(schema)
