@@ -121,14 +121,14 @@ def test_features_see_a_copy_of_the_target_at_distance_zero():
     assert len(features) == len(away) == 8 + 8 + 1 + 8 + 2 * T * 2 + 2
 
 
-def test_series_pairs_swap_one_series_and_its_label():
+def test_series_pairs_swap_one_series_and_its_label_whole():
     values, labels = profiles(10, 5)
     target = np.full((T, 2), 9.0)
-    pairs = series_training_pairs(SeriesData(values, labels), target, "z", 6, 1, np.random.default_rng(0))
+    pairs = series_training_pairs(SeriesData(values, labels), target, "zz", 6, 1, np.random.default_rng(0))
     assert len(pairs) == 1
     without, with_t = pairs[0]
     assert len(without) == len(with_t) == 6
-    assert (with_t.values[-1] == target).all() and with_t.labels[-1] == "z" and "z" not in without.labels
+    assert (with_t.values[-1] == target).all() and with_t.labels[-1] == "zz" and "zz" not in without.labels
 
 
 @pytest.mark.parametrize(

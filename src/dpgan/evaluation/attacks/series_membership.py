@@ -104,7 +104,7 @@ def series_training_pairs(
             pairs.append((SeriesData(values, None), SeriesData(with_values, None)))
             continue
         labels = source.labels[chosen]
-        with_labels = np.concatenate([labels[keep], np.asarray([target_label], dtype=labels.dtype)])
+        with_labels = np.concatenate([labels[keep], np.asarray([target_label])])
         pairs.append((SeriesData(values, labels), SeriesData(with_values, with_labels)))
     return pairs
 
