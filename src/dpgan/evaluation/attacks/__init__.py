@@ -5,6 +5,8 @@
 - "attribute": Stadler et al.'s linear attribute inference, members vs non-members;
 - "membership": Stadler et al.'s shadow-model membership inference on outlier targets;
 - "logan": Hayes et al.'s white-box attack with the critic of a stand-in trained by the recipe.
+Series have their own shadow-model attack (`shadow_membership_series`, series_membership.py): it
+takes the synthesizer as a fit-and-sample callable, since a sequence model's refits are the caller's.
 The last two retrain the synthesizer, so they need the saved model (`model_dir`) for its recipe, or
 an injected `synthesizer_factory`; without either they are reported as skipped, with the reason.
 Attacks are regression alarms: a result near chance is no proof of DP (the audit tests that).
@@ -28,6 +30,7 @@ from dpgan.evaluation.attacks.logan import critic_scorer, logan_attack, logan_fr
 from dpgan.evaluation.attacks.membership import shadow_membership_attack
 from dpgan.evaluation.attacks.progress import Progress, TqdmProgress, reporter
 from dpgan.evaluation.attacks.results import jsonable, skipped
+from dpgan.evaluation.attacks.series_membership import shadow_membership_series
 from dpgan.evaluation.attacks.synthesizers import ModelRecipe, Synthesizer, SynthesizerFactory, model_recipe
 from dpgan.evaluation.attacks.targets import craft_outlier, isolated_records
 from dpgan.schema import Schema
@@ -48,6 +51,7 @@ __all__ = [
     "model_recipe",
     "run_attacks",
     "shadow_membership_attack",
+    "shadow_membership_series",
 ]
 
 NEEDS_MODEL = (

@@ -63,10 +63,10 @@ class AttackConfig:
             "shadow_train_size",
             "attack_trees",
         ):
-            _check_positive_int(getattr(self, name), name)
+            check_positive_int(getattr(self, name), name)
         for name in ("synthetic_size", "logan_train_size"):
             if getattr(self, name) is not None:
-                _check_positive_int(getattr(self, name), name)
+                check_positive_int(getattr(self, name), name)
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
             raise InputError(f"seed must be a non-negative integer, got {self.seed!r}")
         if not (0 < self.attribute_tolerance < 1):
@@ -86,6 +86,6 @@ class AttackConfig:
         return out
 
 
-def _check_positive_int(value: Any, name: str) -> None:
+def check_positive_int(value: Any, name: str) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
         raise InputError(f"{name} must be a positive integer, got {value!r}")

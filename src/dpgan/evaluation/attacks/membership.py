@@ -33,14 +33,27 @@ from dpgan.evaluation.attacks.synthesizers import SynthesizerFactory
 STAGE = "attacks: membership (shadow models)"
 
 
+def pair_positions(
+    n_source: int, size: int, runs: int, rng: np.random.Generator
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """`runs` draws of (chosen, keep): `size` distinct positions of the source, and the positions
+    within `chosen` that stay when the target replaces one of them at random (the data-kind free
+    half of `training_pairs`, shared with the series attack)."""
+    pairs = []
+    for _ in range(runs):
+        chosen = rng.choice(n_source, size, replace=False)
+        keep = np.delete(np.arange(size), rng.integers(size))
+        pairs.append((chosen, keep))
+    return pairs
+
+
 def training_pairs(
     source: pd.DataFrame, target: pd.DataFrame, size: int, runs: int, rng: np.random.Generator
 ) -> list[tuple[pd.DataFrame, pd.DataFrame]]:
     """`runs` pairs (without t, with t): a random set of `size` rows, and the same with t replacing one row."""
     pairs = []
-    for _ in range(runs):
-        out = source.iloc[rng.choice(len(source), size, replace=False)].reset_index(drop=True)
-        keep = np.delete(np.arange(size), rng.integers(size))
+    for chosen, keep in pair_positions(len(source), size, runs, rng):
+        out = source.iloc[chosen].reset_index(drop=True)
         with_target = pd.concat([out.iloc[keep], target], ignore_index=True)
         pairs.append((out, with_target.astype(out.dtypes.to_dict(), errors="ignore")))
     return pairs
@@ -83,25 +96,13 @@ def shadow_membership_attack(
         return [table_features(t, encoder) for t in tables]
 
     per_target = []
-    labels_all: list[np.ndarray] = []
-    scores_all: list[np.ndarray] = []
     for label, target in targets:
-        X_train, y_train = _labelled(training_pairs(reference, target, size, config.n_shadow, rng), synthetic_features)
-        X_test, y_test = _labelled(training_pairs(test_pool, target, size, config.n_test_runs, rng), synthetic_features)
-        model = RandomForestClassifier(
-            n_estimators=config.attack_trees, random_state=int(rng.integers(2**31)), n_jobs=1
-        ).fit(X_train, y_train)
-        p_in = _probability_in(model, X_test)
-        per_target.append({"target": label, **_scores(y_test, p_in)})
-        labels_all.append(y_test)
-        scores_all.append(p_in)
+        X_train, y_train = labelled(training_pairs(reference, target, size, config.n_shadow, rng), synthetic_features)
+        X_test, y_test = labelled(training_pairs(test_pool, target, size, config.n_test_runs, rng), synthetic_features)
+        p_in = attack_model_probabilities(X_train, y_train, X_test, trees=config.attack_trees, rng=rng)
+        per_target.append((label, y_test, p_in))
 
-    keys = ("accuracy", "tpr", "fpr", "advantage", "p_success", "privacy_gain")
-    out: dict[str, Any] = {"skipped": False}
-    out.update({key: float(np.mean([t[key] for t in per_target])) for key in keys})
-    pooled = roc_summary(np.concatenate(labels_all), np.concatenate(scores_all))
-    out["auc"], out["roc"] = pooled["auc"], pooled["roc"]
-    out["per_target"] = per_target
+    out = summarise_targets(per_target)
     out["settings"] = {
         "targets": len(targets),
         "training_set_rows": size,
@@ -121,9 +122,11 @@ def shadow_membership_attack(
     return out
 
 
-def _labelled(
-    pairs: list[tuple[pd.DataFrame, pd.DataFrame]], features: Callable[[pd.DataFrame], list[np.ndarray]]
+def labelled(
+    pairs: list[tuple[Any, Any]], features: Callable[[Any], list[np.ndarray]]
 ) -> tuple[np.ndarray, np.ndarray]:
+    """Feature vectors of the synthetic sets made from each (without t, with t) training pair, and
+    their answers (0: t was out, 1: t was in); any data kind, `features` fits and summarises."""
     rows: list[np.ndarray] = []
     labels: list[int] = []
     for without_target, with_target in pairs:
@@ -134,10 +137,28 @@ def _labelled(
     return np.vstack(rows), np.asarray(labels)
 
 
-def _probability_in(model: RandomForestClassifier, X: np.ndarray) -> np.ndarray:
-    proba = model.predict_proba(X)
+def attack_model_probabilities(
+    X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray, *, trees: int, rng: np.random.Generator
+) -> np.ndarray:
+    """The attack model (a random forest on the shadow sets' features): P(t was in) for each test set."""
+    model = RandomForestClassifier(n_estimators=trees, random_state=int(rng.integers(2**31)), n_jobs=1)
+    model.fit(X_train, y_train)
+    proba = model.predict_proba(X_test)
     classes = list(model.classes_)
-    return proba[:, classes.index(1)] if 1 in classes else np.zeros(len(X))
+    return proba[:, classes.index(1)] if 1 in classes else np.zeros(len(X_test))
+
+
+def summarise_targets(per_target: list[tuple[str, np.ndarray, np.ndarray]]) -> dict[str, Any]:
+    """(target name, answers, P(in)) per target → the scores of each target, their means, and the
+    ROC of the test guesses of all targets pooled (the fields every shadow-model attack reports)."""
+    scored = [{"target": name, **_scores(labels, p_in)} for name, labels, p_in in per_target]
+    keys = ("accuracy", "tpr", "fpr", "advantage", "p_success", "privacy_gain")
+    out: dict[str, Any] = {"skipped": False}
+    out.update({key: float(np.mean([t[key] for t in scored])) for key in keys})
+    pooled = roc_summary(np.concatenate([t[1] for t in per_target]), np.concatenate([t[2] for t in per_target]))
+    out["auc"], out["roc"] = pooled["auc"], pooled["roc"]
+    out["per_target"] = scored
+    return out
 
 
 def _scores(labels: np.ndarray, p_in: np.ndarray) -> dict[str, Any]:

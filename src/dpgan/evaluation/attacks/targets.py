@@ -44,14 +44,20 @@ def isolated_records(frame: pd.DataFrame, encoder: AttackEncoder, k: int, rng: n
         return []
     candidates = sample_rows(frame.reset_index(drop=True), ISOLATION_MAX_ROWS, rng)
     positions = candidates.index.to_numpy()
-    X = encoder.transform(candidates)
+    return [int(positions[i]) for i in most_isolated(encoder.transform(candidates), k)]
+
+
+def most_isolated(X: np.ndarray, k: int) -> list[int]:
+    """Rows of X (n, d) with the largest mean Euclidean distance to their ISOLATION_NEIGHBOURS nearest
+    other rows, most isolated first (ties by position): the outlier rule of every data kind."""
+    if k <= 0 or len(X) == 0:
+        return []
     neighbours = min(ISOLATION_NEIGHBOURS, len(X) - 1)
     if neighbours <= 0:
-        return [int(positions[0])]
+        return [0]
     scores = np.empty(len(X))
     for start in range(0, len(X), 512):
         d = cdist(X[start : start + 512], X)
         d.sort(axis=1)
         scores[start : start + 512] = d[:, 1 : neighbours + 1].mean(axis=1)  # column 0 is the record itself
-    order = np.argsort(-scores, kind="stable")[:k]
-    return [int(positions[i]) for i in order]
+    return [int(i) for i in np.argsort(-scores, kind="stable")[:k]]
