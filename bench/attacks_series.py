@@ -35,7 +35,7 @@ import torch
 import sequences_water as water
 from dpgan.evaluation.attacks.series_membership import shadow_membership_series
 from dpgan.sequences.baseline import DPGaussianSeries
-from dpgan.sequences.codec import SeriesSet, label_names, read_long, unscale
+from dpgan.sequences.codec import SeriesSet, label_names, read_array, read_long, unscale
 from dpgan.synthesizers.sequence import SequenceSynthesizer
 
 OUT = Path(__file__).resolve().parent / "results" / "attacks_series.jsonl"
@@ -59,10 +59,14 @@ def gaussian(epsilon: float, n_labels: int):
 def gan(epsilon: float, schema, epochs: float, batch_size: int):
     """SequenceSynthesizer fitted on the series (unscaled to L/s with their district names, as a
     user would), sampled back in the scaled space with label codes."""
-    if not math.isfinite(epsilon):
-        raise SystemExit("the gan system runs at finite ε only here (bench/sequences_water.py has the σ = 0 control)")
+    settings = {"epochs": epochs, "batch_size": batch_size}
 
     def fit_sample(values: np.ndarray, labels: np.ndarray | None, *, n: int, seed: int):
+        if not math.isfinite(epsilon):  # the σ = 0 control of bench/sequences_water.py
+            series = read_array(unscale(values, schema), label_names(labels, schema), schema)
+            G = water.nonprivate_generator(series, schema, seed, settings)
+            out, codes = G.sample(n, torch.Generator().manual_seed(seed))
+            return out.numpy(), codes.numpy()
         synth = SequenceSynthesizer(epsilon=epsilon, delta=DELTA, seed=seed, epochs=epochs, batch_size=batch_size)
         synth.fit(unscale(values, schema), schema, labels=label_names(labels, schema))
         out, codes = synth.generator.sample(n, torch.Generator().manual_seed(seed))  # type: ignore[union-attr]

@@ -121,21 +121,26 @@ def arrays(frame, schema: SequenceSchema) -> tuple[np.ndarray, np.ndarray]:
     return unscale(series.values, schema), label_names(series.labels, schema)
 
 
+def nonprivate_generator(series, schema: SequenceSchema, seed: int, settings: dict):
+    """The non-private control: the same networks and loop, σ = 0, no clipping, no plug-ins."""
+    synth = SequenceSynthesizer(epsilon=1.0, seed=seed, **(settings | {"max_grad_norm": math.inf}))
+    units = synth._units(series, schema, np.random.default_rng(seed))
+    G, D = synth._networks(schema)
+    config = replace(synth.config, noise_dim=G.noise_dim)
+    plan = gan_schedule_for(config, len(units), "critic")
+    torch.manual_seed(seed)
+    result = train_dp_critic(
+        units, [], config, sample_rate=plan.sample_rate, expected_batch_size=plan.expected_batch_size,
+        noise_multiplier=0.0, steps=plan.steps, generator=torch.Generator().manual_seed(seed), ledger=None,
+        critic=D, generator_net=G,
+    )  # fmt: skip
+    return result.generator
+
+
 def fit_gan(train, schema: SequenceSchema, epsilon: float, seed: int, n: int):
-    if math.isinf(epsilon):  # the non-private control: the same networks and loop, σ = 0, no clipping
-        synth = SequenceSynthesizer(epsilon=1.0, seed=seed, **(SETTINGS | {"max_grad_norm": math.inf}))
-        series = read_long(train[schema.columns], schema)
-        units = synth._units(series, schema, np.random.default_rng(seed))
-        G, D = synth._networks(schema)
-        config = replace(synth.config, noise_dim=G.noise_dim)
-        plan = gan_schedule_for(config, len(units), "critic")
-        torch.manual_seed(seed)
-        result = train_dp_critic(
-            units, [], config, sample_rate=plan.sample_rate, expected_batch_size=plan.expected_batch_size,
-            noise_multiplier=0.0, steps=plan.steps, generator=torch.Generator().manual_seed(seed), ledger=None,
-            critic=D, generator_net=G,
-        )  # fmt: skip
-        values, codes = result.generator.sample(n, torch.Generator().manual_seed(seed))
+    if math.isinf(epsilon):
+        G = nonprivate_generator(read_long(train[schema.columns], schema), schema, seed, SETTINGS)
+        values, codes = G.sample(n, torch.Generator().manual_seed(seed))
         return unscale(values.numpy(), schema), label_names(codes.numpy(), schema)
     synth = SequenceSynthesizer(
         epsilon=epsilon,
