@@ -61,8 +61,8 @@ from dpgan.privacy.mechanisms import (
 from dpgan.sequences.codec import RawSeries
 from dpgan.sequences.schema import DP, SequenceSchema
 
-BOUNDS_SHARE = 0.02  # of ε, for the minima and maxima histograms (only when a bound is unknown)
-LABELS_SHARE = 0.01  # of ε, for the label set (only when it is unknown)
+BOUNDS_SHARE = 0.04  # of ε, for the minima and maxima histograms (only when a bound is unknown)
+LABELS_SHARE = 0.04  # of ε, for the label set (only when it is unknown)
 LABEL_THRESHOLD_DELTA = 0.1  # of δ: the probability that a label only one unit holds is released
 BOUNDS_EVENT = "value bounds (unit minima and maxima histograms)"
 LABELS_EVENT = "label set (Gaussian partition selection)"
