@@ -51,15 +51,19 @@ def pools() -> dict[str, np.ndarray]:
 
 
 def test_a_copying_synthesizer_gives_an_outlier_target_away(pools):
+    # 8 shadow sets, not SMALL's 4: with 4 (16 rows for the forest) the ranking is still perfect
+    # (AUC 1) but the 0.5 threshold misses 2 of a target's 8 test guesses for 5 of 20 attack seeds,
+    # as the naive features shift between the reference and the test pool; with 8, none of 60 seeds.
     result = shadow_membership_series(
         pools["reference"], pools["pool"], fit_sample=copier, rng=np.random.default_rng(0),
-        reference_labels=pools["reference_labels"], test_pool_labels=pools["pool_labels"], n_targets=2, **SMALL,
+        reference_labels=pools["reference_labels"], test_pool_labels=pools["pool_labels"], n_targets=2,
+        **(SMALL | {"n_shadow": 8}),
     )  # fmt: skip
     assert result["per_target"][0]["target"] == "reference series (position 17)"  # the most isolated first
     assert result["accuracy"] >= 0.95 and result["auc"] >= 0.99
     assert result["advantage"] >= 0.9 and result["privacy_gain"] <= 0.1
     settings = result["settings"]
-    assert settings["fits"] == 2 * 2 * (4 + 2) and settings["training_set_series"] == 30
+    assert settings["fits"] == 2 * 2 * (8 + 2) and settings["training_set_series"] == 30
     assert "label share" in settings["features"] and "DTW" in settings["features"]
 
 
