@@ -19,6 +19,7 @@ _EXPORTS = {
     "BudgetError": "dpgan.errors",
     "TabularSynthesizer": "dpgan.synthesizers",
     "SequenceSynthesizer": "dpgan.synthesizers",
+    "ImageSynthesizer": "dpgan.synthesizers",
 }
 __all__ = [*_EXPORTS, "__version__", "datasets"]
 

@@ -20,6 +20,7 @@ from typing import Any
 from dpgan import __version__
 from dpgan.errors import DPGanError, DPGanWarning, InputError
 from dpgan.recipes import RECIPES
+from dpgan.recipes.images import IMAGE_RECIPES
 from dpgan.serialization import check_model_destination
 from dpgan.table_io import check_readable, check_writable
 
@@ -198,6 +199,14 @@ def cmd_fit(args: argparse.Namespace) -> int:
     _check_budget(args)
     if args.kind == "sequence":
         return _fit_sequence(args)
+    if args.kind == "image":
+        from dpgan.cli_images import fit_image
+
+        return fit_image(args)
+    if args.recipe is not None and args.recipe not in RECIPES:
+        raise InputError(f"--recipe {args.recipe} is an image recipe; table recipes: {', '.join(RECIPES)}")
+    if args.classes is not None or args.unconditional or args.device != "cpu":
+        raise InputError("--classes, --unconditional and --device need --kind image")
     sequence_only = ("id_column", "time_column", "length", "label_column", "entity_column")
     if any(getattr(args, k) is not None for k in sequence_only) or args.critic != "mlp":
         raise InputError(
@@ -393,10 +402,17 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 def cmd_sample(args: argparse.Namespace) -> int:
     _check_model_dir(args.model)
-    out = check_writable(args.out)
     _positive(args.n, "-n", integer=True)
     if args.n > MAX_SAMPLE_ROWS:
         raise InputError(f"-n {args.n} is too large; sample at most {MAX_SAMPLE_ROWS} rows per call")
+    if _model_kind(args.model) == "image":
+        from dpgan.cli_images import check_image_destination, sample_image
+
+        check_image_destination(args.out)
+        from dpgan.synthesizers import load_model
+
+        return sample_image(load_model(args.model), args)
+    out = check_writable(args.out)
     conditions = parse_conditions(args.condition)
 
     from dpgan.synthesizers import SequenceSynthesizer, load_model
@@ -421,13 +437,26 @@ def cmd_sample(args: argparse.Namespace) -> int:
     return 0
 
 
+def _model_kind(model_dir: str) -> str | None:
+    """model.json's "kind" (tables have none), read without loading weights or PyTorch."""
+    try:
+        meta = json.loads((Path(model_dir) / "model.json").read_text())
+    except (OSError, ValueError):
+        return None  # load_model gives the clear error
+    return meta.get("kind") if isinstance(meta, dict) else None
+
+
 def cmd_inspect(args: argparse.Namespace) -> int:
     _check_model_dir(args.model)
     from dpgan.inspection import inspect_model
 
     report = inspect_model(args.model)
     if args.json:
-        print(json.dumps(report, indent=1))
+        print(json.dumps(report, indent=1, default=str))
+        return 0
+    if report.get("certified") is False:
+        print(f"NOT certified: no ε is claimed for this model ({report['reason']})")
+        print(f"recipe: {report['recipe']}; ledger entries (the label release only): {len(report['ledger'])}")
         return 0
     print(f"ε = {report['epsilon']:.4f} at δ = {report['delta']:g} ({report['accountant']} accountant)")
     print(f"  RDP: {report['epsilon_by_accountant']['rdp']:.4f}   PLD: {report['epsilon_by_accountant']['pld']:.4f}")
@@ -710,7 +739,11 @@ def _budget_options(p: argparse.ArgumentParser, epsilon_default: float | None) -
     p.add_argument("--accountant", default="pld", choices=ACCOUNTANTS, help="how ε is computed from the ledger")
     p.add_argument("--seed", type=int, help="reproducible runs, for experiments only (not for a release)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.add_argument("--recipe", choices=list(RECIPES), help="training recipe (default: dp-gan; see README 'Recipes')")
+    p.add_argument(
+        "--recipe",
+        choices=list(dict.fromkeys([*RECIPES, *IMAGE_RECIPES])),
+        help="training recipe (tables: default dp-gan; images: default dcgan; see README 'Recipes')",
+    )
     p.add_argument("--condition-column", help="categorical column to condition on (conditional recipes: the target)")
     p.add_argument(
         "--no-label-model",
@@ -837,8 +870,16 @@ def build_parser() -> argparse.ArgumentParser:
     _budget_options(fit, None)
     fit.add_argument("--schema", help="public schema JSON (costs no budget); without it the domain is bought with DP")
     fit.add_argument(
-        "--kind", choices=["table", "sequence"], default="table", help="a table of rows, or series in a long table"
+        "--kind",
+        choices=["table", "sequence", "image"],
+        default="table",
+        help="a table of rows, series in a long table, or images (an .npz or a folder of PNGs)",
     )
+    fit.add_argument(
+        "--classes", help="image: the public label list A,B,... (free); without it the label set is released with DP"
+    )
+    fit.add_argument("--unconditional", action="store_true", help="image: ignore labels (an unconditional GAN)")
+    fit.add_argument("--device", default="cpu", choices=["cpu", "cuda"], help="image: where to train")
     fit.add_argument("--id-column", help="sequence: the column naming each series")
     fit.add_argument("--time-column", help="sequence: the column ordering readings within a series")
     fit.add_argument("--length", type=int, help="sequence: readings per series (others are dropped, counted)")

@@ -2,12 +2,14 @@
 
 Tables: `TabularSynthesizer` (dpgan.synthesizers.tabular), over its argument checks
 (`arguments`), its fit (`fit_plan`), its sampling (`sampling`) and its model file (`model_file`).
-Series: `SequenceSynthesizer` (dpgan.synthesizers.sequence).
+Series: `SequenceSynthesizer` (dpgan.synthesizers.sequence). Images: `ImageSynthesizer`
+(dpgan.synthesizers.image).
 """
 
 from pathlib import Path
 
 from dpgan.api import Synthesizer
+from dpgan.synthesizers.image import ImageSynthesizer
 from dpgan.synthesizers.sequence import SequenceSynthesizer
 from dpgan.synthesizers.tabular import TabularSynthesizer
 
@@ -19,7 +21,9 @@ def load_model(path: str | Path) -> Synthesizer:
     _, meta = read_model_dir(path)
     if meta.get("kind") == "sequence":
         return SequenceSynthesizer.load(path)
+    if meta.get("kind") == "image":
+        return ImageSynthesizer.load(path)
     return TabularSynthesizer.load(path)
 
 
-__all__ = ["SequenceSynthesizer", "TabularSynthesizer", "load_model"]
+__all__ = ["ImageSynthesizer", "SequenceSynthesizer", "TabularSynthesizer", "load_model"]

@@ -1,0 +1,111 @@
+"""The image commands of the CLI (`dpgan fit|sample|evaluate` with image models), kept out of cli.py.
+
+Same rules as cli.py: every argument is checked before PyTorch or the images are loaded, and the
+model's destination before any private image is read. Imported by cli.py only.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from dpgan.errors import InputError
+from dpgan.recipes.images import IMAGE_RECIPES
+from dpgan.serialization import check_model_destination
+
+IMAGE_SUFFIXES = (".npz",)  # or a folder (no suffix): one PNG per image, one subfolder per label
+
+
+def check_image_source(path: str) -> Path:
+    """An .npz file or a folder of PNGs that exists (its content is checked when read)."""
+    source = Path(path)
+    if not source.exists():
+        raise InputError(f"no such file or folder: {source}")
+    if source.is_file() and source.suffix.lower() not in IMAGE_SUFFIXES:
+        raise InputError(f"images come as an .npz file or a folder of PNGs, not {source.name!r}")
+    return source
+
+
+def check_image_destination(path: str, overwrite: bool = False) -> Path:
+    """An .npz path, or a folder path (no suffix) for PNGs; not overwritten unless asked."""
+    out = Path(path)
+    if out.suffix and out.suffix.lower() not in IMAGE_SUFFIXES:
+        raise InputError(f"image output must be an .npz file or a folder, not {out.name!r}")
+    if out.exists() and not overwrite:
+        raise InputError(f"{out} exists; choose a new path")
+    return out
+
+
+def _classes(text: str | None) -> list[str] | None:
+    if text is None:
+        return None
+    names = [c.strip() for c in text.split(",")]
+    if len(names) < 2 or any(not c for c in names) or len(set(names)) != len(names):
+        raise InputError("--classes lists at least two distinct, non-empty labels: --classes 0,1,2")
+    return names
+
+
+def fit_image(args: argparse.Namespace) -> int:
+    """`dpgan fit --kind image`: an .npz (arrays `images`, optional `labels`) or a folder of PNGs."""
+    source = check_image_source(args.data)
+    out = check_model_destination(args.out, args.overwrite)  # before any private image is read
+    recipe = args.recipe or "dcgan"
+    if recipe not in IMAGE_RECIPES:
+        raise InputError(f"--recipe {recipe} is a table recipe; image recipes: {', '.join(IMAGE_RECIPES)}")
+    classes = _classes(args.classes)
+
+    from dpgan.images.io import read_images
+    from dpgan.synthesizers.image import ImageSynthesizer
+
+    settings = {k: getattr(args, k) for k in ("epochs", "batch_size") if getattr(args, k, None) is not None}
+    synth = ImageSynthesizer(
+        epsilon=args.epsilon,
+        delta=args.delta,
+        accountant=args.accountant,
+        seed=args.seed,
+        noise_multiplier=args.noise_multiplier,
+        recipe=recipe,
+        conditional=not args.unconditional,
+        classes=classes,
+        device=args.device,
+        **settings,
+    )
+    data = read_images(source)
+    if not args.unconditional and data.labels is None:
+        raise InputError("these images have no labels: add them (npz `labels`, or one subfolder per label) or pass --unconditional")
+    labels = None
+    if data.labels is not None and not args.unconditional:
+        assert data.label_names is not None
+        labels = [data.label_names[c] for c in data.labels]
+    synth.fit(data.images, labels)
+    synth.save(out, overwrite=args.overwrite)
+    report = synth.privacy_report()
+    if report.get("certified") is False:
+        print(f"saved model to {out}: NOT certified, no ε claimed ({report['reason']})")
+    else:
+        print(f"saved model to {out}: ε={report['epsilon']:.4f}, δ={report['delta']:g} ({report['accountant']})")
+    print(f"unit of privacy: {report['unit_of_privacy']}; labels: {report['label_source']}")
+    return 0
+
+
+def sample_image(synth, args: argparse.Namespace) -> int:  # noqa: ANN001 (an ImageSynthesizer)
+    """`dpgan sample` for an image model: -n images to an .npz or a PNG folder, and a contact sheet."""
+    out = check_image_destination(args.out, getattr(args, "overwrite", False))
+    if args.region_points:
+        raise InputError("--region-points applies to table models")
+    label = None
+    if args.condition:
+        if len(args.condition) > 1 or "=" not in args.condition[0]:
+            raise InputError("an image model takes one --condition label=NAME")
+        label = args.condition[0].split("=", 1)[1]
+    from dpgan.images.io import write_contact_sheet, write_images
+
+    images, labels = synth.sample(args.n, seed=args.seed, label=label)
+    write_images(out, images, labels)
+    sheet = out.with_suffix(".png") if out.suffix else out / "contact-sheet.png"
+    write_contact_sheet(sheet, images, labels)
+    print(f"wrote {args.n} images to {out} and a contact sheet to {sheet}")
+    return 0
+
+
+__all__ = ["check_image_destination", "check_image_source", "fit_image", "sample_image"]

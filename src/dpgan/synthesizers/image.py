@@ -1,0 +1,355 @@
+"""ImageSynthesizer: DP synthetic images (DP-CGAN, a DCGAN-style conv GAN, the noise-layer GAN).
+
+The flow, each private read charged to one ledger:
+1. the images are checked and scaled with public rules only: uint8 by /255, floats must already
+   lie in [0, 1] (dpgan.images.io); then to [-1, 1];
+2. one Gaussian release of the image count per label (dpgan.images.labels): the count N̂ that sets
+   the Poisson rate and the step count, the label shares the generator draws from (a public prior
+   replaces them when given) and, without a public class list, the label set itself (partition
+   selection, extra δ in the ledger); images whose label is not released are dropped;
+3. the GAN, by recipe (dpgan.recipes.images): WGAN-GP or BCE with DP-SGD on the critic through the
+   engine (dpgan.training.dp_critic: Poisson sampling of images, the real term and the gradient
+   penalty clipped together per image, one ledger event per critic step), or the noise-layer GAN
+   (dpgan.training.noise_layer), whose published form claims no ε.
+The generator (its average) is released; sampling from it is post-processing.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from dpgan.api import Synthesizer
+from dpgan.errors import BudgetError, InputError, ModelFileError
+from dpgan.images.io import check_images, to_unit_range
+from dpgan.images.labels import ReleasedLabels, kept_codes, release_labels
+from dpgan.models.conv import halvings
+from dpgan.models.image_units import ImageUnitCritic, ImageUnitGenerator, mlp_critic
+from dpgan.privacy.accounting import Budget, PrivacyLedger
+from dpgan.privacy.calibration import BudgetShares, sigma_and_steps
+from dpgan.recipes.images import NOT_CERTIFIED, ImageRecipe, get_image_recipe
+from dpgan.serialization import check_model_destination, read_model_dir, write_model_dir
+from dpgan.training.config import TrainingConfig
+from dpgan.training.dp_critic import train_dp_critic
+from dpgan.training.schedule import gan_schedule_for
+
+KIND = "image"
+LABEL_SHARE = 0.02  # of ε, for the image count per label
+MAX_SAMPLE = 1_000_000
+# the tabular loop's defaults with a batch cap for thousands of images and a faster average
+IMAGE_DEFAULTS: dict[str, Any] = {"batch_size": 256, "epochs": 60.0, "ema_decay": 0.99, "noise_dim": 64}
+
+
+@dataclass(frozen=True)
+class ImageSettings:
+    """Network shapes (the loop's settings stay in TrainingConfig)."""
+
+    width: int = 32  # conv channels of the first stage (doubled per stage)
+    critic_norm: str = "group"  # "group" (GroupNorm, per image) or "none"; never BatchNorm
+    mlp_generator_hidden: tuple[int, ...] = (256, 512)
+    mlp_critic_hidden: tuple[int, ...] = (512, 256)
+    # noise-layer recipes: the activation bound R and the noise std σ·R in the noise layer
+    activation_bound: float = 1.0
+
+    def check(self) -> None:
+        sizes = (self.width, *self.mlp_generator_hidden, *self.mlp_critic_hidden)
+        if not all(isinstance(s, int) and not isinstance(s, bool) and 1 <= s <= 4096 for s in sizes):
+            raise InputError("network sizes must be whole numbers from 1 to 4096")
+        if self.critic_norm not in ("group", "none"):
+            raise InputError("critic_norm must be 'group' or 'none' (BatchNorm would couple the images of a batch)")
+        if not self.activation_bound > 0:
+            raise InputError("activation_bound must be positive")
+
+
+class ImageSynthesizer(Synthesizer):
+    """Fit on N×H×W or N×C×H×W images (uint8, or float in [0, 1]) with optional labels; sample new ones."""
+
+    def __init__(
+        self,
+        *,
+        epsilon: float,
+        delta: float = 1e-5,
+        accountant: str = "pld",
+        seed: int | None = None,
+        noise_multiplier: float | None = None,
+        recipe: str = "dcgan",
+        conditional: bool = True,
+        classes: list[str] | tuple[str, ...] | None = None,
+        label_prior: list[float] | np.ndarray | None = None,
+        device: str = "cpu",
+        **settings: Any,
+    ) -> None:
+        super().__init__(
+            epsilon=epsilon, delta=delta, accountant=accountant, seed=seed, noise_multiplier=noise_multiplier
+        )
+        self.recipe: ImageRecipe = get_image_recipe(recipe)
+        if device != "cpu":
+            raise InputError(f"device {device!r}: images train on 'cpu' in this version (GPUs: issue 17)")
+        self.device = device
+        network_keys = {k: settings.pop(k) for k in list(settings) if k in ImageSettings.__dataclass_fields__}
+        self.networks = ImageSettings(**network_keys)
+        self.networks.check()
+        try:
+            self.config = TrainingConfig(**(IMAGE_DEFAULTS | self.recipe.overrides | settings))
+        except TypeError as exc:
+            raise InputError(f"unknown setting: {exc}") from None
+        self.config = replace(self.config, label_model=False, pair_anchor=False, marginal_anchor=False)
+        self.config.check()
+        self.conditional = bool(conditional)
+        self.classes = None if classes is None else tuple(str(c) for c in classes)
+        if self.classes is not None and (len(self.classes) < 2 or len(set(self.classes)) != len(self.classes)):
+            raise InputError("classes must list at least two distinct labels")
+        self.label_prior = None if label_prior is None else np.asarray(label_prior, dtype=np.float64)
+        if self.label_prior is not None:
+            if self.classes is None or self.label_prior.shape != (len(self.classes),):
+                raise InputError("label_prior needs classes and one non-negative weight per class")
+            if not (np.all(np.isfinite(self.label_prior)) and np.all(self.label_prior >= 0) and self.label_prior.sum()):
+                raise InputError("label_prior needs one non-negative weight per class, not all zero")
+        self.image_shape: tuple[int, int, int] | None = None
+        self.label_names: tuple[str, ...] = ()
+        self.input_dtype = "uint8"
+
+    @property
+    def certified(self) -> bool:
+        return self.recipe.certified
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, images: np.ndarray, labels: np.ndarray | None = None) -> ImageSynthesizer:
+        """Train on `images` (N×H×W or N×C×H×W) and, for a conditional model, their `labels`; spends
+        at most (ε, δ), all of it recorded in `self.ledger` (nothing is claimed for `noise-layer`)."""
+        if self.conditional and labels is None:
+            raise InputError("a conditional model needs labels (or conditional=False)")
+        data = check_images(images, labels if self.conditional else None)
+        shape = tuple(int(s) for s in data.images.shape[1:])
+        if self.recipe.architecture == "conv" and min(halvings(shape[1]), halvings(shape[2])) == 0:
+            raise InputError("conv recipes need even image sides of at least 8 pixels; use recipe='dp-cgan'")
+        rng = np.random.default_rng(self.seed if self.seed is not None else secrets.randbits(64))
+        if self.seed is not None:
+            torch.manual_seed(self.seed)
+        ledger = PrivacyLedger(budget=Budget(self.epsilon, self.delta, self.accountant))
+        shares = BudgetShares(self.epsilon, self.delta, self.accountant)
+        released = release_labels(
+            data.label_names,
+            data.labels,
+            len(data.images),
+            classes=self.classes,
+            target=shares.at(LABEL_SHARE),
+            ledger=ledger,
+            rng=rng,
+        )
+        pixels = torch.from_numpy(to_unit_range(data.images)).mul_(2.0).sub_(1.0).reshape(len(data.images), -1)
+        units, n_labels = pixels, len(released.names)
+        if data.labels is not None:
+            assert data.label_names is not None
+            keep, codes = kept_codes(data.label_names, data.labels, released)
+            one_hot = torch.nn.functional.one_hot(torch.from_numpy(codes), n_labels).to(pixels.dtype)
+            units = torch.cat([pixels[torch.from_numpy(keep)], one_hot], dim=1)
+        del pixels, data
+        G = self._generator(shape, n_labels)
+        if n_labels:
+            prior = self.label_prior if self.label_prior is not None else released.shares
+            G.set_label_shares(torch.tensor(prior, dtype=torch.float32))
+        config = replace(self.config, noise_dim=G.noise_dim)
+        if self.recipe.strategy == "noise-layer":
+            result = self._fit_noise_layer(units, shape, n_labels, G, config, released, ledger, rng)
+        else:
+            result = self._fit_dp_critic(units, shape, n_labels, G, config, released, ledger, rng)
+        if self.certified:
+            spent = ledger.epsilon(self.delta, self.accountant)
+            if spent > self.epsilon * (1 + 1e-9):
+                raise BudgetError(f"internal error: the ledger spent ε={spent:.4f} > target {self.epsilon}")
+        self.image_shape, self.label_names, self.ledger = shape, released.names, ledger
+        self.input_dtype = "uint8" if np.asarray(images).dtype == np.uint8 else "float"
+        self.generator = result["generator"]
+        self.training = {
+            "recipe": self.recipe.name,
+            "certified": self.certified,
+            "estimated_images": released.total,
+            "label_source": released.source,
+            **{k: v for k, v in result.items() if k != "generator"},
+            "seeded": self.seed is not None,
+        }
+        return self
+
+    def _generator(self, shape: tuple[int, int, int], n_labels: int) -> ImageUnitGenerator:
+        net = self.networks
+        return ImageUnitGenerator(
+            shape,
+            n_labels,
+            architecture=self.recipe.architecture,
+            noise_dim=self.config.noise_dim,
+            width=net.width,
+            hidden=net.mlp_generator_hidden,
+        )
+
+    def _critic(self, shape: tuple[int, int, int], n_labels: int) -> torch.nn.Module:
+        net = self.networks
+        if self.recipe.architecture == "mlp":
+            return mlp_critic(shape, n_labels, net.mlp_critic_hidden)
+        return ImageUnitCritic(shape, n_labels, width=net.width, norm=net.critic_norm)
+
+    def _fit_dp_critic(
+        self,
+        units: torch.Tensor,
+        shape: tuple[int, int, int],
+        n_labels: int,
+        G: ImageUnitGenerator,
+        config: TrainingConfig,
+        released: ReleasedLabels,
+        ledger: PrivacyLedger,
+        rng: np.random.Generator,
+    ) -> dict[str, Any]:
+        schedule = gan_schedule_for(config, released.total, "critic")
+        budget = sigma_and_steps(
+            sample_rate=schedule.sample_rate,
+            steps=schedule.steps,
+            epsilon=self.epsilon,
+            delta=self.delta,
+            accountant=self.accountant,
+            prior=ledger.committed(),
+            sampling=schedule.sampling,
+            noise_multiplier=self.noise_multiplier,
+            cap_steps=False,
+        )
+        torch_gen = torch.Generator().manual_seed(int(rng.integers(0, 2**63 - 1)))
+        result = train_dp_critic(
+            units,
+            [],
+            config,
+            sample_rate=schedule.sample_rate,
+            expected_batch_size=schedule.expected_batch_size,
+            noise_multiplier=budget.noise_multiplier,
+            steps=budget.steps,
+            generator=torch_gen,
+            ledger=ledger,
+            critic=self._critic(shape, n_labels),
+            generator_net=G,
+        )
+        self._critic_in_memory = result.critic  # white-box attacks only; never saved
+        return {
+            "generator": result.generator,
+            "unit": "one image (with its label)",
+            "noise_multiplier": budget.noise_multiplier,
+            "sample_rate": schedule.sample_rate,
+            "expected_batch_size": schedule.expected_batch_size,
+            "steps": result.steps,
+        }
+
+    def _fit_noise_layer(self, *args: Any) -> dict[str, Any]:
+        raise InputError("the noise-layer recipes are not available in this build")
+
+    # --------------------------------------------------------------- sample
+    def sample(self, n: int, *, seed: int | None = None, label: Any = None) -> tuple[np.ndarray, np.ndarray | None]:
+        """n images (n, C, H, W) in the input's form (uint8, or float in [0, 1]) and their labels
+        (the label names, or None for an unlabelled model). `label` fixes every image's label."""
+        self._require_fitted()
+        assert isinstance(self.generator, ImageUnitGenerator)
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= n <= MAX_SAMPLE:
+            raise InputError(f"n must be a whole number from 1 to {MAX_SAMPLE:,}")
+        imposed = None
+        if label is not None:
+            if not self.label_names:
+                raise InputError("this model has no labels: it cannot generate by label")
+            if str(label) not in self.label_names:
+                raise InputError(f"{label!r} is not a label of this model; choose one of {', '.join(self.label_names)}")
+            imposed = torch.full((int(n),), self.label_names.index(str(label)), dtype=torch.long)
+        generator = torch.Generator().manual_seed(seed if seed is not None else secrets.randbits(63))
+        chunks, codes_out = [], []
+        for start in range(0, int(n), 4096):
+            size = min(4096, int(n) - start)
+            part = None if imposed is None else imposed[start : start + size]
+            images, codes = self.generator.sample(size, generator, part)
+            chunks.append(((images.clamp(-1, 1) + 1) / 2).numpy())
+            if codes is not None:
+                codes_out.append(codes.numpy())
+        unit = np.concatenate(chunks)
+        out = np.round(unit * 255).astype(np.uint8) if self.input_dtype == "uint8" else unit.astype(np.float32)
+        labels = np.array(self.label_names)[np.concatenate(codes_out)] if codes_out else None
+        return out, labels
+
+    # ------------------------------------------------------------ report, save, load
+    def privacy_report(self) -> dict[str, Any]:
+        """As every kind's, except for a recipe that earns no ε: then no ε at all, and why."""
+        if self.certified:
+            return super().privacy_report()
+        self._require_fitted()
+        return {
+            "certified": False,
+            "epsilon": None,
+            "reason": NOT_CERTIFIED,
+            "ledger": [entry.to_dict() for entry in self.ledger.entries],
+            **self._report_details(),
+            "training": dict(self.training),
+        }
+
+    def _report_details(self) -> dict[str, Any]:
+        return {
+            "kind": KIND,
+            "recipe": self.recipe.name,
+            "certified": self.certified,
+            "unit_of_privacy": "one image with its label (add or remove one image)",
+            "label_source": self.training.get("label_source"),
+            "image_shape": list(self.image_shape or ()),
+        }
+
+    def save(self, path: str | Path, *, overwrite: bool = False) -> Path:
+        self._require_fitted()
+        assert self.generator is not None and self.image_shape is not None
+        check_model_destination(path, overwrite)
+        metadata = {
+            "kind": KIND,
+            "recipe": self.recipe.name,
+            "certified": self.certified,
+            "epsilon_target": self.epsilon,
+            "epsilon": self.ledger.epsilon(self.delta, self.accountant) if self.certified else None,
+            "not_certified_reason": None if self.certified else NOT_CERTIFIED,
+            "delta": self.delta,
+            "accountant": self.accountant,
+            "image_shape": list(self.image_shape),
+            "label_names": list(self.label_names),
+            "input_dtype": self.input_dtype,
+            "config": self.config.to_dict(),
+            "networks": asdict(self.networks),
+            "ledger": self.ledger.to_dict(),
+            "training": self.training,
+        }
+        return write_model_dir(path, self.generator.state_dict(), metadata, overwrite=overwrite)
+
+    @classmethod
+    def load(cls, path: str | Path) -> ImageSynthesizer:
+        tensors, meta = read_model_dir(path)
+        if meta.get("kind") != KIND:
+            raise ModelFileError(f"{path} is not an image model")
+        try:
+            networks = dict(meta["networks"])
+            for key in ("mlp_generator_hidden", "mlp_critic_hidden"):
+                networks[key] = tuple(networks[key])
+            synth = cls(
+                epsilon=meta["epsilon_target"],
+                delta=meta["delta"],
+                accountant=meta["accountant"],
+                recipe=meta["recipe"],
+                **networks,
+            )
+            synth.config = TrainingConfig.from_dict(meta["config"])
+            synth.ledger = PrivacyLedger.from_dict(meta["ledger"])
+            synth.training = dict(meta["training"])
+            synth.input_dtype = str(meta["input_dtype"])
+            synth.image_shape = tuple(int(s) for s in meta["image_shape"])  # type: ignore[assignment]
+            synth.label_names = tuple(str(s) for s in meta["label_names"])
+            assert synth.image_shape is not None and len(synth.image_shape) == 3
+            G = synth._generator(synth.image_shape, len(synth.label_names))
+            G.load_state_dict(tensors, strict=True)
+            G.eval()
+            synth.generator = G
+        except (KeyError, TypeError, ValueError, RuntimeError, AssertionError, InputError) as exc:
+            raise ModelFileError(f"{path} holds an inconsistent model: {exc}") from None
+        return synth
+
+
+__all__ = ["ImageSettings", "ImageSynthesizer"]
