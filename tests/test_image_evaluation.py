@@ -208,3 +208,19 @@ def test_the_report_decodes_in_a_headless_browser(report, tmp_path):
                          capture_output=True, text=True, timeout=60)  # fmt: skip
     decoded = re.search(r'data-ok="(\d+)"', dom.stdout)
     assert decoded and int(decoded.group(1)) == 4
+
+
+def test_colour_images_plot_and_bad_settings_are_refused(digits):
+    from dpgan.evaluation.images import nearest_figure, sample_grid
+
+    rng = np.random.default_rng(0)
+    colour, labels = rng.random((30, 3, 12, 12), dtype=np.float32), np.arange(30) % 3
+    for figure in (sample_grid(colour, labels, 3, per_class=4), nearest_figure(colour[:5], colour, n=3)):
+        assert base64.b64decode(figure).startswith(b"\x89PNG")
+    x, y = digits["x"][:50], digits["y"][:50]
+    with pytest.raises(InputError, match="unknown student 'svm'"):
+        student_scores(x, y, x, y, K, students=("svm",))
+    with pytest.raises(InputError, match="n_classes"):
+        student_scores(x, y, x, y, 1)
+    with pytest.raises(InputError, match="same image shape"):
+        nearest_real(x, colour)
