@@ -572,6 +572,10 @@ class _StageProgress:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
+    if args.kind == "image":
+        from dpgan.cli_images import evaluate_image
+
+        return evaluate_image(args)
     for path in (args.real, args.synthetic, args.test):
         check_readable(path)
     if args.kind == "sequence":
@@ -986,7 +990,10 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--synthetic", required=True, help="the synthetic table to evaluate")
     evaluate.add_argument("--test", required=True, help="real rows the model never saw")
     evaluate.add_argument("--target", help="column to predict in the utility tests (tables)")
-    evaluate.add_argument("--kind", choices=["table", "sequence"], default="table", help="tables or series")
+    evaluate.add_argument(
+        "--kind", choices=["table", "sequence", "image"], default="table", help="tables, series or images"
+    )
+    evaluate.add_argument("--classes", help="image: the label list A,B,... (default: the --model's)")
     evaluate.add_argument("--schema", help="public schema JSON (column kinds)")
     evaluate.add_argument("--model", help="the model directory that generated the synthetic table (its ledger)")
     evaluate.add_argument("--attacks", action="store_true", help="also run the privacy attacks (slow)")

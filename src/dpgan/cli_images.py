@@ -108,4 +108,64 @@ def sample_image(synth, args: argparse.Namespace) -> int:  # noqa: ANN001 (an Im
     return 0
 
 
-__all__ = ["check_image_destination", "check_image_source", "fit_image", "sample_image"]
+def _codes(names: list[str] | None, labels, classes: list[str]):  # noqa: ANN001, ANN202
+    """Label codes in the class order of `classes` (each image's label name must be one of them)."""
+    import numpy as np
+
+    if labels is None or names is None:
+        raise InputError("image evaluation needs labelled real, synthetic and test images")
+    position = {name: i for i, name in enumerate(classes)}
+    mapped = np.array([position.get(name, -1) for name in names], dtype=np.int64)
+    if np.any(mapped < 0):
+        raise InputError("the images carry labels outside the model's (or --classes') label list")
+    return mapped[labels]
+
+
+def evaluate_image(args: argparse.Namespace) -> int:
+    """`dpgan evaluate --kind image`: students trained on synthetic vs real images, tested on the
+    real test images; the memorisation check; metrics.json and report.html."""
+    sources = [check_image_source(p) for p in (args.real, args.synthetic, args.test)]
+    if args.model is None and args.classes is None:
+        raise InputError("--kind image needs the label list: --model MODEL_DIR or --classes A,B,...")
+    classes = _classes(args.classes)
+
+    from dpgan.evaluation.evaluate import save_metrics
+    from dpgan.evaluation.image_report import write_image_report
+    from dpgan.evaluation.images import evaluate_images
+    from dpgan.images.io import read_images, to_unit_range
+    from dpgan.synthesizers import ImageSynthesizer, load_model
+
+    model = load_model(args.model) if args.model is not None else None
+    if model is not None and not isinstance(model, ImageSynthesizer):
+        raise InputError("--model is not an image model")
+    if classes is None:
+        assert model is not None
+        classes = list(model.label_names)
+    arrays, codes = [], []
+    for source in sources:
+        data = read_images(source)
+        arrays.append(to_unit_range(data.images))
+        codes.append(_codes(data.label_names, data.labels, classes))
+    metrics = evaluate_images(
+        arrays[0], codes[0], arrays[1], codes[1], arrays[2], codes[2], len(classes), seed=args.seed
+    )
+    if model is not None:
+        metrics["privacy"] = model.privacy_report() | {"model_dir": str(args.model)}
+    out = Path(args.out)
+    metrics_path = save_metrics(metrics, out / "metrics.json")
+    report_path = write_image_report(
+        out / "report.html", metrics, arrays[0], codes[0], arrays[1], codes[1], class_names=classes
+    )
+    print(f"wrote {metrics_path} and {report_path}")
+    students = metrics["students"]
+    short = lambda v: "n/a" if v is None else f"{v:.4f}"  # noqa: E731
+    for name, scores in students["synthetic"].items():
+        real = students["real"][name]
+        print(
+            f"{name}: synthetic accuracy {short(scores['accuracy'])} AuROC {short(scores['auroc'])}; "
+            f"real {short(real['accuracy'])} / {short(real['auroc'])}"
+        )
+    return 0
+
+
+__all__ = ["check_image_destination", "check_image_source", "evaluate_image", "fit_image", "sample_image"]
