@@ -114,9 +114,9 @@ def test_public_prior_replaces_the_released_shares(digits):
     images, labels = digits
     prior = np.zeros(10)
     prior[3] = 1.0
-    synth = ImageSynthesizer(
-        epsilon=3.0, seed=0, classes=[str(d) for d in range(10)], label_prior=prior, **FAST
-    ).fit(images, labels)
+    synth = ImageSynthesizer(epsilon=3.0, seed=0, classes=[str(d) for d in range(10)], label_prior=prior, **FAST).fit(
+        images, labels
+    )
     _, drawn = synth.sample(30, seed=0)
     assert set(drawn) == {"3"}
 

@@ -72,7 +72,9 @@ def fit_image(args: argparse.Namespace) -> int:
     )
     data = read_images(source)
     if not args.unconditional and data.labels is None:
-        raise InputError("these images have no labels: add them (npz `labels`, or one subfolder per label) or pass --unconditional")
+        raise InputError(
+            "these images have no labels: add them (npz `labels`, or one subfolder per label) or pass --unconditional"
+        )
     labels = None
     if data.labels is not None and not args.unconditional:
         assert data.label_names is not None

@@ -16,6 +16,7 @@ The generator (its average) is released; sampling from it is post-processing.
 
 from __future__ import annotations
 
+import math
 import secrets
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -30,12 +31,15 @@ from dpgan.images.io import check_images, to_unit_range
 from dpgan.images.labels import ReleasedLabels, kept_codes, release_labels
 from dpgan.models.conv import halvings
 from dpgan.models.image_units import ImageUnitCritic, ImageUnitGenerator, mlp_critic
+from dpgan.models.noise_layer import NoiseLayerCritic
 from dpgan.privacy.accounting import Budget, PrivacyLedger
 from dpgan.privacy.calibration import BudgetShares, sigma_and_steps
+from dpgan.privacy.feature_release import calibrate_feature_release
 from dpgan.recipes.images import NOT_CERTIFIED, ImageRecipe, get_image_recipe
 from dpgan.serialization import check_model_destination, read_model_dir, write_model_dir
 from dpgan.training.config import TrainingConfig
 from dpgan.training.dp_critic import train_dp_critic
+from dpgan.training.noise_layer import train_noise_layer_gan
 from dpgan.training.schedule import gan_schedule_for
 
 KIND = "image"
@@ -240,8 +244,59 @@ class ImageSynthesizer(Synthesizer):
             "steps": result.steps,
         }
 
-    def _fit_noise_layer(self, *args: Any) -> dict[str, Any]:
-        raise InputError("the noise-layer recipes are not available in this build")
+    def _fit_noise_layer(
+        self,
+        units: torch.Tensor,
+        shape: tuple[int, int, int],
+        n_labels: int,
+        G: ImageUnitGenerator,
+        config: TrainingConfig,
+        released: ReleasedLabels,
+        ledger: PrivacyLedger,
+        rng: np.random.Generator,
+    ) -> dict[str, Any]:
+        """The noise-layer GAN (dpgan.training.noise_layer). Both forms use the noise σ that the
+        sound form's release would need for the rest of ε (same noise, so the two compare); only
+        the sound form charges the ledger. The batch capacity is public: the expected batch qN̂
+        (N̂ released) plus three of its standard deviations."""
+        schedule = gan_schedule_for(config, released.total, "critic")
+        budget = calibrate_feature_release(
+            sample_rate=schedule.sample_rate,
+            passes=schedule.steps,
+            epsilon=self.epsilon,
+            delta=self.delta,
+            accountant=self.accountant,
+            prior=ledger.committed(),
+            noise_multiplier=self.noise_multiplier,
+        )
+        capacity = int(math.ceil(schedule.expected_batch_size + 3.0 * math.sqrt(schedule.expected_batch_size)))
+        critic = NoiseLayerCritic.build(shape, n_labels, width=self.networks.width)
+        torch_gen = torch.Generator().manual_seed(int(rng.integers(0, 2**63 - 1)))
+        result = train_noise_layer_gan(
+            units,
+            config,
+            G=G,
+            critic=critic,
+            certified=self.certified,
+            sample_rate=schedule.sample_rate,
+            capacity=capacity,
+            noise_multiplier=budget.noise_multiplier,
+            activation_bound=self.networks.activation_bound,
+            steps=budget.steps,
+            generator=torch_gen,
+            ledger=ledger if self.certified else None,
+        )
+        self._critic_in_memory = result.critic
+        return {
+            "generator": result.generator,
+            "unit": "one image (with its label)",
+            "noise_layer_sigma": budget.noise_multiplier,
+            "capacity": capacity,
+            "sample_rate": schedule.sample_rate,
+            "expected_batch_size": schedule.expected_batch_size,
+            "steps": result.steps,
+            **({} if result.certified else {"not_certified": result.reason}),
+        }
 
     # --------------------------------------------------------------- sample
     def sample(self, n: int, *, seed: int | None = None, label: Any = None) -> tuple[np.ndarray, np.ndarray | None]:
