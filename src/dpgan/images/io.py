@@ -1,0 +1,331 @@
+"""Reading and writing image sets: an ``.npz`` file or a folder of PNGs, one subfolder per label.
+
+Formats:
+- ``.npz``: array ``images`` (N×H×W or N×C×H×W, uint8 or float in [0, 1]) and optionally
+  ``labels`` (length N, ints or strings). Read with ``allow_pickle=False``: an object array would
+  be unpickled, which runs code from the file, so it is refused. Written with ``images`` as uint8
+  and ``labels`` as int64 when every label name is a decimal integer ("7"), else as strings, so
+  ``read_images(write_images(...))`` gives back the same codes and names.
+- a folder: PNGs directly inside it form an unlabelled set; PNGs in subfolders are labelled by the
+  subfolder's name. Grayscale PNGs give C=1, colour ones C=3 (alpha dropped, palettes converted);
+  files are read in name order within each label, labels in ``label_names`` order. Hidden entries
+  (a leading dot) are skipped; any other non-PNG file is an error, so nothing is silently left out.
+
+Writes are atomic: everything goes to a temporary path in the target's own folder first and is
+renamed into place only when complete, so a failure leaves no half-written set. An existing path
+is replaced only with ``overwrite=True``, and an existing folder only if it holds nothing but PNGs.
+
+Errors name paths, counts, sizes and modes, never pixel or label values (see dpgan.images.checks);
+a label subfolder's name is a label value, so it is not named either.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+
+from dpgan.errors import InputError
+from dpgan.images.checks import (
+    MAX_SIDE,
+    MAX_VALUES,
+    ImageSet,
+    check_images,
+    encode_labels,
+    to_uint8,
+    to_unit_range,
+)
+
+__all__ = [
+    "ImageSet",
+    "check_images",
+    "read_images",
+    "to_unit_range",
+    "write_images",
+]
+
+# Pillow modes read as grayscale (C=1) or colour (C=3), with the conversion that gets them there
+_GRAY_MODES = {"L": None, "1": "L", "LA": "L"}
+_COLOUR_MODES = {"RGB": None, "RGBA": "RGB", "P": "RGBA", "PA": "RGBA", "CMYK": "RGB", "YCbCr": "RGB"}
+
+
+def _visible(path: Path) -> bool:
+    return not path.name.startswith(".")
+
+
+def _is_png(path: Path) -> bool:
+    return path.is_file() and path.suffix.lower() == ".png"
+
+
+def read_images(path: str | Path) -> ImageSet:
+    """Read an ``.npz`` file or a PNG folder and validate it with ``check_images``."""
+    path = Path(path)
+    if not path.exists():
+        raise InputError(f"no such file or folder: {path}")
+    if path.is_dir():
+        return _read_png_folder(path)
+    if path.suffix.lower() != ".npz":
+        raise InputError(f"unsupported image input {path.suffix or path.name!r}: give an .npz file or a folder of PNGs")
+    return _read_npz(path)
+
+
+def _read_npz(path: Path) -> ImageSet:
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            if "images" not in archive.files:
+                raise InputError(f"{path}: no array named 'images' (it holds {len(archive.files)} arrays)")
+            images = archive["images"]
+            labels = archive["labels"] if "labels" in archive.files else None
+    except InputError:
+        raise
+    except ValueError as exc:
+        if "allow_pickle" in str(exc):
+            raise InputError(f"{path}: holds an object (pickled) array; save plain numeric or string arrays") from None
+        raise InputError(f"cannot read {path}: not a well-formed .npz file ({type(exc).__name__})") from None
+    except (OSError, EOFError, zipfile.BadZipFile) as exc:
+        raise InputError(f"cannot read {path}: not a well-formed .npz file ({type(exc).__name__})") from None
+    return check_images(images, labels)
+
+
+def _png_groups(folder: Path) -> list[tuple[str | None, list[Path]]]:
+    """(label or None, PNG paths in name order) per group; structure errors raised here."""
+    entries = sorted(p for p in folder.iterdir() if _visible(p))
+    subfolders = [p for p in entries if p.is_dir()]
+    top_pngs = [p for p in entries if _is_png(p)]
+    others = [p for p in entries if not p.is_dir() and not _is_png(p)]
+    for sub in subfolders:
+        others += [p for p in sub.iterdir() if _visible(p) and not _is_png(p)]
+    if others:
+        raise InputError(f"{folder}: {len(others)} entries are not PNG files (only .png images are read)")
+    if top_pngs and subfolders:
+        raise InputError(f"{folder}: holds PNGs both directly and in label subfolders; use one layout")
+    if top_pngs:
+        return [(None, top_pngs)]
+    groups = [(sub.name, sorted(p for p in sub.iterdir() if _visible(p))) for sub in subfolders]
+    empty = sum(1 for _, files in groups if not files)
+    if empty:
+        raise InputError(f"{folder}: {empty} label subfolders hold no PNG files")
+    if not groups:
+        raise InputError(f"{folder}: no PNG files found")
+    return groups
+
+
+def _load_png(path: Path) -> np.ndarray | str:
+    """Pixels as (C, H, W) uint8, or the reason the file is refused ("unreadable", "16-bit", "too large")."""
+    try:
+        with Image.open(path) as im:
+            if im.format != "PNG":
+                return "unreadable"
+            if max(im.size) > MAX_SIDE:
+                return "too large"
+            im.load()
+            mode = im.mode
+            if mode in _GRAY_MODES:
+                target = _GRAY_MODES[mode]
+                pixels = np.asarray(im.convert(target) if target else im, dtype=np.uint8)[None]
+            elif mode in _COLOUR_MODES:
+                target = _COLOUR_MODES[mode]
+                converted = im.convert(target) if target else im
+                pixels = np.asarray(converted.convert("RGB"), dtype=np.uint8).transpose(2, 0, 1)
+            else:
+                return "16-bit"  # I;16 and I modes: more than 8 bits per sample
+    except (OSError, SyntaxError, ValueError, Image.DecompressionBombError):
+        return "unreadable"
+    return np.ascontiguousarray(pixels)
+
+
+def _read_png_folder(folder: Path) -> ImageSet:
+    groups = _png_groups(folder)
+    total = sum(len(files) for _, files in groups)
+    arrays: list[np.ndarray] = []
+    labels: list[str] = []
+    refused: dict[str, int] = {}
+    values = 0
+    for label, files in groups:
+        for file in files:
+            pixels = _load_png(file)
+            if isinstance(pixels, str):
+                refused[pixels] = refused.get(pixels, 0) + 1
+                continue
+            values += pixels.size
+            if values > MAX_VALUES:
+                raise InputError(f"{folder}: image set too large (more than 2**31 pixel values)")
+            arrays.append(pixels)
+            if label is not None:
+                labels.append(label)
+    if refused.get("unreadable"):
+        raise InputError(
+            f"{folder}: {refused['unreadable']} of {total} PNG files could not be read (corrupt or not PNG)"
+        )
+    if refused.get("16-bit"):
+        raise InputError(f"{folder}: {refused['16-bit']} of {total} PNG files are 16-bit; save 8-bit PNGs")
+    if refused.get("too large"):
+        raise InputError(f"{folder}: {refused['too large']} of {total} PNG files are larger than {MAX_SIDE} pixels")
+    channels = sorted({a.shape[0] for a in arrays})
+    if len(channels) > 1:
+        raise InputError(f"{folder}: PNG files mix grayscale and colour; convert them to one mode")
+    sizes = sorted({a.shape[1:] for a in arrays})
+    if len(sizes) > 1:
+        shown = ", ".join(f"{h}×{w}" for h, w in sizes[:3]) + (", ..." if len(sizes) > 3 else "")
+        raise InputError(f"{folder}: PNG files have {len(sizes)} different sizes ({shown}); all must be the same size")
+    return check_images(np.stack(arrays), labels if groups[0][0] is not None else None)
+
+
+# ---- writing ------------------------------------------------------------------------------------
+
+
+def label_values(n: int, labels: object | None, label_names: list[str] | None) -> list[str] | None:
+    """The label of each image as a string: codes looked up in label_names, or raw ints/strings."""
+    if labels is None:
+        if label_names is not None:
+            raise InputError("label_names given without labels")
+        return None
+    if label_names is None:
+        codes, names = encode_labels(labels, n)
+        return [names[c] for c in codes]
+    codes = np.asarray(labels)
+    if codes.ndim != 1 or len(codes) != n:
+        raise InputError(f"labels must be a 1-D array of length {n} (one per image)")
+    if not np.issubdtype(codes.dtype, np.integer) or codes.dtype == bool:
+        raise InputError(f"labels must be integer codes into label_names; got dtype {codes.dtype}")
+    if n and (codes.min() < 0 or codes.max() >= len(label_names)):
+        raise InputError(f"label codes must lie in 0..{len(label_names) - 1} (one per label name)")
+    if len(set(map(str, label_names))) != len(label_names):
+        raise InputError("label_names must be distinct")
+    return [str(label_names[c]) for c in codes]
+
+
+def _safe_folder_name(name: str) -> bool:
+    return bool(name) and not name.startswith(".") and not any(ch in name for ch in "/\\\0")
+
+
+def _is_png_tree(folder: Path) -> bool:
+    """True if the folder holds only PNGs, hidden files and subfolders of those (what we write)."""
+    for entry in folder.iterdir():
+        if entry.is_dir():
+            if any(not _is_png(p) and _visible(p) for p in entry.iterdir()):
+                return False
+        elif _visible(entry) and not _is_png(entry):
+            return False
+    return True
+
+
+def _check_target(path: Path, overwrite: bool, folder: bool) -> None:
+    if not path.exists() and not path.is_symlink():
+        return
+    if not overwrite:
+        raise InputError(f"{path} already exists; pass overwrite=True to replace it")
+    if path.is_dir() and not folder:
+        raise InputError(f"{path} is a folder; refusing to replace it with a file")
+    if path.is_dir() and not _is_png_tree(path):
+        raise InputError(f"{path} holds files other than PNG images; refusing to replace it")
+    if folder and not path.is_dir():
+        raise InputError(f"{path} is a file; refusing to replace it with a folder of PNGs")
+
+
+def _made_parents(path: Path) -> list[Path]:
+    """Create the missing parent folders; return them deepest first (to remove on failure)."""
+    missing = []
+    for parent in path.parents:
+        if parent.exists():
+            break
+        missing.append(parent)
+    for parent in reversed(missing):
+        parent.mkdir()
+    return missing
+
+
+def atomic_write(path: Path, overwrite: bool, folder: bool, write: Callable[[Path], None]) -> None:
+    """Run write(tmp) on a temporary sibling of path, then rename it to path; on error remove it."""
+    _check_target(path, overwrite, folder)
+    made = _made_parents(path)
+    tmp: Path | None = None
+    try:
+        if folder:
+            tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
+        else:
+            fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+            os.close(fd)
+            tmp = Path(name)
+        write(tmp)
+        if folder and path.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".old", dir=path.parent))
+            os.replace(path, old / "x")
+            os.replace(tmp, path)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(tmp, path)
+        tmp = None
+    finally:
+        if tmp is not None:
+            if tmp.is_dir():
+                shutil.rmtree(tmp, ignore_errors=True)
+            else:
+                tmp.unlink(missing_ok=True)
+            for parent in made:
+                try:
+                    parent.rmdir()
+                except OSError:
+                    break
+
+
+def png_image(pixels: np.ndarray) -> Image.Image:
+    """(C, H, W) uint8 as a Pillow image: mode L for one channel, RGB for three."""
+    if pixels.shape[0] == 1:
+        return Image.fromarray(pixels[0], mode="L")
+    return Image.fromarray(np.ascontiguousarray(pixels.transpose(1, 2, 0)), mode="RGB")
+
+
+def write_images(
+    path: str | Path,
+    images: object,
+    labels: object | None = None,
+    label_names: list[str] | None = None,
+    *,
+    overwrite: bool = False,
+) -> Path:
+    """Write images (uint8, or float in [0, 1] rounded to uint8) and labels to ``.npz`` or a PNG folder.
+
+    ``labels`` are codes into ``label_names`` when names are given, else the labels themselves
+    (ints or strings). A PNG folder puts image i in ``<label>/<i>.png`` (zero-padded), so the
+    order within a label survives a round trip but the interleaving of labels does not.
+    """
+    path = Path(path)
+    pixels = to_uint8(images)
+    values = label_values(pixels.shape[0], labels, label_names)
+    if path.suffix.lower() == ".npz":
+        arrays: dict[str, np.ndarray] = {"images": pixels}
+        if values is not None:
+            numeric = all(_is_decimal(v) for v in values)
+            arrays["labels"] = np.array([int(v) for v in values], dtype=np.int64) if numeric else np.array(values)
+
+        def write_npz(tmp: Path) -> None:
+            with tmp.open("wb") as fh:
+                np.savez_compressed(fh, **arrays)
+
+        atomic_write(path, overwrite, folder=False, write=write_npz)
+        return path
+    if path.suffix:
+        raise InputError(f"unsupported image output {path.suffix!r}: give an .npz path or a folder name")
+    if values is not None and not all(_safe_folder_name(v) for v in set(values)):
+        raise InputError("a label cannot be a folder name (empty, leading dot or a path separator); write an .npz")
+    width = max(6, len(str(pixels.shape[0] - 1)))
+
+    def write_folder(tmp: Path) -> None:
+        for i, (image, label) in enumerate(zip(pixels, values or [None] * len(pixels))):
+            target = tmp if label is None else tmp / label
+            target.mkdir(exist_ok=True)
+            png_image(image).save(target / f"{i:0{width}d}.png", format="PNG")
+
+    atomic_write(path, overwrite, folder=True, write=write_folder)
+    return path
+
+
+def _is_decimal(text: str) -> bool:
+    return text.lstrip("-").isdigit() and str(int(text)) == text
