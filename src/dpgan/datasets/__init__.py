@@ -311,11 +311,16 @@ def fashion_mnist_dirs() -> list[Path]:
 
 def _read_idx(path: Path, magic: int, dims: int) -> np.ndarray:
     """An idx-ubyte.gz file (LeCun's format: big-endian magic, dims as uint32, then uint8 data)."""
-    with gzip.open(path, "rb") as fh:
-        raw = fh.read()
-    header = np.frombuffer(raw, dtype=">u4", count=1 + dims)
-    if int(header[0]) != magic:
+    try:
+        with gzip.open(path, "rb") as fh:
+            raw = fh.read()
+    except (OSError, EOFError) as exc:
+        raise InputError(f"{path}: not a readable gzip file ({type(exc).__name__})") from None
+    if len(raw) < 4 or int(np.frombuffer(raw, dtype=">u4", count=1)[0]) != magic:
         raise InputError(f"{path}: not an idx file of the expected kind (magic number)")
+    if len(raw) < 4 * (1 + dims):
+        raise InputError(f"{path}: truncated idx file")
+    header = np.frombuffer(raw, dtype=">u4", count=1 + dims)
     shape = tuple(int(d) for d in header[1:])
     data = np.frombuffer(raw, dtype=np.uint8, offset=4 * (1 + dims))
     if data.size != int(np.prod(shape)):

@@ -55,7 +55,9 @@ def as_nchw(images: object) -> np.ndarray:
         except ValueError:
             raise InputError("images have mixed sizes: all images must have the same shape") from None
     if images.dtype == object:
-        raise InputError("images must be one numeric array (uint8 or float), not an object array of mixed sizes")
+        raise InputError(
+            "images must be one numeric array (uint8 or float), not an object array (are the images of mixed sizes?)"
+        )
     if images.ndim == 3:
         images = images[:, None, :, :]
     elif images.ndim != 4:
@@ -79,14 +81,18 @@ def as_nchw(images: object) -> np.ndarray:
     return images
 
 
+def sort_label_names(names: set[str] | list[str]) -> list[str]:
+    """Label names in code order: numerically if every name is a decimal integer ("10" after "9"), else as text."""
+    ordered = sorted(set(names))
+    if all(_CANONICAL_INT.fullmatch(s) for s in ordered):
+        ordered.sort(key=int)
+    return ordered
+
+
 def _sorted_names(values: np.ndarray) -> list[str]:
-    """Distinct labels as strings, numbers in numeric order (so "10" follows "9")."""
     if np.issubdtype(values.dtype, np.integer):
         return [str(int(v)) for v in np.unique(values)]
-    names = sorted({str(v) for v in values})
-    if all(_CANONICAL_INT.fullmatch(s) for s in names):
-        names.sort(key=int)
-    return names
+    return sort_label_names({str(v) for v in values})
 
 
 def encode_labels(labels: object, n: int) -> tuple[np.ndarray, list[str]]:

@@ -38,6 +38,7 @@ from dpgan.images.checks import (
     ImageSet,
     check_images,
     encode_labels,
+    sort_label_names,
     to_uint8,
     to_unit_range,
 )
@@ -107,7 +108,9 @@ def _png_groups(folder: Path) -> list[tuple[str | None, list[Path]]]:
         raise InputError(f"{folder}: holds PNGs both directly and in label subfolders; use one layout")
     if top_pngs:
         return [(None, top_pngs)]
-    groups = [(sub.name, sorted(p for p in sub.iterdir() if _visible(p))) for sub in subfolders]
+    by_name = {sub.name: sub for sub in subfolders}
+    ordered = [by_name[name] for name in sort_label_names(list(by_name))]  # the order of the label codes
+    groups = [(sub.name, sorted(p for p in sub.iterdir() if _visible(p))) for sub in ordered]
     empty = sum(1 for _, files in groups if not files)
     if empty:
         raise InputError(f"{folder}: {empty} label subfolders hold no PNG files")
