@@ -288,6 +288,10 @@ def test_bad_paths_and_npz(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="not a well-formed") as exc:
         read_images(tmp_path / "broken.npz")
     assert_clean(exc)
+    np.save(tmp_path / "bare.npy", gray())
+    (tmp_path / "bare.npy").rename(tmp_path / "bare.npz")
+    with pytest.raises(InputError, match="not a zip"):
+        read_images(tmp_path / "bare.npz")
     np.savez(tmp_path / "shortlabels.npz", images=gray(), labels=np.array([SECRET] * 5))
     with pytest.raises(InputError, match="length 5 but there are 6") as exc:
         read_images(tmp_path / "shortlabels.npz")
@@ -308,6 +312,16 @@ def test_existing_path_is_kept_unless_overwrite(tmp_path: Path) -> None:
     write_images(tmp_path / "p", gray(seed=2), overwrite=True)
     assert read_images(tmp_path / "p").labels is None  # the old label folders are gone
     assert listing(tmp_path) == ["p"] + [f"p/{i:06d}.png" for i in range(6)] + ["s.npz"]
+
+
+def test_written_files_get_the_usual_permissions(tmp_path: Path) -> None:
+    """Temporary siblings are made like any new file (umask), not private like tempfile's."""
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "plain.txt").touch()
+    write_images(tmp_path / "p", gray())
+    write_images(tmp_path / "s.npz", gray())
+    assert (tmp_path / "p").stat().st_mode == (tmp_path / "plain").stat().st_mode
+    assert (tmp_path / "s.npz").stat().st_mode == (tmp_path / "plain.txt").stat().st_mode
 
 
 def test_overwrite_refuses_a_folder_with_other_files(tmp_path: Path) -> None:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
+import uuid
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -77,8 +77,11 @@ def read_images(path: str | Path) -> ImageSet:
 
 
 def _read_npz(path: Path) -> ImageSet:
+    if not zipfile.is_zipfile(path):  # e.g. a .npy renamed: np.load would hand back a bare array
+        raise InputError(f"cannot read {path}: not a well-formed .npz file (not a zip archive)")
     try:
-        with np.load(path, allow_pickle=False) as archive:
+        # our own handle: np.load leaves its file open when the zip is corrupt
+        with path.open("rb") as fh, np.load(fh, allow_pickle=False) as archive:
             if "images" not in archive.files:
                 raise InputError(f"{path}: no array named 'images' (it holds {len(archive.files)} arrays)")
             images = archive["images"]
@@ -250,16 +253,17 @@ def atomic_write(path: Path, overwrite: bool, folder: bool, write: Callable[[Pat
     made = _made_parents(path)
     tmp: Path | None = None
     try:
+        # a hidden, unique sibling made with the user's umask (tempfile's would be private, 0o600/0o700)
+        name = path.parent / f".{path.name}.{uuid.uuid4().hex}"
         if folder:
-            tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
+            name.mkdir()
         else:
-            fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-            os.close(fd)
-            tmp = Path(name)
+            name.touch(exist_ok=False)
+        tmp = name
         write(tmp)
         if folder and path.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".old", dir=path.parent))
-            os.replace(path, old / "x")
+            old = path.parent / f".{path.name}.{uuid.uuid4().hex}.old"
+            os.replace(path, old)
             os.replace(tmp, path)
             shutil.rmtree(old, ignore_errors=True)
         else:
@@ -281,8 +285,8 @@ def atomic_write(path: Path, overwrite: bool, folder: bool, write: Callable[[Pat
 def png_image(pixels: np.ndarray) -> Image.Image:
     """(C, H, W) uint8 as a Pillow image: mode L for one channel, RGB for three."""
     if pixels.shape[0] == 1:
-        return Image.fromarray(pixels[0], mode="L")
-    return Image.fromarray(np.ascontiguousarray(pixels.transpose(1, 2, 0)), mode="RGB")
+        return Image.fromarray(np.ascontiguousarray(pixels[0]))  # 2-D uint8: mode L
+    return Image.fromarray(np.ascontiguousarray(pixels.transpose(1, 2, 0)))  # H×W×3 uint8: mode RGB
 
 
 def write_images(
