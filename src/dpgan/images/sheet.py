@@ -13,7 +13,7 @@ from PIL import Image, ImageDraw
 
 from dpgan.errors import InputError
 from dpgan.images.checks import encode_labels, to_uint8
-from dpgan.images.io import atomic_write, label_values, png_image
+from dpgan.images.files import atomic_write, label_values, png_image
 
 MIN_CELL = 32  # pixels: smaller images are scaled up (nearest neighbour) to at least this
 
