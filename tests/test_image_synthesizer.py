@@ -88,10 +88,11 @@ def test_dp_label_set_drops_a_label_only_one_image_holds(digits):
     """Without a public class list the label set is released by partition selection: a label that
     one image holds is not released (its noisy count stays under τ with probability ≥ 1 − δ_τ), so
     neighbouring data sets give the same label set; the ledger carries the threshold's δ."""
-    images, labels = digits
-    names = labels.astype(str).astype(object)
+    data = load_digits()
+    images = np.round(data.images * 255 / 16).astype(np.uint8)
+    names = data.target.astype(str).astype(object)
     names[0] = "SECRET-ONE-OFF"
-    synth = ImageSynthesizer(epsilon=3.0, seed=0, mlp_critic_hidden=(16,), recipe="dp-cgan", epochs=0.5)
+    synth = ImageSynthesizer(epsilon=10.0, seed=0, mlp_critic_hidden=(16,), recipe="dp-cgan", epochs=0.2)
     synth.fit(images, names)
     assert "SECRET-ONE-OFF" not in synth.label_names
     assert set(synth.label_names) == {str(d) for d in range(10)}
@@ -124,7 +125,7 @@ def test_public_prior_replaces_the_released_shares(digits):
 @pytest.mark.parametrize(
     "kwargs, message",
     [
-        ({"epsilon": 0.0}, "ε"),
+        ({"epsilon": 0.0}, "psilon"),
         ({"epsilon": 1.0, "recipe": "nope"}, "unknown image recipe"),
         ({"epsilon": 1.0, "classes": ["a"]}, "at least two"),
         ({"epsilon": 1.0, "critic_norm": "batch"}, "BatchNorm"),
@@ -161,3 +162,109 @@ def test_conv_critic_has_no_batchnorm_and_one_image_moves_nothing_else(fitted):
     units[0] = -units[0]
     after = critic(units)
     assert torch.equal(before[1:], after[1:]) and not torch.equal(before[:1], after[:1])
+
+
+def test_noise_layer_published_form_claims_no_epsilon(digits, tmp_path):
+    """As published the noise-layer GAN is not DP: no ε in the report, the model file or the CLI."""
+    images, labels = digits
+    synth = ImageSynthesizer(epsilon=3.0, seed=0, recipe="noise-layer", classes=[str(d) for d in range(10)], **FAST)
+    synth.fit(images, labels)
+    report = synth.privacy_report()
+    assert (
+        report["certified"] is False and report["epsilon"] is None and "not differentially private" in report["reason"]
+    )
+    assert {e.name for e in synth.ledger.entries} == {LABELS_EVENT}  # the GAN part charges nothing: it has no ε
+    meta = json.loads((synth.save(tmp_path / "m") / "model.json").read_text())
+    assert meta["certified"] is False and meta["epsilon"] is None and meta["not_certified_reason"]
+    loaded = load_model(tmp_path / "m")
+    assert loaded.privacy_report()["epsilon"] is None
+    from dpgan.cli import main
+
+    assert main(["inspect", str(tmp_path / "m")]) == 0
+
+
+def test_noise_layer_sound_form_charges_each_pass_at_half_sigma(digits):
+    from dpgan.privacy.feature_release import FEATURE_RELEASE_EVENT
+
+    images, labels = digits
+    synth = ImageSynthesizer(
+        epsilon=3.0, seed=0, recipe="noise-layer-sound", classes=[str(d) for d in range(10)], **FAST
+    ).fit(images, labels)
+    entry = _events(synth)[FEATURE_RELEASE_EVENT]
+    assert entry.count == synth.training["steps"] > 0
+    assert entry.noise_multiplier == pytest.approx(synth.training["noise_layer_sigma"] / 2)
+    assert 0 < synth.privacy_report()["epsilon"] <= 3.0 * (1 + 1e-9)
+    assert synth.training["capacity"] >= synth.training["expected_batch_size"]
+
+
+def test_cli_fits_samples_inspects_and_evaluates_an_image_model(digits, tmp_path, capsys):
+    from dpgan.cli import main
+    from dpgan.images.io import read_images, write_images
+
+    images, labels = digits
+    write_images(tmp_path / "train.npz", images[:300], labels[:300])
+    write_images(tmp_path / "test.npz", images[300:], labels[300:])
+    fit = ["fit", str(tmp_path / "train.npz"), "--kind", "image", "--epsilon", "3", "--epochs", "1", "--seed", "0"]
+    assert main(fit + ["--classes", ",".join(str(d) for d in range(10)), "--out", str(tmp_path / "m")]) == 0
+    out = capsys.readouterr().out
+    assert "ε=" in out and "unit of privacy: one image" in out
+    assert main(["sample", str(tmp_path / "m"), "-n", "40", "--out", str(tmp_path / "s.npz"), "--seed", "1"]) == 0
+    sampled = read_images(tmp_path / "s.npz")
+    assert sampled.images.shape == (40, 1, 8, 8) and (tmp_path / "s.png").exists()
+    assert (
+        main(["sample", str(tmp_path / "m"), "-n", "5", "--out", str(tmp_path / "pngs"), "--condition", "label=4"]) == 0
+    )
+    assert read_images(tmp_path / "pngs").label_names == ["4"]
+    assert main(["inspect", str(tmp_path / "m")]) == 0
+    capsys.readouterr()
+    files = [
+        "--real",
+        str(tmp_path / "train.npz"),
+        "--synthetic",
+        str(tmp_path / "s.npz"),
+        "--test",
+        str(tmp_path / "test.npz"),
+    ]
+    assert (
+        main(["evaluate", "--kind", "image", *files, "--model", str(tmp_path / "m"), "--out", str(tmp_path / "r")]) == 0
+    )
+    metrics = json.loads((tmp_path / "r" / "metrics.json").read_text())
+    assert (
+        set(metrics["students"]["synthetic"]) == {"logreg", "mlp", "cnn"} and (tmp_path / "r" / "report.html").exists()
+    )
+    capsys.readouterr()
+    # bad input: one line, non-zero, nothing written
+    np.savez(tmp_path / "nan.npz", images=np.full((5, 8, 8), np.nan, dtype=np.float32))
+    for bad in (
+        [
+            "fit",
+            str(tmp_path / "nan.npz"),
+            "--kind",
+            "image",
+            "--epsilon",
+            "1",
+            "--unconditional",
+            "--out",
+            str(tmp_path / "b1"),
+        ],
+        ["fit", str(tmp_path / "train.npz"), "--kind", "image", "--epsilon", "0", "--out", str(tmp_path / "b2")],
+        ["fit", str(tmp_path / "missing.npz"), "--kind", "image", "--epsilon", "1", "--out", str(tmp_path / "b3")],
+        [
+            "fit",
+            str(tmp_path / "train.npz"),
+            "--kind",
+            "image",
+            "--epsilon",
+            "1",
+            "--recipe",
+            "dtgan-g",
+            "--out",
+            str(tmp_path / "b4"),
+        ],
+        ["sample", str(tmp_path / "m"), "-n", "5", "--out", str(tmp_path / "b5.csv")],
+    ):
+        assert main(bad) != 0
+        err = capsys.readouterr().err
+        assert err.strip() and err.strip().count("\n") == 0 and "Traceback" not in err
+    assert not any((tmp_path / f"b{i}").exists() for i in range(1, 6))
+    assert not (tmp_path / "b5.csv").exists()

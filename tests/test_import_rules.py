@@ -31,6 +31,8 @@ DATA_KINDS = (
     "dpgan.table_io",
     "dpgan.datasets",
     "dpgan.preparation",
+    "dpgan.sequences",
+    "dpgan.images",
 )
 
 # the layers under the facades: what dpgan.synthesizers is built from

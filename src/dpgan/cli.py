@@ -464,7 +464,10 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     for e in report["events"]:
         print(f"  {e['name']}: {e['mechanism_text']}, ×{e['count']}, ε alone={e['epsilon_alone']:.4f}")
     _print_report_warning(report)
-    print(f"schema: {report['schema_source']}")
+    if "schema_source" in report:
+        print(f"schema: {report['schema_source']}")
+    if report.get("kind") == "image":
+        print(f"recipe: {report['recipe']}; unit of privacy: {report['unit_of_privacy']}")
     return 0
 
 

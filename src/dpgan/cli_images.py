@@ -104,7 +104,7 @@ def sample_image(synth, args: argparse.Namespace) -> int:  # noqa: ANN001 (an Im
 
     images, labels = synth.sample(args.n, seed=args.seed, label=label)
     write_images(out, images, labels)
-    sheet = out.with_suffix(".png") if out.suffix else out / "contact-sheet.png"
+    sheet = out.with_suffix(".png") if out.suffix else out.parent / f"{out.name}-contact-sheet.png"
     write_contact_sheet(sheet, images, labels)
     print(f"wrote {args.n} images to {out} and a contact sheet to {sheet}")
     return 0

@@ -118,8 +118,9 @@ def encode_labels(labels: object, n: int) -> tuple[np.ndarray, list[str]]:
     return codes, names
 
 
-def check_images(images: object, labels: object | None = None) -> ImageSet:
-    """Validate a training set: at least 2 images, and if labelled, at least 2 distinct labels.
+def check_images(images: object, labels: object | None = None, *, min_labels: int = 2) -> ImageSet:
+    """Validate an image set: at least 2 images, and if labelled, at least `min_labels` distinct
+    labels (2 for a training set; 1 to read samples drawn for one label).
 
     Raises InputError with one line that names shapes, dtypes or counts only.
     """
@@ -130,7 +131,7 @@ def check_images(images: object, labels: object | None = None) -> ImageSet:
     if labels is None:
         return ImageSet(array)
     codes, names = encode_labels(labels, n)
-    if len(names) < 2:
+    if len(names) < min_labels:
         raise InputError("a labelled image set needs at least 2 distinct labels; pass no labels for an unlabelled set")
     return ImageSet(array, codes, names)
 

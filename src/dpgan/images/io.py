@@ -55,7 +55,8 @@ _COLOUR_MODES = {"RGB": None, "RGBA": "RGB", "P": "RGBA", "PA": "RGBA", "CMYK": 
 
 
 def read_images(path: str | Path) -> ImageSet:
-    """Read an ``.npz`` file or a PNG folder and validate it with ``check_images``."""
+    """Read an ``.npz`` file or a PNG folder and validate it with ``check_images`` (one label is
+    allowed: samples drawn for one label read back; a fit checks its training set again)."""
     path = Path(path)
     if not path.exists():
         raise InputError(f"no such file or folder: {path}")
@@ -84,7 +85,7 @@ def _read_npz(path: Path) -> ImageSet:
         raise InputError(f"cannot read {path}: not a well-formed .npz file ({type(exc).__name__})") from None
     except (OSError, EOFError, zipfile.BadZipFile) as exc:
         raise InputError(f"cannot read {path}: not a well-formed .npz file ({type(exc).__name__})") from None
-    return check_images(images, labels)
+    return check_images(images, labels, min_labels=1)
 
 
 def _png_groups(folder: Path) -> list[tuple[str | None, list[Path]]]:
@@ -170,7 +171,7 @@ def _read_png_folder(folder: Path) -> ImageSet:
     if len(sizes) > 1:
         shown = ", ".join(f"{h}×{w}" for h, w in sizes[:3]) + (", ..." if len(sizes) > 3 else "")
         raise InputError(f"{folder}: PNG files have {len(sizes)} different sizes ({shown}); all must be the same size")
-    return check_images(np.stack(arrays), labels if groups[0][0] is not None else None)
+    return check_images(np.stack(arrays), labels if groups[0][0] is not None else None, min_labels=1)
 
 
 # ---- writing ------------------------------------------------------------------------------------
