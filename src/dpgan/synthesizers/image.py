@@ -33,12 +33,12 @@ from dpgan.models.conv import halvings
 from dpgan.models.image_units import ImageUnitCritic, ImageUnitGenerator, mlp_critic
 from dpgan.models.noise_layer import NoiseLayerCritic
 from dpgan.privacy.accounting import Budget, PrivacyLedger
-from dpgan.privacy.calibration import BudgetShares, sigma_and_steps
+from dpgan.privacy.calibration import BudgetShares
 from dpgan.privacy.feature_release import calibrate_feature_release
 from dpgan.recipes.images import NOT_CERTIFIED, ImageRecipe, get_image_recipe
 from dpgan.serialization import check_model_destination, read_model_dir, write_model_dir
+from dpgan.synthesizers.critic_fit import fit_dp_critic
 from dpgan.training.config import TrainingConfig
-from dpgan.training.dp_critic import train_dp_critic
 from dpgan.training.noise_layer import train_noise_layer_gan
 from dpgan.training.schedule import gan_schedule_for
 
@@ -208,32 +208,17 @@ class ImageSynthesizer(Synthesizer):
         ledger: PrivacyLedger,
         rng: np.random.Generator,
     ) -> dict[str, Any]:
-        schedule = gan_schedule_for(config, released.total, "critic")
-        budget = sigma_and_steps(
-            sample_rate=schedule.sample_rate,
-            steps=schedule.steps,
-            epsilon=self.epsilon,
-            delta=self.delta,
-            accountant=self.accountant,
-            prior=ledger.committed(),
-            sampling=schedule.sampling,
-            noise_multiplier=self.noise_multiplier,
-            cap_steps=False,
-        )
-        torch_gen = torch.Generator().manual_seed(int(rng.integers(0, 2**63 - 1)))
-        result = train_dp_critic(
+        fitted = fit_dp_critic(
+            self,
             units,
-            [],
             config,
-            sample_rate=schedule.sample_rate,
-            expected_batch_size=schedule.expected_batch_size,
-            noise_multiplier=budget.noise_multiplier,
-            steps=budget.steps,
-            generator=torch_gen,
+            rows=released.total,
             ledger=ledger,
+            rng=rng,
             critic=self._critic(shape, n_labels),
             generator_net=G,
         )
+        result, schedule, budget = fitted.result, fitted.schedule, fitted.budget
         self._critic_in_memory = result.critic  # white-box attacks only; never saved
         return {
             "generator": result.generator,

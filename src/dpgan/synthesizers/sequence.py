@@ -35,7 +35,7 @@ from dpgan.api import Synthesizer
 from dpgan.errors import BudgetError, InputError, ModelFileError
 from dpgan.models.sequence_units import CRITICS, SeriesUnitCritic, SeriesUnitGenerator
 from dpgan.privacy.accounting import Budget, LedgerEntry, PrivacyLedger
-from dpgan.privacy.calibration import BudgetShares, ShareTarget, sigma_and_steps
+from dpgan.privacy.calibration import BudgetShares, ShareTarget
 from dpgan.privacy.mechanisms import noisy_counts
 from dpgan.sequences.anchor import MomentAnchorHook, StepStatisticsHook, measure_step_statistics
 from dpgan.sequences.baseline import DPGaussianSeries
@@ -52,10 +52,9 @@ from dpgan.sequences.dp_schema import complete_schema
 from dpgan.sequences.label_guide import LabelGuideHook
 from dpgan.sequences.schema import DP, SequenceSchema
 from dpgan.serialization import check_model_destination, read_model_dir, write_model_dir
+from dpgan.synthesizers.critic_fit import fit_dp_critic
 from dpgan.training.aux_classifier import fit_private_classifier
 from dpgan.training.config import TrainingConfig
-from dpgan.training.dp_critic import train_dp_critic
-from dpgan.training.schedule import gan_schedule_for
 
 KIND = "sequence"
 COUNT_EVENT = "unit count (kept, dropped)"
@@ -213,33 +212,10 @@ class SequenceSynthesizer(Synthesizer):
             hooks = (*hooks, self._moment_anchor(series, schema, ledger, rng, spent_share))
         if net.label_guide:
             hooks = (*hooks, self._label_guide(units, schema, kept, ledger, rng, spent_share))
-        schedule = gan_schedule_for(config, kept, "critic")
-        budget = sigma_and_steps(
-            sample_rate=schedule.sample_rate,
-            steps=schedule.steps,
-            epsilon=self.epsilon,
-            delta=self.delta,
-            accountant=self.accountant,
-            prior=ledger.committed(),
-            sampling=schedule.sampling,
-            noise_multiplier=self.noise_multiplier,
-            cap_steps=False,
+        fitted = fit_dp_critic(
+            self, units, config, rows=kept, ledger=ledger, rng=rng, critic=D, generator_net=G, hooks=hooks
         )
-        torch_gen = torch.Generator().manual_seed(int(rng.integers(0, 2**63 - 1)))
-        result = train_dp_critic(
-            units,
-            [],
-            config,
-            sample_rate=schedule.sample_rate,
-            expected_batch_size=schedule.expected_batch_size,
-            noise_multiplier=budget.noise_multiplier,
-            steps=budget.steps,
-            generator=torch_gen,
-            ledger=ledger,
-            critic=D,
-            generator_net=G,
-            hooks=hooks,
-        )
+        result, schedule, budget = fitted.result, fitted.schedule, fitted.budget
         spent = ledger.epsilon(self.delta, self.accountant)
         if spent > self.epsilon * (1 + 1e-9):
             raise BudgetError(f"internal error: the ledger spent ε={spent:.4f} > target {self.epsilon}")
