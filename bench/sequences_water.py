@@ -101,6 +101,7 @@ SCALE = "linear"  # --scale: how the public range maps to the generator's [-1, 1
 STEP_ANCHOR = False  # --step-anchor: DP per-step statistics as a generator plug-in
 MOMENT_ANCHOR = False  # --moment-anchor: the DP Gaussian's mean and covariance as a generator plug-in
 SETTINGS: dict = {}  # --set KEY=VALUE: SequenceSynthesizer settings for the GAN (JSON values)
+LAST_GATE: list[float] = []  # the last gaussian_base fit's learned gate (read by main for its row)
 
 
 def schema_for(labels: list[str], entity: bool) -> SequenceSchema:
@@ -149,6 +150,7 @@ def fit_gan(train, schema: SequenceSchema, epsilon: float, seed: int, n: int):
         moment_anchor=MOMENT_ANCHOR and not schema.entity,
         **SETTINGS,
     ).fit(train[schema.columns], schema)
+    LAST_GATE[:] = [synth.training["gaussian_base_gate"]] if "gaussian_base_gate" in synth.training else []
     values, codes = synth.generator.sample(n, torch.Generator().manual_seed(seed))  # type: ignore[union-attr]
     return unscale(values.numpy(), schema), label_names(codes.numpy(), schema)
 
@@ -200,6 +202,7 @@ def main() -> None:
                 schema = schema_for(labels, system == "gan-entity")
                 started = time.time()
                 fit = fit_gaussian if system == "gaussian" else fit_gan
+                LAST_GATE.clear()
                 synthetic, synthetic_labels = fit(parts["train"], schema, epsilon, seed, len(real))
                 seconds = time.time() - started
                 metrics = evaluate_sequences(
@@ -224,6 +227,7 @@ def main() -> None:
                     "label_tstr": metrics["label_tstr"],
                     "mean_profile_mae": metrics["mean_profile_mae"],
                     "autocorrelation_mae": metrics["autocorrelation_mae"],
+                    **({"gaussian_base_gate": LAST_GATE[0]} if LAST_GATE else {}),
                 }
                 print(json.dumps(row), flush=True)
                 with open(out, "a") as handle:

@@ -19,6 +19,7 @@ from torch import nn
 from dpgan.models.recurrent import LSTMCritic, LSTMGenerator
 
 CRITICS = ("mlp", "lstm")
+ATANH_EDGE = 1.0 - 1e-4  # a base draw on the bound (clipped) stays finite in tanh's input space
 
 
 class SeriesUnitGenerator(nn.Module):
@@ -29,6 +30,15 @@ class SeriesUnitGenerator(nn.Module):
     the offset being a released per-label, per-step mean profile (in tanh's input space), so the
     label's level and daily shape are given and the critic teaches the variation around them. The
     shares and the profile are buffers set from DP releases (`set_profile`), saved with the weights.
+
+    With `base` (a Gaussian-base generator), each series starts from a draw of a released per-label
+    Gaussian of the flattened series (`set_base`: label shares, means and Cholesky-like factors,
+    the DP release of dpgan.sequences.baseline), made from the last T·F numbers of the series'
+    noise and clipped into [-1, 1] as that baseline samples. The LSTM reads the draw at each step
+    beside its noise and adds a residual in tanh's input space, times a learned scalar gate that
+    starts at `gate` (0 by default): values = tanh(atanh(draw) + gate · read-out). At gate 0 G *is*
+    the released Gaussian (labels from its shares), so the critic only has to teach corrections,
+    and a fit whose critic teaches nothing useful can stay there.
     """
 
     def __init__(
@@ -45,19 +55,39 @@ class SeriesUnitGenerator(nn.Module):
         profile: bool = False,
         offset: bool = True,
         series_noise: int = 0,
+        base: bool = False,
+        gate: float = 0.0,
     ) -> None:
         super().__init__()
+        if base and profile:
+            raise ValueError("a generator has a profile offset or a Gaussian base, not both")
         self.length, self.n_values, self.n_labels, self.per_unit = length, n_values, n_labels, per_unit
         self.step_noise, self.tau, self.profile, self.use_offset = step_noise, tau, profile, offset and profile
-        self.series_noise = series_noise
+        self.series_noise, self.base = series_noise, base
+        self.base_dim = length * n_values if base else 0  # the base draw's standard normals
         self.lstm = LSTMGenerator(
-            step_noise, n_values, hidden_size, num_layers=num_layers, condition_dim=n_labels + series_noise
+            step_noise + (n_values if base else 0),
+            n_values,
+            hidden_size,
+            num_layers=num_layers,
+            condition_dim=n_labels + series_noise,
         )
-        self.label_head = nn.Linear(length * step_noise, n_labels) if n_labels and not profile else None
-        if profile:
-            groups = max(1, n_labels)
+        self.label_head = nn.Linear(length * step_noise, n_labels) if n_labels and not self.drawn_labels else None
+        groups = max(1, n_labels)
+        if self.drawn_labels:
             self.register_buffer("label_shares", torch.full((groups,), 1.0 / groups))
+        if profile:
             self.register_buffer("offset", torch.zeros(groups, length, n_values))
+        if base:
+            d = length * n_values
+            self.register_buffer("base_mean", torch.zeros(groups, d))
+            self.register_buffer("base_factor", torch.eye(d).expand(groups, d, d).clone())
+            self.gate = nn.Parameter(torch.tensor(float(gate)))
+
+    @property
+    def drawn_labels(self) -> bool:
+        """Labels come from released shares (a profile or a Gaussian base), not a learned head."""
+        return self.profile or self.base
 
     @property
     def noise_dim(self) -> int:
@@ -67,7 +97,24 @@ class SeriesUnitGenerator(nn.Module):
     @property
     def series_noise_dim(self) -> int:
         """One series' noise: d per step, and the series-wide latent (s) after them."""
-        return self.length * self.step_noise + self.series_noise
+        return self.length * self.step_noise + self.series_noise + self.base_dim
+
+    @torch.no_grad()
+    def set_base(self, shares: torch.Tensor, means: torch.Tensor, factors: torch.Tensor) -> None:
+        """The released Gaussian: label shares (K,), means (K, T·F) and factors (K, T·F, T·F) with
+        covariance = factor · factorᵀ, all in the scaled space [-1, 1]."""
+        if not self.base:
+            raise ValueError("this generator was built without a Gaussian base")
+        self.label_shares.copy_(shares / shares.sum())
+        self.base_mean.copy_(means)
+        self.base_factor.copy_(factors)
+
+    def base_draw(self, z: torch.Tensor, codes: torch.Tensor | None) -> torch.Tensor:
+        """(n, ·) noise, label codes (n,) → the base Gaussian's draw (n, T, F), clipped to [-1, 1]."""
+        normals = z[:, z.shape[1] - self.base_dim :]
+        index = codes if codes is not None else torch.zeros(z.shape[0], dtype=torch.long)
+        draw = self.base_mean[index] + torch.einsum("nij,nj->ni", self.base_factor[index], normals)
+        return draw.clamp(-1.0, 1.0).reshape(z.shape[0], self.length, self.n_values)
 
     @torch.no_grad()
     def set_profile(self, shares: torch.Tensor, mean: torch.Tensor) -> None:
@@ -86,11 +133,15 @@ class SeriesUnitGenerator(nn.Module):
         """(n, T·d + s) noise, label one-hots (n, K) and, with a profile, codes (n,) → values (n, T, F).
         The series-wide latent (s) joins the label as the LSTM's static input at every step: per-step
         noise alone lets an LSTM settle on one day per label (measured: RESULTS §15)."""
-        steps = z[:, : self.length * self.step_noise].reshape(z.shape[0], self.length, self.step_noise)
-        static = [
-            t for t in (labels, z[:, self.length * self.step_noise :] if self.series_noise else None) if t is not None
-        ]
+        per_step = self.length * self.step_noise
+        steps = z[:, :per_step].reshape(z.shape[0], self.length, self.step_noise)
+        latent = z[:, per_step : per_step + self.series_noise] if self.series_noise else None
+        static = [t for t in (labels, latent) if t is not None]
         condition = torch.cat(static, dim=1) if static else None
+        if self.base:
+            draw = self.base_draw(z, codes)
+            residual = self.lstm.pre_activation(torch.cat([steps, draw], dim=2), condition)
+            return torch.tanh(torch.atanh(draw.clamp(-ATANH_EDGE, ATANH_EDGE)) + self.gate * residual)
         if not self.use_offset:
             return self.lstm(steps, condition)
         offset = self.offset[codes] if codes is not None else self.offset[0]
@@ -106,7 +157,7 @@ class SeriesUnitGenerator(nn.Module):
         or, with a profile, one-hots drawn from the released shares."""
         batch = z.shape[0]
         steps = z.reshape(batch * self.per_unit, self.series_noise_dim)
-        if self.profile:
+        if self.drawn_labels:
             codes = self._profile_codes(steps.shape[0], generator)
             if not self.n_labels:
                 return self.series(steps, None, codes).reshape(batch, self.per_unit, self.length, self.n_values)
@@ -130,10 +181,10 @@ class SeriesUnitGenerator(nn.Module):
         released shares) or imposed."""
         steps = torch.randn(n, self.series_noise_dim, generator=generator)
         if not self.n_labels:
-            codes = self._profile_codes(n, generator) if self.profile else None
+            codes = self._profile_codes(n, generator) if self.drawn_labels else None
             return self.series(steps, None, codes), None
         if labels is None:
-            if self.profile:
+            if self.drawn_labels:
                 labels = self._profile_codes(n, generator)
             else:
                 probabilities = torch.softmax(self.label_logits(steps), dim=1)

@@ -94,6 +94,11 @@ class SequenceSettings:
     # the DP Gaussian's per-label mean and covariance (dpgan.sequences.baseline) as a generator
     # plug-in, at step_anchor_fraction of ε, with the same warm start and weight (series unit only)
     moment_anchor: bool = False
+    # G = a draw of the DP Gaussian (dpgan.sequences.baseline, released at gaussian_base_fraction of
+    # ε) plus the LSTM's residual times a learned gate that starts at gaussian_base_gate (series unit)
+    gaussian_base: bool = False
+    gaussian_base_fraction: float = 0.6
+    gaussian_base_gate: float = 0.0
 
     def check(self) -> None:
         if self.critic not in CRITICS:
@@ -115,6 +120,13 @@ class SequenceSettings:
             raise InputError("label_guide_fraction must be in (0, 0.5) and label_guide_epochs > 0")
         if self.step_anchor_warmup < 0 or not self.step_anchor_weight >= 0 or not self.label_guide_weight >= 0:
             raise InputError("step_anchor_warmup and the plug-ins' weights must be ≥ 0")
+        if self.gaussian_base:
+            if not 0.0 < self.gaussian_base_fraction <= 0.85:
+                raise InputError("gaussian_base_fraction must be in (0, 0.85]: the critic needs the rest of ε")
+            if not -10.0 <= self.gaussian_base_gate <= 10.0:
+                raise InputError("gaussian_base_gate must be in [-10, 10]")
+            if self.label_profile or self.step_anchor or self.moment_anchor or self.label_guide:
+                raise InputError("gaussian_base takes none of label_profile, step_anchor, moment_anchor, label_guide")
 
 
 # dp-GAN's loop on series: the tabular defaults with a smaller batch cap (a few thousand series)
@@ -208,6 +220,8 @@ class SequenceSynthesizer(Synthesizer):
                 G.set_profile(stats.shares, stats.mean)
             if net.step_anchor:
                 hooks = (StepStatisticsHook(stats, len(schema.values), net.step_anchor_warmup, net.step_anchor_weight),)
+        if net.gaussian_base:
+            self._gaussian_base(G, series, schema, ledger, rng, spent_share)
         if self.networks.moment_anchor:
             hooks = (*hooks, self._moment_anchor(series, schema, ledger, rng, spent_share))
         if net.label_guide:
@@ -232,6 +246,7 @@ class SequenceSynthesizer(Synthesizer):
             "sample_rate": schedule.sample_rate,
             "expected_batch_size": schedule.expected_batch_size,
             "steps": result.steps,
+            **({"gaussian_base_gate": float(result.generator.gate.detach())} if net.gaussian_base else {}),
             "seeded": self.seed is not None,
         }
         return self
@@ -286,6 +301,33 @@ class SequenceSynthesizer(Synthesizer):
             len(schema.values),
             net.step_anchor_warmup,
             net.step_anchor_weight,
+        )
+
+    def _gaussian_base(
+        self,
+        G: SeriesUnitGenerator,
+        series: SeriesSet,
+        schema: SequenceSchema,
+        ledger: PrivacyLedger,
+        rng: np.random.Generator,
+        spent_share: float,
+    ) -> None:
+        """The DP Gaussian's release (the baseline's mechanism and sensitivities, one series per
+        unit), calibrated so that the ledger reaches spent_share + gaussian_base_fraction of ε, set
+        as G's base. G's draws from it are post-processing; the critic's steps get the rest of ε."""
+        if schema.entity is not None:
+            raise InputError("gaussian_base measures one series per unit: it does not take an entity column")
+        share = BudgetShares(self.epsilon, self.delta, self.accountant).at(
+            spent_share + self.networks.gaussian_base_fraction
+        )
+        labels = len(schema.categories) if schema.label is not None else 0
+        gauss = DPGaussianSeries(self.epsilon, self.delta, self.accountant).fit(
+            series, labels, rng, ledger=ledger, share=share
+        )
+        shares = np.maximum(gauss.shares, 1e-3)
+        as_tensor = lambda a: torch.tensor(np.asarray(a), dtype=torch.float32)  # noqa: E731
+        G.set_base(
+            as_tensor(shares / shares.sum()), as_tensor(np.stack(gauss.means)), as_tensor(np.stack(gauss.factors))
         )
 
     def _spent_before_guide(self, spent_share: float) -> float:
@@ -362,6 +404,8 @@ class SequenceSynthesizer(Synthesizer):
             profile=net.label_profile,
             offset=net.profile_offset,
             series_noise=net.series_noise,
+            base=net.gaussian_base,
+            gate=net.gaussian_base_gate,
         )
         D = SeriesUnitCritic(
             length=schema.length,

@@ -1,0 +1,121 @@
+"""The Gaussian-base generator (issue 15): G = a draw of the released per-label DP Gaussian plus the
+LSTM's residual times a learned gate that starts at 0. Checked: at gate 0 G's samples have the
+released label shares, means and covariances; the gate is what learns first; a fit charges the
+Gaussian release at its share of ε, then the critic's steps, and stays within ε; save/load keeps the
+base; what the option cannot do is refused."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from dpgan.errors import InputError
+from dpgan.models.sequence_units import SeriesUnitGenerator
+from dpgan.privacy.accounting import epsilon_of
+from dpgan.sequences.baseline import EVENT as GAUSSIAN_EVENT
+from dpgan.synthesizers.sequence import COUNT_EVENT, COUNT_SHARE, SequenceSynthesizer
+from test_sequence_synthesizer import FAST, _fit, _long, _schema
+
+CRITIC_EVENT = "DP-SGD on the critic"
+L = 6  # steps of the module-level series
+
+
+def _released(seed: int = 0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Two labels' shares, means and factors: small, correlated covariances well inside [-1, 1]."""
+    g = torch.Generator().manual_seed(seed)
+    means = torch.stack([torch.linspace(-0.4, 0.2, L), torch.linspace(0.3, -0.1, L)])
+    factors = torch.stack([0.05 * torch.randn(L, L, generator=g) for _ in range(2)])
+    return torch.tensor([0.3, 0.7]), means, factors
+
+
+def _base_generator(**changes) -> SeriesUnitGenerator:
+    torch.manual_seed(0)
+    G = SeriesUnitGenerator(
+        length=L, n_values=1, n_labels=2, step_noise=2, hidden_size=8, series_noise=3, base=True, **changes
+    )
+    G.set_base(*_released())
+    return G
+
+
+def test_at_gate_zero_samples_have_the_released_shares_means_and_covariances():
+    G = _base_generator()
+    shares, means, factors = _released()
+    values, codes = G.sample(40_000, torch.Generator().manual_seed(1))
+    assert float(G.gate.detach()) == 0.0
+    frequency = torch.bincount(codes, minlength=2).float() / len(codes)
+    assert torch.allclose(frequency, shares, atol=0.01)
+    for label in range(2):
+        rows = values[codes == label].reshape(-1, L).double()
+        covariance = factors[label].double() @ factors[label].double().T
+        # the sample mean's sd is at most 0.05·√L/√12,000 ≈ 0.001: 0.005 is a 5-sd bound
+        assert torch.allclose(rows.mean(dim=0), means[label].double(), atol=0.005)
+        assert torch.allclose(torch.cov(rows.T), covariance, atol=0.003)
+        assert float((torch.cov(rows.T) - covariance).abs().max()) < 0.1 * float(covariance.abs().max())
+
+
+def test_at_gate_zero_a_series_is_the_clipped_base_draw_and_only_the_gate_learns_first():
+    G = _base_generator()
+    z = torch.randn(64, G.noise_dim, generator=torch.Generator().manual_seed(2))
+    codes = torch.randint(0, 2, (64,), generator=torch.Generator().manual_seed(3))
+    one_hot = torch.nn.functional.one_hot(codes, 2).float()
+    wide = _base_generator()
+    with torch.no_grad():
+        wide.base_factor.mul_(40.0)  # draws far outside [-1, 1]: clipped as the baseline clips them
+    for net in (G, wide):
+        series = net.series(z, one_hot, codes)
+        assert torch.allclose(series, net.base_draw(z, codes), atol=1e-4)
+    assert float(wide.series(z, one_hot, codes).detach().abs().max()) <= 1.0
+    G.series(z, one_hot, codes).pow(2).sum().backward()
+    assert G.gate.grad is not None and float(G.gate.grad.abs()) > 0  # the gate can open
+    lstm_grads = [p.grad for p in G.lstm.parameters()]
+    assert all(g is None or float(g.abs().max()) == 0.0 for g in lstm_grads)  # the residual waits for it
+    with torch.no_grad():
+        G.gate.fill_(0.5)
+    assert not torch.allclose(G.series(z, one_hot, codes), G.base_draw(z, codes), atol=1e-3)
+
+
+def test_the_gaussian_base_is_built_only_where_it_belongs():
+    with pytest.raises(ValueError, match="not both"):
+        SeriesUnitGenerator(length=L, n_values=1, n_labels=2, profile=True, base=True)
+    plain = SeriesUnitGenerator(length=L, n_values=1, n_labels=2)
+    with pytest.raises(ValueError, match="without a Gaussian base"):
+        plain.set_base(*_released())
+    assert _base_generator().noise_dim == L * 2 + 3 + L  # per-step, latent, then the base's normals
+    for bad in ({"gaussian_base_fraction": 0.0}, {"gaussian_base_fraction": 0.9}, {"gaussian_base_gate": 11.0}):
+        with pytest.raises(InputError, match="gaussian_base"):
+            SequenceSynthesizer(epsilon=3.0, gaussian_base=True, **bad)
+    with pytest.raises(InputError, match="gaussian_base takes none"):
+        SequenceSynthesizer(epsilon=3.0, gaussian_base=True, label_profile=True)
+    with pytest.raises(InputError, match="entity column"):
+        SequenceSynthesizer(epsilon=3.0, seed=0, gaussian_base=True, **FAST).fit(
+            _long(60, entities=10), _schema(entity="home", max_series_per_entity=2)
+        )
+
+
+def test_a_fit_charges_the_release_at_its_share_then_the_critic_and_reloads(tmp_path):
+    fraction = 0.6
+    synth = _fit(gaussian_base=True, gaussian_base_fraction=fraction, label_projection=True)
+    entries = synth.ledger.entries
+    assert [e.name for e in entries[:2]] == [COUNT_EVENT, GAUSSIAN_EVENT]
+    assert all(e.name == CRITIC_EVENT for e in entries[2:]) and len(entries) > 2
+    before_critic = epsilon_of(entries[:2], synth.delta, synth.accountant)
+    assert before_critic == pytest.approx((COUNT_SHARE + fraction) * 3.0, rel=0.02)
+    assert synth.privacy_report()["epsilon"] <= 3.0 * (1 + 1e-9)
+    G = synth.generator
+    shares = G.label_shares
+    assert float(shares.sum()) == pytest.approx(1.0) and float(shares.min()) > 0.2  # two labels, ~half each
+    assert "gaussian_base_gate" in synth.training
+    synth.save(tmp_path / "m")
+    again = SequenceSynthesizer.load(tmp_path / "m")
+    assert again.networks.gaussian_base and again.networks.gaussian_base_fraction == fraction
+    assert torch.equal(again.generator.base_factor, G.base_factor) and float(again.generator.gate.detach()) == float(
+        G.gate.detach()
+    )
+    assert again.sample(5, seed=2).equals(synth.sample(5, seed=2))
+    south = again.sample(8, seed=3, label="south")
+    assert set(south["district"]) == {"south"}
+    # south's level is 25 and north's 10 (public bounds 0-40): the base already separates them
+    north = again.sample(200, seed=4, label="north")["flow"].mean()
+    assert float(again.sample(200, seed=4, label="south")["flow"].mean()) - float(north) > 8.0
+    assert np.isfinite(again.sample(50, seed=5)["flow"]).all()
