@@ -119,3 +119,13 @@ def test_a_fit_charges_the_release_at_its_share_then_the_critic_and_reloads(tmp_
     north = again.sample(200, seed=4, label="north")["flow"].mean()
     assert float(again.sample(200, seed=4, label="south")["flow"].mean()) - float(north) > 8.0
     assert np.isfinite(again.sample(50, seed=5)["flow"]).all()
+
+
+def test_an_open_gate_starts_over_a_zero_read_out_so_g_still_starts_at_the_base():
+    G = _base_generator(gate=1.0)
+    z = torch.randn(32, G.noise_dim, generator=torch.Generator().manual_seed(4))
+    codes = torch.randint(0, 2, (32,), generator=torch.Generator().manual_seed(5))
+    series = G.series(z, torch.nn.functional.one_hot(codes, 2).float(), codes)
+    assert torch.allclose(series, G.base_draw(z, codes), atol=1e-4)
+    series.pow(2).sum().backward()
+    assert float(G.lstm.out.weight.grad.abs().max()) > 0  # the read-out learns first

@@ -38,7 +38,8 @@ class SeriesUnitGenerator(nn.Module):
     beside its noise and adds a residual in tanh's input space, times a learned scalar gate that
     starts at `gate` (0 by default): values = tanh(atanh(draw) + gate · read-out). At gate 0 G *is*
     the released Gaussian (labels from its shares), so the critic only has to teach corrections,
-    and a fit whose critic teaches nothing useful can stay there.
+    and a fit whose critic teaches nothing useful can stay there. A gate that starts open (≠ 0)
+    comes with a zeroed read-out instead, so G starts at the base either way.
     """
 
     def __init__(
@@ -83,6 +84,10 @@ class SeriesUnitGenerator(nn.Module):
             self.register_buffer("base_mean", torch.zeros(groups, d))
             self.register_buffer("base_factor", torch.eye(d).expand(groups, d, d).clone())
             self.gate = nn.Parameter(torch.tensor(float(gate)))
+            if gate != 0.0:  # an open gate over a zero read-out: G still starts at the base, and the
+                with torch.no_grad():  # read-out learns first (a closed gate learns first otherwise)
+                    self.lstm.out.weight.zero_()
+                    self.lstm.out.bias.zero_()
 
     @property
     def drawn_labels(self) -> bool:
