@@ -3,6 +3,9 @@ sd over seeds of the DTW ratios (mean and median distance to the nearest real tr
 the held-out floor), the label's TSTR accuracy and AUC, the profile and ACF errors and fit seconds.
 
     python bench/summarize_sequences.py bench/results/sequences_water_grid.jsonl [--split test]
+
+`--by-settings` keeps rows with different `--set` settings apart (one line per system, ε and settings),
+for option screens such as bench/results/sequences_water_gaussian_base.jsonl.
 """
 
 from __future__ import annotations
@@ -36,18 +39,21 @@ def _measures(row: dict) -> dict[str, float]:
     }
 
 
-def table(rows: list[dict], split: str) -> str:
+def table(rows: list[dict], split: str, by_settings: bool = False) -> str:
     groups: dict[tuple[str, float], list[dict[str, float]]] = defaultdict(list)
     for row in rows:
         if row.get("split") == split and row["system"] in SYSTEMS:
             epsilon = float("inf") if row["epsilon"] is None else float(row["epsilon"])
-            groups[(row["system"], epsilon)].append(_measures(row))
+            system = row["system"]
+            if by_settings and row.get("settings"):
+                system += " " + json.dumps(row["settings"], sort_keys=True)
+            groups[(system, epsilon)].append(_measures(row))
     lines = [
         "| system | ε | seeds | DTW ratio (mean) | DTW ratio (median) | TSTR acc. | TSTR AUC "
         "| profile MAE (L/s) | ACF MAE | membership AUC | fit s |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for system, epsilon in sorted(groups, key=lambda k: (k[1], SYSTEMS.index(k[0]))):
+    for system, epsilon in sorted(groups, key=lambda k: (k[1], SYSTEMS.index(k[0].split(" ")[0]), k[0])):
         g = groups[(system, epsilon)]
 
         def col(key: str, digits: int, g: list[dict[str, float]] = g) -> str:
@@ -65,9 +71,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("path")
     parser.add_argument("--split", default="validation")
+    parser.add_argument("--by-settings", action="store_true", help="one line per distinct --set settings")
     args = parser.parse_args()
     rows = [json.loads(line) for line in open(args.path) if line.strip()]
-    print(table(rows, args.split))
+    print(table(rows, args.split, args.by_settings))
 
 
 if __name__ == "__main__":
