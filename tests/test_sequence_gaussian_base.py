@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from dpgan.errors import InputError
-from dpgan.models.sequence_units import SeriesUnitGenerator
+from dpgan.models.sequence_units import SeriesUnitCritic, SeriesUnitGenerator
 from dpgan.privacy.accounting import epsilon_of
 from dpgan.sequences.baseline import EVENT as GAUSSIAN_EVENT
 from dpgan.synthesizers.sequence import COUNT_EVENT, COUNT_SHARE, SequenceSynthesizer
@@ -95,7 +95,7 @@ def test_the_gaussian_base_is_built_only_where_it_belongs():
 
 def test_a_fit_charges_the_release_at_its_share_then_the_critic_and_reloads(tmp_path):
     fraction = 0.6
-    synth = _fit(gaussian_base=True, gaussian_base_fraction=fraction, label_projection=True)
+    synth = _fit(gaussian_base=True, gaussian_base_fraction=fraction, label_projection=True, critic_differences=True)
     entries = synth.ledger.entries
     assert [e.name for e in entries[:2]] == [COUNT_EVENT, GAUSSIAN_EVENT]
     assert all(e.name == CRITIC_EVENT for e in entries[2:]) and len(entries) > 2
@@ -129,3 +129,20 @@ def test_an_open_gate_starts_over_a_zero_read_out_so_g_still_starts_at_the_base(
     assert torch.allclose(series, G.base_draw(z, codes), atol=1e-4)
     series.pow(2).sum().backward()
     assert float(G.lstm.out.weight.grad.abs().max()) > 0  # the read-out learns first
+
+
+def test_the_differences_critic_reads_step_changes_and_scores_each_unit_alone():
+    torch.manual_seed(0)
+    critic = SeriesUnitCritic(length=L, channels=3, hidden=(8,), n_labels=2, projection=True, differences=True)
+    values = torch.linspace(-0.5, 0.5, L)[None, :, None].repeat(3, 1, 1)
+    labels = torch.nn.functional.one_hot(torch.tensor([0, 1, 0]), 2).float()[:, None, :].expand(3, L, 2)
+    series = torch.cat([values, labels], dim=2)
+    widened = critic._with_differences(series)
+    assert widened.shape == (3, L, 4)
+    assert torch.allclose(widened[:, 1:, 1], torch.full((3, L - 1), 1.0 / (L - 1)))  # the step change
+    assert float(widened[:, 0, 1].abs().max()) == 0.0 and torch.equal(widened[..., 2:], labels)
+    changed = series.clone()
+    changed[0, 3, 0] += 0.3
+    with torch.no_grad():
+        scores, moved = critic(series[:, None]), critic(changed[:, None])
+    assert abs(float(scores[0] - moved[0])) > 0 and torch.equal(scores[1:], moved[1:])

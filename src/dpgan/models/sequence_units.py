@@ -206,7 +206,8 @@ class SeriesUnitCritic(nn.Module):
     leave the MLP's input and enter as a projection (Miyato & Koyama): score = w·φ(v) + ⟨E y, φ(v)⟩
     with φ the MLP's features of the values v. The label then acts on the score through one bilinear
     term the critic cannot ignore, instead of as 24 repeated one-hots among the inputs. Per series,
-    so the unit's score still depends on that unit only."""
+    so the unit's score still depends on that unit only. With `differences`, the critic also reads
+    each value's first differences (how the series moves hour to hour) beside the values."""
 
     def __init__(
         self,
@@ -217,8 +218,12 @@ class SeriesUnitCritic(nn.Module):
         hidden: tuple[int, ...] = (128, 128),
         n_labels: int = 0,
         projection: bool = False,
+        differences: bool = False,
     ) -> None:
         super().__init__()
+        self.differences = differences
+        if differences:  # each value channel's first difference joins the values (see `_with_differences`)
+            channels += channels - n_labels
         if kind not in CRITICS:
             raise ValueError(f"critic must be one of {CRITICS}")
         if projection and (kind != "mlp" or n_labels < 2 or not hidden):
@@ -242,7 +247,16 @@ class SeriesUnitCritic(nn.Module):
     def forward(self, units: torch.Tensor) -> torch.Tensor:
         batch, per_unit = units.shape[0], units.shape[1]
         flat = units.reshape(batch * per_unit, *units.shape[2:])
+        if self.differences:
+            flat = self._with_differences(flat)
         return self.series_critic(flat).reshape(batch, per_unit).mean(dim=1)
+
+    def _with_differences(self, series: torch.Tensor) -> torch.Tensor:
+        """(n, T, F + K) → (n, T, 2F + K): the values, their step-to-step changes (0 at the first
+        step), then the label channels. A fixed linear map of one series: still per series."""
+        values = series[..., : series.shape[-1] - self.n_labels]
+        change = torch.cat([torch.zeros_like(values[:, :1]), values[:, 1:] - values[:, :-1]], dim=1)
+        return torch.cat([values, change, series[..., values.shape[-1] :]], dim=2)
 
 
 class _ProjectionHead(nn.Module):

@@ -99,6 +99,7 @@ class SequenceSettings:
     gaussian_base: bool = False
     gaussian_base_fraction: float = 0.6
     gaussian_base_gate: float = 0.0
+    critic_differences: bool = False  # the critic also reads the first differences of the values
 
     def check(self) -> None:
         if self.critic not in CRITICS:
@@ -414,6 +415,7 @@ class SequenceSynthesizer(Synthesizer):
             hidden=net.critic_hidden,
             n_labels=labels,
             projection=net.label_projection and labels >= 2,
+            differences=net.critic_differences,
         )
         return G, D
 
