@@ -18,6 +18,12 @@ The flow, each private read charged to one ledger:
    sampling of units, the real term and the gradient penalty clipped together per unit, Gaussian
    noise, one ledger event per critic step; an LSTM generator, an MLP (default) or LSTM critic.
 The generator (its average) is released; sampling from it is post-processing.
+
+With `gaussian_base`, step 5 is preceded by the DP Gaussian's release (dpgan.sequences.baseline's
+mechanism, charged at `gaussian_base_fraction` of ε) and G's series are draws of it plus a gated LSTM
+residual (dpgan.models.sequence_units); the critic's DP-SGD gets the rest of ε. Measured on the water
+days at ε = 3 (bench/results/sequences_water_gaussian_base.jsonl), it does not beat the Gaussian fitted
+on all of ε, so it stays off.
 """
 
 from __future__ import annotations
