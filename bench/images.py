@@ -25,6 +25,7 @@ import numpy as np
 
 from dpgan import datasets
 from dpgan.evaluation.images import image_utility
+from dpgan.images.io import write_contact_sheet
 from dpgan.synthesizers import ImageSynthesizer
 
 LOADERS = {
@@ -58,9 +59,11 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, nargs="+", default=[0])
     parser.add_argument("--split", choices=["validation", "test"], default="validation")
     parser.add_argument("--limit", type=int, default=0, help="use only this many training images (0: all)")
+    parser.add_argument("--samples", type=int, default=0, help="synthetic images (0: as many as train)")
     parser.add_argument("--students", nargs="+", default=["logreg", "mlp", "cnn"])
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a setting (JSON value)")
     parser.add_argument("--real-rows", action="store_true", help="also score the students trained on real images")
+    parser.add_argument("--grid", help="write a contact sheet of each fit's samples to GRID_{recipe}_{ε}_{seed}.png")
     parser.add_argument("--out", default="bench/results/images.jsonl")
     args = parser.parse_args()
     settings = {k: json.loads(v) for k, v in (item.split("=", 1) for item in args.set)}
@@ -78,7 +81,10 @@ def main() -> None:
                 synth = ImageSynthesizer(epsilon=epsilon, seed=seed, recipe=recipe, classes=classes, **settings)
                 synth.fit(train_x, train_y.astype(str))
                 fit_seconds = time.perf_counter() - start
-                images, labels = synth.sample(len(train_x), seed=seed + 1000)
+                images, labels = synth.sample(args.samples or len(train_x), seed=seed + 1000)
+                if args.grid:
+                    sheet = Path(f"{args.grid}_{recipe}_{epsilon:g}_{seed}.png")
+                    write_contact_sheet(sheet, images, labels, overwrite=True)
                 scores = image_utility(
                     unit(images),
                     labels.astype(int),
@@ -100,6 +106,7 @@ def main() -> None:
                     "certified": report.get("certified", True),
                     "seed": seed,
                     "train_images": len(train_x),
+                    "synthetic_images": len(images),
                     "steps": synth.training.get("steps"),
                     "noise_multiplier": synth.training.get("noise_multiplier"),
                     "fit_seconds": round(fit_seconds, 1),
