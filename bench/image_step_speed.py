@@ -30,6 +30,10 @@ def main() -> None:
     noise = torch.Generator().manual_seed(0)
     critics = {
         "dcgan conv 28×28, 10 labels (width 32)": (ImageUnitCritic((1, 28, 28), 10, width=32), "functorch"),
+        "dcgan conv 28×28, no labels, no norm (width 32)": (
+            ImageUnitCritic((1, 28, 28), 0, width=32, norm="none"),
+            "functorch",
+        ),
         "dcgan conv 8×8, 10 labels (width 32)": (ImageUnitCritic((1, 8, 8), 10, width=32), "functorch"),
         "dp-cgan MLP 794→512→256→1": (mlp_critic((1, 28, 28), 10, (512, 256)), "auto"),
     }

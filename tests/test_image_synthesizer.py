@@ -173,6 +173,7 @@ def test_noise_layer_published_form_claims_no_epsilon(digits, tmp_path):
     assert (
         report["certified"] is False and report["epsilon"] is None and "not differentially private" in report["reason"]
     )
+    assert report["warning"].startswith("NOT CERTIFIED")  # what the HTML report's privacy section shows
     assert {e.name for e in synth.ledger.entries} == {LABELS_EVENT}  # the GAN part charges nothing: it has no ε
     meta = json.loads((synth.save(tmp_path / "m") / "model.json").read_text())
     assert meta["certified"] is False and meta["epsilon"] is None and meta["not_certified_reason"]

@@ -330,6 +330,7 @@ class ImageSynthesizer(Synthesizer):
             "certified": False,
             "epsilon": None,
             "reason": NOT_CERTIFIED,
+            "warning": f"NOT CERTIFIED: no ε is claimed. {NOT_CERTIFIED}",
             "ledger": [entry.to_dict() for entry in self.ledger.entries],
             **self._report_details(),
             "training": dict(self.training),
