@@ -29,6 +29,10 @@ def main() -> None:
     torch.set_num_threads(1)
     noise = torch.Generator().manual_seed(0)
     critics = {
+        "dcgan conv 28×28, 10 labels (width 16, the default)": (
+            ImageUnitCritic((1, 28, 28), 10, width=16),
+            "functorch",
+        ),
         "dcgan conv 28×28, 10 labels (width 32)": (ImageUnitCritic((1, 28, 28), 10, width=32), "functorch"),
         "dcgan conv 28×28, no labels, no norm (width 32)": (
             ImageUnitCritic((1, 28, 28), 0, width=32, norm="none"),

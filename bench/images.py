@@ -16,6 +16,7 @@ split (run once, after the settings are frozen). Appends one JSON row per run to
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import time
@@ -111,6 +112,7 @@ def main() -> None:
                     "noise_multiplier": synth.training.get("noise_multiplier"),
                     "fit_seconds": round(fit_seconds, 1),
                     "settings": settings,
+                    "networks": dataclasses.asdict(synth.networks),
                     "synthetic": scores["synthetic"],
                     "real": scores["real"] if args.real_rows else None,
                     "threads": os.environ.get("OMP_NUM_THREADS"),
