@@ -10,18 +10,33 @@ one event per critic step as it runs.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 import torch
 
 from dpgan.api import Synthesizer
+from dpgan.errors import InputError
 from dpgan.privacy.accounting import PrivacyLedger
 from dpgan.privacy.calibration import TrainingBudget, sigma_and_steps
 from dpgan.training.config import TrainingConfig
 from dpgan.training.dp_critic import TrainingResult, train_dp_critic
 from dpgan.training.gan_loop import GeneratorHook
 from dpgan.training.schedule import Schedule, gan_schedule_for
+
+
+def critic_config(defaults: dict[str, Any], settings: dict[str, Any]) -> TrainingConfig:
+    """The loop's settings for a series or image fit: the kind's defaults under the user's settings,
+    checked; an unknown name is one clear line. The tabular-only extras stay off (these kinds have
+    no label model, marginal or pair anchors)."""
+    try:
+        config = TrainingConfig(**(defaults | settings))
+    except TypeError as exc:
+        raise InputError(f"unknown setting: {exc}") from None
+    config = replace(config, label_model=False, pair_anchor=False, marginal_anchor=False)
+    config.check()
+    return config
 
 
 @dataclass(frozen=True)
@@ -73,4 +88,4 @@ def fit_dp_critic(
     return CriticFit(result, schedule, budget)
 
 
-__all__ = ["CriticFit", "fit_dp_critic"]
+__all__ = ["CriticFit", "critic_config", "fit_dp_critic"]

@@ -37,7 +37,7 @@ from dpgan.privacy.calibration import BudgetShares
 from dpgan.privacy.feature_release import calibrate_feature_release
 from dpgan.recipes.images import NOT_CERTIFIED, ImageRecipe, get_image_recipe
 from dpgan.serialization import check_model_destination, read_model_dir, write_model_dir
-from dpgan.synthesizers.critic_fit import fit_dp_critic
+from dpgan.synthesizers.critic_fit import critic_config, fit_dp_critic
 from dpgan.training.config import TrainingConfig
 from dpgan.training.noise_layer import train_noise_layer_gan
 from dpgan.training.schedule import gan_schedule_for
@@ -109,12 +109,7 @@ class ImageSynthesizer(Synthesizer):
         network_keys = {k: settings.pop(k) for k in list(settings) if k in ImageSettings.__dataclass_fields__}
         self.networks = ImageSettings(**network_keys)
         self.networks.check()
-        try:
-            self.config = TrainingConfig(**(IMAGE_DEFAULTS | self.recipe.overrides | settings))
-        except TypeError as exc:
-            raise InputError(f"unknown setting: {exc}") from None
-        self.config = replace(self.config, label_model=False, pair_anchor=False, marginal_anchor=False)
-        self.config.check()
+        self.config = critic_config(IMAGE_DEFAULTS | self.recipe.overrides, settings)
         self.conditional = bool(conditional)
         self.classes = None if classes is None else tuple(str(c) for c in classes)
         if self.classes is not None and (len(self.classes) < 2 or len(set(self.classes)) != len(self.classes)):
@@ -164,6 +159,7 @@ class ImageSynthesizer(Synthesizer):
             keep, codes = kept_codes(data.label_names, data.labels, released)
             one_hot = torch.nn.functional.one_hot(torch.from_numpy(codes), n_labels).to(pixels.dtype)
             units = torch.cat([pixels[torch.from_numpy(keep)], one_hot], dim=1)
+        input_dtype = "uint8" if data.images.dtype == np.uint8 else "float"
         del pixels, data
         G = self._generator(shape, n_labels)
         if n_labels:
@@ -179,7 +175,7 @@ class ImageSynthesizer(Synthesizer):
             if spent > self.epsilon * (1 + 1e-9):
                 raise BudgetError(f"internal error: the ledger spent ε={spent:.4f} > target {self.epsilon}")
         self.image_shape, self.label_names, self.ledger = shape, released.names, ledger
-        self.input_dtype = "uint8" if np.asarray(images).dtype == np.uint8 else "float"
+        self.input_dtype = input_dtype
         self.generator = result["generator"]
         self.training = {
             "recipe": self.recipe.name,

@@ -58,7 +58,7 @@ from dpgan.sequences.dp_schema import complete_schema
 from dpgan.sequences.label_guide import LabelGuideHook
 from dpgan.sequences.schema import DP, SequenceSchema
 from dpgan.serialization import check_model_destination, read_model_dir, write_model_dir
-from dpgan.synthesizers.critic_fit import fit_dp_critic
+from dpgan.synthesizers.critic_fit import critic_config, fit_dp_critic
 from dpgan.training.aux_classifier import fit_private_classifier
 from dpgan.training.config import TrainingConfig
 
@@ -170,13 +170,7 @@ class SequenceSynthesizer(Synthesizer):
         network_keys = {k: settings.pop(k) for k in list(settings) if k in SequenceSettings.__dataclass_fields__}
         self.networks = SequenceSettings(critic=critic, **network_keys)
         self.networks.check()
-        try:
-            self.config = TrainingConfig(**(SEQUENCE_DEFAULTS | settings))
-        except TypeError as exc:
-            raise InputError(f"unknown setting: {exc}") from None
-        # tabular-only extras stay off: series have no label model, anchors or selection
-        self.config = replace(self.config, label_model=False, pair_anchor=False, marginal_anchor=False)
-        self.config.check()
+        self.config = critic_config(SEQUENCE_DEFAULTS, settings)
         self.schema: SequenceSchema | None = None
         self.input_form = "long"
 
