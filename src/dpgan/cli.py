@@ -21,7 +21,7 @@ from dpgan import __version__
 from dpgan.errors import DPGanError, DPGanWarning, InputError
 from dpgan.recipes import RECIPES
 from dpgan.recipes.images import IMAGE_RECIPES
-from dpgan.serialization import check_model_destination
+from dpgan.serialization import check_model_destination, model_kind
 from dpgan.table_io import check_readable, check_writable
 
 ACCOUNTANTS = ("pld", "rdp", "rdp-classic")
@@ -405,13 +405,13 @@ def cmd_sample(args: argparse.Namespace) -> int:
     _positive(args.n, "-n", integer=True)
     if args.n > MAX_SAMPLE_ROWS:
         raise InputError(f"-n {args.n} is too large; sample at most {MAX_SAMPLE_ROWS} rows per call")
-    if _model_kind(args.model) == "image":
+    if model_kind(args.model) == "image":
         from dpgan.cli_images import check_image_destination, sample_image
 
-        check_image_destination(args.out)
+        out = check_image_destination(args.out)  # before the model and PyTorch load
         from dpgan.synthesizers import load_model
 
-        return sample_image(load_model(args.model), args)
+        return sample_image(load_model(args.model), out, args)
     out = check_writable(args.out)
     conditions = parse_conditions(args.condition)
 
@@ -435,15 +435,6 @@ def cmd_sample(args: argparse.Namespace) -> int:
     write_table(frame, out)
     print(f"wrote {len(frame)} rows to {out}")
     return 0
-
-
-def _model_kind(model_dir: str) -> str | None:
-    """model.json's "kind" (tables have none), read without loading weights or PyTorch."""
-    try:
-        meta = json.loads((Path(model_dir) / "model.json").read_text())
-    except (OSError, ValueError):
-        return None  # load_model gives the clear error
-    return meta.get("kind") if isinstance(meta, dict) else None
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:

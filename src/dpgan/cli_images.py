@@ -26,12 +26,12 @@ def check_image_source(path: str) -> Path:
     return source
 
 
-def check_image_destination(path: str, overwrite: bool = False) -> Path:
-    """An .npz path, or a folder path (no suffix) for PNGs; not overwritten unless asked."""
+def check_image_destination(path: str) -> Path:
+    """An .npz path, or a folder path (no suffix) for PNGs, that does not exist yet."""
     out = Path(path)
     if out.suffix and out.suffix.lower() not in IMAGE_SUFFIXES:
         raise InputError(f"image output must be an .npz file or a folder, not {out.name!r}")
-    if out.exists() and not overwrite:
+    if out.exists():
         raise InputError(f"{out} exists; choose a new path")
     return out
 
@@ -90,9 +90,9 @@ def fit_image(args: argparse.Namespace) -> int:
     return 0
 
 
-def sample_image(synth, args: argparse.Namespace) -> int:  # noqa: ANN001 (an ImageSynthesizer)
-    """`dpgan sample` for an image model: -n images to an .npz or a PNG folder, and a contact sheet."""
-    out = check_image_destination(args.out, getattr(args, "overwrite", False))
+def sample_image(synth, out: Path, args: argparse.Namespace) -> int:  # noqa: ANN001 (an ImageSynthesizer)
+    """`dpgan sample` for an image model: -n images to `out` (an .npz or a PNG folder, checked by
+    `check_image_destination` before the model loaded) and a contact sheet."""
     if args.region_points:
         raise InputError("--region-points applies to table models")
     label = None

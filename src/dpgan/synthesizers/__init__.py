@@ -16,12 +16,12 @@ from dpgan.synthesizers.tabular import TabularSynthesizer
 
 def load_model(path: str | Path) -> Synthesizer:
     """A saved model of any kind: model.json's "kind" picks the facade (tables have none)."""
-    from dpgan.serialization import read_model_dir
+    from dpgan.serialization import model_kind
 
-    _, meta = read_model_dir(path)
-    if meta.get("kind") == "sequence":
+    kind = model_kind(path)  # the facade's load checks the whole directory (read once, not twice)
+    if kind == "sequence":
         return SequenceSynthesizer.load(path)
-    if meta.get("kind") == "image":
+    if kind == "image":
         return ImageSynthesizer.load(path)
     return TabularSynthesizer.load(path)
 
