@@ -109,6 +109,22 @@ def variants(with_torch_lstm_dp: bool) -> dict[str, dict[str, Callable[[], None]
     return out
 
 
+def interleaved_times(
+    table: dict[str, dict[str, Callable[[], None]]], rounds: int, warmup: int
+) -> dict[tuple[str, str], list[float]]:
+    """Each (critic, step) once per round, rounds interleaved so that drifts in the machine's load
+    hit every variant alike; the first `warmup` rounds are not kept."""
+    times: dict[tuple[str, str], list[float]] = {(c, s): [] for c, steps in table.items() for s in steps}
+    for round_ in range(warmup + rounds):
+        for critic, steps in table.items():
+            for step, run in steps.items():
+                started = time.perf_counter()
+                run()
+                if round_ >= warmup:
+                    times[critic, step].append(time.perf_counter() - started)
+    return times
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=21)
@@ -118,14 +134,7 @@ def main() -> None:
     torch.set_num_threads(1)
     warnings.filterwarnings("ignore", message=".*performance drop.*")  # nn.LSTM's fallback, measured on purpose
     table = variants(not args.skip_torch_lstm_dp)
-    times: dict[tuple[str, str], list[float]] = {(c, s): [] for c, steps in table.items() for s in steps}
-    for round_ in range(args.warmup + args.rounds):
-        for critic, steps in table.items():
-            for step, run in steps.items():
-                started = time.perf_counter()
-                run()
-                if round_ >= args.warmup:
-                    times[critic, step].append(time.perf_counter() - started)
+    times = interleaved_times(table, args.rounds, args.warmup)
     print("# Generic per-unit backend: DP critic step against the non-private WGAN-GP step\n")
     print(
         "Command: `OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 python bench/generic_step_speed.py"

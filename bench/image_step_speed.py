@@ -12,13 +12,13 @@ path. Same protocol as bench/generic_step_speed.py (whose step functions it reus
 from __future__ import annotations
 
 import argparse
+import math
 import statistics
-import time
 
 import torch
 
 from dpgan.models.image_units import ImageUnitCritic, mlp_critic
-from generic_step_speed import BATCH, dp_step, make_loss, nonprivate_step
+from generic_step_speed import BATCH, dp_step, interleaved_times, make_loss, nonprivate_step
 
 
 def main() -> None:
@@ -28,33 +28,27 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(1)
     noise = torch.Generator().manual_seed(0)
-    critics = {
+    mnist, digits = (1, 28, 28), (1, 8, 8)
+    critics = {  # name: (critic, backend, its (image shape, labels)); a unit is flat [pixels, one-hot]
         "dcgan conv 28×28, 10 labels (width 16, the default)": (
-            ImageUnitCritic((1, 28, 28), 10, width=16),
+            ImageUnitCritic(mnist, 10, width=16),
             "functorch",
+            (mnist, 10),
         ),
-        "dcgan conv 28×28, 10 labels (width 32)": (ImageUnitCritic((1, 28, 28), 10, width=32), "functorch"),
+        "dcgan conv 28×28, 10 labels (width 32)": (ImageUnitCritic(mnist, 10, width=32), "functorch", (mnist, 10)),
         "dcgan conv 28×28, no labels, no norm (width 32)": (
-            ImageUnitCritic((1, 28, 28), 0, width=32, norm="none"),
+            ImageUnitCritic(mnist, 0, width=32, norm="none"),
             "functorch",
+            (mnist, 0),
         ),
-        "dcgan conv 8×8, 10 labels (width 32)": (ImageUnitCritic((1, 8, 8), 10, width=32), "functorch"),
-        "dp-cgan MLP 794→512→256→1": (mlp_critic((1, 28, 28), 10, (512, 256)), "auto"),
+        "dcgan conv 8×8, 10 labels (width 32)": (ImageUnitCritic(digits, 10, width=32), "functorch", (digits, 10)),
+        "dp-cgan MLP 794→512→256→1": (mlp_critic(mnist, 10, (512, 256)), "auto", (mnist, 10)),
     }
     table = {}
-    for name, (critic, backend) in critics.items():
-        width = sum(p.shape[1] for p in [next(critic.parameters())] if p.dim() == 2) or None
-        units = critic.pixels + critic.n_labels if isinstance(critic, ImageUnitCritic) else width
-        loss = make_loss((units,), 1)
+    for name, (critic, backend, (shape, labels)) in critics.items():
+        loss = make_loss((math.prod(shape) + labels,), 1)
         table[name] = {"dp": dp_step(critic, loss, backend, noise), "plain": nonprivate_step(critic, loss)}
-    times = {(c, s): [] for c, steps in table.items() for s in steps}
-    for round_ in range(args.warmup + args.rounds):
-        for critic, steps in table.items():
-            for step, run in steps.items():
-                started = time.perf_counter()
-                run()
-                if round_ >= args.warmup:
-                    times[critic, step].append(time.perf_counter() - started)
+    times = interleaved_times(table, args.rounds, args.warmup)
     print("# Image critics: DP step against the non-private WGAN-GP step\n")
     print(
         "Command: `OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 python bench/image_step_speed.py` "
