@@ -7,7 +7,6 @@ import base64
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 from html import escape
@@ -20,6 +19,7 @@ from dpgan import datasets
 from dpgan.cli import main
 from dpgan.evaluation import evaluate
 from dpgan.evaluation.report import find_rocs, render_report, write_report
+from headless_browser import chromium
 
 IMG = re.compile(r'<img class="plot" alt="[^"]*" src="data:image/png;base64,([A-Za-z0-9+/=]+)">')
 FAKE_ATTACKS = {
@@ -139,13 +139,6 @@ def test_column_names_and_categories_are_escaped():
     assert "<i>" not in html
 
 
-def _chromium() -> str | None:
-    for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
-        if shutil.which(name):
-            return shutil.which(name)
-    return None
-
-
 CHECK_SCRIPT = """<script>
 window.addEventListener('load', () => {
   const imgs = Array.from(document.images);
@@ -157,7 +150,7 @@ window.addEventListener('load', () => {
 
 @pytest.mark.parametrize("which", ["library report with attacks", "CLI report with a model"])
 def test_every_plot_decodes_in_a_headless_browser(which, report_with_attacks, cli_run, tmp_path):
-    browser = _chromium()
+    browser = chromium()
     if browser is None:
         pytest.skip("chromium is not installed and could not be (make install-test installs it with apt-get as root)")
     source = report_with_attacks[0] if which.startswith("library") else cli_run / "report.html"

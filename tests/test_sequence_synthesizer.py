@@ -17,6 +17,7 @@ from dpgan.sequences.codec import read_array, read_long, write_long
 from dpgan.synthesizers.sequence import COUNT_EVENT, SequenceSynthesizer
 from dpgan.training import dp_critic
 from dpgan.training.config import TrainingConfig
+from headless_browser import decoded_images
 
 T = 12
 CRITIC_EVENT = "DP-SGD on the critic"
@@ -271,8 +272,6 @@ def test_the_dp_gaussian_baseline_spends_epsilon_and_learns_the_levels():
 
 def test_cli_evaluates_series_and_the_report_decodes_in_a_browser(tmp_path, capsys):
     import re
-    import shutil
-    import subprocess
 
     from dpgan.cli import main
 
@@ -299,24 +298,7 @@ def test_cli_evaluates_series_and_the_report_decodes_in_a_browser(tmp_path, caps
     assert images == 2 + 1 + 1 and "<script" not in page  # bands, ACF, distances, nearest series
     assert main(["evaluate", "--kind", "sequence", *files, "--out", str(tmp_path / "x")]) != 0  # no schema
     assert "--schema" in capsys.readouterr().err and not (tmp_path / "x").exists()
-    browser = next(
-        (shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome") if shutil.which(n)), None
-    )
-    if browser is None:
-        pytest.skip("chromium is not installed (make install-test installs it with apt-get as root)")
-    probe = tmp_path / "probe.html"
-    probe.write_text(
-        page.replace(
-            "</body>",
-            "<script>window.addEventListener('load',()=>{document.body.setAttribute('data-ok',"
-            "Array.from(document.images).filter(i=>i.complete&&i.naturalWidth>0).length)})</script></body>",
-        )
-    )
-    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", f"--user-data-dir={tmp_path / 'p'}"]
-    dom = subprocess.run([browser, *flags, "--virtual-time-budget=5000", "--dump-dom", probe.as_uri()],
-                         capture_output=True, text=True, timeout=60)  # fmt: skip
-    decoded = re.search(r'data-ok="(\d+)"', dom.stdout)
-    assert decoded and int(decoded.group(1)) == images
+    assert decoded_images(page, tmp_path) == images
 
 
 def test_the_label_may_name_the_entity():
