@@ -44,7 +44,8 @@ class ReleasedLabels:
 
     @property
     def shares(self) -> np.ndarray:
-        shares = np.maximum(self.counts, 0.0) + MIN_SHARE * max(float(np.maximum(self.counts, 0.0).sum()), 1.0)
+        counts = np.maximum(self.counts, 0.0)
+        shares = counts + MIN_SHARE * max(float(counts.sum()), 1.0)
         return shares / shares.sum()
 
 
