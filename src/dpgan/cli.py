@@ -431,9 +431,9 @@ def cmd_sample(args: argparse.Namespace) -> int:
         write_table(frame, out)
         print(f"wrote {args.n} series ({len(frame)} rows) to {out}")
         return 0
-    frame = synth.sample(args.n, seed=args.seed, conditions=conditions, region_points=args.region_points or ())
-    write_table(frame, out)
-    print(f"wrote {len(frame)} rows to {out}")
+    # streamed chunk by chunk into a file renamed into place when complete: memory flat in -n
+    synth.sample_to(out, args.n, seed=args.seed, conditions=conditions, region_points=args.region_points or ())
+    print(f"wrote {args.n} rows to {out}")
     return 0
 
 

@@ -15,7 +15,7 @@ P(other columns | value) of the joint the released model samples.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -63,6 +63,13 @@ class TableSampler:
         """n rows; `conditions` names columns of the model (checked by the caller): the generator's
         condition column is fixed at generation, a post-processed column by rejection. Without a
         `seed` the draws come from OS entropy."""
+        return pd.concat(list(self.chunks(n, conditions, seed)), ignore_index=True)
+
+    def chunks(self, n: int, conditions: dict[str, Any], seed: int | None) -> Iterator[pd.DataFrame]:
+        """The rows of `sample(n, conditions, seed)` as consecutive frames of at most SAMPLE_CHUNK
+        rows, each generated only when asked for: memory stays flat in n. The arguments are
+        checked now, before any row is drawn; `sample` is their concatenation, so a seed gives the
+        same rows whether they are collected or streamed."""
         conditions = dict(conditions)
         wanted = {
             index: processor.code_of(conditions.pop(processor.column), self.encoder)
@@ -74,13 +81,12 @@ class TableSampler:
         rng = np.random.default_rng(seed if seed is not None else secrets.randbits(64))
         torch_gen = torch.Generator().manual_seed(int(rng.integers(0, 2**63 - 1)))
         self.generator.eval()
-        if not wanted:
-            frames = [
-                self._generate(min(SAMPLE_CHUNK, n - start), conditions, rng, torch_gen)[0]
-                for start in range(0, n, SAMPLE_CHUNK)
-            ]
-            return pd.concat(frames, ignore_index=True)
-        return self._sample_wanted(n, wanted, conditions, rng, torch_gen)
+        if wanted:
+            return self._wanted_chunks(n, wanted, conditions, rng, torch_gen)
+        return (
+            self._generate(min(SAMPLE_CHUNK, n - start), conditions, rng, torch_gen)[0]
+            for start in range(0, n, SAMPLE_CHUNK)
+        )
 
     def _generate(
         self, size: int, conditions: dict[str, Any], rng: np.random.Generator, torch_gen: torch.Generator
@@ -97,28 +103,27 @@ class TableSampler:
             drawn_codes.append(codes)
         return frame, drawn_codes
 
-    def _sample_wanted(
+    def _wanted_chunks(
         self,
         n: int,
         wanted: dict[int, int],
         conditions: dict[str, Any],
         rng: np.random.Generator,
         torch_gen: torch.Generator,
-    ) -> pd.DataFrame:
+    ) -> Iterator[pd.DataFrame]:
         """n rows whose post-processed columns have the `wanted` slots ({processor index: slot}):
-        rejection sampling from the released model."""
-        kept: list[pd.DataFrame] = []
+        rejection sampling from the released model, the kept rows of each drawn chunk in turn."""
         have = drawn = 0
         while have < n:
             frame, codes = self._generate(SAMPLE_CHUNK, conditions, rng, torch_gen)
             drawn += SAMPLE_CHUNK
             hits = np.logical_and.reduce([codes[index] == slot for index, slot in wanted.items()])
-            match = frame[hits].head(n - have)
-            kept.append(match)
+            match = frame[hits].head(n - have).reset_index(drop=True)
             have += len(match)
             if have < n and have < MIN_ACCEPTANCE * drawn:
                 columns = " and ".join(repr(self.post_processors[index].column) for index in wanted)
                 raise InputError(
                     f"the model gives {columns} that value in {have} of {drawn} rows: too rare to sample it on its own"
                 )
-        return pd.concat(kept, ignore_index=True)
+            if len(match):
+                yield match

@@ -9,7 +9,7 @@ states the flow and where each read is charged); `sampling` draws rows from the 
 from __future__ import annotations
 
 import secrets
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -212,6 +212,29 @@ class TabularSynthesizer(Synthesizer):
         has that value. `region_points=["county"]` adds county_latitude and county_longitude: a
         point inside each row's county box from the schema (uniform, or the centre: its 'placement').
         """
+        return pd.concat(list(self._chunks(n, seed, conditions, region_points)), ignore_index=True)
+
+    def sample_to(
+        self,
+        path: str | Path,
+        n: int,
+        *,
+        seed: int | None = None,
+        conditions: dict[str, Any] | None = None,
+        region_points: Sequence[str] = (),
+    ) -> Path:
+        """Stream n synthetic rows into a .csv or .parquet file, one chunk in memory at a time;
+        the same rows, in the same order, as `sample(n, seed=seed, ...)`. The file appears only
+        once complete (written beside it, then renamed): an error part-way leaves none."""
+        from dpgan.table_io import check_writable, write_chunks
+
+        check_writable(path)  # before anything is generated
+        return write_chunks(self._chunks(n, seed, conditions, region_points), path)[0]
+
+    def _chunks(
+        self, n: int, seed: int | None, conditions: dict[str, Any] | None, region_points: Sequence[str]
+    ) -> Iterator[pd.DataFrame]:
+        """The arguments checked now; the rows generated chunk by chunk as they are consumed."""
         fitted = self._fitted()
         n = positive_int(n, "n")
         if n > MAX_SAMPLE_ROWS:
@@ -232,11 +255,11 @@ class TabularSynthesizer(Synthesizer):
         for column in region_points:  # refused before anything is generated
             if column not in fitted.schema.names or not fitted.schema[column].boxes:
                 raise InputError(f"{column!r} is not a region column: its schema entry has no 'boxes'")
-        frame = sampler.sample(n, dict(conditions or {}), seed)
+        chunks = sampler.chunks(n, dict(conditions or {}), seed)
+        if not region_points:
+            return chunks
         points_rng = np.random.default_rng(None if seed is None else [seed, 1])  # not the rows' stream
-        for column in region_points:
-            frame = add_region_points(frame, fitted.schema, column, points_rng)
-        return frame
+        return (_with_points(frame, fitted.schema, region_points, points_rng) for frame in chunks)
 
     # -------------------------------------------------------------- privacy
     def _report_details(self) -> dict[str, Any]:
@@ -284,3 +307,11 @@ class TabularSynthesizer(Synthesizer):
         except (KeyError, TypeError, ValueError, RuntimeError) as exc:
             raise ModelFileError(f"{path} holds an inconsistent model: {exc}") from None
         return synth
+
+
+def _with_points(frame: pd.DataFrame, schema: Schema, columns: Sequence[str], rng: np.random.Generator) -> pd.DataFrame:
+    """One chunk with a point for each of its rows in each region column (drawn chunk by chunk:
+    with one region column, the same points as for the whole frame at once)."""
+    for column in columns:
+        frame = add_region_points(frame, schema, column, rng)
+    return frame
