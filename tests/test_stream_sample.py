@@ -173,3 +173,15 @@ def test_cli_sample_streams_a_table_with_the_schema_columns(small_chunks, condit
         assert out.read_bytes() == expected.read_bytes()
     else:
         pd.testing.assert_frame_equal(frame, pd.read_parquet(expected))
+
+
+def test_parquet_column_empty_in_the_first_chunk_takes_values_later(tmp_path):
+    import pandas as pd
+
+    from dpgan.table_io import write_chunks
+
+    frames = [pd.DataFrame({"a": [1.0, 2.0], "b": [None, None]}), pd.DataFrame({"a": [3.0], "b": ["x"]})]
+    path, rows = write_chunks(iter(frames), tmp_path / "out.parquet")
+    back = pd.read_parquet(path)
+    assert rows == 3 and back["b"].isna().tolist() == [True, True, False] and back["b"].iloc[2] == "x"
+    assert back["a"].tolist() == [1.0, 2.0, 3.0]

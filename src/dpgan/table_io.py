@@ -171,7 +171,14 @@ def _write_parquet_chunks(frames: Iterable[pd.DataFrame], temp: Path) -> int:
         for frame in frames:
             if writer is None:
                 table = pa.Table.from_pandas(frame, preserve_index=False)
-                writer = pq.ParquetWriter(temp, table.schema)
+                # a text column that happens to be empty in the first chunk has Arrow type null,
+                # which later chunks' values could not be cast to: store such columns as text
+                schema = pa.schema(
+                    [field.with_type(pa.string()) if pa.types.is_null(field.type) else field for field in table.schema],
+                    metadata=table.schema.metadata,
+                )
+                table = table.cast(schema)
+                writer = pq.ParquetWriter(temp, schema)
             else:
                 table = pa.Table.from_pandas(frame, schema=writer.schema, preserve_index=False)
             writer.write_table(table)
