@@ -177,6 +177,22 @@ def test_bad_inputs_are_one_line_refusals(tmp_path):
     _table().iloc[:10].drop(columns="x").to_parquet(mixed / "b.parquet", index=False)
     assert "different columns" in _refused(lambda: fit(str(mixed)))
     good = _split(_table(), tmp_path / "good")
-    assert "pair_anchor" in _refused(lambda: TabularSynthesizer(epsilon=1.0).fit(str(good)))
+    assert "pair-anchor" in _refused(lambda: TabularSynthesizer(epsilon=1.0).fit(str(good)))
     assert "not found" in _refused(lambda: fit(str(tmp_path / "missing.parquet")))
     assert not list(tmp_path.glob("**/*.json"))  # nothing written
+
+
+def test_cli_fits_a_directory_of_parquet_files(tmp_path, capsys):
+    from dpgan.cli import main
+
+    directory = _split(_table(900, seed=4), tmp_path / "t", cuts=(300, 600))
+    out = tmp_path / "model"
+    argv = ["fit", str(directory), "--out", str(out), "--epsilon", "2", "--epochs", "1", "--batch-size", "150"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert main([*argv, "--no-pair-anchor", "--memory-budget-mb", "0.01", "--quiet", "--seed", "1"]) == 0
+    assert (out / "model.json").is_file()
+    assert TabularSynthesizer.load(out).training["streamed"] is True
+    # refused before anything is written: the default 2-way anchor reads the whole table
+    assert main([*argv[:3], str(tmp_path / "other"), *argv[4:], "--quiet"]) != 0
+    assert "pair-anchor" in capsys.readouterr().err and not (tmp_path / "other").exists()

@@ -114,3 +114,21 @@ class OpenSource:
                     yield batch.to_pandas()
             except (OSError, ValueError) as exc:
                 raise InputError(f"cannot read {file}: not a well-formed Parquet file ({type(exc).__name__})") from None
+
+
+def should_stream(source: ParquetSource) -> bool:
+    """Whether the command line reads `source` in batches: a directory, or a Parquet file whose
+    uncompressed size (its footer's, structure only) is larger than the memory budget."""
+    path = Path(source.path)
+    if path.is_dir():
+        return True
+    if not path.is_file() or path.suffix.lower() != ".parquet":
+        return False
+    import pyarrow.parquet as pq
+
+    try:
+        meta = pq.ParquetFile(path).metadata
+    except (OSError, ValueError):
+        return False  # the ordinary reader refuses it with its own message
+    size = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+    return size > source.budget_bytes

@@ -107,7 +107,7 @@ def _refuse_unsupported(settings: FitSettings) -> None:
     if settings.schema_from_data_without_dp:
         reasons.append("schema_from_data_without_dp")
     if cfg.pair_anchor:
-        reasons.append("pair_anchor (pass pair_anchor=False)")
+        reasons.append("the 2-way anchor (pair_anchor=False, --no-pair-anchor)")
     if cfg.marginal_anchor:
         reasons.append("marginal_anchor")
     if cfg.select_checkpoints:
