@@ -18,6 +18,7 @@ _EXPORTS = {
     "ModelFileError": "dpgan.errors",
     "BudgetError": "dpgan.errors",
     "TabularSynthesizer": "dpgan.synthesizers",
+    "ParquetSource": "dpgan.parquet_source",
     "SequenceSynthesizer": "dpgan.synthesizers",
     "ImageSynthesizer": "dpgan.synthesizers",
 }

@@ -212,7 +212,11 @@ def cmd_fit(args: argparse.Namespace) -> int:
         raise InputError(
             "--id-column, --time-column, --length, --label-column, --entity-column, --critic need --kind sequence"
         )
-    data_path = check_readable(args.data)
+    from dpgan.parquet_source import ParquetSource, should_stream
+
+    source = ParquetSource(args.data, memory_budget_mb=args.memory_budget_mb)
+    streamed = should_stream(source)  # a directory of Parquet files, or one larger than the budget
+    data_path = source.path if streamed else check_readable(args.data)
     schema_path = _check_file(args.schema, "schema file") if args.schema else None
     out = check_model_destination(args.out, args.overwrite)  # before any private row is read
     categorical, bounds, categories = _categorical(args.categorical), _bounds(args.bounds), _categories(args.categories)
@@ -229,7 +233,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
     from dpgan.table_io import read_private_table
 
     synth = TabularSynthesizer(**_synth_kwargs(args))  # checks the remaining settings before reading data
-    data = read_private_table(data_path)
+    data = source if streamed else read_private_table(data_path)
     synth.fit(
         data,
         schema=schema,
@@ -915,6 +919,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     fit.add_argument(
         "--checkpoint-every", type=int, default=100, help="with --checkpoint: private steps between checkpoints"
+    )
+    fit.add_argument(
+        "--memory-budget-mb",
+        type=float,
+        default=512.0,
+        help="a directory of Parquet files, or a Parquet file larger than this, is read in record batches and "
+        "the encoded rows held at once stay under this many MiB (it changes the work, not the model)",
     )
     fit.add_argument(
         "--public-data",

@@ -24,7 +24,7 @@ import pandas as pd
 from dpgan.conform import REASONS, conform
 from dpgan.errors import InputError
 from dpgan.privacy.accounting import Entry, LedgerEntry, PrivacyLedger, check_epsilon_delta, entry_from_dict
-from dpgan.privacy.mechanisms import noisy_indicator_counts
+from dpgan.privacy.mechanisms import noisy_indicator_sums
 from dpgan.privacy.preprocessing import (
     REPAIR_COUNT_SCALE,
     ROW_COUNT_SCALE,
@@ -84,6 +84,36 @@ def preprocessing_events(
     return {scale: count for scale, count in events.items() if count}
 
 
+def plan_for(
+    columns: Sequence[str],
+    *,
+    hints: PublicHints,
+    infer: bool,
+    count_repairs: bool,
+    needs_prior: bool,
+    epsilon: float,
+    delta: float,
+    fraction: float,
+    accountant: str,
+) -> PreprocessingPlan:
+    """The base σ of steps 1–4 for a table with these (public) columns: shared by the in-memory
+    path and the streamed one (dpgan.stream_preparation), so both release at the same σ."""
+    return plan_preprocessing(
+        epsilon=epsilon,
+        delta=delta,
+        fraction=fraction,
+        events=preprocessing_events(
+            len(columns),
+            infer=infer,
+            has_target=hints.target is not None,
+            count_repairs=count_repairs,
+            needs_prior=needs_prior,
+        ),
+        keyed_histograms=sum(hints.releases_keys(c) for c in columns) if infer else 0,
+        accountant=accountant,
+    )
+
+
 def prepare_table(
     data: pd.DataFrame,
     *,
@@ -103,18 +133,15 @@ def prepare_table(
     """Run steps 1–4 of the module docstring on `data`, adding each event to `ledger`."""
     infer = schema is None and not without_dp
     count_repairs = not strict and not (schema is None and without_dp)
-    plan = plan_preprocessing(
+    plan = plan_for(
+        [str(c) for c in data.columns],
+        hints=hints,
+        infer=infer,
+        count_repairs=count_repairs,
+        needs_prior=needs_prior,
         epsilon=epsilon,
         delta=delta,
         fraction=fraction,
-        events=preprocessing_events(
-            data.shape[1],
-            infer=infer,
-            has_target=hints.target is not None,
-            count_repairs=count_repairs,
-            needs_prior=needs_prior,
-        ),
-        keyed_histograms=sum(hints.releases_keys(str(c)) for c in data.columns) if infer else 0,
         accountant=accountant,
     )
     rows, count_entry = private_row_count(len(data), plan.sigma(ROW_COUNT_SCALE), rng)
@@ -129,17 +156,30 @@ def prepare_table(
     conformed = conform(data, schema, strict=strict)
     repairs = None
     if count_repairs:
-        repair_sigma = plan.sigma(REPAIR_COUNT_SCALE)
-        noisy = noisy_indicator_counts(conformed.repairs, repair_sigma, rng)
-        ledger.add(LedgerEntry(REPAIR_EVENT, repair_sigma, note=f"{len(REASONS)} counts, sensitivity √{len(REASONS)}"))
-        repairs = {reason: float(value) for reason, value in zip(REASONS, noisy)}
-        notes += repair_notes(repairs, repair_sigma)
-    if rows * epsilon < SMALL_TABLE_ROWS_TIMES_EPSILON:
-        notes.append(
-            f"the table has about {rows} rows (noisy count): at ε={epsilon:g} the noise is likely to swamp what the "
-            "GAN can learn; expect poor utility (more rows or a larger ε help)"
-        )
+        repairs = release_repairs(conformed.repairs.sum(axis=0), plan, ledger, rng)
+        notes += repair_notes(repairs, plan.sigma(REPAIR_COUNT_SCALE))
+    notes += small_table_notes(rows, epsilon)
     return Prepared(schema, conformed.frame, rows, plan, repairs, notes)
+
+
+def release_repairs(
+    sums: np.ndarray, plan: PreprocessingPlan, ledger: PrivacyLedger, rng: np.random.Generator
+) -> dict[str, float]:
+    """Step 4: the noisy count of rows per kind of repair, from the exact counts (the column sums
+    of the rows' 0/1 repair indicators; a streamed fit adds them up batch by batch)."""
+    repair_sigma = plan.sigma(REPAIR_COUNT_SCALE)
+    noisy = noisy_indicator_sums(sums, repair_sigma, rng)
+    ledger.add(LedgerEntry(REPAIR_EVENT, repair_sigma, note=f"{len(REASONS)} counts, sensitivity √{len(REASONS)}"))
+    return {reason: float(value) for reason, value in zip(REASONS, noisy)}
+
+
+def small_table_notes(rows: int, epsilon: float) -> list[str]:
+    if rows * epsilon >= SMALL_TABLE_ROWS_TIMES_EPSILON:
+        return []
+    return [
+        f"the table has about {rows} rows (noisy count): at ε={epsilon:g} the noise is likely to swamp what the "
+        "GAN can learn; expect poor utility (more rows or a larger ε help)"
+    ]
 
 
 def learn_schema(
@@ -162,13 +202,19 @@ def learn_schema(
         estimated_rows=rows,
         rng=rng,
     )
-    others = data.shape[1] - int(hints.target is not None)
-    ledger.add(LedgerEntry(CLASS_EVENT, plan.sigma(CLASS_HISTOGRAM_SCALE), count=data.shape[1], note="4 cells each"))
+    charge_schema(ledger, plan, data.shape[1], hints)
+    return schema, notes
+
+
+def charge_schema(ledger: PrivacyLedger, plan: PreprocessingPlan, columns: int, hints: PublicHints) -> None:
+    """The ledger events of a schema learned from two noisy histograms per column."""
+    sigma, target_sigma = plan.sigma(), plan.sigma(TARGET_HISTOGRAM_SCALE)
+    others = columns - int(hints.target is not None)
+    ledger.add(LedgerEntry(CLASS_EVENT, plan.sigma(CLASS_HISTOGRAM_SCALE), count=columns, note="4 cells each"))
     note = "numeric: bins of a public grid; other kinds: values above a threshold (its failure δ added)"
     ledger.add(LedgerEntry(SCHEMA_EVENT, sigma, count=others, extra_delta=plan.threshold_delta, note=note))
     if hints.target is not None:
         ledger.add(LedgerEntry(f"schema: the target's values ({hints.target})", target_sigma, note=note))
-    return schema, notes
 
 
 def buy_schema(

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -398,14 +398,42 @@ def infer_schema_private(
     domain release at `noise_multiplier` (the target's at `target_noise_multiplier`); extra δ
     `threshold_delta` for the value thresholds (split over the columns that may release values)."""
     hints.check(frame.columns)
-    keyed = [c for c in frame.columns if hints.releases_keys(str(c))]
+    return schema_from_counts(
+        [str(c) for c in frame.columns],
+        lambda name: class_counts(frame[name]),
+        lambda name, kind: domain_counts(frame[name], kind),
+        hints=hints,
+        noise_multiplier=noise_multiplier,
+        threshold_delta=threshold_delta,
+        estimated_rows=estimated_rows,
+        rng=rng,
+        target_noise_multiplier=target_noise_multiplier,
+    )
+
+
+def schema_from_counts(
+    names: list[str],
+    classes_of: Callable[[str], ClassCounts],
+    domain_of: Callable[[str, str], DomainCounts],
+    *,
+    hints: PublicHints,
+    noise_multiplier: float,
+    threshold_delta: float,
+    estimated_rows: float,
+    rng: np.random.Generator,
+    target_noise_multiplier: float | None = None,
+) -> tuple[Schema, list[str]]:
+    """The releases of `infer_schema_private` from exact counts however they were gathered (the
+    whole frame, or merged over record batches: dpgan.stream_counts): column by column, the class
+    release, then the domain release of the kind it decided, drawing from `rng` in that order. So
+    equal exact counts and an equally seeded `rng` give an equal schema."""
+    keyed = [c for c in names if hints.releases_keys(c)]
     per_key_delta = threshold_delta / max(len(keyed), 1)
     columns, notes = [], []
-    for name in map(str, frame.columns):
-        series = frame[name]
+    for name in names:
         kind = decide_kind(
             name,
-            release_classes(class_counts(series), CLASS_HISTOGRAM_SCALE * noise_multiplier, rng),
+            release_classes(classes_of(name), CLASS_HISTOGRAM_SCALE * noise_multiplier, rng),
             sigma=CLASS_HISTOGRAM_SCALE * noise_multiplier,
             hints=hints,
         )
@@ -414,7 +442,7 @@ def infer_schema_private(
             sigma = target_noise_multiplier
         threshold = set_union_threshold(sigma, per_key_delta) if hints.releases_keys(name) else math.inf
         public_keys = tuple(hints.categories[name]) if name in hints.categories else None
-        domain = release_domain(domain_counts(series, kind.kind), sigma, threshold, rng, public_keys)
+        domain = release_domain(domain_of(name, kind.kind), sigma, threshold, rng, public_keys)
         decision = decide_column(name, kind, domain, sigma=sigma, rows=estimated_rows, hints=hints)
         columns.append(decision.spec)
         if decision.note:

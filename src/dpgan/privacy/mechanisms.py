@@ -32,8 +32,17 @@ def noisy_indicator_counts(indicators: np.ndarray, noise_multiplier: float, rng:
     indicators = np.asarray(indicators, dtype=np.float64)
     if indicators.ndim != 2 or not np.isin(indicators, (0.0, 1.0)).all():
         raise ValueError("indicators must be a 2-D 0/1 matrix")
-    k = indicators.shape[1]
-    return indicators.sum(axis=0) + gaussian_array(k, noise_multiplier * np.sqrt(k), rng)
+    return noisy_indicator_sums(indicators.sum(axis=0), noise_multiplier, rng)
+
+
+def noisy_indicator_sums(sums: np.ndarray, noise_multiplier: float, rng: np.random.Generator) -> np.ndarray:
+    """`noisy_indicator_counts` from the column sums already added up (over record batches: the
+    sums of per-batch sums are the table's), the same release and the same draw."""
+    sums = np.asarray(sums, dtype=np.float64)
+    if sums.ndim != 1:
+        raise ValueError("sums must be a 1-D vector")
+    k = sums.shape[0]
+    return sums + gaussian_array(k, noise_multiplier * np.sqrt(k), rng)
 
 
 def noisy_stacked_histograms(histograms: np.ndarray, noise_multiplier: float, rng: np.random.Generator) -> np.ndarray:

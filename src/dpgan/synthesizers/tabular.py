@@ -22,6 +22,7 @@ from dpgan.api import Synthesizer
 from dpgan.conditioning import Condition
 from dpgan.errors import InputError, ModelFileError
 from dpgan.extras.label_model import LabelModel
+from dpgan.parquet_source import ParquetSource
 from dpgan.privacy.accounting import DEFAULT_ACCOUNTANT
 from dpgan.recipes import Recipe, get_recipe
 from dpgan.schema import Schema
@@ -33,6 +34,7 @@ from dpgan.synthesizers.model_file import fitted_from_model, model_metadata, mod
 from dpgan.synthesizers.public_data import DEFAULT_WARM_START_STEPS, encode_public, load_public_table
 from dpgan.synthesizers.resume import DEFAULT_CHECKPOINT_EVERY, resumable_fit
 from dpgan.synthesizers.sampling import MAX_SAMPLE_ROWS, TableSampler
+from dpgan.synthesizers.streamed_fit import fit_stream, stream_arguments
 from dpgan.training.config import TrainingConfig
 from dpgan.training.progress import FitProgressFn
 from dpgan.transforms.encoder import TableEncoder, public_dtypes
@@ -96,7 +98,7 @@ class TabularSynthesizer(Synthesizer):
     # ------------------------------------------------------------------ fit
     def fit(
         self,
-        data: pd.DataFrame,
+        data: pd.DataFrame | str | Path | ParquetSource,
         schema: Schema | str | Path | dict | None = None,
         *,
         target: str | None = None,
@@ -130,7 +132,25 @@ class TabularSynthesizer(Synthesizer):
         before the private steps (dpgan.training.public_warm_start). It costs no ε and changes no
         ledger entry; the model records its name, SHA-256, row count and the steps. It must not be
         part of, or derived from, the private table.
+        `data` may also be a Parquet file or a directory of Parquet files (a path, or a
+        `dpgan.ParquetSource` with its memory budget): it is then read in record batches and
+        never held whole (dpgan.synthesizers.streamed_fit says what that path supports).
         """
+        if isinstance(data, (str, Path, ParquetSource)):
+            if checkpoint is not None:
+                raise InputError("checkpoint/resume is not available when fitting from Parquet in batches")
+            return self._fit_stream(
+                data,
+                schema,
+                target,
+                categorical,
+                bounds,
+                categories,
+                strict,
+                progress,
+                public_data,
+                public_warm_start_steps,
+            )
         schema, options = fit_arguments(
             data,
             schema,
@@ -178,6 +198,50 @@ class TabularSynthesizer(Synthesizer):
             with torch.random.fork_rng(devices=[]):
                 torch.manual_seed(int(rng.integers(0, 2**63 - 1)))
                 fitted = fit_table(data, schema, options, settings, progress, rng, resume, public)
+        self._adopt(fitted)
+        return self
+
+    def _settings(self) -> FitSettings:
+        return FitSettings(
+            recipe=self.recipe,
+            config=self.config,
+            epsilon=self.epsilon,
+            delta=self.delta,
+            accountant=self.accountant,
+            noise_multiplier=self.noise_multiplier,
+            epochs_given=self.epochs_given,
+            preprocessing_fraction=self.preprocessing_fraction,
+            schema_from_data_without_dp=self.schema_from_data_without_dp,
+            condition_column=self.condition_column,
+            seeded=self.seed is not None,
+        )
+
+    def _fit_stream(
+        self, data, schema, target, categorical, bounds, categories, strict, progress, public_data, warm_steps
+    ) -> "TabularSynthesizer":
+        """`fit` on a Parquet file or directory, read in record batches (dpgan.synthesizers.streamed_fit)."""
+        settings = self._settings()
+        opened, schema, options = stream_arguments(
+            data,
+            schema,
+            settings,
+            target=target,
+            categorical=categorical,
+            bounds=bounds,
+            categories=categories,
+            strict=strict,
+            checkpoint=None,
+        )
+        public = None if public_data is None else load_public_table(public_data, warm_steps)
+        if public is not None and schema is not None:
+            encode_public(public, schema, TableEncoder(schema, public_dtypes(schema)))  # refused before any read
+        rng = np.random.default_rng(secrets.randbits(64) if self.seed is None else self.seed)
+        if self.seed is None:
+            fitted = fit_stream(opened, schema, options, settings, progress, rng, public)
+        else:
+            with torch.random.fork_rng(devices=[]):
+                torch.manual_seed(int(rng.integers(0, 2**63 - 1)))
+                fitted = fit_stream(opened, schema, options, settings, progress, rng, public)
         self._adopt(fitted)
         return self
 

@@ -42,6 +42,7 @@ from dpgan.training.fake_rows import make_optimizer
 from dpgan.training.gan_loop import GeneratorHook, GeneratorSide, MonitorFn, ProgressFn, StepCallbacks, generator_for
 from dpgan.training.generator_losses import GeneratorObjective, feature_moments_from_noisy_sums, spherical_interpolate
 from dpgan.training.public_warm_start import PublicWarmStart
+from dpgan.training.row_source import RowSource, as_row_source
 from dpgan.training.selection import SnapshotKeeper
 
 CRITIC_EVENT = "DP-SGD on the critic"
@@ -268,7 +269,7 @@ def critic_release(
 
 
 def train_dp_critic(
-    data: torch.Tensor,
+    data: torch.Tensor | RowSource,
     spans: list[OutputSpan],
     config: TrainingConfig,
     *,
@@ -301,11 +302,13 @@ def train_dp_critic(
     which is DP. With a
     `checkpoint`, the loop resumes from its snapshot (if any) and writes one every few steps
     (dpgan.training.checkpoint has the argument why nothing is spent twice)."""
+    source = as_row_source(data)  # rows by index: in memory, or a streamed block (training.row_source)
+    sampler = sampler if sampler is not None else source.sampler
     fake_batch = max(1, int(round(expected_batch_size)))
     G = generator_net if generator_net is not None else generator_for(config, spans, condition)
     side = GeneratorSide(config, G, condition, generator, fake_batch, hooks)
     fakes = side.fakes
-    D = critic if critic is not None else TabularCritic(data.shape[1], config.critic_hidden)
+    D = critic if critic is not None else TabularCritic(source.width, config.critic_hidden)
     opt_d = make_optimizer(config, D.parameters(), config.critic_lr)
     objective = objective or GeneratorObjective(config.loss)
     after_step = StepCallbacks(progress, monitor, monitor_every, keep=keeper)
@@ -313,7 +316,7 @@ def train_dp_critic(
     step_settings = CriticStepSettings.from_config(config)
     private_step = critic_step(
         step_settings,
-        units=data.shape[0],
+        units=source.num_rows,
         sample_rate=sample_rate,
         noise_multiplier=noise_multiplier,
         max_norm=clip,
@@ -345,7 +348,7 @@ def train_dp_critic(
         if step_settings.adaptive is not None:
             clip = private_step.max_norm  # the step owns C: moved by its own noisy counts
         index = private_step.sample()
-        real = data[index]
+        real = source.rows(index)
         generator_step = (step + 1) % config.n_critic == 0
         want_features = generator_step and objective.info_weight > 0 and not step_settings.microbatches
         weight = importance_weights(condition, config, real)

@@ -1,0 +1,269 @@
+"""The fit of a tabular synthesizer on a Parquet file or directory larger than memory.
+
+The same flow as dpgan.synthesizers.fit_plan (read its docstring), with the table read in record
+batches (dpgan.parquet_source) instead of held as a DataFrame:
+1. the ledger opens with the schema's purchase, if any;
+2. dpgan.stream_preparation: N̂, the DP schema and the repair counts from streaming passes, the
+   same releases as the in-memory path (equal for an equally seeded rng);
+3. the encoder from the schema only;
+4. a condition only from the schema's public or DP frequencies (no extra read);
+5. σ and the steps from what is left, then the DP-critic loop. Its rows come through a row
+   source (dpgan.training.row_source): when the encoded table fits `memory_budget_mb` it is
+   encoded once and held (as in memory), otherwise each block of steps is gathered in one pass.
+   Either way the batches come from one `BlockPoissonSampler` seeded from `rng`, so the budget
+   changes how often the files are read, never which rows a step reads nor what is released
+   (dpgan.privacy.block_sampling has the argument that this is Poisson sampling per step).
+Peak memory: one record batch (raw, conformed, encoded) plus the block, whatever the row count.
+
+What a stream cannot do yet is refused before any read, by public settings only (never by the
+data, so whether a fit runs says nothing about the rows): the extras that read the whole encoded
+table (label model, auxiliary classifier, marginal and 2-way anchors, checkpoint selection),
+dtgan-g's shard critics, the non-private schema path, strict mode and resuming.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+
+from dpgan.conditioning import build_condition, check_condition_column
+from dpgan.conform import conform
+from dpgan.errors import BudgetError, DPGanWarning, InputError
+from dpgan.parquet_source import OpenSource, ParquetSource
+from dpgan.privacy.block_sampling import BlockPoissonSampler
+from dpgan.schema import Schema, binary_coded, with_geo
+from dpgan.stream_preparation import StreamPrepared, prepare_stream
+from dpgan.synthesizers.arguments import FitOptions, coerce_schema, parse_hints
+from dpgan.synthesizers.fit_plan import (
+    NO_SCHEMA_PREPROCESSING_FRACTION,
+    FitSettings,
+    FittedTable,
+    _Extras,
+    _open_ledger,
+    _train_gan,
+)
+from dpgan.synthesizers.public_data import PublicTable, encode_public
+from dpgan.training.generator_losses import GeneratorObjective
+from dpgan.training.progress import FitProgressFn
+from dpgan.training.public_warm_start import PublicWarmStart
+from dpgan.training.row_source import BlockRows, RowSource, TensorRows
+from dpgan.training.schedule import gan_schedule_for
+from dpgan.transforms.encoder import TableEncoder, public_dtypes
+
+BYTES_PER_CELL = 4  # the encoded table is float32
+
+
+def stream_arguments(
+    data: ParquetSource | str | Path,
+    schema: Schema | str | Path | dict | None,
+    settings: FitSettings,
+    *,
+    target: str | None,
+    categorical,
+    bounds,
+    categories,
+    strict: bool,
+    checkpoint: object,
+) -> tuple[OpenSource, Schema | None, FitOptions]:
+    """The checks of dpgan.synthesizers.arguments for a stream, plus the refusals of the module
+    docstring: all from public settings, the file footers and the column names."""
+    if strict:
+        raise InputError("strict mode is not available when fitting from Parquet in batches; fit a DataFrame")
+    if checkpoint is not None:
+        raise InputError("checkpoint/resume is not available when fitting from Parquet in batches")
+    _refuse_unsupported(settings)
+    source = data if isinstance(data, ParquetSource) else ParquetSource(data)
+    opened = source.open()
+    schema = coerce_schema(schema)
+    hints = parse_hints(target, categorical, bounds, categories)
+    if schema is not None:
+        if hints.categorical or hints.bounds or hints.categories:
+            raise InputError("categorical, categories and bounds hints apply without a schema: write them into it")
+        if hints.target is not None:
+            schema = replace(schema, target=hints.target)
+        unknown = [c for c in opened.columns if c not in schema.names]
+        missing = [n for n in schema.names if n not in opened.columns]
+        if unknown:
+            raise InputError(f"columns not in the schema: {', '.join(unknown)}")
+        if missing:
+            raise InputError(f"schema columns missing from the table: {', '.join(missing)}")
+    else:
+        hints.check(opened.columns)
+    if settings.config.label_model and (schema.target if schema is not None else hints.target) is not None:
+        raise InputError("the label model is not available when fitting from Parquet in batches: label_model=False")
+    return opened, schema, FitOptions(hints, False, False)
+
+
+def _refuse_unsupported(settings: FitSettings) -> None:
+    cfg = settings.config
+    reasons = []
+    if settings.recipe.dp_on != "critic":
+        reasons.append(f"recipe {settings.recipe.name} (its shard critics read the whole table)")
+    if settings.schema_from_data_without_dp:
+        reasons.append("schema_from_data_without_dp")
+    if cfg.pair_anchor:
+        reasons.append("the 2-way anchor (pair_anchor=False, --no-pair-anchor)")
+    if cfg.marginal_anchor:
+        reasons.append("marginal_anchor")
+    if cfg.select_checkpoints:
+        reasons.append("select_checkpoints")
+    if cfg.classifier_loss_weight > 0:
+        reasons.append("classifier_loss_weight > 0")
+    if reasons:
+        raise InputError("not available when fitting from Parquet in batches: " + "; ".join(reasons))
+
+
+def fit_stream(
+    opened: OpenSource,
+    schema: Schema | None,
+    options: FitOptions,
+    settings: FitSettings,
+    progress: FitProgressFn | None,
+    rng: np.random.Generator,
+    public: PublicTable | None = None,
+) -> FittedTable:
+    """Train on the stream following the module's flow; the draws from `rng` come in the order of
+    dpgan.synthesizers.fit_plan's, so the ledger equals the in-memory fit's for the same seed."""
+    torch_gen = torch.Generator().manual_seed(int(rng.integers(0, 2**63 - 1)))
+    ledger, purchased = _open_ledger(schema, settings)  # step 1
+    condition_column = _condition_column(settings, schema, options)
+    needs_prior = condition_column is not None and schema is not None and not schema[condition_column].frequencies
+    if needs_prior:
+        raise InputError(
+            f"the schema gives no frequencies for {condition_column!r}: add them to condition a Parquet stream"
+        )
+    infer = schema is None
+    fraction = settings.preprocessing_fraction or (NO_SCHEMA_PREPROCESSING_FRACTION if infer else 0.01)
+    prepared = prepare_stream(  # step 2
+        opened,
+        schema=schema,
+        hints=options.hints,
+        epsilon=settings.epsilon,
+        delta=settings.delta,
+        fraction=fraction,
+        accountant=settings.accountant,
+        needs_prior=False,
+        ledger=ledger,
+        rng=rng,
+    )
+    for note in prepared.notes:
+        warnings.warn(note, DPGanWarning, stacklevel=4)
+    schema = prepared.schema
+    if settings.config.binary_codes:
+        schema = binary_coded(schema, keep=tuple(c for c in (schema.target, condition_column) if c))
+    schema = with_geo(schema, settings.config.geo_pairs)
+    encoder = TableEncoder(schema, public_dtypes(schema))  # step 3
+    warm_start = None
+    if public is not None:
+        warm_start = PublicWarmStart(encode_public(public, schema, encoder), public.steps)
+    condition = None
+    if condition_column is not None:  # step 4: the schema's frequencies, no read
+        condition, _ = build_condition(
+            schema, encoder, condition_column, pd.Series([], dtype=object), prepared.plan.noise_multiplier, rng
+        )
+    cfg = settings.config
+    extras = _Extras(
+        GeneratorObjective(cfg.loss, info_weight=cfg.info_loss_weight, classifier_weight=cfg.classifier_loss_weight),
+        None,
+        None,
+        (),
+    )
+    schedule = gan_schedule_for(cfg, prepared.rows, settings.recipe.dp_on)
+    sampler = BlockPoissonSampler(
+        prepared.kept_rows, schedule.sample_rate, np.random.default_rng(int(rng.integers(0, 2**63 - 1)))
+    )
+    rows = streamed_rows(opened, prepared, encoder, sampler)
+    result, schedule, sigma = _train_gan(  # step 5
+        rows,  # type: ignore[arg-type]  # a row source where fit_plan passes a tensor
+        encoder,
+        condition,
+        extras,
+        prepared.rows,
+        settings,
+        ledger=ledger,
+        progress=progress,
+        rng=rng,
+        torch_gen=torch_gen,
+        checkpoint=None,
+        public=warm_start,
+    )
+    spent = ledger.epsilon(settings.delta, settings.accountant)
+    if spent > settings.epsilon * (1 + 1e-9):
+        raise BudgetError(f"internal error: the ledger spent ε={spent:.4f} > target {settings.epsilon}")
+    training = {
+        "recipe": settings.recipe.name,
+        "noise_multiplier": sigma,
+        "sample_rate": schedule.sample_rate,
+        "expected_batch_size": schedule.expected_batch_size,
+        "steps": result.steps,
+        "estimated_rows": prepared.rows,
+        "preprocessing_noise_multiplier": prepared.plan.noise_multiplier,
+        "schema_source": schema.source,
+        "preprocessing_repairs": prepared.repairs,
+        "notes": prepared.notes,
+        "condition": None if condition is None else condition.column,
+        "condition_prior_source": None if condition is None else condition.prior_source,
+        "label_model": None,
+        "label_model_kind": None,
+        "seeded": settings.seeded,
+        "streamed": True,
+    }
+    if public is not None:
+        training["public_data"] = dict(public.record)
+    return FittedTable(ledger, schema, encoder, result.generator, condition, None, training, result.critic)
+
+
+def _condition_column(settings: FitSettings, schema: Schema | None, options: FitOptions) -> str | None:
+    column = settings.condition_column
+    if column is None and settings.recipe.conditional:
+        column = schema.target if schema is not None else options.hints.target
+        if column is None:
+            raise InputError(f"recipe {settings.recipe.name} conditions on a column: pass condition=COLUMN")
+    if column is not None and schema is not None:
+        check_condition_column(schema, column)
+    return column
+
+
+def encode_batch(
+    batch: pd.DataFrame, schema: Schema, encoder: TableEncoder, keep: np.ndarray | None = None
+) -> np.ndarray:
+    """One record batch conformed (per-row rules) and encoded (only its kept rows `keep`, if
+    given): the rows the in-memory path would give for the same rows of the table."""
+    frame = conform(batch, schema).frame
+    if keep is not None:
+        frame = frame.iloc[keep].reset_index(drop=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return encoder.encode(frame)
+
+
+def streamed_rows(
+    opened: OpenSource, prepared: StreamPrepared, encoder: TableEncoder, sampler: BlockPoissonSampler
+) -> RowSource:
+    """The training rows: the whole encoded table when it fits the memory budget, else blocks."""
+    width = encoder.width
+    budget_rows = max(1, opened.source.budget_bytes // (BYTES_PER_CELL * max(width, 1)))
+    schema = prepared.schema  # rows are conformed to it; the encoder may hold a rewrite of it (binary codes)
+    if prepared.kept_rows <= budget_rows:
+        blocks = [encode_batch(batch, schema, encoder) for batch in opened.batches()]
+        data = np.concatenate(blocks, axis=0) if blocks else np.zeros((0, width), dtype=np.float32)
+        return TensorRows(torch.from_numpy(data), sampler)
+    offsets = np.concatenate([[0], np.cumsum(prepared.kept_per_batch)])
+
+    def gather(index: np.ndarray) -> torch.Tensor:
+        """One sequential pass: the rows `index` (sorted) names, encoded, in that order."""
+        out = np.empty((len(index), width), dtype=np.float32)
+        for number, batch in enumerate(opened.batches()):
+            low, high = np.searchsorted(index, offsets[number : number + 2])
+            if high > low:
+                out[low:high] = encode_batch(batch, schema, encoder, index[low:high] - offsets[number])
+            if high == len(index):
+                break
+        return torch.from_numpy(out)
+
+    return BlockRows(prepared.kept_rows, width, sampler, gather, budget_rows)
