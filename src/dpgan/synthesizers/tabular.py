@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,7 @@ from dpgan.conditioning import Condition
 from dpgan.errors import InputError, ModelFileError
 from dpgan.extras.label_model import LabelModel
 from dpgan.privacy.accounting import DEFAULT_ACCOUNTANT
+from dpgan.privacy.distributed import ProcessGroupContext, process_group_context
 from dpgan.recipes import Recipe, get_recipe
 from dpgan.schema import Schema
 from dpgan.schema_inference import SOURCE_NOT_PRIVATE
@@ -31,7 +32,7 @@ from dpgan.synthesizers.arguments import fit_arguments, positive_int, training_c
 from dpgan.synthesizers.fit_plan import FitSettings, FittedTable, fit_table
 from dpgan.synthesizers.model_file import fitted_from_model, model_metadata, model_tensors
 from dpgan.synthesizers.public_data import DEFAULT_WARM_START_STEPS, encode_public, load_public_table
-from dpgan.synthesizers.resume import DEFAULT_CHECKPOINT_EVERY, resumable_fit
+from dpgan.synthesizers.resume import DEFAULT_CHECKPOINT_EVERY, resumable_fit, table_fingerprint
 from dpgan.synthesizers.sampling import MAX_SAMPLE_ROWS, TableSampler
 from dpgan.training.config import TrainingConfig
 from dpgan.training.progress import FitProgressFn
@@ -92,6 +93,7 @@ class TabularSynthesizer(Synthesizer):
         self.schema: Schema | None = None
         self.encoder: TableEncoder | None = None
         self.critic_for_evaluation: torch.nn.Module | None = None
+        self._writes_files = True  # False on ranks other than 0 of a data-parallel fit
 
     # ------------------------------------------------------------------ fit
     def fit(
@@ -130,6 +132,11 @@ class TabularSynthesizer(Synthesizer):
         before the private steps (dpgan.training.public_warm_start). It costs no ε and changes no
         ledger entry; the model records its name, SHA-256, row count and the steps. It must not be
         part of, or derived from, the private table.
+
+        Under torchrun (or with a torch.distributed process group already initialized) the fit runs
+        data-parallel on every rank (dpgan.privacy.distributed): each rank passes the same table,
+        rank 0's seed is used by all, the release and the ledger are the single-process ones, and
+        only rank 0 writes the checkpoint and, in `save`, the model.
         """
         schema, options = fit_arguments(
             data,
@@ -170,6 +177,11 @@ class TabularSynthesizer(Synthesizer):
                 public=None if public is None else public.record,
             )
         fit_seed = self.seed if resume is None else resume.fit_seed
+        context = process_group_context()
+        if context.distributed:
+            fit_seed = _lockstep_seed(context, data, fit_seed)
+            if resume is not None:  # rank 0's seed is the one its checkpoint keeps
+                resume = replace(resume, identity={**resume.identity, "fit_seed": fit_seed})
         rng = np.random.default_rng(secrets.randbits(64) if fit_seed is None else fit_seed)
         if fit_seed is None:
             fitted = fit_table(data, schema, options, settings, progress, rng, public=public)
@@ -177,8 +189,9 @@ class TabularSynthesizer(Synthesizer):
             # Network weights are drawn from torch's global RNG: seed it, and leave the caller's state as it was.
             with torch.random.fork_rng(devices=[]):
                 torch.manual_seed(int(rng.integers(0, 2**63 - 1)))
-                fitted = fit_table(data, schema, options, settings, progress, rng, resume, public)
+                fitted = fit_table(data, schema, options, settings, progress, rng, resume, public, context)
         self._adopt(fitted)
+        self._writes_files = context.is_main
         return self
 
     def _adopt(self, fitted: FittedTable) -> None:
@@ -257,8 +270,11 @@ class TabularSynthesizer(Synthesizer):
     # ------------------------------------------------------------ save/load
     def save(self, path: str | Path, *, overwrite: bool = False) -> Path:
         """Write the released model (generator, label model, metadata with its content hash).
-        An existing model directory is replaced only with `overwrite`."""
+        An existing model directory is replaced only with `overwrite`. After a data-parallel fit
+        only rank 0 writes (the other ranks hold the same model and return the path)."""
         fitted = self._fitted()
+        if not self._writes_files:
+            return Path(path)
         metadata = model_metadata(
             fitted,
             recipe=self.recipe.name,
@@ -284,3 +300,13 @@ class TabularSynthesizer(Synthesizer):
         except (KeyError, TypeError, ValueError, RuntimeError) as exc:
             raise ModelFileError(f"{path} holds an inconsistent model: {exc}") from None
         return synth
+
+
+def _lockstep_seed(context: ProcessGroupContext, data: pd.DataFrame, seed: int | None) -> int:
+    """The seed every rank of a data-parallel fit uses (rank 0's: the user's, the checkpoint's or
+    fresh OS entropy), after checking that every rank holds the same table: a rank with another
+    table would make other releases and leave the others waiting in a collective. The digest is
+    compared between the processes only; it is not released."""
+    if not context.agree(int(table_fingerprint(data)[:15], 16)):
+        raise InputError("the ranks of a distributed fit were given different tables: give each the same data")
+    return context.shared_seed(seed)
