@@ -117,6 +117,8 @@ def fit_summary(synth: Any) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
     tensors.update(
         {f"D/{k}": v.detach().clone().contiguous() for k, v in synth.critic_for_evaluation.state_dict().items()}
     )
+    if synth.label_model is not None:  # DP-SGD on the label model: its sums split too
+        tensors.update({f"L/{k}": v.detach().clone().contiguous() for k, v in synth.label_model.tensors().items()})
     report = synth.privacy_report()
     values = {"epsilon": report["epsilon"], "ledger": synth.ledger.to_dict(), "training": synth.training}
     return tensors, values

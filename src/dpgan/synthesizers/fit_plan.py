@@ -180,6 +180,7 @@ def fit_table(
         ledger=ledger,
         rng=rng,
         torch_gen=torch_gen,
+        context=context,
     )
     selection = None
     if holdout is not None:  # reserved before σ is calibrated, so training leaves room for it
@@ -329,6 +330,7 @@ def _fit_extras(
     ledger: PrivacyLedger,
     rng: np.random.Generator,
     torch_gen: torch.Generator,
+    context: ProcessGroupContext = SINGLE_PROCESS,
 ) -> _Extras:
     """Each extra the config asks for, trained with DP until the ledger reaches its cumulative
     share of ε (`spent` so far plus its own fraction): classifier, label model, anchors."""
@@ -341,7 +343,14 @@ def _fit_extras(
         spent += cfg.classifier_budget_fraction
         objective.condition = condition
         objective.classifier = fit_aux_classifier(
-            encoded, condition, cfg, rows=rows, share=shares.at(spent), ledger=ledger, generator=torch_gen
+            encoded,
+            condition,
+            cfg,
+            rows=rows,
+            share=shares.at(spent),
+            ledger=ledger,
+            generator=torch_gen,
+            context=context,
         )
     label_column = label_target(encoder.schema) if cfg.label_model else None
     label_model = None
@@ -349,7 +358,15 @@ def _fit_extras(
     if label_column is not None and not from_tables:
         spent += cfg.label_model_budget_fraction
         label_model = fit_label_model(
-            encoded, encoder, label_column, cfg, rows=rows, share=shares.at(spent), ledger=ledger, generator=torch_gen
+            encoded,
+            encoder,
+            label_column,
+            cfg,
+            rows=rows,
+            share=shares.at(spent),
+            ledger=ledger,
+            generator=torch_gen,
+            context=context,
         )
     hooks: tuple[GeneratorHook, ...] = ()
     if cfg.marginal_anchor:
