@@ -197,6 +197,8 @@ def _print_report_warning(report: dict[str, Any]) -> None:
 
 def cmd_fit(args: argparse.Namespace) -> int:
     _check_budget(args)
+    if args.kind != "table" and int(os.environ.get("WORLD_SIZE") or 1) > 1:
+        raise InputError("a distributed fit (torchrun) is for tables only: fit series and images in one process")
     if args.kind == "sequence":
         return _fit_sequence(args)
     if args.kind == "image":
@@ -229,11 +231,29 @@ def cmd_fit(args: argparse.Namespace) -> int:
 
     schema = Schema.from_json(schema_path) if schema_path is not None else None  # before PyTorch loads
 
+    from dpgan.privacy.distributed import process_group_context
     from dpgan.synthesizers import TabularSynthesizer
     from dpgan.table_io import read_private_table
 
     synth = TabularSynthesizer(**_synth_kwargs(args))  # checks the remaining settings before reading data
-    data = source if streamed else read_private_table(data_path)
+    context = process_group_context()  # under torchrun: every rank fits, rank 0 alone prints and writes
+    if streamed and context.distributed:
+        raise InputError("a Parquet table read in batches is fitted in one process: run it without torchrun")
+    try:
+        data = source if streamed else read_private_table(data_path)
+        return _fit_table(args, synth, data, schema, out, context.is_main)
+    finally:
+        if context.distributed:
+            import torch.distributed
+
+            torch.distributed.destroy_process_group()
+
+
+def _fit_table(args: argparse.Namespace, synth: Any, data: Any, schema: Any, out: Path, main: bool) -> int:
+    """The table fit of `cmd_fit` on this rank (`main`: the one that prints and writes)."""
+    categorical, bounds, categories = _categorical(args.categorical), _bounds(args.bounds), _categories(args.categories)
+    if not main:
+        warnings.simplefilter("ignore", DPGanWarning)
     synth.fit(
         data,
         schema=schema,
@@ -243,12 +263,14 @@ def cmd_fit(args: argparse.Namespace) -> int:
         categories=categories,
         strict=args.strict,
         keep_identifiers=args.keep_identifier_columns,
-        progress=_ProgressBar(not args.quiet, args.accountant),
+        progress=_ProgressBar(not args.quiet and main, args.accountant),
         checkpoint=args.checkpoint,
         checkpoint_every=args.checkpoint_every,
         public_data=args.public_data,
         public_warm_start_steps=args.public_warm_start_steps,
     )
+    if not main:
+        return 0
     synth.save(out, overwrite=args.overwrite)
     report = synth.privacy_report()
     print(f"saved model to {out}: ε={report['epsilon']:.4f}, δ={report['delta']:g} ({report['accountant']})")

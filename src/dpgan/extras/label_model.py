@@ -25,6 +25,7 @@ from dpgan.errors import InputError
 from dpgan.models.output_spans import SOFTMAX
 from dpgan.privacy.accounting import PrivacyLedger
 from dpgan.privacy.calibration import ShareTarget
+from dpgan.privacy.distributed import SINGLE_PROCESS, ProcessGroupContext
 from dpgan.schema import Schema, category_index
 from dpgan.training.aux_classifier import AuxClassifier, drop_span, fit_private_classifier
 from dpgan.training.config import TrainingConfig
@@ -122,6 +123,7 @@ def fit_label_model(
     share: ShareTarget,
     ledger: PrivacyLedger,
     generator: torch.Generator,
+    context: ProcessGroupContext = SINGLE_PROCESS,
 ) -> LabelModel:
     """The label model of `column`, trained with DP-SGD to bring the ledger to `share`."""
     start, stop = label_span(encoder, column)
@@ -141,5 +143,6 @@ def fit_label_model(
         generator=generator,
         mechanism="DP-SGD on the label model",
         note=f"predicts {column!r} from the other columns; redraws it in every sampled row",
+        context=context,
     )
     return LabelModel(column, start, stop, config.label_model_hidden, classifier)

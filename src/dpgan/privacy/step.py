@@ -32,6 +32,12 @@ Strategies, each with the argument that fixes its noise:
   sensitivity ½) and moves its C towards the γ-quantile. Gradient noise σ_Δ = (σ⁻² − (2σ_b)⁻²)^(−½)
   makes the pair jointly Gaussian(σ) at q: the ledger's event is unchanged. The step owns C.
 
+Data-parallel (dpgan.privacy.distributed): with a `context` of K lockstep ranks, each rank clips and
+sums only its share of the batch, the sums (and adaptive clipping's count) are all-reduced, and
+the noise is drawn once, after the reduce, from the generator every rank shares: every rank then
+holds the single-process release. Units that cannot be split are computed whole on every rank
+(the same release, no speed-up).
+
 Tests drive the engine black-box: inject the sampler, the noise generator and a recorder that
 sees, per release, the units' norms before clipping, the clipped sum, the noise std and the divisor.
 """
@@ -48,6 +54,7 @@ import torch
 from dpgan.errors import InputError
 from dpgan.privacy.accounting import ONE_OF_SHARDS, POISSON, LedgerEntry, PrivacyLedger, Reservation
 from dpgan.privacy.adaptive_clipping import COUNT_KEY, AdaptiveClipping
+from dpgan.privacy.distributed import SINGLE_PROCESS, ProcessGroupContext, shard_positions
 from dpgan.privacy.grouped_clipping import GroupedClipping
 from dpgan.privacy.noise import add_gaussian, add_gaussian_tensor
 from dpgan.privacy.sampling import PoissonSampler
@@ -99,6 +106,36 @@ class MicrobatchClipping:
 
 
 Clipping = PerUnitClipping | MicrobatchClipping | GroupedClipping
+
+
+class Shardable(Protocol):
+    """Units that know how to give rank r of K its share (dpgan.privacy.distributed.shard_positions):
+    `(units of that share, how many)`. The shares must partition the batch, and no clipped unit
+    (a row, or with microbatches a microbatch) may be cut between two ranks."""
+
+    def shard(self, rank: int, world_size: int) -> tuple[Any, int]: ...
+
+
+def local_share(units: Any, size: int, context: ProcessGroupContext) -> tuple[Any, int, bool]:
+    """This rank's share of a release's units: `(units, count, split)`. A `Shardable`, a tensor or a
+    tuple of tensors with one row per unit is split; anything else (or one process) is computed
+    whole (`split` False: then nothing is reduced, every rank computing the same sum). A split
+    release is reduced even when the batch is empty: one collective per step keeps ranks in step."""
+    if not context.distributed:
+        return units, size, False
+    if hasattr(units, "shard"):
+        local, count = units.shard(context.rank, context.world_size)
+        return local, count, True
+    positions = shard_positions(size, context.rank, context.world_size)
+    if isinstance(units, torch.Tensor) and units.shape[:1] == (size,):
+        return units[positions], len(positions), True
+    if (
+        isinstance(units, tuple)
+        and units
+        and all(isinstance(u, torch.Tensor) and u.shape[:1] == (size,) for u in units)
+    ):
+        return tuple(u[positions] for u in units), len(positions), True
+    return units, size, False
 
 
 @dataclass
@@ -171,7 +208,8 @@ class PrivateStep:
     `clipped_sum` is the backend. `max_norm` C may follow a schedule fixed in advance (clipping
     decay): noise std is σ·sensitivity·C_t, so the accounting stays Gaussian(σ) per step. With
     `adaptive` the step owns C (a release refuses another `max_norm`) and moves it after each
-    release (module docstring); `max_norm` is then its starting value.
+    release (module docstring); `max_norm` is then its starting value. `context` splits the clipped
+    sums over a lockstep process group (dpgan.privacy.distributed); the noise is still drawn once.
     """
 
     def __init__(
@@ -192,6 +230,7 @@ class PrivateStep:
         sampler: Sampler | None = None,
         recorder: Recorder | None = None,
         adaptive: AdaptiveClipping | None = None,
+        context: ProcessGroupContext = SINGLE_PROCESS,
     ) -> None:
         if not (expected_batch_size > 0 and max_norm > 0):
             raise InputError("a private step needs a positive expected batch size and clipping norm")
@@ -205,7 +244,7 @@ class PrivateStep:
             else adaptive.gradient_multiplier(noise_multiplier, expected_batch_size)
         )
         self.expected_batch_size, self.clipping = expected_batch_size, clipping
-        self.clipped_sum, self.generator = clipped_sum, generator
+        self.clipped_sum, self.generator, self.context = clipped_sum, generator, context
         self.sampler = sampler if sampler is not None else PoissonSampler(units, sample_rate, generator)
         entry = {"name": label, "noise_multiplier": noise_multiplier, "sampling_rate": sample_rate, "note": note}
         self._charge = _Charge(_reserve(ledger, {**entry, "sampling": POISSON}, steps), recorder)
@@ -251,12 +290,18 @@ class PrivateStep:
             groups = self.clipping.resolve(names, list(extras or {}), clip)  # type: ignore[union-attr]
         summed: Tensors = {}
         norms = torch.zeros(0)
-        if size > 0:
+        local, local_size, split = local_share(units, size, self.context)
+        if local_size > 0:  # this rank's share (all of it in one process)
             summed, norms = (
-                self.clipped_sum(model, units, clip, groups=groups) if grouped else self.clipped_sum(model, units, clip)
+                self.clipped_sum(model, local, clip, groups=groups) if grouped else self.clipped_sum(model, local, clip)
             )
         ordered: Tensors = {name: summed.get(name, torch.zeros(width)) for name, width in (extras or {}).items()}
         ordered.update({name: summed.get(name, torch.zeros_like(p)) for name, p in model.named_parameters()})
+        count = None if self.adaptive is None else self.adaptive.centred_count(norms, clip)
+        if split:  # Σ over ranks of the clipped sums: the single-process sum, still without noise
+            reduced = self.context.all_reduce_sum(ordered if count is None else {**ordered, COUNT_KEY: count})
+            count = reduced.pop(COUNT_KEY, None)
+            ordered = reduced
         std: float | dict[str, float]
         if self.noise_multiplier == 0:  # the non-private control (its clip may be ∞): no noise, whatever C
             std = 0.0
@@ -267,6 +312,7 @@ class PrivateStep:
         divisor = self.clipping.divisor(self.expected_batch_size)
         record = {
             "units": size,
+            "local_units": local_size,
             "norms": norms,
             "clipped": ordered,
             "noise_std": std,
@@ -279,7 +325,7 @@ class PrivateStep:
             self._charge(record)
             return Release(add_gaussian(ordered, std, self.generator), divisor, size)
         # the count rides in the same draw, after the gradient (dpgan.privacy.adaptive_clipping)
-        count = self.adaptive.centred_count(norms, clip)
+        assert count is not None
         count_std = self.adaptive.count_std(self.expected_batch_size) if self.noise_multiplier > 0 else 0.0
         stds = dict(std) if isinstance(std, dict) else dict.fromkeys(ordered, std)
         record.update({"count": count, "count_noise_std": count_std})

@@ -27,6 +27,12 @@ that would take it past the target (ε, δ)):
    the released generator(s), charged to the reservation;
 7. a last check that the ledger stays within ε, which would be an internal error.
 
+Data-parallel (dpgan.privacy.distributed): with a process group of K ranks every rank runs this
+whole flow in lockstep on the same table with the same `rng` (its seed broadcast by the facade),
+so each preprocessing release, extra and ledger entry is made once, identically, on every rank;
+only the critic's clipped sums are split and all-reduced before the noise. Rank 0 alone writes
+the checkpoint; the training record says the `world_size`.
+
 Random draws: `rng` seeds the torch generator first, then serves the preprocessing noise, the
 condition prior, the anchor, the 2-way anchor and dtgan-g's shard key, in that order (with a
 selection: its held-out key right after encoding, and the selection's Gumbel noise after
@@ -52,6 +58,7 @@ from dpgan.extras.table_label_model import match_prior, naive_bayes_label_model
 from dpgan.preparation import Prepared, prepare_table, purchased_schema_entries
 from dpgan.privacy.accounting import Budget, LedgerEntry, PrivacyLedger
 from dpgan.privacy.calibration import BudgetShares, sigma_and_steps
+from dpgan.privacy.distributed import SINGLE_PROCESS, ProcessGroupContext
 from dpgan.recipes import Recipe
 from dpgan.schema import Schema, binary_coded, with_geo
 from dpgan.schema_inference import PublicHints
@@ -131,6 +138,7 @@ def fit_table(
     rng: np.random.Generator,
     resume: ResumableFit | None = None,
     public: PublicTable | None = None,
+    context: ProcessGroupContext = SINGLE_PROCESS,
 ) -> FittedTable:
     """Train on `data` following the module's flow; every random draw comes from `rng` or torch's
     (possibly seeded) global RNG. With `resume`, the loop checkpoints and resumes
@@ -172,6 +180,7 @@ def fit_table(
         ledger=ledger,
         rng=rng,
         torch_gen=torch_gen,
+        context=context,
     )
     selection = None
     if holdout is not None:  # reserved before σ is calibrated, so training leaves room for it
@@ -179,6 +188,7 @@ def fit_table(
     checkpoint = None
     if resume is not None:
         checkpoint = resume.checkpoint(_releases_before_training(ledger, schema, condition, extras))
+        checkpoint.writer = context.is_main
     result, schedule, sigma = _train_gan(  # step 6
         encoded,
         encoder,
@@ -193,6 +203,7 @@ def fit_table(
         checkpoint=checkpoint,
         keeper=None if selection is None else selection.keeper,
         public=warm_start,
+        context=context,
     )
     selection_record = None
     if selection is not None and holdout is not None:  # step 6b
@@ -207,6 +218,7 @@ def fit_table(
     if spent > settings.epsilon * (1 + 1e-9):
         raise BudgetError(f"internal error: the ledger spent ε={spent:.4f} > target {settings.epsilon}")
     if checkpoint is not None:
+        context.barrier()  # every rank has read it before rank 0 deletes it
         checkpoint.remove()  # secret material (dpgan.training.checkpoint)
     training = {
         "recipe": settings.recipe.name,
@@ -224,6 +236,7 @@ def fit_table(
         "label_model": extras.label_column,
         "label_model_kind": extras.label_model_kind,
         "seeded": settings.seeded,
+        "world_size": context.world_size,
     }
     if selection_record is not None:
         training["selection"] = selection_record
@@ -317,6 +330,7 @@ def _fit_extras(
     ledger: PrivacyLedger,
     rng: np.random.Generator,
     torch_gen: torch.Generator,
+    context: ProcessGroupContext = SINGLE_PROCESS,
 ) -> _Extras:
     """Each extra the config asks for, trained with DP until the ledger reaches its cumulative
     share of ε (`spent` so far plus its own fraction): classifier, label model, anchors."""
@@ -329,7 +343,14 @@ def _fit_extras(
         spent += cfg.classifier_budget_fraction
         objective.condition = condition
         objective.classifier = fit_aux_classifier(
-            encoded, condition, cfg, rows=rows, share=shares.at(spent), ledger=ledger, generator=torch_gen
+            encoded,
+            condition,
+            cfg,
+            rows=rows,
+            share=shares.at(spent),
+            ledger=ledger,
+            generator=torch_gen,
+            context=context,
         )
     label_column = label_target(encoder.schema) if cfg.label_model else None
     label_model = None
@@ -337,7 +358,15 @@ def _fit_extras(
     if label_column is not None and not from_tables:
         spent += cfg.label_model_budget_fraction
         label_model = fit_label_model(
-            encoded, encoder, label_column, cfg, rows=rows, share=shares.at(spent), ledger=ledger, generator=torch_gen
+            encoded,
+            encoder,
+            label_column,
+            cfg,
+            rows=rows,
+            share=shares.at(spent),
+            ledger=ledger,
+            generator=torch_gen,
+            context=context,
         )
     hooks: tuple[GeneratorHook, ...] = ()
     if cfg.marginal_anchor:
@@ -374,9 +403,12 @@ def _train_gan(
     checkpoint: FitCheckpoint | None,
     keeper: SnapshotKeeper | None = None,
     public: PublicWarmStart | None = None,
+    context: ProcessGroupContext = SINGLE_PROCESS,
 ) -> tuple[TrainingResult, Schedule, float]:
     """The recipe's GAN loop at the σ and step count that land the whole ledger on ε (or, with a
-    fixed σ, stop before passing it); the loop charges each step. Returns (result, schedule, σ)."""
+    fixed σ, stop before passing it); the loop charges each step. Returns (result, schedule, σ).
+    dtgan-g's loop has no split release: under a process group every rank runs it whole (the same
+    release on each, no speed-up)."""
     cfg = settings.config
     schedule = gan_schedule_for(cfg, rows, settings.recipe.dp_on)
     budget = sigma_and_steps(
@@ -432,6 +464,7 @@ def _train_gan(
             checkpoint=checkpoint,
             keeper=keeper,
             public=public,
+            context=context,
         )
     return result, schedule, sigma
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,7 @@ from dpgan.errors import InputError, ModelFileError
 from dpgan.extras.label_model import LabelModel
 from dpgan.parquet_source import ParquetSource
 from dpgan.privacy.accounting import DEFAULT_ACCOUNTANT
+from dpgan.privacy.distributed import ProcessGroupContext, process_group_context
 from dpgan.recipes import Recipe, get_recipe
 from dpgan.schema import Schema
 from dpgan.schema_inference import SOURCE_NOT_PRIVATE
@@ -32,7 +33,7 @@ from dpgan.synthesizers.arguments import fit_arguments, positive_int, training_c
 from dpgan.synthesizers.fit_plan import FitSettings, FittedTable, fit_table
 from dpgan.synthesizers.model_file import fitted_from_model, model_metadata, model_tensors
 from dpgan.synthesizers.public_data import DEFAULT_WARM_START_STEPS, encode_public, load_public_table
-from dpgan.synthesizers.resume import DEFAULT_CHECKPOINT_EVERY, resumable_fit
+from dpgan.synthesizers.resume import DEFAULT_CHECKPOINT_EVERY, resumable_fit, table_fingerprint
 from dpgan.synthesizers.sampling import MAX_SAMPLE_ROWS, TableSampler
 from dpgan.synthesizers.streamed_fit import fit_stream, stream_arguments
 from dpgan.training.config import TrainingConfig
@@ -94,6 +95,7 @@ class TabularSynthesizer(Synthesizer):
         self.schema: Schema | None = None
         self.encoder: TableEncoder | None = None
         self.critic_for_evaluation: torch.nn.Module | None = None
+        self._writes_files = True  # False on ranks other than 0 of a data-parallel fit
 
     # ------------------------------------------------------------------ fit
     def fit(
@@ -135,6 +137,11 @@ class TabularSynthesizer(Synthesizer):
         `data` may also be a Parquet file or a directory of Parquet files (a path, or a
         `dpgan.ParquetSource` with its memory budget): it is then read in record batches and
         never held whole (dpgan.synthesizers.streamed_fit says what that path supports).
+
+        Under torchrun (or with a torch.distributed process group already initialized) the fit runs
+        data-parallel on every rank (dpgan.privacy.distributed): each rank passes the same table,
+        rank 0's seed is used by all, the release and the ledger are the single-process ones, and
+        only rank 0 writes the checkpoint and, in `save`, the model.
         """
         if isinstance(data, (str, Path, ParquetSource)):
             if checkpoint is not None:
@@ -164,19 +171,7 @@ class TabularSynthesizer(Synthesizer):
         public = None if public_data is None else load_public_table(public_data, public_warm_start_steps)
         if public is not None and schema is not None:
             encode_public(public, schema, TableEncoder(schema, public_dtypes(schema)))  # refused before any read
-        settings = FitSettings(
-            recipe=self.recipe,
-            config=self.config,
-            epsilon=self.epsilon,
-            delta=self.delta,
-            accountant=self.accountant,
-            noise_multiplier=self.noise_multiplier,
-            epochs_given=self.epochs_given,
-            preprocessing_fraction=self.preprocessing_fraction,
-            schema_from_data_without_dp=self.schema_from_data_without_dp,
-            condition_column=self.condition_column,
-            seeded=self.seed is not None,
-        )
+        settings = self._settings()
         resume = None
         if checkpoint is not None:
             resume = resumable_fit(
@@ -190,6 +185,11 @@ class TabularSynthesizer(Synthesizer):
                 public=None if public is None else public.record,
             )
         fit_seed = self.seed if resume is None else resume.fit_seed
+        context = process_group_context()
+        if context.distributed:
+            fit_seed = _lockstep_seed(context, data, fit_seed)
+            if resume is not None:  # rank 0's seed is the one its checkpoint keeps
+                resume = replace(resume, identity={**resume.identity, "fit_seed": fit_seed})
         rng = np.random.default_rng(secrets.randbits(64) if fit_seed is None else fit_seed)
         if fit_seed is None:
             fitted = fit_table(data, schema, options, settings, progress, rng, public=public)
@@ -197,8 +197,9 @@ class TabularSynthesizer(Synthesizer):
             # Network weights are drawn from torch's global RNG: seed it, and leave the caller's state as it was.
             with torch.random.fork_rng(devices=[]):
                 torch.manual_seed(int(rng.integers(0, 2**63 - 1)))
-                fitted = fit_table(data, schema, options, settings, progress, rng, resume, public)
+                fitted = fit_table(data, schema, options, settings, progress, rng, resume, public, context)
         self._adopt(fitted)
+        self._writes_files = context.is_main
         return self
 
     def _settings(self) -> FitSettings:
@@ -219,7 +220,10 @@ class TabularSynthesizer(Synthesizer):
     def _fit_stream(
         self, data, schema, target, categorical, bounds, categories, strict, progress, public_data, warm_steps
     ) -> "TabularSynthesizer":
-        """`fit` on a Parquet file or directory, read in record batches (dpgan.synthesizers.streamed_fit)."""
+        """`fit` on a Parquet file or directory, read in record batches (dpgan.synthesizers.streamed_fit).
+        One process only: ranks streaming on their own would each make their own releases."""
+        if process_group_context().distributed:
+            raise InputError("a Parquet table read in batches is fitted in one process: run it without torchrun")
         settings = self._settings()
         opened, schema, options = stream_arguments(
             data,
@@ -344,8 +348,11 @@ class TabularSynthesizer(Synthesizer):
     # ------------------------------------------------------------ save/load
     def save(self, path: str | Path, *, overwrite: bool = False) -> Path:
         """Write the released model (generator, label model, metadata with its content hash).
-        An existing model directory is replaced only with `overwrite`."""
+        An existing model directory is replaced only with `overwrite`. After a data-parallel fit
+        only rank 0 writes (the other ranks hold the same model and return the path)."""
         fitted = self._fitted()
+        if not self._writes_files:
+            return Path(path)
         metadata = model_metadata(
             fitted,
             recipe=self.recipe.name,
@@ -379,3 +386,13 @@ def _with_points(frame: pd.DataFrame, schema: Schema, columns: Sequence[str], rn
     for column in columns:
         frame = add_region_points(frame, schema, column, rng)
     return frame
+
+
+def _lockstep_seed(context: ProcessGroupContext, data: pd.DataFrame, seed: int | None) -> int:
+    """The seed every rank of a data-parallel fit uses (rank 0's: the user's, the checkpoint's or
+    fresh OS entropy), after checking that every rank holds the same table: a rank with another
+    table would make other releases and leave the others waiting in a collective. The digest is
+    compared between the processes only; it is not released."""
+    if not context.agree(int(table_fingerprint(data)[:15], 16)):
+        raise InputError("the ranks of a distributed fit were given different tables: give each the same data")
+    return context.shared_seed(seed)

@@ -23,6 +23,7 @@ from dpgan.errors import InputError
 from dpgan.models.tabular import leaky_mlp
 from dpgan.privacy.accounting import PrivacyLedger
 from dpgan.privacy.calibration import ShareTarget
+from dpgan.privacy.distributed import SINGLE_PROCESS, ProcessGroupContext
 from dpgan.privacy.dpsgd import Grads, clip_per_example, per_example_gradients, per_example_norms
 from dpgan.privacy.step import PrivateStep
 from dpgan.training.conditions import ConditionPrior
@@ -145,13 +146,15 @@ def train_dp_classifier(
     label: str,
     note: str = "",
     recorder=None,
+    context: ProcessGroupContext = SINGLE_PROCESS,
 ) -> AuxClassifier:
     """Run exactly `steps` DP-SGD steps (the accounted count) and return the frozen classifier.
 
     `expected_batch_size` is q·N (or q·N̂ with a noisy row count); it is the divisor of every
     step. `noise_multiplier` = 0 is the non-private baseline and must not be accounted as DP.
     The result is in eval mode with requires_grad False: the generator's loss may flow through
-    its inputs but must never update it.
+    its inputs but must never update it. `context` splits each release's clipped sums over a
+    lockstep process group (dpgan.privacy.distributed).
     """
     _validate(
         features, labels, num_classes, sample_rate, expected_batch_size, steps, noise_multiplier, max_grad_norm, lr
@@ -173,6 +176,7 @@ def train_dp_classifier(
         clipped_sum=classifier_clipped_sum(model),
         generator=generator,
         recorder=recorder,
+        context=context,
     )
     for _ in range(int(steps)):
         index = step.sample()
@@ -212,6 +216,7 @@ def fit_private_classifier(
     generator: torch.Generator,
     mechanism: str,
     note: str,
+    context: ProcessGroupContext = SINGLE_PROCESS,
 ) -> AuxClassifier:
     """A classifier trained with DP-SGD at the σ that brings the ledger to `share` (its steps are
     one ledger entry, charged by the private step as they run)."""
@@ -232,6 +237,7 @@ def fit_private_classifier(
         ledger=ledger,
         label=mechanism,
         note=note,
+        context=context,
     )
 
 
@@ -244,6 +250,7 @@ def fit_aux_classifier(
     share: ShareTarget,
     ledger: PrivacyLedger,
     generator: torch.Generator,
+    context: ProcessGroupContext = SINGLE_PROCESS,
 ) -> AuxClassifier:
     """DTGAN's auxiliary classifier of the condition: its loss guides the generator."""
     start, stop = condition.slice
@@ -263,4 +270,5 @@ def fit_aux_classifier(
         generator=generator,
         mechanism="DP-SGD on the auxiliary classifier",
         note=f"predicts {condition.column!r}; its loss guides the generator",
+        context=context,
     )

@@ -105,6 +105,9 @@ class FitCheckpoint:
         check_every(every)
         self.directory, self.every, self.identity = Path(directory), every, identity
         self.path = self.directory / STATE_FILE
+        # False on the ranks of a data-parallel fit other than 0: they read the checkpoint, and
+        # rank 0 alone writes and deletes it (their states are identical, dpgan.privacy.distributed)
+        self.writer = True
 
     def due(self, steps_done: int, total: int) -> bool:
         """After `steps_done` steps: write now? (every `every` steps; not after the last one)."""
@@ -113,6 +116,8 @@ class FitCheckpoint:
     def save(self, snapshot: Snapshot) -> None:
         from safetensors.torch import save_file
 
+        if not self.writer:
+            return
         self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
         header = {
             "format": FORMAT_VERSION,
@@ -143,7 +148,7 @@ class FitCheckpoint:
 
     def remove(self) -> None:
         """After the fit: the checkpoint is secret material (module docstring)."""
-        if self.path.exists():
+        if self.writer and self.path.exists():
             self.path.unlink()
 
 

@@ -23,6 +23,7 @@ from dpgan.models.tabular import TabularCritic, TabularGenerator
 from dpgan.privacy import grad_sample
 from dpgan.privacy.accounting import PrivacyLedger
 from dpgan.privacy.adaptive_clipping import AdaptiveClipping
+from dpgan.privacy.distributed import SINGLE_PROCESS, ProcessGroupContext, shard_positions
 from dpgan.privacy.grouped_clipping import GroupedClipping
 from dpgan.privacy.microbatch import assign_microbatches, microbatch_clipped_sum
 from dpgan.privacy.mlp_clipping import FEATURES_KEY
@@ -139,6 +140,24 @@ class CriticUnits:
     with_features: bool
     context: tuple[torch.Tensor, ...] = ()
 
+    def shard(self, rank: int, world_size: int) -> tuple["CriticUnits", int]:
+        """Rank `rank`'s share of the batch for a data-parallel release (dpgan.privacy.distributed):
+        each record's whole unit (row, weight, partner, α, context) goes to one rank; with
+        microbatches, each whole microbatch does."""
+        index = shard_positions(len(self.real), rank, world_size, self.groups)
+        return (
+            CriticUnits(
+                self.real[index],
+                self.weight[index],
+                None if self.partners is None else self.partners[index],
+                self.alpha[index],
+                None if self.groups is None else self.groups[index],
+                self.with_features,
+                tuple(c[index] for c in self.context),
+            ),
+            len(index),
+        )
+
 
 def critic_clipped_sum(settings: CriticStepSettings):
     """The backend of the critic's private step: per record i, ℓ_i = -w_i·D(x_i) + λ·GP(x̂_i) (the
@@ -205,6 +224,7 @@ def critic_step(
     generator: torch.Generator,
     recorder: Recorder | None = None,
     sampler: Sampler | None = None,
+    context: ProcessGroupContext = SINGLE_PROCESS,
 ) -> PrivateStep:
     """The critic's private step, `steps` releases reserved in `ledger` (one event per critic step).
     `recorder` and `sampler` are for tests (dpgan.privacy.step)."""
@@ -233,6 +253,7 @@ def critic_step(
         recorder=recorder,
         sampler=sampler,
         adaptive=settings.adaptive,
+        context=context,
     )
 
 
@@ -292,6 +313,7 @@ def train_dp_critic(
     checkpoint: FitCheckpoint | None = None,
     keeper: SnapshotKeeper | None = None,
     public: PublicWarmStart | None = None,
+    context: ProcessGroupContext = SINGLE_PROCESS,
 ) -> TrainingResult:
     """The DP-on-critic strategy: run exactly `steps` noisy critic updates, reserved in `ledger` and
     charged one by one (σ = 0 with no ledger: the benches' non-private control), a generator step
@@ -301,7 +323,9 @@ def train_dp_critic(
     G(z, generator, condition) (default: the configured tabular one). G reads only the critic,
     which is DP. With a
     `checkpoint`, the loop resumes from its snapshot (if any) and writes one every few steps
-    (dpgan.training.checkpoint has the argument why nothing is spent twice)."""
+    (dpgan.training.checkpoint has the argument why nothing is spent twice). `context` runs the loop
+    data-parallel in lockstep (dpgan.privacy.distributed): only the critic's clipped sums are split;
+    every draw, the noise and G's update are the same on every rank."""
     source = as_row_source(data)  # rows by index: in memory, or a streamed block (training.row_source)
     sampler = sampler if sampler is not None else source.sampler
     fake_batch = max(1, int(round(expected_batch_size)))
@@ -326,6 +350,7 @@ def train_dp_critic(
         generator=generator,
         recorder=recorder,
         sampler=sampler,
+        context=context,
     )
     real_moments: tuple[torch.Tensor, torch.Tensor] | None = None
     start = 0
