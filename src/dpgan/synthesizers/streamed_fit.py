@@ -22,9 +22,14 @@ batches (dpgan.parquet_source) instead of held as a DataFrame:
 Peak memory: one record batch (raw, conformed, encoded) plus the block, whatever the row count.
 
 What a stream cannot do yet is refused before any read, by public settings only (never by the
-data, so whether a fit runs says nothing about the rows): the extras that read the whole encoded
-table (label model, auxiliary classifier, marginal and 2-way anchors, checkpoint selection),
-dtgan-g's shard critics, the non-private schema path, strict mode and resuming.
+data, so whether a fit runs says nothing about the rows): the extras trained with DP-SGD on the
+whole encoded table or on a held-out split (the DP-SGD label model, the auxiliary classifier,
+checkpoint selection), dtgan-g's shard critics, the non-private schema path, strict mode and
+resuming. A target's label model is allowed when it is read off the 2-way tables
+(`label_model_from_tables`, decided by the settings and the target's name only); its bias is
+matched on G's own rows after training, as in memory (post-processing).
+The Poisson sampler's seed is drawn from `rng` after the anchors, so every draw before it is
+the in-memory fit's.
 """
 
 from __future__ import annotations
