@@ -177,7 +177,11 @@ def test_bad_inputs_are_one_line_refusals(tmp_path):
     _table().iloc[:10].drop(columns="x").to_parquet(mixed / "b.parquet", index=False)
     assert "different columns" in _refused(lambda: fit(str(mixed)))
     good = _split(_table(), tmp_path / "good")
-    assert "pair-anchor" in _refused(lambda: TabularSynthesizer(epsilon=1.0).fit(str(good)))
+    dp_sgd = TabularSynthesizer(epsilon=1.0, label_model_kind="dp-sgd")
+    assert "DP-SGD label model" in _refused(lambda: dp_sgd.fit(str(good), target="c"))
+    assert "select_checkpoints" in _refused(
+        lambda: TabularSynthesizer(epsilon=1.0, select_checkpoints=3).fit(str(good))
+    )
     assert "not found" in _refused(lambda: fit(str(tmp_path / "missing.parquet")))
     assert not list(tmp_path.glob("**/*.json"))  # nothing written
 
@@ -193,6 +197,7 @@ def test_cli_fits_a_directory_of_parquet_files(tmp_path, capsys):
         assert main([*argv, "--no-pair-anchor", "--memory-budget-mb", "0.01", "--quiet", "--seed", "1"]) == 0
     assert (out / "model.json").is_file()
     assert TabularSynthesizer.load(out).training["streamed"] is True
-    # refused before anything is written: the default 2-way anchor reads the whole table
-    assert main([*argv[:3], str(tmp_path / "other"), *argv[4:], "--quiet"]) != 0
-    assert "pair-anchor" in capsys.readouterr().err and not (tmp_path / "other").exists()
+    # refused before anything is written: the DP-SGD label model reads the whole table
+    refused = ["--target", "c", "--label-model-kind", "dp-sgd", "--quiet"]
+    assert main([*argv[:3], str(tmp_path / "other"), *argv[4:], *refused]) != 0
+    assert "DP-SGD label model" in capsys.readouterr().err and not (tmp_path / "other").exists()

@@ -74,8 +74,8 @@ from dpgan.training.dp_critic import TrainingResult, train_dp_critic
 from dpgan.training.dp_generator import train_dp_generator
 from dpgan.training.gan_loop import GeneratorHook
 from dpgan.training.generator_losses import GeneratorObjective
-from dpgan.training.marginals import AnchorHook, measure_anchor
-from dpgan.training.pair_marginals import PairAnchorHook, measure_pair_anchor
+from dpgan.training.marginals import AnchorHook, MarginalCounts, measure_anchor
+from dpgan.training.pair_marginals import PairAnchorHook, PairCounts, measure_pair_anchor
 from dpgan.training.progress import FitProgressFn, StepReporter
 from dpgan.training.public_warm_start import PublicWarmStart
 from dpgan.training.schedule import Schedule, gan_schedule_for
@@ -209,11 +209,7 @@ def fit_table(
     if selection is not None and holdout is not None:  # step 6b
         generator, selection_record = select_released(selection, holdout, encoder, condition, settings, torch_gen, rng)
         result = replace(result, generator=generator)
-    if extras.label_model_kind == "pair-tables":
-        # the naive-Bayes label model's bias, matched on G's own rows (post-processing)
-        sampler = TableSampler(result.generator, encoder, condition, settings.config.noise_dim, ())
-        own_rows = sampler.sample(PRIOR_MATCH_ROWS, {}, int(rng.integers(0, 2**31 - 1)))
-        match_prior(extras.label_model, torch.from_numpy(encoder.encode(own_rows)))
+    match_label_prior(extras, result.generator, encoder, condition, settings, rng)
     spent = ledger.epsilon(settings.delta, settings.accountant)  # step 7
     if spent > settings.epsilon * (1 + 1e-9):
         raise BudgetError(f"internal error: the ledger spent ε={spent:.4f} > target {settings.epsilon}")
@@ -297,13 +293,40 @@ def _prepare(
     return prepared, fraction, condition_column
 
 
-def label_model_from_tables(cfg: TrainingConfig, label_column: str | None, condition: Condition | None) -> bool:
+def label_model_from_tables(cfg: TrainingConfig, label_column: str | None, condition_column: str | None) -> bool:
     """Whether the label model is read off the 2-way tables: asked for, or "auto" with the anchor
     on and the target measured (the conditioning column is not)."""
     if cfg.label_model_kind == "auto":
-        measured = cfg.pair_anchor and (condition is None or condition.column != label_column)
+        measured = cfg.pair_anchor and condition_column != label_column
         return label_column is not None and measured
     return cfg.label_model_kind == "pair-tables"
+
+
+@dataclass
+class AnchorCounts:
+    """The exact per-row sums the anchors the config asks for release (None for one that is off).
+
+    `add` takes encoded rows: the whole table in memory, or a streamed fit's batches in table
+    order; the sums are equal either way (dpgan.training.marginals.continued_sums), so the
+    releases, drawn from the same rng at the same σ, are equal too."""
+
+    marginals: MarginalCounts | None
+    pairs: PairCounts | None
+
+    @classmethod
+    def for_config(cls, cfg: TrainingConfig, encoder: TableEncoder, condition_column: str | None) -> "AnchorCounts":
+        marginals = MarginalCounts.empty(encoder.spans, condition_column) if cfg.marginal_anchor else None
+        pairs = PairCounts.empty(encoder.spans, condition_column) if cfg.pair_anchor else None
+        return cls(marginals, pairs)
+
+    @property
+    def wanted(self) -> bool:
+        return self.marginals is not None or self.pairs is not None
+
+    def add(self, encoded: torch.Tensor) -> None:
+        for counts in (self.marginals, self.pairs):
+            if counts is not None:
+                counts.add(encoded)
 
 
 @dataclass
@@ -320,7 +343,7 @@ class _Extras:
 
 
 def _fit_extras(
-    encoded: torch.Tensor,
+    encoded: torch.Tensor | None,
     encoder: TableEncoder,
     condition: Condition | None,
     rows: int,
@@ -331,15 +354,23 @@ def _fit_extras(
     rng: np.random.Generator,
     torch_gen: torch.Generator,
     context: ProcessGroupContext = SINGLE_PROCESS,
+    counts: AnchorCounts | None = None,
 ) -> _Extras:
     """Each extra the config asks for, trained with DP until the ledger reaches its cumulative
-    share of ε (`spent` so far plus its own fraction): classifier, label model, anchors."""
+    share of ε (`spent` so far plus its own fraction): classifier, label model, anchors.
+
+    The anchors read only `counts` (the table's exact sums; counted here from `encoded` when not
+    given). A streamed fit passes `counts` and no `encoded`: the DP-SGD extras, which need the
+    table in memory, are refused before it starts (dpgan.synthesizers.streamed_fit)."""
     cfg = settings.config
     objective = GeneratorObjective(
         cfg.loss, info_weight=cfg.info_loss_weight, classifier_weight=cfg.classifier_loss_weight
     )
     shares = BudgetShares(settings.epsilon, settings.delta, settings.accountant)
+    skip = condition.column if condition is not None else None
     if cfg.classifier_loss_weight > 0 and condition is not None:
+        if encoded is None:
+            raise RuntimeError("internal error: the auxiliary classifier needs the encoded table")
         spent += cfg.classifier_budget_fraction
         objective.condition = condition
         objective.classifier = fit_aux_classifier(
@@ -354,8 +385,10 @@ def _fit_extras(
         )
     label_column = label_target(encoder.schema) if cfg.label_model else None
     label_model = None
-    from_tables = label_model_from_tables(cfg, label_column, condition)
+    from_tables = label_model_from_tables(cfg, label_column, skip)
     if label_column is not None and not from_tables:
+        if encoded is None:
+            raise RuntimeError("internal error: the DP-SGD label model needs the encoded table")
         spent += cfg.label_model_budget_fraction
         label_model = fit_label_model(
             encoded,
@@ -368,16 +401,21 @@ def _fit_extras(
             generator=torch_gen,
             context=context,
         )
+    if counts is None:
+        if encoded is None:
+            raise RuntimeError("internal error: the anchors need the encoded table or its counts")
+        counts = AnchorCounts.for_config(cfg, encoder, skip)
+        counts.add(encoded)  # the same counting a streamed fit does batch by batch
     hooks: tuple[GeneratorHook, ...] = ()
     if cfg.marginal_anchor:
+        assert counts.marginals is not None
         spent += cfg.marginal_budget_fraction
-        skip = condition.column if condition is not None else None
-        anchor = measure_anchor(encoded, encoder.spans, skip, share=shares.at(spent), ledger=ledger, rng=rng)
+        anchor = measure_anchor(counts.marginals, share=shares.at(spent), ledger=ledger, rng=rng)
         hooks = (AnchorHook.from_config(anchor, cfg),)
     if cfg.pair_anchor:
+        assert counts.pairs is not None
         spent += cfg.pair_budget_fraction
-        skip = condition.column if condition is not None else None
-        pairs = measure_pair_anchor(encoded, encoder.spans, skip, share=shares.at(spent), ledger=ledger, rng=rng)
+        pairs = measure_pair_anchor(counts.pairs, share=shares.at(spent), ledger=ledger, rng=rng)
         # never warm up for longer than the GAN trains (a short fit, e.g. a test's, stays short)
         steps = gan_schedule_for(cfg, rows, settings.recipe.dp_on).steps
         hooks = (*hooks, PairAnchorHook.from_config(pairs, cfg, max_warmup_steps=steps))
@@ -386,6 +424,23 @@ def _fit_extras(
             label_column = None if label_model is None else label_column
     kind = None if label_column is None else ("pair-tables" if from_tables else "dp-sgd")
     return _Extras(objective, label_column, label_model, hooks, kind)
+
+
+def match_label_prior(
+    extras: _Extras,
+    generator: torch.nn.Module,
+    encoder: TableEncoder,
+    condition: Condition | None,
+    settings: FitSettings,
+    rng: np.random.Generator,
+) -> None:
+    """The naive-Bayes label model's bias, matched on G's own rows (post-processing of released
+    models and public noise); draws one seed from `rng`, only for a "pair-tables" label model."""
+    if extras.label_model_kind != "pair-tables" or extras.label_model is None:
+        return
+    sampler = TableSampler(generator, encoder, condition, settings.config.noise_dim, ())
+    own_rows = sampler.sample(PRIOR_MATCH_ROWS, {}, int(rng.integers(0, 2**31 - 1)))
+    match_prior(extras.label_model, torch.from_numpy(encoder.encode(own_rows)))
 
 
 def _train_gan(

@@ -7,7 +7,13 @@ batches (dpgan.parquet_source) instead of held as a DataFrame:
    same releases as the in-memory path (equal for an equally seeded rng);
 3. the encoder from the schema only;
 4. a condition only from the schema's public or DP frequencies (no extra read);
-5. σ and the steps from what is left, then the DP-critic loop. Its rows come through a row
+5. the marginal and 2-way anchors (and the label model read off the 2-way tables): their exact
+   counts are sums over rows, added batch by batch over the encoded rows (the in-memory path
+   makes the same `AnchorCounts.add` call on the whole table; the sums are equal bit for bit) and
+   released by fit_plan's `_fit_extras` at the same σ from the same `rng`, so their ledger entries
+   and released tables equal the in-memory ones. When the encoded table fits the memory budget
+   it is counted where it is held (no extra pass), otherwise in one more pass;
+6. σ and the steps from what is left, then the DP-critic loop. Its rows come through a row
    source (dpgan.training.row_source): when the encoded table fits `memory_budget_mb` it is
    encoded once and held (as in memory), otherwise each block of steps is gathered in one pass.
    Either way the batches come from one `BlockPoissonSampler` seeded from `rng`, so the budget
@@ -16,9 +22,14 @@ batches (dpgan.parquet_source) instead of held as a DataFrame:
 Peak memory: one record batch (raw, conformed, encoded) plus the block, whatever the row count.
 
 What a stream cannot do yet is refused before any read, by public settings only (never by the
-data, so whether a fit runs says nothing about the rows): the extras that read the whole encoded
-table (label model, auxiliary classifier, marginal and 2-way anchors, checkpoint selection),
-dtgan-g's shard critics, the non-private schema path, strict mode and resuming.
+data, so whether a fit runs says nothing about the rows): the extras trained with DP-SGD on the
+whole encoded table or on a held-out split (the DP-SGD label model, the auxiliary classifier,
+checkpoint selection), dtgan-g's shard critics, the non-private schema path, strict mode and
+resuming. A target's label model is allowed when it is read off the 2-way tables
+(`label_model_from_tables`, decided by the settings and the target's name only); its bias is
+matched on G's own rows after training, as in memory (post-processing).
+The Poisson sampler's seed is drawn from `rng` after the anchors, so every draw before it is
+the in-memory fit's.
 """
 
 from __future__ import annotations
@@ -41,14 +52,16 @@ from dpgan.stream_preparation import StreamPrepared, prepare_stream
 from dpgan.synthesizers.arguments import FitOptions, coerce_schema, parse_hints
 from dpgan.synthesizers.fit_plan import (
     NO_SCHEMA_PREPROCESSING_FRACTION,
+    AnchorCounts,
     FitSettings,
     FittedTable,
-    _Extras,
+    _fit_extras,
     _open_ledger,
     _train_gan,
+    label_model_from_tables,
+    match_label_prior,
 )
 from dpgan.synthesizers.public_data import PublicTable, encode_public
-from dpgan.training.generator_losses import GeneratorObjective
 from dpgan.training.progress import FitProgressFn
 from dpgan.training.public_warm_start import PublicWarmStart
 from dpgan.training.row_source import BlockRows, RowSource, TensorRows
@@ -94,8 +107,14 @@ def stream_arguments(
             raise InputError(f"schema columns missing from the table: {', '.join(missing)}")
     else:
         hints.check(opened.columns)
-    if settings.config.label_model and (schema.target if schema is not None else hints.target) is not None:
-        raise InputError("the label model is not available when fitting from Parquet in batches: label_model=False")
+    target = schema.target if schema is not None else hints.target
+    if settings.config.label_model and target is not None:
+        condition = settings.condition_column or (target if settings.recipe.conditional else None)
+        if not label_model_from_tables(settings.config, target, condition):
+            raise InputError(
+                "the DP-SGD label model is not available when fitting from Parquet in batches: "
+                "label_model=False, or keep the 2-way anchor on and label_model_kind='pair-tables'"
+            )
     return opened, schema, FitOptions(hints, False, False)
 
 
@@ -106,10 +125,6 @@ def _refuse_unsupported(settings: FitSettings) -> None:
         reasons.append(f"recipe {settings.recipe.name} (its shard critics read the whole table)")
     if settings.schema_from_data_without_dp:
         reasons.append("schema_from_data_without_dp")
-    if cfg.pair_anchor:
-        reasons.append("the 2-way anchor (pair_anchor=False, --no-pair-anchor)")
-    if cfg.marginal_anchor:
-        reasons.append("marginal_anchor")
     if cfg.select_checkpoints:
         reasons.append("select_checkpoints")
     if cfg.classifier_loss_weight > 0:
@@ -166,19 +181,32 @@ def fit_stream(
         condition, _ = build_condition(
             schema, encoder, condition_column, pd.Series([], dtype=object), prepared.plan.noise_multiplier, rng
         )
-    cfg = settings.config
-    extras = _Extras(
-        GeneratorObjective(cfg.loss, info_weight=cfg.info_loss_weight, classifier_weight=cfg.classifier_loss_weight),
+    held = held_rows(opened, prepared, encoder)  # the encoded table, if it fits the budget
+    counts = AnchorCounts.for_config(settings.config, encoder, condition_column)
+    if counts.wanted:  # step 5: the anchors' exact sums, where the rows are held or in one pass
+        if held is not None:
+            counts.add(torch.from_numpy(held))
+        else:
+            for batch in opened.batches():
+                counts.add(torch.from_numpy(encode_batch(batch, prepared.schema, encoder)))
+    extras = _fit_extras(
         None,
-        None,
-        (),
+        encoder,
+        condition,
+        prepared.rows,
+        settings,
+        spent=purchased + fraction,
+        ledger=ledger,
+        rng=rng,
+        torch_gen=torch_gen,
+        counts=counts,
     )
-    schedule = gan_schedule_for(cfg, prepared.rows, settings.recipe.dp_on)
+    schedule = gan_schedule_for(settings.config, prepared.rows, settings.recipe.dp_on)
     sampler = BlockPoissonSampler(
         prepared.kept_rows, schedule.sample_rate, np.random.default_rng(int(rng.integers(0, 2**63 - 1)))
     )
-    rows = streamed_rows(opened, prepared, encoder, sampler)
-    result, schedule, sigma = _train_gan(  # step 5
+    rows = streamed_rows(opened, prepared, encoder, sampler, held)
+    result, schedule, sigma = _train_gan(  # step 6
         rows,  # type: ignore[arg-type]  # a row source where fit_plan passes a tensor
         encoder,
         condition,
@@ -192,6 +220,7 @@ def fit_stream(
         checkpoint=None,
         public=warm_start,
     )
+    match_label_prior(extras, result.generator, encoder, condition, settings, rng)
     spent = ledger.epsilon(settings.delta, settings.accountant)
     if spent > settings.epsilon * (1 + 1e-9):
         raise BudgetError(f"internal error: the ledger spent ε={spent:.4f} > target {settings.epsilon}")
@@ -208,14 +237,16 @@ def fit_stream(
         "notes": prepared.notes,
         "condition": None if condition is None else condition.column,
         "condition_prior_source": None if condition is None else condition.prior_source,
-        "label_model": None,
-        "label_model_kind": None,
+        "label_model": extras.label_column,
+        "label_model_kind": extras.label_model_kind,
         "seeded": settings.seeded,
         "streamed": True,
     }
     if public is not None:
         training["public_data"] = dict(public.record)
-    return FittedTable(ledger, schema, encoder, result.generator, condition, None, training, result.critic)
+    return FittedTable(
+        ledger, schema, encoder, result.generator, condition, extras.label_model, training, result.critic
+    )
 
 
 def _condition_column(settings: FitSettings, schema: Schema | None, options: FitOptions) -> str | None:
@@ -242,17 +273,32 @@ def encode_batch(
         return encoder.encode(frame)
 
 
-def streamed_rows(
-    opened: OpenSource, prepared: StreamPrepared, encoder: TableEncoder, sampler: BlockPoissonSampler
-) -> RowSource:
-    """The training rows: the whole encoded table when it fits the memory budget, else blocks."""
+def held_rows(opened: OpenSource, prepared: StreamPrepared, encoder: TableEncoder) -> np.ndarray | None:
+    """The whole encoded table when it fits the memory budget (one pass), else None."""
     width = encoder.width
-    budget_rows = max(1, opened.source.budget_bytes // (BYTES_PER_CELL * max(width, 1)))
+    if prepared.kept_rows > _budget_rows(opened, width):
+        return None
     schema = prepared.schema  # rows are conformed to it; the encoder may hold a rewrite of it (binary codes)
-    if prepared.kept_rows <= budget_rows:
-        blocks = [encode_batch(batch, schema, encoder) for batch in opened.batches()]
-        data = np.concatenate(blocks, axis=0) if blocks else np.zeros((0, width), dtype=np.float32)
-        return TensorRows(torch.from_numpy(data), sampler)
+    blocks = [encode_batch(batch, schema, encoder) for batch in opened.batches()]
+    return np.concatenate(blocks, axis=0) if blocks else np.zeros((0, width), dtype=np.float32)
+
+
+def _budget_rows(opened: OpenSource, width: int) -> int:
+    return max(1, opened.source.budget_bytes // (BYTES_PER_CELL * max(width, 1)))
+
+
+def streamed_rows(
+    opened: OpenSource,
+    prepared: StreamPrepared,
+    encoder: TableEncoder,
+    sampler: BlockPoissonSampler,
+    held: np.ndarray | None,
+) -> RowSource:
+    """The training rows: the whole encoded table `held` when it fit the memory budget, else blocks."""
+    if held is not None:
+        return TensorRows(torch.from_numpy(held), sampler)
+    width = encoder.width
+    schema = prepared.schema
     offsets = np.concatenate([[0], np.cumsum(prepared.kept_per_batch)])
 
     def gather(index: np.ndarray) -> torch.Tensor:
@@ -266,4 +312,4 @@ def streamed_rows(
                 break
         return torch.from_numpy(out)
 
-    return BlockRows(prepared.kept_rows, width, sampler, gather, budget_rows)
+    return BlockRows(prepared.kept_rows, width, sampler, gather, _budget_rows(opened, width))

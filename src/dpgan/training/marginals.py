@@ -72,48 +72,97 @@ def _frequencies(noisy: np.ndarray) -> torch.Tensor:
     return torch.tensor(freq / freq.sum(), dtype=torch.float32)
 
 
-def noisy_histograms(
-    encoded: torch.Tensor, spans: list[OutputSpan], noise_multiplier: float, rng: np.random.Generator
-) -> list[np.ndarray]:
+def span_codes(encoded: torch.Tensor, span: OutputSpan) -> np.ndarray:
+    """Each row's cell of a softmax span (its one-hot's position)."""
+    return encoded[:, span.start : span.stop].argmax(dim=1).numpy()
+
+
+def continued_sums(totals: np.ndarray, codes: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Per-bin sums of `weights` added to the running `totals`, one row at a time in row order.
+
+    Why not `totals + np.bincount(...)`: float sums depend on the order of the additions, and the
+    anchor's releases must not depend on how the table was cut into batches. np.bincount adds its
+    weights in index order, so putting each bin's running total in front of the batch's rows
+    continues the very sequence of additions one call over the whole table makes (0 + total is
+    exact): the sums over batches equal, bit for bit, the sum over the table."""
+    bins = len(totals)
+    return np.bincount(
+        np.concatenate([np.arange(bins), codes]).astype(np.int64, copy=False),
+        weights=np.concatenate([totals, weights]),
+        minlength=bins,
+    )
+
+
+@dataclass
+class MarginalCounts:
+    """The exact sums the anchor releases: one count vector per measured span, and per coordinate
+    of a numeric position the per-bin sums of the position and of its square.
+
+    Every one is a sum over rows of a function of one encoded row, so `add` can be called on the
+    whole table or batch by batch (rows in table order) with the same result (`continued_sums`)."""
+
+    spans: list[OutputSpan]
+    coordinates: list[tuple[OutputSpan, OutputSpan, int]]  # (position span, bin span, offset)
+    histograms: list[np.ndarray]
+    sums: list[np.ndarray]
+    squares: list[np.ndarray]
+
+    @classmethod
+    def empty(cls, spans: list[OutputSpan], skip_column: str | None) -> "MarginalCounts":
+        chosen = marginal_spans(spans, skip_column)
+        measured = {span.start for span in chosen}
+        pairs = [(value, mode) for value, mode in position_pairs(spans) if mode.start in measured]
+        coordinates = [(value, mode, k) for value, mode in pairs for k in range(value.width)]
+        return cls(
+            chosen,
+            coordinates,
+            [np.zeros(span.width, dtype=np.int64) for span in chosen],
+            [np.zeros(mode.value_modes) for _, mode, _ in coordinates],
+            [np.zeros(mode.value_modes) for _, mode, _ in coordinates],
+        )
+
+    @classmethod
+    def of(cls, encoded: torch.Tensor, spans: list[OutputSpan], skip_column: str | None) -> "MarginalCounts":
+        counts = cls.empty(spans, skip_column)
+        counts.add(encoded)
+        return counts
+
+    def add(self, encoded: torch.Tensor) -> None:
+        """Add the rows of `encoded` (the next rows of the table, in order)."""
+        for i, span in enumerate(self.spans):
+            self.histograms[i] += np.bincount(span_codes(encoded, span), minlength=span.width)
+        for i, (value, mode, offset) in enumerate(self.coordinates):
+            codes = span_codes(encoded, mode)
+            position = encoded[:, value.start + offset].numpy().astype(np.float64)
+            inside = codes < mode.value_modes
+            self.sums[i] = continued_sums(self.sums[i], codes[inside], position[inside])
+            self.squares[i] = continued_sums(self.squares[i], codes[inside], position[inside] ** 2)
+
+
+def noisy_histograms(counts: list[np.ndarray], noise_multiplier: float, rng: np.random.Generator) -> list[np.ndarray]:
     """One Gaussian noisy count vector per span (σ per cell)."""
-    histograms = []
-    for span in spans:
-        codes = encoded[:, span.start : span.stop].argmax(dim=1).numpy()
-        histograms.append(noisy_counts(np.bincount(codes, minlength=span.width), noise_multiplier, rng))
-    return histograms
+    return [noisy_counts(c, noise_multiplier, rng) for c in counts]
 
 
 def noisy_position_moments(
-    encoded: torch.Tensor,
-    pairs: list[tuple[OutputSpan, OutputSpan]],
-    bin_counts: list[np.ndarray],
-    noise_multiplier: float,
-    rng: np.random.Generator,
+    counts: MarginalCounts, bin_counts: list[np.ndarray], noise_multiplier: float, rng: np.random.Generator
 ) -> list[PositionMoments]:
     """Noisy per-bin sums of the position and its square (two releases per coordinate: one for a
     numeric column, two for a geo pair), divided by the bins' noisy counts (already released with
     the histograms). Each row adds to one bin's sums a value in [-1, 1]: sensitivity 1 each."""
     moments = []
-    coordinates = [
-        (value, mode, counts, k) for (value, mode), counts in zip(pairs, bin_counts) for k in range(value.width)
-    ]
-    for value, mode, counts, offset in coordinates:
+    for (value, mode, offset), sums, squares, noisy_bins in zip(
+        counts.coordinates, counts.sums, counts.squares, bin_counts
+    ):
         bins = mode.value_modes
-        codes = encoded[:, mode.start : mode.stop].argmax(dim=1).numpy()
-        position = encoded[:, value.start + offset].numpy().astype(np.float64)
-        inside = codes < bins
-        first = noisy_counts(
-            np.bincount(codes[inside], weights=position[inside], minlength=bins), noise_multiplier, rng
-        )
-        second = noisy_counts(
-            np.bincount(codes[inside], weights=position[inside] ** 2, minlength=bins), noise_multiplier, rng
-        )
-        counts = np.asarray(counts[:bins], dtype=np.float64)
-        usable = counts > MIN_COUNT_SIGMAS * noise_multiplier
-        safe = np.maximum(counts, 1.0)
+        first = noisy_counts(sums, noise_multiplier, rng)
+        second = noisy_counts(squares, noise_multiplier, rng)
+        released = np.asarray(noisy_bins[:bins], dtype=np.float64)
+        usable = released > MIN_COUNT_SIGMAS * noise_multiplier
+        safe = np.maximum(released, 1.0)
         mean = np.clip(first / safe, -1.0, 1.0)
         sd = np.sqrt(np.clip(second / safe - mean**2, 0.0, 1.0))
-        weight = np.where(usable, np.maximum(counts, 0.0), 0.0)
+        weight = np.where(usable, np.maximum(released, 0.0), 0.0)
         weight = weight / weight.sum() if weight.sum() > 0 else weight
         moments.append(
             PositionMoments(
@@ -174,13 +223,17 @@ class MarginalAnchor:
         rng: np.random.Generator,
     ) -> "MarginalAnchor":
         """All releases at one σ: `releases(spans, skip_column)` of them, each sensitivity 1."""
-        chosen = marginal_spans(spans, skip_column)
-        histograms = noisy_histograms(encoded, chosen, noise_multiplier, rng)
-        by_start = {span.start: counts for span, counts in zip(chosen, histograms)}
-        pairs = [(value, mode) for value, mode in position_pairs(spans) if mode.start in by_start]
-        bin_counts = [by_start[mode.start] for _, mode in pairs]
-        positions = noisy_position_moments(encoded, pairs, bin_counts, noise_multiplier, rng)
-        return cls(chosen, [_frequencies(h) for h in histograms], positions)
+        return cls.release(MarginalCounts.of(encoded, spans, skip_column), noise_multiplier, rng)
+
+    @classmethod
+    def release(cls, counts: MarginalCounts, noise_multiplier: float, rng: np.random.Generator) -> "MarginalAnchor":
+        """The counts' Gaussian releases, in a fixed order: the histograms, then per coordinate
+        the position sums and the sums of squares."""
+        histograms = noisy_histograms(counts.histograms, noise_multiplier, rng)
+        by_start = {span.start: noisy for span, noisy in zip(counts.spans, histograms)}
+        bin_counts = [by_start[mode.start] for _, mode, _ in counts.coordinates]
+        positions = noisy_position_moments(counts, bin_counts, noise_multiplier, rng)
+        return cls(counts.spans, [_frequencies(h) for h in histograms], positions)
 
     @staticmethod
     def releases(spans: list[OutputSpan], skip_column: str | None) -> int:
@@ -237,19 +290,18 @@ class AnchorHook:
 
 
 def measure_anchor(
-    encoded: torch.Tensor,
-    spans: list[OutputSpan],
-    skip_column: str | None,
+    counts: MarginalCounts,
     *,
     share: ShareTarget,
     ledger: PrivacyLedger,
     rng: np.random.Generator,
 ) -> MarginalAnchor:
-    """G's DP one-way statistics, calibrated so that the ledger reaches `share`; recorded as one
-    entry of k sensitivity-1 releases."""
-    releases = MarginalAnchor.releases(spans, skip_column)
+    """G's DP one-way statistics from the table's exact `counts` (`MarginalCounts`, whole table or
+    summed over batches), calibrated so that the ledger reaches `share`; recorded as one entry of
+    k sensitivity-1 releases."""
+    releases = len(counts.spans) + 2 * len(counts.coordinates)
     sigma = share.sigma(1.0, releases, ledger.entries)
-    anchor = MarginalAnchor.measure(encoded, spans, skip_column, sigma, rng)
+    anchor = MarginalAnchor.release(counts, sigma, rng)
     note = (
         f"{len(anchor.spans)} histograms (categories, bins, nulls) and {2 * len(anchor.positions)} per-bin "
         "sums of numeric positions and their squares; sensitivity 1 each"

@@ -34,7 +34,7 @@ from dpgan.privacy.calibration import ShareTarget
 from dpgan.privacy.mechanisms import noisy_counts
 from dpgan.training.config import TrainingConfig
 from dpgan.training.fake_rows import InputsFn
-from dpgan.training.marginals import WARM_START_LR_FACTOR, marginal_spans
+from dpgan.training.marginals import WARM_START_LR_FACTOR, marginal_spans, span_codes
 
 PAIRS_EVENT = "Gaussian noisy 2-way marginals of G's outputs"
 
@@ -46,11 +46,40 @@ def span_pairs(spans: list[OutputSpan], skip_column: str | None = None) -> list[
     return [(a, b) for i, a in enumerate(chosen) for b in chosen[i + 1 :] if a.column != b.column]
 
 
-def pair_codes(encoded: torch.Tensor, a: OutputSpan, b: OutputSpan) -> np.ndarray:
-    """Each row's cell of the (a, b) table, row-major: code_a · width_b + code_b."""
-    code_a = encoded[:, a.start : a.stop].argmax(dim=1).numpy()
-    code_b = encoded[:, b.start : b.stop].argmax(dim=1).numpy()
-    return code_a * b.width + code_b
+@dataclass
+class PairCounts:
+    """The exact (flattened, row-major) count table of every measured pair. Each cell is a sum
+    over rows of an indicator of one encoded row, so `add` on the whole table or batch by batch
+    (integer sums, exact in any order) gives the same tables."""
+
+    pairs: list[tuple[OutputSpan, OutputSpan]]
+    tables: list[np.ndarray]
+
+    @classmethod
+    def empty(cls, spans: list[OutputSpan], skip_column: str | None) -> "PairCounts":
+        pairs = span_pairs(spans, skip_column)
+        return cls(pairs, [np.zeros(a.width * b.width, dtype=np.int64) for a, b in pairs])
+
+    @classmethod
+    def for_pairs(cls, pairs: list[tuple[OutputSpan, OutputSpan]]) -> "PairCounts":
+        return cls(list(pairs), [np.zeros(a.width * b.width, dtype=np.int64) for a, b in pairs])
+
+    def add(self, encoded: torch.Tensor) -> None:
+        """Add the rows of `encoded` (each span's cells are read once per call)."""
+        codes: dict[int, np.ndarray] = {}
+        for (a, b), table in zip(self.pairs, self.tables):
+            for span in (a, b):
+                if span.start not in codes:
+                    codes[span.start] = span_codes(encoded, span)
+            table += np.bincount(codes[a.start] * b.width + codes[b.start], minlength=a.width * b.width)
+
+
+def release_pair_tables(counts: PairCounts, noise_multiplier: float, rng: np.random.Generator) -> list[np.ndarray]:
+    """One Gaussian noisy count table per pair (σ per cell), shaped (width_a, width_b), in pair order."""
+    return [
+        noisy_counts(table, noise_multiplier, rng).reshape(a.width, b.width)
+        for (a, b), table in zip(counts.pairs, counts.tables)
+    ]
 
 
 def noisy_pair_tables(
@@ -59,12 +88,10 @@ def noisy_pair_tables(
     noise_multiplier: float,
     rng: np.random.Generator,
 ) -> list[np.ndarray]:
-    """One Gaussian noisy count table per pair (σ per cell), shaped (width_a, width_b)."""
-    tables = []
-    for a, b in pairs:
-        counts = np.bincount(pair_codes(encoded, a, b), minlength=a.width * b.width)
-        tables.append(noisy_counts(counts, noise_multiplier, rng).reshape(a.width, b.width))
-    return tables
+    """`release_pair_tables` of the whole table's counts."""
+    counts = PairCounts.for_pairs(pairs)
+    counts.add(encoded)
+    return release_pair_tables(counts, noise_multiplier, rng)
 
 
 def table_shares(noisy: list[np.ndarray]) -> list[torch.Tensor]:
@@ -150,9 +177,15 @@ class PairAnchor:
         rng: np.random.Generator,
     ) -> "PairAnchor":
         """All `releases(spans, skip_column)` tables at one σ, each sensitivity 1."""
-        pairs = span_pairs(spans, skip_column)
-        noisy = noisy_pair_tables(encoded, pairs, noise_multiplier, rng)
-        return cls(pairs, table_shares(noisy), noise_multiplier / noisy_total(noisy))
+        counts = PairCounts.empty(spans, skip_column)
+        counts.add(encoded)
+        return cls.release(counts, noise_multiplier, rng)
+
+    @classmethod
+    def release(cls, counts: PairCounts, noise_multiplier: float, rng: np.random.Generator) -> "PairAnchor":
+        """The counts' tables released at σ (one sensitivity-1 Gaussian release per pair)."""
+        noisy = release_pair_tables(counts, noise_multiplier, rng)
+        return cls(counts.pairs, table_shares(noisy), noise_multiplier / noisy_total(noisy))
 
     @staticmethod
     def releases(spans: list[OutputSpan], skip_column: str | None) -> int:
@@ -200,21 +233,20 @@ class PairAnchorHook:
 
 
 def measure_pair_anchor(
-    encoded: torch.Tensor,
-    spans: list[OutputSpan],
-    skip_column: str | None,
+    counts: PairCounts,
     *,
     share: ShareTarget,
     ledger: PrivacyLedger,
     rng: np.random.Generator,
 ) -> PairAnchor:
-    """G's DP 2-way tables, calibrated so that the ledger reaches `share`; one entry of P
-    sensitivity-1 releases. A table with fewer than two columns has no pair and spends nothing."""
-    releases = PairAnchor.releases(spans, skip_column)
+    """G's DP 2-way tables from the table's exact `counts` (whole table or summed over batches),
+    calibrated so that the ledger reaches `share`; one entry of P sensitivity-1 releases. A table
+    with fewer than two columns has no pair and spends nothing."""
+    releases = len(counts.pairs)
     if releases == 0:
         return PairAnchor([], [])
     sigma = share.sigma(1.0, releases, ledger.entries)
-    anchor = PairAnchor.measure(encoded, spans, skip_column, sigma, rng)
+    anchor = PairAnchor.release(counts, sigma, rng)
     note = f"{releases} two-way tables of categories, bins and null indicators; sensitivity 1 each"
     ledger.add(LedgerEntry(PAIRS_EVENT, sigma, count=releases, note=note))
     return anchor
