@@ -78,7 +78,7 @@ def noisy_histograms(
     """One Gaussian noisy count vector per span (σ per cell)."""
     histograms = []
     for span in spans:
-        codes = encoded[:, span.start : span.stop].argmax(dim=1).numpy()
+        codes = encoded[:, span.start : span.stop].argmax(dim=1).cpu().numpy()
         histograms.append(noisy_counts(np.bincount(codes, minlength=span.width), noise_multiplier, rng))
     return histograms
 
@@ -99,8 +99,8 @@ def noisy_position_moments(
     ]
     for value, mode, counts, offset in coordinates:
         bins = mode.value_modes
-        codes = encoded[:, mode.start : mode.stop].argmax(dim=1).numpy()
-        position = encoded[:, value.start + offset].numpy().astype(np.float64)
+        codes = encoded[:, mode.start : mode.stop].argmax(dim=1).cpu().numpy()
+        position = encoded[:, value.start + offset].cpu().numpy().astype(np.float64)
         inside = codes < bins
         first = noisy_counts(
             np.bincount(codes[inside], weights=position[inside], minlength=bins), noise_multiplier, rng

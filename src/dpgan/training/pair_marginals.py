@@ -48,8 +48,8 @@ def span_pairs(spans: list[OutputSpan], skip_column: str | None = None) -> list[
 
 def pair_codes(encoded: torch.Tensor, a: OutputSpan, b: OutputSpan) -> np.ndarray:
     """Each row's cell of the (a, b) table, row-major: code_a · width_b + code_b."""
-    code_a = encoded[:, a.start : a.stop].argmax(dim=1).numpy()
-    code_b = encoded[:, b.start : b.stop].argmax(dim=1).numpy()
+    code_a = encoded[:, a.start : a.stop].argmax(dim=1).cpu().numpy()
+    code_b = encoded[:, b.start : b.stop].argmax(dim=1).cpu().numpy()
     return code_a * b.width + code_b
 
 
