@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from dpgan.devices import resolve_device
 from dpgan.errors import InputError
 from dpgan.privacy.accounting import DEFAULT_ACCOUNTANT, PrivacyLedger, check_accountant, check_epsilon_delta
 
@@ -27,7 +28,8 @@ class Synthesizer(ABC):
     """The shared part of every facade: the target, the ledger, the report and the fitted check.
 
     `seed` makes runs reproducible for experiments only (production noise comes from OS entropy);
-    `noise_multiplier`, if given, fixes σ and the fit trains until the next step would pass ε."""
+    `noise_multiplier`, if given, fixes σ and the fit trains until the next step would pass ε.
+    `device` ("cpu", "cuda", "cuda:N" or "auto") is where fit trains: the same code path on each."""
 
     def __init__(
         self,
@@ -37,6 +39,7 @@ class Synthesizer(ABC):
         accountant: str = DEFAULT_ACCOUNTANT,
         seed: int | None = None,
         noise_multiplier: float | None = None,
+        device: str | torch.device = "cpu",
     ) -> None:
         check_epsilon_delta(epsilon, delta)
         check_accountant(accountant)
@@ -49,6 +52,9 @@ class Synthesizer(ABC):
         self.accountant = accountant
         self.seed = None if seed is None else int(seed)
         self.noise_multiplier = noise_multiplier
+        # where fit trains (dpgan.devices), checked now, before any data is read; the released model
+        # is always moved back to the CPU, so sample, save and load never depend on it
+        self.device = resolve_device(device)
         self.ledger = PrivacyLedger()
         self.generator: torch.nn.Module | None = None
         self.training: dict[str, Any] = {}

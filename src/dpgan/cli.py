@@ -125,6 +125,8 @@ def _synth_kwargs(args: argparse.Namespace) -> dict[str, Any]:
         "seed": args.seed,
         "accountant": args.accountant,
     }
+    if getattr(args, "device", None) is not None:
+        kwargs["device"] = args.device
     for key in ("recipe", "epochs", "batch_size", "noise_multiplier"):
         if getattr(args, key, None) is not None:
             kwargs[key] = getattr(args, key)
@@ -207,8 +209,8 @@ def cmd_fit(args: argparse.Namespace) -> int:
         return fit_image(args)
     if args.recipe is not None and args.recipe not in RECIPES:
         raise InputError(f"--recipe {args.recipe} is an image recipe; table recipes: {', '.join(RECIPES)}")
-    if args.classes is not None or args.unconditional or args.device != "cpu":
-        raise InputError("--classes, --unconditional and --device need --kind image")
+    if args.classes is not None or args.unconditional:
+        raise InputError("--classes and --unconditional need --kind image")
     sequence_only = ("id_column", "time_column", "length", "label_column", "entity_column")
     if any(getattr(args, k) is not None for k in sequence_only) or args.critic != "mlp":
         raise InputError(
@@ -236,7 +238,9 @@ def cmd_fit(args: argparse.Namespace) -> int:
     from dpgan.table_io import read_private_table
 
     synth = TabularSynthesizer(**_synth_kwargs(args))  # checks the remaining settings before reading data
-    context = process_group_context()  # under torchrun: every rank fits, rank 0 alone prints and writes
+    context = process_group_context(
+        device=str(synth.device)
+    )  # under torchrun: every rank fits, rank 0 alone prints and writes
     if streamed and context.distributed:
         raise InputError("a Parquet table read in batches is fitted in one process: run it without torchrun")
     try:
@@ -319,6 +323,7 @@ def _fit_sequence(args: argparse.Namespace) -> int:
         seed=args.seed,
         noise_multiplier=args.noise_multiplier,
         critic=args.critic,
+        device=args.device,
         **settings,
     )
     synth.fit(read_private_table(data_path), schema)
@@ -903,7 +908,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--classes", help="image: the public label list A,B,... (free); without it the label set is released with DP"
     )
     fit.add_argument("--unconditional", action="store_true", help="image: ignore labels (an unconditional GAN)")
-    fit.add_argument("--device", default="cpu", choices=["cpu", "cuda"], help="image: where to train")
+    fit.add_argument(
+        "--device",
+        default="cpu",
+        metavar="{cpu,cuda,cuda:N,auto}",
+        help="where to train, for every --kind (auto: cuda when there is a GPU); the model is saved for the CPU",
+    )
     fit.add_argument("--id-column", help="sequence: the column naming each series")
     fit.add_argument("--time-column", help="sequence: the column ordering readings within a series")
     fit.add_argument("--length", type=int, help="sequence: readings per series (others are dropped, counted)")

@@ -56,8 +56,9 @@ class Condition:
     def draw(self, n: int, generator: torch.Generator, training_by_sampling: bool = False) -> torch.Tensor:
         """n condition codes drawn from the (flattened) prior."""
         if n == 0:
-            return torch.zeros(0, dtype=torch.long)
-        return torch.multinomial(self.probabilities(training_by_sampling), n, replacement=True, generator=generator)
+            return torch.zeros(0, dtype=torch.long, device=generator.device)
+        probabilities = self.probabilities(training_by_sampling).to(generator.device)  # drawn where the generator is
+        return torch.multinomial(probabilities, n, replacement=True, generator=generator)
 
     def one_hot(self, codes: torch.Tensor) -> torch.Tensor:
         return torch.nn.functional.one_hot(codes, self.width).to(torch.float32)
@@ -143,4 +144,4 @@ def condition_codes(condition: Condition, conditions: dict[str, Any] | None, n: 
     if unknown:
         names = ", ".join(map(str, unknown))
         raise InputError(f"this model is conditioned on {condition.column!r} only; cannot condition on {names}")
-    return torch.full((n,), condition.code_of(conditions[condition.column]), dtype=torch.long)
+    return torch.full((n,), condition.code_of(conditions[condition.column]), dtype=torch.long, device=generator.device)

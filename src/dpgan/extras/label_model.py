@@ -70,7 +70,7 @@ class LabelModel:
         """`frame` with its target column drawn afresh from the classifier (every other column as
         is), and the drawn slot of each row."""
         encoded = torch.from_numpy(encoder.encode(frame))
-        codes = sample_categories(self.probabilities(encoded).numpy(), rng)
+        codes = sample_categories(self.probabilities(encoded).cpu().numpy(), rng)
         one_hot = np.eye(self.stop - self.start, dtype=np.float32)[codes]
         transform = next(t for t in encoder.transforms if t.spec.name == self.column)
         redrawn = frame.copy()

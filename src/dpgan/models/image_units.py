@@ -133,7 +133,7 @@ class ImageUnitGenerator(nn.Module):
         self, n: int, generator: torch.Generator, labels: torch.Tensor | None = None
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """n images (n, C, H, W) in (-1, 1) and their label codes (drawn from the shares, or imposed)."""
-        z = torch.randn(n, self.noise_dim, generator=generator)
+        z = torch.randn(n, self.noise_dim, generator=generator, device=generator.device)
         codes = labels if labels is not None else self.draw_codes(n, generator)
         return self.images(z, codes), codes
 

@@ -172,7 +172,7 @@ class SeriesUnitGenerator(nn.Module):
         else:
             codes = None
             logits = self.label_logits(steps)
-            uniform = torch.rand(logits.shape, generator=generator).clamp(1e-10, 1.0 - 1e-7)
+            uniform = torch.rand(logits.shape, generator=generator, device=logits.device).clamp(1e-10, 1.0 - 1e-7)
             labels = torch.softmax((logits - torch.log(-torch.log(uniform))) / self.tau, dim=1)
         values = self.series(steps, labels, codes)
         channels = torch.cat([values, labels[:, None, :].expand(-1, self.length, -1)], dim=2)
@@ -184,7 +184,7 @@ class SeriesUnitGenerator(nn.Module):
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """n series: values (n, T, F) and label codes (n,), drawn from the label head (or the
         released shares) or imposed."""
-        steps = torch.randn(n, self.series_noise_dim, generator=generator)
+        steps = torch.randn(n, self.series_noise_dim, generator=generator, device=generator.device)
         if not self.n_labels:
             codes = self._profile_codes(n, generator) if self.drawn_labels else None
             return self.series(steps, None, codes), None

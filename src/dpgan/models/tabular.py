@@ -87,7 +87,7 @@ class TabularGenerator(nn.Module):
             if span.activation == TANH:
                 parts.append(torch.tanh(block))
             elif self.categorical_activation == "gumbel":
-                uniform = torch.rand(block.shape, generator=generator).clamp(1e-10, 1.0 - 1e-7)
+                uniform = torch.rand(block.shape, generator=generator, device=block.device).clamp(1e-10, 1.0 - 1e-7)
                 parts.append(torch.softmax((block - torch.log(-torch.log(uniform))) / self.tau, dim=1))
             else:
                 parts.append(torch.softmax(block, dim=1))

@@ -93,10 +93,10 @@ def capacity_slots(sampled: torch.Tensor, capacity: int, generator: torch.Genera
     free = list(range(capacity))
     for k, unit in enumerate(sampled.tolist(), start=1):
         if k <= capacity:
-            slot = free.pop(int(torch.randint(len(free), (1,), generator=generator)))
+            slot = free.pop(int(torch.randint(len(free), (1,), generator=generator, device=generator.device)))
             slots[slot] = unit
         else:
-            j = int(torch.randint(k, (1,), generator=generator))
+            j = int(torch.randint(k, (1,), generator=generator, device=generator.device))
             if j < capacity:
                 slots[j] = unit
     return torch.tensor(slots, dtype=torch.long)

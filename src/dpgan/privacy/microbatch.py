@@ -48,7 +48,9 @@ def assign_microbatches(batch_size: int, num_microbatches: int, generator: torch
         raise InputError(f"batch_size must be >= 0, got {batch_size}")
     if num_microbatches <= 0:
         raise InputError(f"num_microbatches must be > 0, got {num_microbatches}")
-    return torch.randint(0, num_microbatches, (batch_size,), generator=generator, dtype=torch.long)
+    return torch.randint(
+        0, num_microbatches, (batch_size,), generator=generator, device=generator.device, dtype=torch.long
+    )
 
 
 def _check_inputs(x: torch.Tensor, w: torch.Tensor, groups: torch.Tensor, num_groups: int, in_dim: int) -> None:

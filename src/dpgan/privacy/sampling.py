@@ -30,5 +30,5 @@ class PoissonSampler:
         return self.sample_rate * self.num_rows
 
     def sample(self) -> torch.Tensor:
-        mask = torch.rand(self.num_rows, generator=self.generator) < self.sample_rate
+        mask = torch.rand(self.num_rows, generator=self.generator, device=self.generator.device) < self.sample_rate
         return mask.nonzero(as_tuple=True)[0]

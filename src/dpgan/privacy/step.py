@@ -289,13 +289,16 @@ class PrivateStep:
             names = [name for name, _ in model.named_parameters()]
             groups = self.clipping.resolve(names, list(extras or {}), clip)  # type: ignore[union-attr]
         summed: Tensors = {}
-        norms = torch.zeros(0)
+        device = next((p.device for p in model.parameters()), self.generator.device)  # where the sums are
+        norms = torch.zeros(0, device=device)
         local, local_size, split = local_share(units, size, self.context)
         if local_size > 0:  # this rank's share (all of it in one process)
             summed, norms = (
                 self.clipped_sum(model, local, clip, groups=groups) if grouped else self.clipped_sum(model, local, clip)
             )
-        ordered: Tensors = {name: summed.get(name, torch.zeros(width)) for name, width in (extras or {}).items()}
+        ordered: Tensors = {
+            name: summed.get(name, torch.zeros(width, device=device)) for name, width in (extras or {}).items()
+        }
         ordered.update({name: summed.get(name, torch.zeros_like(p)) for name, p in model.named_parameters()})
         count = None if self.adaptive is None else self.adaptive.centred_count(norms, clip)
         if split:  # Σ over ranks of the clipped sums: the single-process sum, still without noise
@@ -381,7 +384,7 @@ class GeneratorHookStep:
 
     def sample(self) -> int:
         """The shard (critic) of this step, uniform and independent of the data."""
-        return int(torch.randint(self.num_shards, (1,), generator=self.generator))
+        return int(torch.randint(self.num_shards, (1,), generator=self.generator, device=self.generator.device))
 
     def hook(self) -> Callable[[torch.Tensor], torch.Tensor]:
         """A tensor hook for G's output of one step (register it on that step's rows only)."""

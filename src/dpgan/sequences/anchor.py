@@ -54,10 +54,10 @@ def measure_step_statistics(
 ) -> StepStatistics:
     """The three releases at one σ, calibrated so that the ledger reaches `share`."""
     per_unit = units.shape[1]
-    values = units[..., :n_values].double().numpy()  # (N, k, T, F)
+    values = units[..., :n_values].double().cpu().numpy()  # (N, k, T, F)
     length = values.shape[2]
     if n_labels:
-        labels = units[:, :, 0, n_values:].argmax(dim=-1).numpy()  # (N, k)
+        labels = units[:, :, 0, n_values:].argmax(dim=-1).cpu().numpy()  # (N, k)
     else:
         labels = np.zeros(values.shape[:2], dtype=np.int64)
     groups = max(1, n_labels)

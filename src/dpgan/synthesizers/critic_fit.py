@@ -17,6 +17,7 @@ import numpy as np
 import torch
 
 from dpgan.api import Synthesizer
+from dpgan.devices import seeded_generator
 from dpgan.errors import InputError
 from dpgan.privacy.accounting import PrivacyLedger
 from dpgan.privacy.calibration import TrainingBudget, sigma_and_steps
@@ -79,7 +80,7 @@ def fit_dp_critic(
         expected_batch_size=schedule.expected_batch_size,
         noise_multiplier=budget.noise_multiplier,
         steps=budget.steps,
-        generator=torch.Generator().manual_seed(int(rng.integers(0, 2**63 - 1))),
+        generator=seeded_generator(int(rng.integers(0, 2**63 - 1))),  # on the fit's device
         ledger=ledger,
         critic=critic,
         generator_net=generator_net,

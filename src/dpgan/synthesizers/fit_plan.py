@@ -52,6 +52,7 @@ import pandas as pd
 import torch
 
 from dpgan.conditioning import Condition, build_condition, check_condition_column
+from dpgan.devices import seeded_generator, to_device
 from dpgan.errors import BudgetError, DPGanWarning, InputError
 from dpgan.extras.label_model import LabelModel, fit_label_model, label_target
 from dpgan.extras.table_label_model import match_prior, naive_bayes_label_model
@@ -143,7 +144,7 @@ def fit_table(
     """Train on `data` following the module's flow; every random draw comes from `rng` or torch's
     (possibly seeded) global RNG. With `resume`, the loop checkpoints and resumes
     (dpgan.synthesizers.resume); the checkpoint is deleted once the fit has succeeded."""
-    torch_gen = torch.Generator().manual_seed(int(rng.integers(0, 2**63 - 1)))
+    torch_gen = seeded_generator(int(rng.integers(0, 2**63 - 1)))  # on the fit's device (dpgan.devices)
     ledger, purchased = _open_ledger(schema, settings)  # step 1
     prepared, fraction, condition_column = _prepare(data, schema, options, settings, ledger, rng)  # step 2
     schema, rows = prepared.schema, prepared.rows
@@ -153,7 +154,7 @@ def fit_table(
     encoder = TableEncoder(schema, public_dtypes(schema))  # step 3
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        encoded = torch.from_numpy(encoder.encode(prepared.frame))
+        encoded = to_device(torch.from_numpy(encoder.encode(prepared.frame)))
     warm_start = None
     if public is not None:  # step 3a: public rows in the same encoding (no private read, no charge)
         warm_start = PublicWarmStart(encode_public(public, schema, encoder), public.steps)
@@ -440,7 +441,7 @@ def match_label_prior(
         return
     sampler = TableSampler(generator, encoder, condition, settings.config.noise_dim, ())
     own_rows = sampler.sample(PRIOR_MATCH_ROWS, {}, int(rng.integers(0, 2**31 - 1)))
-    match_prior(extras.label_model, torch.from_numpy(encoder.encode(own_rows)))
+    match_prior(extras.label_model, to_device(torch.from_numpy(encoder.encode(own_rows))))
 
 
 def _train_gan(

@@ -26,6 +26,7 @@ import numpy as np
 import torch
 
 from dpgan.api import Synthesizer
+from dpgan.devices import on_device, released_on_cpu, seeded_generator, to_device
 from dpgan.errors import BudgetError, InputError, ModelFileError
 from dpgan.images.io import check_images, to_unit_range
 from dpgan.images.labels import ReleasedLabels, kept_codes, release_labels
@@ -102,16 +103,18 @@ class ImageSynthesizer(Synthesizer):
         conditional: bool = True,
         classes: list[str] | tuple[str, ...] | None = None,
         label_prior: list[float] | np.ndarray | None = None,
-        device: str = "cpu",
+        device: str | torch.device = "cpu",
         **settings: Any,
     ) -> None:
         super().__init__(
-            epsilon=epsilon, delta=delta, accountant=accountant, seed=seed, noise_multiplier=noise_multiplier
+            epsilon=epsilon,
+            delta=delta,
+            accountant=accountant,
+            seed=seed,
+            noise_multiplier=noise_multiplier,
+            device=device,
         )
         self.recipe: ImageRecipe = get_image_recipe(recipe)
-        if device != "cpu":
-            raise InputError(f"device {device!r}: images train on 'cpu' in this version (GPUs: issue 17)")
-        self.device = device
         network_keys = {k: settings.pop(k) for k in list(settings) if k in ImageSettings.__dataclass_fields__}
         self.networks = ImageSettings(**network_keys)
         self.networks.check()
@@ -137,7 +140,14 @@ class ImageSynthesizer(Synthesizer):
     # ------------------------------------------------------------------ fit
     def fit(self, images: np.ndarray, labels: np.ndarray | None = None) -> ImageSynthesizer:
         """Train on `images` (N×H×W or N×C×H×W) and, for a conditional model, their `labels`; spends
-        at most (ε, δ), all of it recorded in `self.ledger` (nothing is claimed for `noise-layer`)."""
+        at most (ε, δ), all of it recorded in `self.ledger` (nothing is claimed for `noise-layer`).
+        Trains on `self.device`; the fitted generator is on the CPU (dpgan.devices)."""
+        with on_device(self.device):
+            self._fit(images, labels)
+        released_on_cpu(self.generator, getattr(self, "_critic_in_memory", None))
+        return self
+
+    def _fit(self, images: np.ndarray, labels: np.ndarray | None) -> None:
         if self.conditional and labels is None:
             raise InputError("a conditional model needs labels (or conditional=False)")
         data = check_images(images, labels if self.conditional else None)
@@ -166,6 +176,7 @@ class ImageSynthesizer(Synthesizer):
             one_hot = torch.nn.functional.one_hot(torch.from_numpy(codes), n_labels).to(pixels.dtype)
             units = torch.cat([pixels[torch.from_numpy(keep)], one_hot], dim=1)
         input_dtype = "uint8" if data.images.dtype == np.uint8 else "float"
+        units = to_device(units)  # read from NumPy on the CPU: onto the fit's device
         del pixels, data
         G = self._generator(shape, n_labels)
         if n_labels:
@@ -191,7 +202,6 @@ class ImageSynthesizer(Synthesizer):
             **{k: v for k, v in result.items() if k != "generator"},
             "seeded": self.seed is not None,
         }
-        return self
 
     def _generator(self, shape: tuple[int, int, int], n_labels: int) -> ImageUnitGenerator:
         net = self.networks
@@ -247,7 +257,7 @@ class ImageSynthesizer(Synthesizer):
         """The generator's public-only plug-ins: the mode-seeking term when asked for."""
         if not self.networks.mode_seeking:
             return ()
-        generator = torch.Generator().manual_seed(int(rng.integers(0, 2**63 - 1)))
+        generator = seeded_generator(int(rng.integers(0, 2**63 - 1)))
         return (ModeSeekingHook(self.networks.mode_seeking, MODE_SEEKING_PAIRS, generator),)
 
     def _fit_noise_layer(
@@ -277,7 +287,7 @@ class ImageSynthesizer(Synthesizer):
         )
         capacity = int(math.ceil(schedule.expected_batch_size + 3.0 * math.sqrt(schedule.expected_batch_size)))
         critic = NoiseLayerCritic.build(shape, n_labels, width=self.networks.width)
-        torch_gen = torch.Generator().manual_seed(int(rng.integers(0, 2**63 - 1)))
+        torch_gen = seeded_generator(int(rng.integers(0, 2**63 - 1)))
         result = train_noise_layer_gan(
             units,
             config,
@@ -319,15 +329,15 @@ class ImageSynthesizer(Synthesizer):
             if str(label) not in self.label_names:
                 raise InputError(f"{label!r} is not a label of this model; choose one of {', '.join(self.label_names)}")
             imposed = torch.full((int(n),), self.label_names.index(str(label)), dtype=torch.long)
-        generator = torch.Generator().manual_seed(seed if seed is not None else secrets.randbits(63))
+        generator = torch.Generator(device="cpu").manual_seed(seed if seed is not None else secrets.randbits(63))
         chunks, codes_out = [], []
         for start in range(0, int(n), 4096):
             size = min(4096, int(n) - start)
             part = None if imposed is None else imposed[start : start + size]
             images, codes = self.generator.sample(size, generator, part)
-            chunks.append(((images.clamp(-1, 1) + 1) / 2).numpy())
+            chunks.append(((images.clamp(-1, 1) + 1) / 2).cpu().numpy())
             if codes is not None:
-                codes_out.append(codes.numpy())
+                codes_out.append(codes.cpu().numpy())
         unit = np.concatenate(chunks)
         out = np.round(unit * 255).astype(np.uint8) if self.input_dtype == "uint8" else unit.astype(np.float32)
         labels = np.array(self.label_names)[np.concatenate(codes_out)] if codes_out else None

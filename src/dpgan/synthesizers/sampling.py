@@ -24,6 +24,7 @@ import pandas as pd
 import torch
 
 from dpgan.conditioning import Condition, condition_codes
+from dpgan.devices import module_device
 from dpgan.errors import InputError
 from dpgan.transforms.encoder import TableEncoder
 
@@ -79,7 +80,7 @@ class TableSampler:
         if conditions and self.condition is None:
             raise InputError("this model is not conditional: fit with a condition column to use conditions")
         rng = np.random.default_rng(seed if seed is not None else secrets.randbits(64))
-        torch_gen = torch.Generator().manual_seed(int(rng.integers(0, 2**63 - 1)))
+        torch_gen = torch.Generator(device=module_device(self.generator)).manual_seed(int(rng.integers(0, 2**63 - 1)))
         self.generator.eval()
         if wanted:
             return self._wanted_chunks(n, wanted, conditions, rng, torch_gen)
@@ -92,11 +93,11 @@ class TableSampler:
         self, size: int, conditions: dict[str, Any], rng: np.random.Generator, torch_gen: torch.Generator
     ) -> tuple[pd.DataFrame, list[np.ndarray]]:
         """`size` decoded rows after every post-processor, with the slots each one drew."""
-        z = torch.randn(size, self.noise_dim, generator=torch_gen)
+        z = torch.randn(size, self.noise_dim, generator=torch_gen, device=torch_gen.device)
         onehot = None
         if self.condition is not None:
             onehot = self.condition.one_hot(condition_codes(self.condition, conditions or None, size, torch_gen))
-        frame = self.encoder.decode(self.generator.sample_encoded(z, onehot).numpy(), rng)
+        frame = self.encoder.decode(self.generator.sample_encoded(z, onehot).cpu().numpy(), rng)
         drawn_codes = []
         for processor in self.post_processors:
             frame, codes = processor.redraw(frame, self.encoder, rng)

@@ -51,7 +51,7 @@ class Holdout:
 def split_heldout(encoded: torch.Tensor, config: TrainingConfig, rng: np.random.Generator) -> Holdout:
     """Each record held out with probability h by a keyed hash of its own encoding; the key is
     drawn here from the fit's RNG (only when selection is on) and never saved."""
-    mask = torch.from_numpy(heldout_mask(encoded.numpy(), config.selection_holdout, rng.bytes(32)))
+    mask = torch.from_numpy(heldout_mask(encoded.cpu().numpy(), config.selection_holdout, rng.bytes(32)))
     return Holdout(training=encoded[~mask], heldout=encoded[mask])
 
 

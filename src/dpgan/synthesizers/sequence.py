@@ -38,6 +38,7 @@ import pandas as pd
 import torch
 
 from dpgan.api import Synthesizer
+from dpgan.devices import on_device, released_on_cpu, seeded_generator, to_device
 from dpgan.errors import BudgetError, InputError, ModelFileError
 from dpgan.models.sequence_units import CRITICS, SeriesUnitCritic, SeriesUnitGenerator
 from dpgan.privacy.accounting import Budget, LedgerEntry, PrivacyLedger
@@ -162,10 +163,16 @@ class SequenceSynthesizer(Synthesizer):
         seed: int | None = None,
         noise_multiplier: float | None = None,
         critic: str = "mlp",
+        device: str | torch.device = "cpu",
         **settings: Any,
     ) -> None:
         super().__init__(
-            epsilon=epsilon, delta=delta, accountant=accountant, seed=seed, noise_multiplier=noise_multiplier
+            epsilon=epsilon,
+            delta=delta,
+            accountant=accountant,
+            seed=seed,
+            noise_multiplier=noise_multiplier,
+            device=device,
         )
         network_keys = {k: settings.pop(k) for k in list(settings) if k in SequenceSettings.__dataclass_fields__}
         self.networks = SequenceSettings(critic=critic, **network_keys)
@@ -183,7 +190,16 @@ class SequenceSynthesizer(Synthesizer):
         labels: np.ndarray | None = None,
     ) -> SequenceSynthesizer:
         """Train on `data` (a long table with the schema's columns, or an (N, T[, F]) array with
-        optional `labels`); spends at most (ε, δ), all of it recorded in `self.ledger`."""
+        optional `labels`); spends at most (ε, δ), all of it recorded in `self.ledger`. Trains on
+        `self.device`; the fitted generator is on the CPU (dpgan.devices)."""
+        with on_device(self.device):
+            self._fit(data, schema, labels)
+        released_on_cpu(self.generator)
+        return self
+
+    def _fit(
+        self, data: pd.DataFrame | np.ndarray, schema: SequenceSchema | dict | str | Path, labels: np.ndarray | None
+    ) -> None:
         schema = _coerce_schema(schema)
         if isinstance(data, pd.DataFrame):
             raw, form = read_long_raw(data, schema), "long"
@@ -203,7 +219,7 @@ class SequenceSynthesizer(Synthesizer):
         series = encode(raw, schema)
         del raw
         kept, dropped = self._count_units(series, schema, ledger, rng, shares.at(spent_share))
-        units = self._units(series, schema, rng)
+        units = to_device(self._units(series, schema, rng))  # read from NumPy on the CPU: onto the fit's device
         G, D = self._networks(schema)
         config = replace(self.config, noise_dim=G.noise_dim)
         hooks = ()
@@ -250,7 +266,6 @@ class SequenceSynthesizer(Synthesizer):
             **({"gaussian_base_gate": float(result.generator.gate.detach())} if net.gaussian_base else {}),
             "seeded": self.seed is not None,
         }
-        return self
 
     def _count_units(
         self,
@@ -369,7 +384,7 @@ class SequenceSynthesizer(Synthesizer):
             max_grad_norm=self.config.max_grad_norm,
             share=share,
             ledger=ledger,
-            generator=torch.Generator().manual_seed(int(rng.integers(0, 2**63 - 1))),
+            generator=seeded_generator(int(rng.integers(0, 2**63 - 1))),
             mechanism=GUIDE_EVENT,
             note="Poisson; each series' cross-entropy gradient clipped",
         )
@@ -437,10 +452,10 @@ class SequenceSynthesizer(Synthesizer):
             if str(label) not in names:
                 raise InputError(f"{label!r} is not a label of this model; choose one of {', '.join(names)}")
             imposed = torch.full((int(n),), names.index(str(label)), dtype=torch.long)
-        generator = torch.Generator().manual_seed(seed if seed is not None else secrets.randbits(63))
+        generator = torch.Generator(device="cpu").manual_seed(seed if seed is not None else secrets.randbits(63))
         values, codes = self.generator.sample(int(n), generator, imposed)
-        values_np = values.numpy()
-        codes_np = None if codes is None else codes.numpy()
+        values_np = values.cpu().numpy()
+        codes_np = None if codes is None else codes.cpu().numpy()
         if self.input_form == "array":
             return unscale(values_np, self.schema), label_names(codes_np, self.schema)
         return write_long(values_np, codes_np, self.schema)

@@ -44,6 +44,7 @@ import torch
 
 from dpgan.conditioning import build_condition, check_condition_column
 from dpgan.conform import conform
+from dpgan.devices import seeded_generator
 from dpgan.errors import BudgetError, DPGanWarning, InputError
 from dpgan.parquet_source import OpenSource, ParquetSource
 from dpgan.privacy.block_sampling import BlockPoissonSampler
@@ -144,7 +145,7 @@ def fit_stream(
 ) -> FittedTable:
     """Train on the stream following the module's flow; the draws from `rng` come in the order of
     dpgan.synthesizers.fit_plan's, so the ledger equals the in-memory fit's for the same seed."""
-    torch_gen = torch.Generator().manual_seed(int(rng.integers(0, 2**63 - 1)))
+    torch_gen = seeded_generator(int(rng.integers(0, 2**63 - 1)))  # on the fit's device (dpgan.devices)
     ledger, purchased = _open_ledger(schema, settings)  # step 1
     condition_column = _condition_column(settings, schema, options)
     needs_prior = condition_column is not None and schema is not None and not schema[condition_column].frequencies

@@ -20,6 +20,7 @@ import torch
 
 from dpgan.api import Synthesizer
 from dpgan.conditioning import Condition
+from dpgan.devices import on_device, released_on_cpu, seeded_fork
 from dpgan.errors import InputError, ModelFileError
 from dpgan.extras.label_model import LabelModel
 from dpgan.parquet_source import ParquetSource
@@ -59,7 +60,8 @@ class TabularSynthesizer(Synthesizer):
     would exceed ε (rule a; `epochs` then caps it). `seed` makes runs reproducible for
     experiments only: production noise comes from OS entropy. With a categorical target in the
     schema, a DP label model (dpgan.extras.label_model) redraws the target of sampled rows;
-    `label_model=False` keeps the generator's own.
+    `label_model=False` keeps the generator's own. `device` ("cpu", "cuda", "cuda:N", "auto") is
+    where fit trains (dpgan.devices); the fitted model is on the CPU either way.
     """
 
     def __init__(
@@ -77,10 +79,16 @@ class TabularSynthesizer(Synthesizer):
         schema_from_data_without_dp: bool = False,
         seed: int | None = None,
         config: TrainingConfig | None = None,
+        device: str | torch.device = "cpu",
         **config_overrides: Any,
     ) -> None:
         super().__init__(
-            epsilon=epsilon, delta=delta, accountant=accountant, seed=seed, noise_multiplier=noise_multiplier
+            epsilon=epsilon,
+            delta=delta,
+            accountant=accountant,
+            seed=seed,
+            noise_multiplier=noise_multiplier,
+            device=device,
         )
         self.recipe: Recipe = get_recipe(recipe)
         if condition is not None and not isinstance(condition, str):
@@ -185,17 +193,20 @@ class TabularSynthesizer(Synthesizer):
                 public=None if public is None else public.record,
             )
         fit_seed = self.seed if resume is None else resume.fit_seed
-        context = process_group_context()
+        context = process_group_context(device=str(self.device))
+        # data-parallel on GPUs: each rank trains on its own GPU (LOCAL_RANK), NCCL between them
+        device = torch.device(context.device) if context.distributed and self.device.type == "cuda" else self.device
         if context.distributed:
             fit_seed = _lockstep_seed(context, data, fit_seed)
             if resume is not None:  # rank 0's seed is the one its checkpoint keeps
                 resume = replace(resume, identity={**resume.identity, "fit_seed": fit_seed})
         rng = np.random.default_rng(secrets.randbits(64) if fit_seed is None else fit_seed)
         if fit_seed is None:
-            fitted = fit_table(data, schema, options, settings, progress, rng, public=public)
+            with on_device(device):
+                fitted = fit_table(data, schema, options, settings, progress, rng, public=public)
         else:
             # Network weights are drawn from torch's global RNG: seed it, and leave the caller's state as it was.
-            with torch.random.fork_rng(devices=[]):
+            with seeded_fork(device), on_device(device):
                 torch.manual_seed(int(rng.integers(0, 2**63 - 1)))
                 fitted = fit_table(data, schema, options, settings, progress, rng, resume, public, context)
         self._adopt(fitted)
@@ -241,16 +252,20 @@ class TabularSynthesizer(Synthesizer):
             encode_public(public, schema, TableEncoder(schema, public_dtypes(schema)))  # refused before any read
         rng = np.random.default_rng(secrets.randbits(64) if self.seed is None else self.seed)
         if self.seed is None:
-            fitted = fit_stream(opened, schema, options, settings, progress, rng, public)
+            with on_device(self.device):
+                fitted = fit_stream(opened, schema, options, settings, progress, rng, public)
         else:
-            with torch.random.fork_rng(devices=[]):
+            with seeded_fork(self.device), on_device(self.device):
                 torch.manual_seed(int(rng.integers(0, 2**63 - 1)))
                 fitted = fit_stream(opened, schema, options, settings, progress, rng, public)
         self._adopt(fitted)
         return self
 
     def _adopt(self, fitted: FittedTable) -> None:
-        """Take the state of a fit or a model file (the attributes users and the CLI read)."""
+        """Take the state of a fit or a model file (the attributes users and the CLI read); the
+        models on the CPU, wherever they were trained (dpgan.devices)."""
+        label_classifier = None if fitted.label_model is None else fitted.label_model.classifier
+        released_on_cpu(fitted.generator, label_classifier, fitted.critic_for_evaluation)
         self.ledger, self.schema, self.encoder = fitted.ledger, fitted.schema, fitted.encoder
         self.generator, self.condition, self.label_model = fitted.generator, fitted.condition, fitted.label_model
         self.training, self.critic_for_evaluation = fitted.training, fitted.critic_for_evaluation

@@ -50,7 +50,7 @@ class Snapshot:
 
     def put_module(self, name: str, module: torch.nn.Module) -> None:
         for key, tensor in module.state_dict().items():
-            self.tensors[f"{name}/{key}"] = tensor.detach().clone().contiguous()
+            self.tensors[f"{name}/{key}"] = _cpu_copy(tensor)
 
     def get_module(self, name: str, module: torch.nn.Module) -> None:
         prefix = f"{name}/"
@@ -68,7 +68,7 @@ class Snapshot:
             plain[str(index)] = {}
             for key, value in per_param.items():
                 if isinstance(value, torch.Tensor):
-                    self.tensors[f"{name}/{index}/{key}"] = value.detach().clone().contiguous()
+                    self.tensors[f"{name}/{index}/{key}"] = _cpu_copy(value)
                 else:
                     plain[str(index)][key] = value
         self.values[name] = {"state": plain, "param_groups": state["param_groups"]}
@@ -129,7 +129,11 @@ class FitCheckpoint:
         os.close(handle)
         try:
             os.chmod(staging, 0o600)
-            save_file(snapshot.tensors, staging, metadata={HEADER_KEY: json.dumps(header)})
+            save_file(
+                {k: _cpu_copy(v) for k, v in snapshot.tensors.items()},
+                staging,
+                metadata={HEADER_KEY: json.dumps(header)},
+            )
             os.replace(staging, self.path)
         finally:
             if os.path.exists(staging):
@@ -150,6 +154,12 @@ class FitCheckpoint:
         """After the fit: the checkpoint is secret material (module docstring)."""
         if self.writer and self.path.exists():
             self.path.unlink()
+
+
+def _cpu_copy(tensor: torch.Tensor) -> torch.Tensor:
+    """A CPU copy (the file holds CPU tensors, whatever device the fit ran on; a resumed fit's
+    load_state_dict moves them back onto its parameters' device)."""
+    return tensor.detach().to("cpu", copy=True).contiguous()
 
 
 def check_every(every: object) -> int:

@@ -280,7 +280,7 @@ def critic_release(
     if settings.loss == "bce":
         with torch.no_grad():
             weight = weight * torch.sigmoid(-critic(real))  # d softplus(-D)/dD = -σ(-D)
-    alpha = torch.rand(len(real), 1, generator=generator)
+    alpha = torch.rand(len(real), 1, generator=generator, device=generator.device)
     groups = None
     if settings.microbatches and len(real) > 0:
         groups = assign_microbatches(len(real), settings.microbatches, generator)
@@ -364,7 +364,8 @@ def train_dp_critic(
         saved.get_optimizer("opt_D", opt_d)
         saved.get_generator("generator", generator)
         if saved.values["real_moments"]:
-            real_moments = (saved.tensors["real_moments/mean"], saved.tensors["real_moments/sd"])
+            device = torch.get_default_device()  # the file holds CPU copies (dpgan.training.checkpoint)
+            real_moments = (saved.tensors["real_moments/mean"].to(device), saved.tensors["real_moments/sd"].to(device))
         private_step.restore(start, max_norm=clip if step_settings.adaptive is not None else None)
     elif public is not None:  # no private record read: dpgan.training.public_warm_start
         public.run(side, D, opt_d, config, objective, generator, fake_batch)

@@ -65,7 +65,7 @@ def _critic_step(
     generator: torch.Generator,
 ) -> None:
     """A non-private WGAN-GP step on one shard (nothing from it is released directly)."""
-    alpha = torch.rand(real.shape[0], 1, generator=generator)
+    alpha = torch.rand(real.shape[0], 1, generator=generator, device=generator.device)
     summed, _ = wgan_gp_clipped_sum(
         D, real, fake, alpha, gp_weight=config.gp_weight, max_norm=math.inf, one_sided=config.one_sided_penalty
     )
@@ -134,7 +134,7 @@ def train_dp_generator(
     of DP outputs, no further cost). With a `checkpoint`, resumes from its snapshot and writes one
     every few steps (dpgan.training.checkpoint)."""
     N_d = config.num_discriminators
-    shards = torch.from_numpy(shard_of_rows(data.numpy(), N_d, shard_key))
+    shards = torch.from_numpy(shard_of_rows(data.cpu().numpy(), N_d, shard_key))
     shard_rows = [data[shards == j] for j in range(N_d)]
     batch = config.batch_size
     side = GeneratorSide(config, generator_for(config, spans, condition), condition, generator, batch, hooks)
@@ -179,7 +179,9 @@ def train_dp_generator(
         for _ in range(config.n_critic):
             if rows.shape[0] == 0:
                 break
-            pick = torch.randint(rows.shape[0], (min(batch, rows.shape[0]),), generator=generator)
+            pick = torch.randint(
+                rows.shape[0], (min(batch, rows.shape[0]),), generator=generator, device=generator.device
+            )
             real = rows[pick]
             with torch.no_grad():
                 fake = fakes(real.shape[0], condition.codes_of_encoded(real) if condition else None)
@@ -187,7 +189,9 @@ def train_dp_generator(
         real_moments = None
         if objective.info_weight > 0 and rows.shape[0] > 0:
             with torch.no_grad():  # shard statistics: they reach G only through the hook
-                f = D.features(rows[torch.randint(rows.shape[0], (batch,), generator=generator)])
+                f = D.features(
+                    rows[torch.randint(rows.shape[0], (batch,), generator=generator, device=generator.device)]
+                )
                 real_moments = (f.mean(dim=0), f.std(dim=0, unbiased=False))
 
         def backward(D=D, moments=real_moments) -> None:

@@ -43,7 +43,7 @@ class FakeRows:
 
     def inputs(self, n: int, codes: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
         """G's inputs: noise z and, for a conditional G, the one-hot of `codes`."""
-        z = torch.randn(n, self.config.noise_dim, generator=self.generator)
+        z = torch.randn(n, self.config.noise_dim, generator=self.generator, device=self.generator.device)
         return z, None if self.condition is None or codes is None else self.condition.one_hot(codes)
 
     def __call__(self, n: int, codes: torch.Tensor | None = None) -> torch.Tensor:

@@ -74,7 +74,7 @@ def _frequencies(noisy: np.ndarray) -> torch.Tensor:
 
 def span_codes(encoded: torch.Tensor, span: OutputSpan) -> np.ndarray:
     """Each row's cell of a softmax span (its one-hot's position)."""
-    return encoded[:, span.start : span.stop].argmax(dim=1).numpy()
+    return encoded[:, span.start : span.stop].argmax(dim=1).cpu().numpy()
 
 
 def continued_sums(totals: np.ndarray, codes: np.ndarray, weights: np.ndarray) -> np.ndarray:
@@ -133,7 +133,7 @@ class MarginalCounts:
             self.histograms[i] += np.bincount(span_codes(encoded, span), minlength=span.width)
         for i, (value, mode, offset) in enumerate(self.coordinates):
             codes = span_codes(encoded, mode)
-            position = encoded[:, value.start + offset].numpy().astype(np.float64)
+            position = encoded[:, value.start + offset].cpu().numpy().astype(np.float64)
             inside = codes < mode.value_modes
             self.sums[i] = continued_sums(self.sums[i], codes[inside], position[inside])
             self.squares[i] = continued_sums(self.squares[i], codes[inside], position[inside] ** 2)

@@ -53,8 +53,8 @@ class ModeSeekingHook:
     def add_gradient(self, G: PairedGenerator, draw_inputs: InputsFn) -> None:  # type: ignore[override]
         if self.weight == 0:
             return
-        z1 = torch.randn(self.batch, G.noise_dim, generator=self.generator)
-        z2 = torch.randn(self.batch, G.noise_dim, generator=self.generator)
+        z1 = torch.randn(self.batch, G.noise_dim, generator=self.generator, device=self.generator.device)
+        z2 = torch.randn(self.batch, G.noise_dim, generator=self.generator, device=self.generator.device)
         codes = G.draw_codes(self.batch, self.generator)
         (self.weight * mode_seeking_loss(G, z1, z2, codes)).backward()
 

@@ -159,7 +159,7 @@ def train_noise_layer_gan(
                 fake_h = noise_layer(critic.pre(fakes))
             loss = _critic_loss(config.loss, critic.head(real_h), critic.head(fake_h))
             if gp_weight > 0:
-                alpha = torch.rand(capacity, 1, generator=generator)
+                alpha = torch.rand(capacity, 1, generator=generator, device=generator.device)
                 points = alpha * real_h + (1.0 - alpha) * fake_h
                 loss = loss + gp_weight * _penalty(critic.head, points, config.one_sided_penalty)
         else:
@@ -172,7 +172,7 @@ def train_noise_layer_gan(
             if gp_weight > 0 and len(real):
                 with torch.no_grad():
                     partners = side.fakes(len(real))
-                alpha = torch.rand(len(real), 1, generator=generator)
+                alpha = torch.rand(len(real), 1, generator=generator, device=generator.device)
                 loss = loss + gp_weight * _penalty(
                     score, alpha * real + (1.0 - alpha) * partners, config.one_sided_penalty
                 )

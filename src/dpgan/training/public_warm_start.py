@@ -50,7 +50,8 @@ class PublicWarmStart:
             return
         fakes: FakeRows = side.fakes
         for step in range(self.steps):
-            real = self.rows[torch.randint(self.rows.shape[0], (batch,), generator=generator)]
+            index = torch.randint(self.rows.shape[0], (batch,), generator=generator, device=generator.device)
+            real = self.rows[index.to(self.rows.device)].to(generator.device)  # public rows: encoded on the CPU
             with torch.no_grad():
                 fake = fakes(batch, fakes.codes(batch))
             critic_optimizer.zero_grad(set_to_none=True)
@@ -84,7 +85,7 @@ def critic_loss(
         return F.softplus(-critic(real)).mean() + F.softplus(critic(fake)).mean()
     loss = critic(fake).mean() - critic(real).mean()
     if config.loss == "wgan-gp":
-        alpha = torch.rand(real.shape[0], 1, generator=generator)
+        alpha = torch.rand(real.shape[0], 1, generator=generator, device=generator.device)
         x_hat = (alpha * real + (1 - alpha) * fake).requires_grad_(True)
         (grad,) = torch.autograd.grad(critic(x_hat).sum(), x_hat, create_graph=True)
         gap = grad.norm(dim=1) - 1.0

@@ -39,7 +39,14 @@ class TensorRows:
         self.num_rows, self.width = int(data.shape[0]), int(data.shape[1])
 
     def rows(self, index: torch.Tensor) -> torch.Tensor:
-        return self.data[index]
+        return on_fit_device(self.data[index.to(self.data.device)])
+
+
+def on_fit_device(rows: torch.Tensor) -> torch.Tensor:
+    """Rows on the device the fit runs on (dpgan.devices: torch's default device inside the fit),
+    wherever they were read: a table encoded from NumPy or a streamed block is on the CPU. The
+    same tensor when it is already there (always, on the CPU)."""
+    return rows.to(torch.get_default_device())
 
 
 def as_row_source(data: torch.Tensor | RowSource) -> RowSource:
@@ -65,7 +72,7 @@ class BlockRows:
         self.passes = 0  # gathering passes so far (for tests and benches)
 
     def rows(self, index: torch.Tensor) -> torch.Tensor:
-        wanted = index.numpy().astype(np.int64)
+        wanted = index.cpu().numpy().astype(np.int64)
         if self._pending == 0:
             # a new block: this step and the next ones up to the budget, as the sampler queued them
             following = self.sampler.ahead(max(self.block_rows - len(wanted), 0))
@@ -75,8 +82,8 @@ class BlockRows:
             self.passes += 1
         self._pending -= 1
         if len(wanted) == 0:
-            return torch.zeros(0, self.width)
+            return on_fit_device(torch.zeros(0, self.width))
         position = np.searchsorted(self._union, wanted)
         if position.max() >= len(self._union) or not np.array_equal(self._union[position], wanted):
             raise RuntimeError("internal error: a batch asked for rows its block does not hold")
-        return self._block[torch.from_numpy(position)]
+        return on_fit_device(self._block[torch.from_numpy(position)])

@@ -102,7 +102,7 @@ def score_variables(spans: Sequence[OutputSpan]) -> list[OutputSpan]:
 
 def codes_of(encoded: torch.Tensor | np.ndarray, variables: Sequence[OutputSpan]) -> np.ndarray:
     """Each row's cell in every variable (the argmax of its span): rows × variables."""
-    array = encoded.detach().numpy() if isinstance(encoded, torch.Tensor) else np.asarray(encoded)
+    array = encoded.detach().cpu().numpy() if isinstance(encoded, torch.Tensor) else np.asarray(encoded)
     if not variables:
         return np.zeros((array.shape[0], 0), dtype=np.int64)
     return np.stack([array[:, v.start : v.stop].argmax(axis=1) for v in variables], axis=1).astype(np.int64)
@@ -146,7 +146,7 @@ def candidate_samples(
     generator: torch.Generator,
 ) -> torch.Tensor:
     """`count` encoded rows of a candidate from public noise (conditions from the unflattened prior)."""
-    z = torch.randn(count, noise_dim, generator=generator)
+    z = torch.randn(count, noise_dim, generator=generator, device=generator.device)
     onehot = None if condition is None else condition.one_hot(condition.draw(count, generator, False))
     G.eval()
     with torch.no_grad():

@@ -68,8 +68,13 @@ def _probe(critic: nn.Module, loss: CriticUnitLoss) -> bool:
     if loss.real.shape[1] != linears[0].in_features:
         return False
     weight = linears[0].weight
+    # a fixed public probe, drawn on the CPU (the same numbers on every device), then moved
     probe = torch.randn(
-        _PROBE_ROWS, linears[0].in_features, generator=torch.Generator().manual_seed(_PROBE_SEED), dtype=weight.dtype
+        _PROBE_ROWS,
+        linears[0].in_features,
+        generator=torch.Generator(device="cpu").manual_seed(_PROBE_SEED),
+        dtype=weight.dtype,
+        device="cpu",
     ).to(weight.device)
     with torch.no_grad():
         out, penultimate = _chain(linears, probe, slope)
