@@ -19,10 +19,12 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from dpgan.errors import InputError
+
+if TYPE_CHECKING:  # pandas loads only when a batch is read: the CLI's argument checks stay fast
+    import pandas as pd
 
 DEFAULT_BATCH_ROWS = 65_536
 DEFAULT_MEMORY_BUDGET_MB = 512.0
