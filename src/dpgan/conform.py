@@ -33,7 +33,16 @@ import pandas as pd
 
 from dpgan.errors import InputError
 from dpgan.schema import ColumnSpec, Schema
-from dpgan.transforms.cells import INFINITE, NULL, NUMBER, TEXT, boolean_value, canonical_text, classify
+from dpgan.transforms.cells import (
+    INFINITE,
+    NULL,
+    NUMBER,
+    TEXT,
+    boolean_value,
+    canonical_text,
+    classify,
+    per_value,
+)
 
 UNKNOWN_CATEGORY = "unknown category"
 MISSING_IN_COMPLETE = "missing value in a complete column"
@@ -163,7 +172,9 @@ def _numeric(spec: ColumnSpec, series: pd.Series) -> _Column:
 
 def _boolean(spec: ColumnSpec, series: pd.Series) -> _Column:
     null = classify(series).kind == NULL
-    parsed = np.array([None if n else boolean_value(v) for v, n in zip(series.to_numpy(dtype=object), null)])
+    # once per distinct value where the column allows (dpgan.transforms.cells.per_value)
+    parsed = per_value(series, _boolean_values, None)
+    parsed[null] = None
     unknown = ~null & np.array([p is None for p in parsed], dtype=bool)
     reasons: dict[str, np.ndarray] = {}
     drop = _unusable(spec, unknown, UNKNOWN_CATEGORY, reasons)
@@ -173,21 +184,29 @@ def _boolean(spec: ColumnSpec, series: pd.Series) -> _Column:
     return _Column(parsed.astype(object), drop, reasons, _strict_refusals(null))
 
 
+def _boolean_values(series: pd.Series) -> np.ndarray:
+    out = np.empty(len(series), dtype=object)
+    out[:] = [boolean_value(v) for v in series.to_numpy(dtype=object)]
+    return out
+
+
 def _categorical(spec: ColumnSpec, series: pd.Series) -> _Column:
     exact = {c: c for c in reversed(spec.categories)}
     by_text = {canonical_text(c): c for c in reversed(spec.categories)}
     by_number = {v: c for c in reversed(spec.categories) if (v := _as_number(c)) is not None}
+
+    def matches(cells: pd.Series) -> np.ndarray:
+        values = cells.to_numpy(dtype=object)
+        found = np.full(len(values), None, dtype=object)  # nulls stay None, unmatched (as before)
+        for row in np.flatnonzero(~pd.isna(values)):
+            found[row] = _match(values[row], exact, by_text, by_number)
+        return found
+
     null = classify(series).kind == NULL
-    out = np.full(len(series), None, dtype=object)
-    unknown = np.zeros(len(series), dtype=bool)
-    for row, (value, is_null) in enumerate(zip(series.to_numpy(dtype=object), null)):
-        if is_null:
-            continue
-        match = _match(value, exact, by_text, by_number)
-        if match is _NO_MATCH:
-            unknown[row] = True
-        else:
-            out[row] = match
+    # the match runs once per distinct value where the column allows (cells.per_value)
+    matched = per_value(series, matches, None)
+    unknown = ~null & np.fromiter((m is _NO_MATCH for m in matched), dtype=bool, count=len(matched))
+    out = np.where(null | unknown, None, matched)
     reasons: dict[str, np.ndarray] = {}
     other = spec.other_category
     if other is not None:

@@ -48,7 +48,7 @@ import pandas as pd
 from dpgan.errors import InputError
 from dpgan.privacy.mechanisms import bin_index, noisy_counts, public_numeric_grid, set_union_threshold
 from dpgan.schema import ColumnSpec, Schema, numeric_encoding
-from dpgan.transforms.cells import INFINITE, NULL, NUMBER, TEXT, cell_keys, classify
+from dpgan.transforms.cells import INFINITE, NULL, NUMBER, TEXT, Cells, cell_keys, classify
 
 OTHER = "(other)"
 # the class histogram's noise, in units of the base σ: four large cells need little precision
@@ -139,7 +139,11 @@ class ClassCounts:
 
 
 def class_counts(series: pd.Series) -> ClassCounts:
-    cells = classify(series)
+    return class_counts_of(classify(series))
+
+
+def class_counts_of(cells: Cells) -> ClassCounts:
+    """The class counts of a column already classified (so a pass classifies each cell once)."""
     whole = cells.whole
     return ClassCounts(
         float(np.sum((cells.kind == NULL) | (cells.kind == INFINITE))),

@@ -25,8 +25,15 @@ import numpy as np
 import pandas as pd
 
 from dpgan.privacy.mechanisms import bin_index, public_numeric_grid
-from dpgan.schema_inference import CATEGORICAL, NUMERIC, ClassCounts, DomainCounts, PublicHints, class_counts
-from dpgan.transforms.cells import NUMBER, cell_keys, classify
+from dpgan.schema_inference import (
+    CATEGORICAL,
+    NUMERIC,
+    ClassCounts,
+    DomainCounts,
+    PublicHints,
+    class_counts_of,
+)
+from dpgan.transforms.cells import NUMBER, Cells, cell_keys, classify
 
 DEFAULT_DISTINCT_CAP = 100_000
 # with a public list of categories only the listed values are counted, the rest summed under a key
@@ -46,14 +53,14 @@ class ColumnCounter:
     values: Counter[str] | None = field(default_factory=Counter)
 
     def add(self, series: pd.Series, cap: int) -> None:
-        self.classes += class_counts(series).as_array()
-        cells = classify(series)
+        cells = classify(series)  # once per cell: the class, grid and value counts all read it
+        self.classes += class_counts_of(cells).as_array()
         numbers = cells.number[cells.kind == NUMBER]
         edges = public_numeric_grid()
         self.bins += np.bincount(bin_index(numbers, edges), minlength=len(edges) - 1)
         if self.values is None:
             return
-        add_values(self.values, series, self.listed)
+        add_values(self.values, series, self.listed, cells)
         if self.listed is None and len(self.values) > cap:
             self.values = None  # past the cap: recounted only if the column turns out categorical
 
@@ -67,9 +74,12 @@ class ColumnCounter:
         return DomainCounts(values={key: float(count) for key, count in values.items()})
 
 
-def add_values(counter: Counter[str], series: pd.Series, listed: tuple[str, ...] | None) -> None:
-    """Count the non-null cells' canonical texts (the keys dpgan.schema_inference releases)."""
-    keys = cell_keys(series)
+def add_values(
+    counter: Counter[str], series: pd.Series, listed: tuple[str, ...] | None, cells: Cells | None = None
+) -> None:
+    """Count the non-null cells' canonical texts (the keys dpgan.schema_inference releases);
+    `cells`: the column's classes, if the caller has them."""
+    keys = cell_keys(series, cells)
     present = keys[keys != None].tolist()  # noqa: E711 (elementwise)
     if listed is None:
         counter.update(present)
