@@ -9,15 +9,20 @@ The same releases, in the same order, at the same σ, drawing from the same `rng
    conformed alone gives the rows the whole table would) and adds the repair indicators;
 4. their sums are released as the in-memory path releases the column sums of the indicators.
 So with an equally seeded `rng`, N̂, the schema, the repair counts and the ledger equal the
-in-memory path's. The pass also records how many rows each batch keeps: row i of the conformed
-table is then found by batch without holding the table (dpgan.synthesizers.streamed_rows).
+in-memory path's. The conform pass can carry more work (`consume`: built from the released
+schema, public, and handed each conformed batch; a streamed fit encodes it there and adds the
+anchors' exact sums, or holds it), so one read serves what took two; nothing it does draws
+from `rng` or changes what is released here. The pass also records how many rows each batch
+keeps: row i of the conformed table is then found by batch without holding the table (dpgan.synthesizers.streamed_rows).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
+import pandas as pd
 
 from dpgan.conform import REASONS, conform
 from dpgan.parquet_source import OpenSource
@@ -71,8 +76,10 @@ def prepare_stream(
     ledger: PrivacyLedger,
     rng: np.random.Generator,
     distinct_cap: int = DEFAULT_DISTINCT_CAP,
+    consume: Callable[[Schema], Callable[[pd.DataFrame], None]] | None = None,
 ) -> StreamPrepared:
-    """Steps 1–4 of the module docstring (the DP schema path, or a given public schema)."""
+    """Steps 1–4 of the module docstring (the DP schema path, or a given public schema);
+    `consume(schema)`, if given, returns what receives each conformed batch of the conform pass."""
     infer = schema is None
     columns = list(source.columns)
     plan = plan_for(
@@ -111,10 +118,13 @@ def prepare_stream(
         charge_schema(ledger, plan, len(columns), hints)
     sums = np.zeros(len(REASONS), dtype=np.int64)
     kept: list[int] = []
+    receive = consume(schema) if consume is not None else None
     for batch in source.batches():
         conformed = conform(batch, schema)
         sums += conformed.repairs.sum(axis=0)
         kept.append(len(conformed.frame))
+        if receive is not None:
+            receive(conformed.frame)
     repairs = release_repairs(sums, plan, ledger, rng)
     notes += repair_notes(repairs, plan.sigma(REPAIR_COUNT_SCALE))
     notes += small_table_notes(rows, epsilon)

@@ -11,8 +11,9 @@ batches (dpgan.parquet_source) instead of held as a DataFrame:
    counts are sums over rows, added batch by batch over the encoded rows (the in-memory path
    makes the same `AnchorCounts.add` call on the whole table; the sums are equal bit for bit) and
    released by fit_plan's `_fit_extras` at the same σ from the same `rng`, so their ledger entries
-   and released tables equal the in-memory ones. When the encoded table fits the memory budget
-   it is counted where it is held (no extra pass), otherwise in one more pass;
+   and released tables equal the in-memory ones. They are added in the conform pass of step 2
+   (`ConformPass`: each batch is conformed once, then encoded, counted and, while the encoded
+   table fits the memory budget, held), so no pass of its own;
 6. σ and the steps from what is left, then the DP-critic loop. Its rows come through a row
    source (dpgan.training.row_source): when the encoded table fits `memory_budget_mb` it is
    encoded once and held (as in memory), otherwise each block of steps is gathered in one pass.
@@ -35,6 +36,7 @@ the in-memory fit's.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -155,7 +157,8 @@ def fit_stream(
         )
     infer = schema is None
     fraction = settings.preprocessing_fraction or (NO_SCHEMA_PREPROCESSING_FRACTION if infer else 0.01)
-    prepared = prepare_stream(  # step 2
+    folded = ConformPass(opened, settings, condition_column)
+    prepared = prepare_stream(  # step 2 (with step 5's counts and the held rows in its conform pass)
         opened,
         schema=schema,
         hints=options.hints,
@@ -166,14 +169,12 @@ def fit_stream(
         needs_prior=False,
         ledger=ledger,
         rng=rng,
+        consume=folded.start,
     )
     for note in prepared.notes:
         warnings.warn(note, DPGanWarning, stacklevel=4)
-    schema = prepared.schema
-    if settings.config.binary_codes:
-        schema = binary_coded(schema, keep=tuple(c for c in (schema.target, condition_column) if c))
-    schema = with_geo(schema, settings.config.geo_pairs)
-    encoder = TableEncoder(schema, public_dtypes(schema))  # step 3
+    encoder, counts = folded.encoder, folded.counts  # step 3 (built from the released schema)
+    schema = encoder.schema
     warm_start = None
     if public is not None:
         warm_start = PublicWarmStart(encode_public(public, schema, encoder), public.steps)
@@ -182,14 +183,7 @@ def fit_stream(
         condition, _ = build_condition(
             schema, encoder, condition_column, pd.Series([], dtype=object), prepared.plan.noise_multiplier, rng
         )
-    held = held_rows(opened, prepared, encoder)  # the encoded table, if it fits the budget
-    counts = AnchorCounts.for_config(settings.config, encoder, condition_column)
-    if counts.wanted:  # step 5: the anchors' exact sums, where the rows are held or in one pass
-        if held is not None:
-            counts.add(torch.from_numpy(held))
-        else:
-            for batch in opened.batches():
-                counts.add(torch.from_numpy(encode_batch(batch, prepared.schema, encoder)))
+    held = folded.held()  # the encoded table, if it fit the budget
     extras = _fit_extras(
         None,
         encoder,
@@ -261,6 +255,61 @@ def _condition_column(settings: FitSettings, schema: Schema | None, options: Fit
     return column
 
 
+def training_schema(schema: Schema, settings: FitSettings, condition_column: str | None) -> Schema:
+    """The released schema as the encoder reads it (binary codes, geo pairs: public settings)."""
+    if settings.config.binary_codes:
+        schema = binary_coded(schema, keep=tuple(c for c in (schema.target, condition_column) if c))
+    return with_geo(schema, settings.config.geo_pairs)
+
+
+class ConformPass:
+    """The work folded into step 2's conform pass: from the released schema (public) the encoder
+    and the anchors' counters are built; each conformed batch is then encoded once, added to
+    the anchors' exact sums (the same batches in the same order as a pass of their own, so the
+    same sums) and kept while the encoded rows so far fit the memory budget (the held table;
+    past it the blocks are dropped, so memory stays within the budget plus one batch). Whether
+    the table is held decides only the work of the training passes, never a release."""
+
+    def __init__(self, opened: OpenSource, settings: FitSettings, condition_column: str | None) -> None:
+        self.opened, self.settings, self.condition_column = opened, settings, condition_column
+        self._blocks: list[np.ndarray] | None = []
+        self._rows = 0
+
+    def start(self, schema: Schema) -> Callable[[pd.DataFrame], None]:
+        rewritten = training_schema(schema, self.settings, self.condition_column)
+        self.encoder = TableEncoder(rewritten, public_dtypes(rewritten))
+        self.counts = AnchorCounts.for_config(self.settings.config, self.encoder, self.condition_column)
+        self._budget = _budget_rows(self.opened, self.encoder.width)
+        return self._receive
+
+    def _receive(self, frame: pd.DataFrame) -> None:
+        self._rows += len(frame)
+        if self._rows > self._budget:
+            self._blocks = None  # the table will not be held: its blocks are gathered per step block
+        if self._blocks is None and not self.counts.wanted:
+            return
+        encoded = encode_frame(frame, self.encoder)
+        if self.counts.wanted:
+            self.counts.add(torch.from_numpy(encoded))
+        if self._blocks is not None:
+            self._blocks.append(encoded)
+
+    def held(self) -> np.ndarray | None:
+        """The whole encoded table if it fit the budget, else None."""
+        if self._blocks is None:
+            return None
+        if not self._blocks:
+            return np.zeros((0, self.encoder.width), dtype=np.float32)
+        return np.concatenate(self._blocks, axis=0)
+
+
+def encode_frame(frame: pd.DataFrame, encoder: TableEncoder) -> np.ndarray:
+    """Conformed rows, encoded (the encoder's warnings are the in-memory path's, already given)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return encoder.encode(frame)
+
+
 def encode_batch(
     batch: pd.DataFrame, schema: Schema, encoder: TableEncoder, keep: np.ndarray | None = None
 ) -> np.ndarray:
@@ -269,19 +318,7 @@ def encode_batch(
     frame = conform(batch, schema).frame
     if keep is not None:
         frame = frame.iloc[keep].reset_index(drop=True)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return encoder.encode(frame)
-
-
-def held_rows(opened: OpenSource, prepared: StreamPrepared, encoder: TableEncoder) -> np.ndarray | None:
-    """The whole encoded table when it fits the memory budget (one pass), else None."""
-    width = encoder.width
-    if prepared.kept_rows > _budget_rows(opened, width):
-        return None
-    schema = prepared.schema  # rows are conformed to it; the encoder may hold a rewrite of it (binary codes)
-    blocks = [encode_batch(batch, schema, encoder) for batch in opened.batches()]
-    return np.concatenate(blocks, axis=0) if blocks else np.zeros((0, width), dtype=np.float32)
+    return encode_frame(frame, encoder)
 
 
 def _budget_rows(opened: OpenSource, width: int) -> int:
