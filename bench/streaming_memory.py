@@ -23,6 +23,7 @@ section "Time per epoch" of bench/results/streaming_memory.md (the rest is kept)
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import resource
@@ -111,6 +112,9 @@ def child(directory: str, copies: int, steps_wanted: int = STEPS) -> None:
     )
     total = time.perf_counter() - start
     steps = synth.training["steps"]
+    digest = hashlib.sha256()  # the trained generator's weights: equal trees give equal digests
+    for tensor in synth.generator.state_dict().values():
+        digest.update(tensor.detach().cpu().numpy().tobytes())
     (first, first_step), (last, last_step) = marks[0], marks[-1]
     per_100 = 100 * (last - first) / (last_step - first_step) if last_step > first_step else float("nan")
     # the first pass runs inside step 1 (before the first mark); the later ones between marks
@@ -130,6 +134,7 @@ def child(directory: str, copies: int, steps_wanted: int = STEPS) -> None:
                 "step_s": step_only,
                 "estimated_rows": synth.training["estimated_rows"],
                 "sample_rate": synth.training["sample_rate"],
+                "generator_sha256": digest.hexdigest()[:16],
             }
         )
     )
@@ -218,8 +223,8 @@ def epoch_main(before: Path | None) -> None:
         "(1/q) × per step + passes per epoch (steps per epoch × passes / steps) × mean pass.",
         "",
         "| tree | rows | steps | peak RSS (MiB) | before first step (s) | per 100 steps (s) | passes | "
-        "s per pass | per step, no passes (s) | steps per epoch | est. epoch (s) |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "s per pass | per step, no passes (s) | steps per epoch | est. epoch (s) | generator sha256 |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for row in rows:
         per_epoch = 1.0 / row["sample_rate"]
@@ -229,7 +234,8 @@ def epoch_main(before: Path | None) -> None:
         lines.append(
             f"| {row['tree']} | {ROWS * row['copies']:,} | {row['steps']} | {row['peak_rss_mb']:.0f} | "
             f"{row['before_first_step_s']:.1f} | {row['per_100_steps_s']:.1f} | {row['passes']} | "
-            f"{mean_pass:.1f} | {row['step_s']:.3f} | {per_epoch:,.0f} | {epoch:,.0f} |"
+            f"{mean_pass:.1f} | {row['step_s']:.3f} | {per_epoch:,.0f} | {epoch:,.0f} | "
+            f"{row['generator_sha256']} |"
         )
     lines += [
         "",
