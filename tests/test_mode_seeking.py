@@ -58,7 +58,9 @@ def test_fit_with_the_term_charges_the_same_ledger_and_changes_G():
     data = load_digits()
     images = np.round(data.images[:300] * 255 / 16).astype(np.uint8)
     classes = [str(d) for d in range(10)]
-    plain = ImageSynthesizer(epsilon=3.0, seed=0, classes=classes, **FAST).fit(images, data.target[:300])
+    plain = ImageSynthesizer(epsilon=3.0, seed=0, classes=classes, mode_seeking=0, **FAST).fit(
+        images, data.target[:300]
+    )
     seeking = ImageSynthesizer(epsilon=3.0, seed=0, classes=classes, mode_seeking=1.0, **FAST).fit(
         images, data.target[:300]
     )
@@ -71,3 +73,9 @@ def test_fit_with_the_term_charges_the_same_ledger_and_changes_G():
 def test_bad_weight_is_one_clear_line():
     with pytest.raises(InputError, match="mode_seeking"):
         ImageSynthesizer(epsilon=1.0, mode_seeking=-0.5)
+
+
+def test_dcgan_uses_the_term_by_default_and_other_recipes_do_not():
+    assert ImageSynthesizer(epsilon=1.0)._hooks(np.random.default_rng(0))[0].weight == 0.3
+    assert ImageSynthesizer(epsilon=1.0, mode_seeking=0)._hooks(np.random.default_rng(0)) == ()
+    assert ImageSynthesizer(epsilon=1.0, recipe="dp-cgan")._hooks(np.random.default_rng(0)) == ()

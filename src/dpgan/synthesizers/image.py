@@ -73,8 +73,9 @@ class ImageSettings:
     mlp_critic_hidden: tuple[int, ...] = (512, 256)
     # noise-layer recipes: the activation bound R and the noise std σ·R in the noise layer
     activation_bound: float = 1.0
-    # λ of the generator's mode-seeking term (dpgan.training.mode_seeking; free of privacy cost)
-    mode_seeking: float = 0.0
+    # λ of the generator's mode-seeking term (dpgan.training.mode_seeking; free of privacy cost);
+    # None: the recipe's (0.3 for dcgan, chosen on the validation splits: bench/RESULTS.md §17b)
+    mode_seeking: float | None = None
 
     def check(self) -> None:
         sizes = (self.width, *self.mlp_generator_hidden, *self.mlp_critic_hidden)
@@ -84,7 +85,9 @@ class ImageSettings:
             raise InputError("critic_norm must be 'group' or 'none' (BatchNorm would couple the images of a batch)")
         if not self.activation_bound > 0:
             raise InputError("activation_bound must be positive")
-        if not (isinstance(self.mode_seeking, (int, float)) and 0 <= self.mode_seeking <= 100):
+        if self.mode_seeking is not None and not (
+            isinstance(self.mode_seeking, (int, float)) and 0 <= self.mode_seeking <= 100
+        ):
             raise InputError("mode_seeking must be a number from 0 to 100")
 
 
@@ -254,11 +257,12 @@ class ImageSynthesizer(Synthesizer):
         }
 
     def _hooks(self, rng: np.random.Generator) -> tuple[ModeSeekingHook, ...]:
-        """The generator's public-only plug-ins: the mode-seeking term when asked for."""
-        if not self.networks.mode_seeking:
+        """The generator's public-only plug-ins: the mode-seeking term (the user's λ, else the recipe's)."""
+        weight = self.recipe.mode_seeking if self.networks.mode_seeking is None else self.networks.mode_seeking
+        if not weight:
             return ()
         generator = seeded_generator(int(rng.integers(0, 2**63 - 1)))
-        return (ModeSeekingHook(self.networks.mode_seeking, MODE_SEEKING_PAIRS, generator),)
+        return (ModeSeekingHook(weight, MODE_SEEKING_PAIRS, generator),)
 
     def _fit_noise_layer(
         self,
