@@ -29,7 +29,7 @@ class ImageRecipe:
     certified: bool  # False: the recipe claims no ε (its published argument does not hold)
     overrides: dict[str, Any] = field(default_factory=dict)
     # λ of G's mode-seeking term (dpgan.training.mode_seeking) unless the user sets one; 0.3 for dcgan
-    # (digits, 3 seeds, ε = 3 and 10, and MNIST-5k, 2 seeds, ε = 10, validation splits: RESULTS §17b)
+    # (validation splits: digits, 3 seeds, ε = 3 and 10; MNIST-5k, seed 0, ε = 10: RESULTS §17b)
     mode_seeking: float = 0.0
 
 
