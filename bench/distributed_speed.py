@@ -11,7 +11,8 @@ preprocessing and σ calibration before it are the same work on every rank and n
 processes split), scaled to time per epoch = loop time × steps per epoch / (steps − 1).
 Configurations: one process with one thread, one process with two threads (the same cores as two
 processes), and `torchrun --nproc_per_node 2` with one thread each (gloo). Each rank of the
-distributed run reads the whole table: only the clipped per-record sums are split.
+distributed run reads the whole table: the clipped per-record sums, the critic's fake-only term and
+the generator step are split by position; the noise and the plug-ins' gradients are not.
 
 The timings are as measured on a host shared with other jobs: compare them within one report only.
 """
@@ -137,9 +138,10 @@ def main() -> None:
         )
     lines += [
         "",
-        "Only the clipped per-record sums of each critic step are split between the ranks; the "
-        "generator step, the fake-only term and the noise are computed whole on every rank (lockstep), "
-        "so the speed-up is bounded by the share of the step the per-record sums take.",
+        "The clipped per-record sums, the critic's fake-only term and the generator step are split "
+        "between the ranks by batch position; the draws, the noise and the plug-ins' gradients (the "
+        "2-way anchor) are computed whole on every rank (lockstep), and each step pays three "
+        "all-reduces, so the speed-up is bounded by the share of the step the split work takes.",
     ]
     Path(args.out).write_text("\n".join(lines) + "\n")
     print("\n".join(lines))

@@ -110,6 +110,8 @@ FIT_SETTINGS = {
     "critic_hidden": (16,),
     "seed": 0,
 }
+# the default recipe (its 2-way anchor on): G's step and the fake term split across ranks too
+GAN_FIT_SETTINGS = {**FIT_SETTINGS, "recipe": "dp-gan"}
 
 
 def fit_summary(synth: Any) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
@@ -121,6 +123,7 @@ def fit_summary(synth: Any) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
         tensors.update({f"L/{k}": v.detach().clone().contiguous() for k, v in synth.label_model.tensors().items()})
     report = synth.privacy_report()
     values = {"epsilon": report["epsilon"], "ledger": synth.ledger.to_dict(), "training": synth.training}
+    values["pair_anchor"] = synth.config.pair_anchor
     return tensors, values
 
 
@@ -145,11 +148,15 @@ def run(rank: int, world_size: int, init_file: str, out: str, jobs: tuple[str, .
 
 def fit_job(job: str, out: Path) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
     """ "fit": a whole fit (checkpointing as it goes); "killed": the same fit killed after step 3;
-    "resumed": that fit resumed from its checkpoint. The model is saved (by rank 0 only)."""
+    "resumed": that fit resumed from its checkpoint; "fit-gan": the default dp-gan recipe's fit,
+    without a checkpoint. The model is saved (by rank 0 only)."""
     from dpgan import Schema, TabularSynthesizer, datasets
 
     table = datasets.load_adult()[0].sample(300, random_state=0).reset_index(drop=True)
     schema = Schema.from_json(datasets.adult_schema_path())
+    if job == "fit-gan":
+        synth = TabularSynthesizer(**GAN_FIT_SETTINGS).fit(table, schema=schema)
+        return fit_summary(synth)
     synth = TabularSynthesizer(**FIT_SETTINGS)
     checkpoint = out / ("checkpoint-fit" if job == "fit" else "checkpoint-killed")
     kwargs: dict[str, Any] = {"checkpoint": checkpoint, "checkpoint_every": 2}
@@ -172,4 +179,4 @@ def _kill_at(step: int):
     return progress
 
 
-__all__ = ["FIT_SETTINGS", "SINGLE_PROCESS", "engine_releases", "fit_summary", "run"]
+__all__ = ["FIT_SETTINGS", "GAN_FIT_SETTINGS", "SINGLE_PROCESS", "engine_releases", "fit_summary", "run"]

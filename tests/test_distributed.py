@@ -42,16 +42,20 @@ def results(tmp: Path, job: str) -> list[tuple[dict[str, torch.Tensor], dict]]:
 @pytest.fixture(scope="module")
 def ran(tmp_path_factory) -> Path:
     tmp = tmp_path_factory.mktemp("distributed")
-    spawn(tmp, ("engine", "fit", "killed"))
+    spawn(tmp, ("engine", "fit", "killed", "fit-gan"))
     spawn(tmp, ("resumed",))
     return tmp
 
 
+def single_process_fit(settings: dict) -> tuple[dict[str, torch.Tensor], dict]:
+    table = datasets.load_adult()[0].sample(300, random_state=0).reset_index(drop=True)
+    synth = TabularSynthesizer(**settings).fit(table, schema=Schema.from_json(datasets.adult_schema_path()))
+    return worker.fit_summary(synth)
+
+
 @pytest.fixture(scope="module")
 def single_fit():
-    table = datasets.load_adult()[0].sample(300, random_state=0).reset_index(drop=True)
-    synth = TabularSynthesizer(**worker.FIT_SETTINGS).fit(table, schema=Schema.from_json(datasets.adult_schema_path()))
-    return worker.fit_summary(synth)
+    return single_process_fit(worker.FIT_SETTINGS)
 
 
 def test_the_shares_partition_the_batch_and_keep_microbatches_whole():
@@ -60,6 +64,44 @@ def test_the_shares_partition_the_batch_and_keep_microbatches_whole():
     shares = [shard_positions(7, r, 2, groups) for r in range(2)]
     assert sorted(torch.cat(shares).tolist()) == list(range(7))
     assert all(len(set((groups[s] % 2).tolist())) <= 1 for s in shares)  # a microbatch on one rank only
+
+
+def test_a_share_of_fake_rows_is_those_rows_of_the_whole_batch_and_draws_the_same():
+    from dpgan.models.output_spans import OutputSpan
+    from dpgan.models.tabular import TabularGenerator
+    from dpgan.training.config import TrainingConfig
+    from dpgan.training.fake_rows import FakeRows
+
+    spans = [OutputSpan("tanh", 0, 1, "a"), OutputSpan("softmax", 1, 3, "b"), OutputSpan("softmax", 4, 2, "c")]
+    torch.manual_seed(0)
+    G = TabularGenerator(8, (16,), spans)
+    config = TrainingConfig(noise_dim=8)
+    whole_gen = torch.Generator().manual_seed(3)
+    whole = FakeRows(G, config, None, whole_gen)(7)
+    rank_gens = [torch.Generator().manual_seed(3) for _ in range(2)]  # each rank's copy of the stream
+    shares = [FakeRows(G, config, None, g)(7, rows=shard_positions(7, r, 2)) for r, g in enumerate(rank_gens)]
+    # the same rows (the same Gumbel noise), up to a matmul's rounding on a smaller batch
+    torch.testing.assert_close(torch.cat([whole[0::2], whole[1::2]]), torch.cat(shares), rtol=1e-5, atol=1e-6)
+    # every rank's stream advanced by the whole batch's draws: the ranks stay in lockstep
+    assert all(torch.equal(whole_gen.get_state(), g.get_state()) for g in rank_gens)
+
+
+def test_the_fake_term_shares_add_up_to_the_whole_mean_and_one_process_keeps_it_whole():
+    from dpgan.models.tabular import TabularCritic
+    from dpgan.training.dp_critic import fake_share, fake_term_gradient
+
+    torch.manual_seed(1)
+    D = TabularCritic(3, (4,))
+    fakes, weight = torch.randn(9, 3), torch.rand(9)
+    for clip in (None, 0.1):
+        whole = fake_term_gradient(D, fakes, weight, clip)
+        parts = [
+            fake_term_gradient(D, fakes[i], weight[i], clip, 9) for i in (shard_positions(9, r, 2) for r in (0, 1))
+        ]
+        for name, g in whole.items():
+            torch.testing.assert_close(parts[0][name] + parts[1][name], g)
+    assert fake_share(SINGLE_PROCESS, 9) is None and fake_share(ProcessGroupContext(2, 1), 1) is None
+    assert fake_share(ProcessGroupContext(2, 1), 5).tolist() == [1, 3]
 
 
 def test_the_single_process_context_does_nothing():
@@ -100,9 +142,12 @@ def test_noise_is_drawn_once_per_release_not_once_per_rank(ran):
     assert abs(variance - WORLD * std**2) > 5 * bound  # the two hypotheses are told apart
 
 
-def test_a_two_process_fit_has_the_single_process_ledger_and_weights(ran, single_fit):
-    ref_tensors, ref_values = single_fit
-    for tensors, values in results(ran, "fit"):
+@pytest.mark.parametrize("job", ["fit", "fit-gan"])
+def test_a_two_process_fit_has_the_single_process_ledger_and_weights(ran, single_fit, job):
+    # "fit-gan" (the default recipe, 2-way anchor on) splits G's step and the fake term as well
+    ref_tensors, ref_values = single_fit if job == "fit" else single_process_fit(worker.GAN_FIT_SETTINGS)
+    for tensors, values in results(ran, job):
+        assert values["pair_anchor"] == ref_values["pair_anchor"] and (values["pair_anchor"] or job == "fit")
         assert values["ledger"] == ref_values["ledger"]
         assert values["epsilon"] == pytest.approx(ref_values["epsilon"], rel=1e-12)
         assert values["training"]["world_size"] == WORLD and ref_values["training"]["world_size"] == 1

@@ -77,9 +77,22 @@ class TabularGenerator(nn.Module):
         return torch.cat([rows[:, :start], condition.to(rows.dtype), rows[:, stop:]], dim=1)  # type: ignore[union-attr]
 
     def forward(
-        self, z: torch.Tensor, generator: torch.Generator | None = None, condition: torch.Tensor | None = None
+        self,
+        z: torch.Tensor,
+        generator: torch.Generator | None = None,
+        condition: torch.Tensor | None = None,
+        rows: torch.Tensor | None = None,
     ) -> torch.Tensor:
-        """Training output: what the critic sees for fake rows (Gumbel noise from `generator`)."""
+        """Training output: what the critic sees for fake rows (Gumbel noise from `generator`).
+
+        With `rows`, only those rows of the batch are computed, but the Gumbel noise is still drawn
+        for the whole batch (and indexed): `generator` advances exactly as without `rows` and each
+        computed row equals its row of the whole batch's output (up to float rounding) (a data-parallel rank's share of
+        a fake batch, dpgan.privacy.distributed)."""
+        whole = z.shape[0]
+        if rows is not None:
+            z = z[rows]
+            condition = None if condition is None else condition[rows]
         raw = self.logits(z, condition)
         parts = []
         for span in self.spans:
@@ -87,7 +100,11 @@ class TabularGenerator(nn.Module):
             if span.activation == TANH:
                 parts.append(torch.tanh(block))
             elif self.categorical_activation == "gumbel":
-                uniform = torch.rand(block.shape, generator=generator, device=block.device).clamp(1e-10, 1.0 - 1e-7)
+                uniform = torch.rand((whole, block.shape[1]), generator=generator, device=block.device).clamp(
+                    1e-10, 1.0 - 1e-7
+                )
+                if rows is not None:
+                    uniform = uniform[rows]
                 parts.append(torch.softmax((block - torch.log(-torch.log(uniform))) / self.tau, dim=1))
             else:
                 parts.append(torch.softmax(block, dim=1))

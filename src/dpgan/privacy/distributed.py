@@ -17,6 +17,10 @@ run in lockstep and only the expensive, noise-free part of a step is split.
   shared generator: every rank adds the same draw to the same sum, so every rank holds the same
   noisy sum and its variance is the single-process one. Noise added per rank before the reduce
   would be K draws (variance K·σ²C², or σ²C²/K if each were scaled down: an unaccounted release).
+- Split fakes. The terms that read no private record (the critic's fake-only term, G's step) are
+  split the same way over the fake batch's positions, each rank's share summed ÷ the whole batch
+  size and all-reduced: every rank still draws the whole batch's inputs, so the streams stay in
+  lockstep. No noise and no ledger event belong to them, split or not.
 - One ledger. Every rank reserves and charges the same events in the same order (nothing in the
   ledger depends on the rank), so each holds the single-process ledger; only rank 0 writes files.
 
@@ -80,6 +84,19 @@ class ProcessGroupContext:
             out[name] = flat[offset : offset + n].reshape(tensor.shape).to(dtype=tensor.dtype, device=tensor.device)
             offset += n
         return out
+
+    def all_reduce_grads(self, module: torch.nn.Module) -> None:
+        """Replace each parameter's .grad by its Σ over ranks (one collective; a missing .grad
+        counts as zeros). For gradients of terms that read no private record (a rank's share of
+        the fake rows), scaled so that the sum is the single-process mean: no noise belongs here."""
+        if not self.distributed:
+            return
+        params = dict(module.named_parameters())
+        summed = self.all_reduce_sum(
+            {name: p.grad if p.grad is not None else torch.zeros_like(p) for name, p in params.items()}
+        )
+        for name, p in params.items():
+            p.grad = summed[name]
 
     def barrier(self) -> None:
         """Wait for every rank (e.g. before rank 0 deletes a checkpoint the others may still read)."""

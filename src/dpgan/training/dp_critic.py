@@ -60,17 +60,28 @@ class TrainingResult:
 
 
 def fake_term_gradient(
-    critic: torch.nn.Module, fakes: torch.Tensor, weight: torch.Tensor, clip: float | None
+    critic: torch.nn.Module, fakes: torch.Tensor, weight: torch.Tensor, clip: float | None, total: int | None = None
 ) -> dict[str, torch.Tensor]:
     """(1/n) Σ_j ∇θ [w_j·D(x̃_j)]: reads no private data, so no noise; optionally clipped per row
     through the per-unit backend (an MLP critic takes its penalty-free fast path: no interpolate
-    and no penalty chain)."""
+    and no penalty chain). With `total`, `fakes` is one rank's share of a fake batch of `total`
+    rows and the sum is divided by `total`, so the ranks' results add up to the batch's mean."""
     if clip is None:
-        grads = torch.autograd.grad((weight * critic(fakes)).mean(), list(critic.parameters()))
+        scores = weight * critic(fakes)
+        objective = scores.mean() if total is None else scores.sum() / total
+        grads = torch.autograd.grad(objective, list(critic.parameters()))
         return {name: g for (name, _), g in zip(critic.named_parameters(), grads)}
     loss = grad_sample.CriticUnitLoss(real=fakes, weight=-weight)  # ℓ_j = -(-w_j)·D(x̃_j)
     summed = grad_sample.clipped_sum(critic, loss, clip).gradients
-    return {name: g / fakes.shape[0] for name, g in summed.items()}
+    return {name: g / (fakes.shape[0] if total is None else total) for name, g in summed.items()}
+
+
+def fake_share(context: ProcessGroupContext, fake_batch: int) -> torch.Tensor | None:
+    """This rank's positions of a fake batch, or None (compute it whole): one process, or fewer
+    fake rows than ranks (a rank with no row would have no gradient to add)."""
+    if not context.distributed or fake_batch < context.world_size:
+        return None
+    return shard_positions(fake_batch, context.rank, context.world_size)
 
 
 def importance_weights(condition: ConditionPrior | None, config: TrainingConfig, real: torch.Tensor) -> torch.Tensor:
@@ -324,8 +335,9 @@ def train_dp_critic(
     which is DP. With a
     `checkpoint`, the loop resumes from its snapshot (if any) and writes one every few steps
     (dpgan.training.checkpoint has the argument why nothing is spent twice). `context` runs the loop
-    data-parallel in lockstep (dpgan.privacy.distributed): only the critic's clipped sums are split;
-    every draw, the noise and G's update are the same on every rank."""
+    data-parallel in lockstep (dpgan.privacy.distributed): the critic's clipped sums, the fake term
+    and G's step (without the information loss) are split by position and summed; every draw, the
+    noise, the plug-ins' gradients and both updates are the same on every rank."""
     source = as_row_source(data)  # rows by index: in memory, or a streamed block (training.row_source)
     sampler = sampler if sampler is not None else source.sampler
     fake_batch = max(1, int(round(expected_batch_size)))
@@ -353,6 +365,10 @@ def train_dp_critic(
         context=context,
     )
     real_moments: tuple[torch.Tensor, torch.Tensor] | None = None
+    # Data-parallel: each rank computes G's rows and the fake-only terms at its share of the fake
+    # positions only (every rank still draws the whole batch's inputs, so the streams stay in
+    # lockstep) and the shares' gradients are summed: they read no private record (no noise).
+    mine = fake_share(context, fake_batch)
     start = 0
     saved = checkpoint.load() if checkpoint is not None else None
     if saved is not None:
@@ -383,7 +399,7 @@ def train_dp_critic(
             # fixed size and prior-drawn conditions; G has no cross-row operations, so each GP
             # partner (conditioned on its record's own value) depends on that record only.
             fake_codes = fakes.codes(fake_batch)
-            fake_term = fakes(fake_batch, fake_codes)
+            fake_term = fakes(fake_batch, fake_codes, rows=mine)
             pair_codes = condition.codes_of_encoded(real) if condition is not None else None
             fake_pairs = fakes(len(index), pair_codes) if step_settings.gp_weight > 0 else None
         release = critic_release(
@@ -403,8 +419,11 @@ def train_dp_critic(
                 release.extra(FEATURES_KEY), config.info_feature_scale, expected_batch_size
             )
         with torch.no_grad():
-            fake_weight = torch.sigmoid(D(fake_term)) if config.loss == "bce" else torch.ones(fake_batch)
-        fake_grads = fake_term_gradient(D, fake_term, fake_weight, clip if config.clip_fake_term else None)
+            fake_weight = torch.sigmoid(D(fake_term)) if config.loss == "bce" else torch.ones(len(fake_term))
+        fake_clip = clip if config.clip_fake_term else None
+        fake_grads = fake_term_gradient(D, fake_term, fake_weight, fake_clip, None if mine is None else fake_batch)
+        if mine is not None:
+            fake_grads = context.all_reduce_sum(fake_grads)
         for name, p in D.named_parameters():
             p.grad = private[name] + fake_grads[name]
         opt_d.step()
@@ -417,7 +436,14 @@ def train_dp_critic(
 
             def backward(moments=real_moments) -> None:
                 codes = fakes.codes(fake_batch)
-                objective.batch_loss(D, fakes(fake_batch, codes), codes, moments).backward()
+                if mine is None or (objective.info_weight > 0 and moments is not None):
+                    # the information loss reads the whole batch's feature moments: not a sum of rows
+                    objective.batch_loss(D, fakes(fake_batch, codes), codes, moments).backward()
+                    return
+                share = fakes(fake_batch, codes, rows=mine)
+                loss = objective.batch_loss(D, share, None if codes is None else codes[mine], moments)
+                (loss * (len(mine) / fake_batch)).backward()  # a mean over the share → its part of the mean
+                context.all_reduce_grads(G)  # before the hooks: they add theirs once, whole, on every rank
 
             side.step(backward)
             D.zero_grad(set_to_none=True)

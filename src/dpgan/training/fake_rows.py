@@ -46,6 +46,14 @@ class FakeRows:
         z = torch.randn(n, self.config.noise_dim, generator=self.generator, device=self.generator.device)
         return z, None if self.condition is None or codes is None else self.condition.one_hot(codes)
 
-    def __call__(self, n: int, codes: torch.Tensor | None = None) -> torch.Tensor:
+    def __call__(self, n: int, codes: torch.Tensor | None = None, rows: torch.Tensor | None = None) -> torch.Tensor:
+        """n fake rows, or with `rows` only those positions of them: the inputs (and a tabular G's
+        Gumbel noise) are still drawn for all n, so `generator` advances the same either way and
+        each row is the one the whole batch would hold (up to float rounding) (a data-parallel rank's share). A G that
+        cannot compute a subset is run whole and indexed."""
         z, onehot = self.inputs(n, codes)
-        return self.G(z, self.generator, onehot)
+        if rows is None:
+            return self.G(z, self.generator, onehot)
+        if isinstance(self.G, TabularGenerator):
+            return self.G(z, self.generator, onehot, rows=rows)
+        return self.G(z, self.generator, onehot)[rows]
