@@ -25,6 +25,7 @@ column and the kind of problem, never a value or a count.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -92,10 +93,16 @@ def check_structure(frame: pd.DataFrame, schema: Schema) -> None:
         raise InputError("the table is empty: nothing to learn from")
     if len(set(map(str, frame.columns))) != frame.shape[1]:
         raise InputError("the table has duplicate column names")
-    unknown = [str(c) for c in frame.columns if c not in schema.names]
+    check_columns(list(frame.columns), schema)
+
+
+def check_columns(columns: Sequence[Any], schema: Schema) -> None:
+    """Refuse column names the schema does not have, and schema columns the table lacks (names
+    are public: a Parquet stream's come from its footers)."""
+    unknown = [str(c) for c in columns if c not in schema.names]
     if unknown:
         raise InputError(f"columns not in the schema: {', '.join(unknown)}")
-    missing = [n for n in schema.names if n not in frame.columns]
+    missing = [n for n in schema.names if n not in columns]
     if missing:
         raise InputError(f"schema columns missing from the table: {', '.join(missing)}")
 

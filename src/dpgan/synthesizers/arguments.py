@@ -103,6 +103,25 @@ def coerce_schema(schema: Schema | str | Path | dict | None) -> Schema | None:
     raise InputError("schema must be a Schema, a dict, or a path to a JSON file")
 
 
+def schema_with_hints(
+    schema: Schema | str | Path | dict | None,
+    target: str | None,
+    categorical: Sequence[str],
+    bounds: Mapping[str, tuple[float, float]] | None,
+    categories: Mapping[str, Sequence[str]] | None,
+) -> tuple[Schema | None, PublicHints]:
+    """The schema (its target named or replaced by `target`) and the hints; the hints that describe
+    a table without a schema are refused beside one (write them into it)."""
+    schema = coerce_schema(schema)
+    hints = parse_hints(target, categorical, bounds, categories)
+    if schema is not None:
+        if hints.categorical or hints.bounds or hints.categories:
+            raise InputError("categorical, categories and bounds hints apply without a schema: write them into it")
+        if hints.target is not None:
+            schema = replace(schema, target=hints.target)
+    return schema, hints
+
+
 def fit_arguments(
     data: Any,
     schema: Schema | str | Path | dict | None,
@@ -122,13 +141,8 @@ def fit_arguments(
         raise InputError("data must be a pandas DataFrame")
     if len(data) == 0 or data.shape[1] == 0:
         raise InputError("the table is empty: nothing to learn from")
-    schema = coerce_schema(schema)
-    hints = parse_hints(target, categorical, bounds, categories)
+    schema, hints = schema_with_hints(schema, target, categorical, bounds, categories)
     if schema is not None:
-        if hints.categorical or hints.bounds or hints.categories:
-            raise InputError("categorical, categories and bounds hints apply without a schema: write them into it")
-        if hints.target is not None:
-            schema = replace(schema, target=hints.target)
         check_structure(data, schema)  # table structure is refused before any budget is spent
     else:
         hints.check(data.columns)

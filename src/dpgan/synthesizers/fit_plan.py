@@ -109,6 +109,11 @@ class FitSettings:
     condition_column: str | None
     seeded: bool
 
+    def preprocessing_share(self, infer_schema: bool) -> float:
+        """The share of ε for the releases before training: the user's, or the default for a
+        schema bought with DP (`infer_schema`) or for the row count alone."""
+        return self.preprocessing_fraction or (NO_SCHEMA_PREPROCESSING_FRACTION if infer_schema else 0.01)
+
 
 @dataclass
 class FittedTable:
@@ -273,7 +278,7 @@ def _prepare(
         without_dp or (schema is not None and not schema[condition_column].frequencies)
     )
     infer_dp = schema is None and not without_dp
-    fraction = settings.preprocessing_fraction or (NO_SCHEMA_PREPROCESSING_FRACTION if infer_dp else 0.01)
+    fraction = settings.preprocessing_share(infer_dp)
     prepared = prepare_table(
         data,
         schema=schema,

@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -45,16 +44,15 @@ import pandas as pd
 import torch
 
 from dpgan.conditioning import build_condition, check_condition_column
-from dpgan.conform import conform
+from dpgan.conform import check_columns, conform
 from dpgan.devices import seeded_generator
 from dpgan.errors import BudgetError, DPGanWarning, InputError
 from dpgan.parquet_source import OpenSource, ParquetSource
 from dpgan.privacy.block_sampling import BlockPoissonSampler
 from dpgan.schema import Schema, binary_coded, with_geo
 from dpgan.stream_preparation import StreamPrepared, prepare_stream
-from dpgan.synthesizers.arguments import FitOptions, coerce_schema, parse_hints
+from dpgan.synthesizers.arguments import FitOptions, schema_with_hints
 from dpgan.synthesizers.fit_plan import (
-    NO_SCHEMA_PREPROCESSING_FRACTION,
     AnchorCounts,
     FitSettings,
     FittedTable,
@@ -95,19 +93,9 @@ def stream_arguments(
     _refuse_unsupported(settings)
     source = data if isinstance(data, ParquetSource) else ParquetSource(data)
     opened = source.open()
-    schema = coerce_schema(schema)
-    hints = parse_hints(target, categorical, bounds, categories)
+    schema, hints = schema_with_hints(schema, target, categorical, bounds, categories)
     if schema is not None:
-        if hints.categorical or hints.bounds or hints.categories:
-            raise InputError("categorical, categories and bounds hints apply without a schema: write them into it")
-        if hints.target is not None:
-            schema = replace(schema, target=hints.target)
-        unknown = [c for c in opened.columns if c not in schema.names]
-        missing = [n for n in schema.names if n not in opened.columns]
-        if unknown:
-            raise InputError(f"columns not in the schema: {', '.join(unknown)}")
-        if missing:
-            raise InputError(f"schema columns missing from the table: {', '.join(missing)}")
+        check_columns(list(opened.columns), schema)
     else:
         hints.check(opened.columns)
     target = schema.target if schema is not None else hints.target
@@ -156,7 +144,7 @@ def fit_stream(
             f"the schema gives no frequencies for {condition_column!r}: add them to condition a Parquet stream"
         )
     infer = schema is None
-    fraction = settings.preprocessing_fraction or (NO_SCHEMA_PREPROCESSING_FRACTION if infer else 0.01)
+    fraction = settings.preprocessing_share(infer)
     folded = ConformPass(opened, settings, condition_column)
     prepared = prepare_stream(  # step 2 (with step 5's counts and the held rows in its conform pass)
         opened,

@@ -9,10 +9,10 @@ states the flow and where each read is charged); `sampling` draws rows from the 
 from __future__ import annotations
 
 import secrets
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -46,6 +46,8 @@ UNSAFE_SCHEMA_NOTE = (
     "The schema (bounds and category lists) was read from the data WITHOUT differential privacy: "
     "the guarantee below covers training only, not the schema."
 )
+
+T = TypeVar("T")
 
 
 class TabularSynthesizer(Synthesizer):
@@ -200,15 +202,11 @@ class TabularSynthesizer(Synthesizer):
             fit_seed = _lockstep_seed(context, data, fit_seed)
             if resume is not None:  # rank 0's seed is the one its checkpoint keeps
                 resume = replace(resume, identity={**resume.identity, "fit_seed": fit_seed})
-        rng = np.random.default_rng(secrets.randbits(64) if fit_seed is None else fit_seed)
-        if fit_seed is None:
-            with on_device(device):
-                fitted = fit_table(data, schema, options, settings, progress, rng, public=public)
-        else:
-            # Network weights are drawn from torch's global RNG: seed it, and leave the caller's state as it was.
-            with seeded_fork(device), on_device(device):
-                torch.manual_seed(int(rng.integers(0, 2**63 - 1)))
-                fitted = fit_table(data, schema, options, settings, progress, rng, resume, public, context)
+        fitted = _seeded_run(
+            fit_seed,
+            device,
+            lambda rng: fit_table(data, schema, options, settings, progress, rng, resume, public, context),
+        )
         self._adopt(fitted)
         self._writes_files = context.is_main
         return self
@@ -250,14 +248,9 @@ class TabularSynthesizer(Synthesizer):
         public = None if public_data is None else load_public_table(public_data, warm_steps)
         if public is not None and schema is not None:
             encode_public(public, schema, TableEncoder(schema, public_dtypes(schema)))  # refused before any read
-        rng = np.random.default_rng(secrets.randbits(64) if self.seed is None else self.seed)
-        if self.seed is None:
-            with on_device(self.device):
-                fitted = fit_stream(opened, schema, options, settings, progress, rng, public)
-        else:
-            with seeded_fork(self.device), on_device(self.device):
-                torch.manual_seed(int(rng.integers(0, 2**63 - 1)))
-                fitted = fit_stream(opened, schema, options, settings, progress, rng, public)
+        fitted = _seeded_run(
+            self.seed, self.device, lambda rng: fit_stream(opened, schema, options, settings, progress, rng, public)
+        )
         self._adopt(fitted)
         return self
 
@@ -401,6 +394,19 @@ def _with_points(frame: pd.DataFrame, schema: Schema, columns: Sequence[str], rn
     for column in columns:
         frame = add_region_points(frame, schema, column, rng)
     return frame
+
+
+def _seeded_run(seed: int | None, device: torch.device, run: Callable[[np.random.Generator], T]) -> T:
+    """`run(rng)` on `device` with the fit's generator: from `seed`, or OS entropy without one. Seeded,
+    the network weights (drawn from torch's global RNG) are seeded too, and the caller's global RNG
+    state is left as it was."""
+    rng = np.random.default_rng(secrets.randbits(64) if seed is None else seed)
+    if seed is None:
+        with on_device(device):
+            return run(rng)
+    with seeded_fork(device), on_device(device):
+        torch.manual_seed(int(rng.integers(0, 2**63 - 1)))
+        return run(rng)
 
 
 def _lockstep_seed(context: ProcessGroupContext, data: pd.DataFrame, seed: int | None) -> int:
