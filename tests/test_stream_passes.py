@@ -10,15 +10,13 @@ import pandas as pd
 
 from dpgan import ParquetSource, TabularSynthesizer
 from dpgan.parquet_source import OpenSource
+from parquet_parts import split_to_parquet
 
 
 def _directory(tmp_path, n: int = 900):
     rng = np.random.default_rng(1)
     frame = pd.DataFrame({"a": rng.integers(0, 50, n), "x": rng.normal(size=n), "c": rng.choice(["p", "q", "r"], n)})
-    directory = tmp_path / "t"
-    directory.mkdir()
-    frame.iloc[:400].to_parquet(directory / "p0.parquet", index=False)
-    frame.iloc[400:].to_parquet(directory / "p1.parquet", index=False)
+    directory = split_to_parquet(frame, tmp_path / "t", (400,))
     return directory
 
 

@@ -19,6 +19,7 @@ from dpgan.privacy.block_sampling import BlockPoissonSampler, poisson_subset
 from dpgan.schema_inference import PublicHints
 from dpgan.stream_preparation import prepare_stream
 from dpgan.training.row_source import BlockRows
+from parquet_parts import split_to_parquet
 
 SECRET = "zz-secret-value"
 
@@ -39,11 +40,7 @@ def _table(n: int = 2400, seed: int = 0) -> pd.DataFrame:
 
 
 def _split(frame: pd.DataFrame, directory: Path, cuts=(700, 1500)) -> Path:
-    directory.mkdir()
-    bounds = [0, *cuts, len(frame)]
-    for i in range(len(bounds) - 1):
-        frame.iloc[bounds[i] : bounds[i + 1]].to_parquet(directory / f"part{i}.parquet", index=False)
-    return directory
+    return split_to_parquet(frame, directory, cuts)
 
 
 def test_streamed_schema_and_ledger_equal_the_in_memory_ones(tmp_path):

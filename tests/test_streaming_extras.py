@@ -18,6 +18,7 @@ from dpgan.models.output_spans import OutputSpan
 from dpgan.synthesizers import fit_plan
 from dpgan.training.marginals import MARGINALS_EVENT, MarginalCounts, continued_sums
 from dpgan.training.pair_marginals import PAIRS_EVENT, PairCounts
+from parquet_parts import split_to_parquet
 
 torch.set_num_threads(1)
 
@@ -43,11 +44,7 @@ def _table(n: int, seed: int) -> pd.DataFrame:
 
 
 def _split(frame: pd.DataFrame, directory: Path, cuts=(400, 1000)) -> Path:
-    directory.mkdir()
-    bounds = [0, *cuts, len(frame)]
-    for i in range(len(bounds) - 1):
-        frame.iloc[bounds[i] : bounds[i + 1]].to_parquet(directory / f"part{i}.parquet", index=False)
-    return directory
+    return split_to_parquet(frame, directory, cuts)
 
 
 def test_continued_sums_over_batches_equal_one_sum_bit_for_bit():
