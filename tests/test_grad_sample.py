@@ -25,12 +25,12 @@ GP = 10.0
 BATCH = 6
 
 
-def make_critic(kind: str, seed: int = 0, conditional: bool = False) -> nn.Module:
+def make_critic(kind: str, seed: int = 0, conditional: bool = False, projection: str = "full") -> nn.Module:
     """Small float64 critics whose weights all come from an explicit generator (no global seeding)."""
     if kind == "mlp":
         return random_critic(5, (8, 6), seed)
     if kind == "conv":
-        critic: nn.Module = ConvCritic((1, 16, 16), width=4, num_classes=3 if conditional else 0)
+        critic: nn.Module = ConvCritic((1, 16, 16), width=4, num_classes=3 if conditional else 0, projection=projection)
     else:
         critic = LSTMCritic(3, hidden_size=6, head=5, condition_dim=2 if conditional else 0)
     critic = critic.double()
@@ -145,6 +145,20 @@ def test_generic_per_unit_vectors_equal_a_per_unit_loop(kind, one_sided, beta, c
     torch.testing.assert_close(result.norms, norms, rtol=1e-5, atol=0.0)
     assert_rel_close(flat(result, critic), loop_clipped_sum(expected, max_norm), 1e-5)
     assert (result.features is None) == (beta == 0)
+
+
+def test_pooled_label_projection_per_unit_vectors_equal_a_loop():
+    """The pooled projection (label against spatial means) stays per-unit: vmap equals the loop."""
+    critic = make_critic("conv", conditional=True, projection="pooled")
+    assert critic.embed.weight.shape == (8, 3)  # K·C weights, not K·C·h·w
+    loss = make_loss("conv", conditional=True, gp_weight=GP)
+    expected = loop_unit_vectors(critic, loss)
+    per_unit = functorch_per_unit_gradients(critic, loss)
+    names = [n for n, _ in critic.named_parameters()]
+    for i in range(BATCH):
+        got = torch.cat([per_unit[n][i].reshape(-1) for n in names])
+        assert_rel_close(got, expected[i, : got.numel()], 1e-5)
+    assert per_unit["embed.weight"].abs().sum() > 0
 
 
 @pytest.mark.parametrize("kind", ["mlp", "conv", "lstm"])

@@ -75,6 +75,29 @@ def test_save_load_round_trip_samples_equal_and_no_pickle(fitted, tmp_path):
         load_model(path)
 
 
+def test_generator_shape_costs_no_epsilon_and_round_trips(fitted, digits, tmp_path):
+    """G is post-processing of the critic's releases: a wider, upsampling G runs the same critic
+    steps at the same noise, so its ledger equals the default G's; its shape is saved and reloaded."""
+    images, labels = digits
+    other = ImageSynthesizer(
+        epsilon=3.0,
+        seed=0,
+        classes=[str(d) for d in range(10)],
+        **FAST,
+        generator_width=8,
+        generator_upsampling="upsample",
+    ).fit(images, labels)
+    assert other.ledger.to_dict() == fitted.ledger.to_dict()
+    assert other.privacy_report()["epsilon"] == fitted.privacy_report()["epsilon"]
+    assert any(isinstance(m, torch.nn.Upsample) for m in other.generator.modules())
+    loaded = load_model(other.save(tmp_path / "up"))
+    a, la = other.sample(12, seed=4)
+    b, lb = loaded.sample(12, seed=4)
+    np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(la, lb)
+    assert loaded.networks.generator_width == 8 and loaded.networks.generator_upsampling == "upsample"
+
+
 def test_float_input_gives_float_output_unconditional(digits):
     images, _ = digits
     unit = images[:200].astype(np.float32) / 255.0
@@ -129,6 +152,9 @@ def test_public_prior_replaces_the_released_shares(digits):
         ({"epsilon": 1.0, "recipe": "nope"}, "unknown image recipe"),
         ({"epsilon": 1.0, "classes": ["a"]}, "at least two"),
         ({"epsilon": 1.0, "critic_norm": "batch"}, "BatchNorm"),
+        ({"epsilon": 1.0, "generator_upsampling": "bilinear"}, "generator_upsampling"),
+        ({"epsilon": 1.0, "generator_width": 0}, "network sizes"),
+        ({"epsilon": 1.0, "critic_projection": "half"}, "critic_projection"),
         ({"epsilon": 1.0, "device": "tpu"}, "device"),
         ({"epsilon": 1.0, "not_a_setting": 3}, "unknown setting"),
         ({"epsilon": 1.0, "label_prior": [1.0, 2.0]}, "label_prior"),

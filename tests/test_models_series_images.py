@@ -48,9 +48,10 @@ def test_stacked_lstm_equals_torch_lstm_layer_by_layer():
     ("critic", "real", "context"),
     [
         (ConvCritic((1, 16, 16), 4, num_classes=3), torch.randn(3, 1, 16, 16), (torch.eye(3),)),
+        (ConvCritic((1, 16, 16), 4, num_classes=3, projection="pooled"), torch.randn(3, 1, 16, 16), (torch.eye(3),)),
         (LSTMCritic(3, 6, condition_dim=2), torch.randn(3, 5, 3), (torch.eye(3)[:, :2],)),
     ],
-    ids=["conv", "lstm"],
+    ids=["conv", "conv-pooled", "lstm"],
 )
 def test_critics_have_batching_rules_for_every_op(critic, real, context):
     """vmap over the critic (penalty included) never falls back to a per-unit loop (that is
@@ -79,10 +80,11 @@ def test_image_sides_halve_while_even_and_above_seven(side, stages):
     assert halvings(side) == stages
 
 
+@pytest.mark.parametrize("upsample", [False, True])
 @pytest.mark.parametrize("shape", [(1, 28, 28), (3, 32, 32), (1, 16, 24)])
-def test_conv_generator_and_critic_mirror_each_other(shape):
+def test_conv_generator_and_critic_mirror_each_other(shape, upsample):
     gen = torch.Generator().manual_seed(3)
-    G = ConvGenerator(10, shape, 8, num_classes=4)
+    G = ConvGenerator(10, shape, 8, num_classes=4, upsample=upsample)
     D = ConvCritic(shape, 8, num_classes=4)
     labels = torch.eye(4)[torch.tensor([0, 3])]
     images = G(torch.randn(2, 10, generator=gen), labels)
@@ -95,11 +97,27 @@ def test_conv_generator_and_critic_mirror_each_other(shape):
         G(torch.randn(2, 10))
 
 
+def test_upsampling_generator_has_no_transposed_convolution_and_ends_at_full_size():
+    G = ConvGenerator(10, (1, 28, 28), 8, upsample=True)
+    kinds = [type(m) for m in G.body]
+    assert nn.ConvTranspose2d not in kinds and kinds.count(nn.Upsample) == 2
+    last = G.body[-1]
+    assert isinstance(last, nn.Conv2d) and last.kernel_size == (3, 3) and last.out_channels == 1
+    # each output pixel reads only its 3×3 neighbourhood of the last features: a feature map that is
+    # constant gives a constant image away from the border
+    with torch.no_grad():
+        inner = G.body[:-1](G.project(torch.zeros(1, 10)).reshape(-1, *G.start))
+        flat = last(torch.ones_like(inner))
+    assert torch.allclose(flat[..., 1:-1, 1:-1], flat[..., 1, 1].reshape(1, 1, 1, 1).expand_as(flat[..., 1:-1, 1:-1]))
+
+
 def test_conv_networks_refuse_sides_they_cannot_halve():
     with pytest.raises(ValueError, match="even"):
         ConvCritic((1, 7, 7))
     with pytest.raises(ValueError, match="norm"):
         ConvCritic((1, 28, 28), norm="batch")
+    with pytest.raises(ValueError, match="projection"):
+        ConvCritic((1, 28, 28), num_classes=2, projection="half")
 
 
 def test_lstm_generator_gives_series_in_range_and_reads_its_condition():

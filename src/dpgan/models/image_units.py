@@ -32,12 +32,17 @@ class ImageUnitCritic(nn.Module):
     """Flat units (B, C·H·W + K) → one score each, by a conv critic with a label projection."""
 
     def __init__(
-        self, image_shape: tuple[int, int, int], n_labels: int = 0, width: int = 32, norm: str = "group"
+        self,
+        image_shape: tuple[int, int, int],
+        n_labels: int = 0,
+        width: int = 32,
+        norm: str = "group",
+        projection: str = "full",
     ) -> None:
         super().__init__()
         self.image_shape, self.n_labels = tuple(image_shape), n_labels
         self.pixels = int(image_shape[0] * image_shape[1] * image_shape[2])
-        self.conv = ConvCritic(self.image_shape, width, num_classes=n_labels, norm=norm)
+        self.conv = ConvCritic(self.image_shape, width, num_classes=n_labels, norm=norm, projection=projection)
 
     def _split(self, units: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
         images = units[:, : self.pixels].reshape(-1, *self.image_shape)
@@ -90,6 +95,7 @@ class ImageUnitGenerator(nn.Module):
         noise_dim: int = 64,
         width: int = 32,
         hidden: tuple[int, ...] = (256, 512),
+        upsample: bool = False,
     ) -> None:
         super().__init__()
         if architecture not in ARCHITECTURES:
@@ -98,7 +104,9 @@ class ImageUnitGenerator(nn.Module):
         self.pixels = int(image_shape[0] * image_shape[1] * image_shape[2])
         self.architecture = architecture
         if architecture == "conv":
-            self.body: nn.Module = ConvGenerator(noise_dim, self.image_shape, width, num_classes=n_labels)
+            self.body: nn.Module = ConvGenerator(
+                noise_dim, self.image_shape, width, num_classes=n_labels, upsample=upsample
+            )
         else:
             self.body = _MLPImages(noise_dim, self.pixels, n_labels, hidden)
         self.register_buffer("label_shares", torch.full((max(1, n_labels),), 1.0 / max(1, n_labels)))

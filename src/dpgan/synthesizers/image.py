@@ -68,7 +68,16 @@ class ImageSettings:
     # DP noise spread over fewer parameters keeps G from collapsing to one image per label on 28×28
     # (chosen on the validation splits of digits, 3 seeds, and MNIST-5k, seed 0: bench/RESULTS.md §17)
     width: int = 16
+    # the conv generator's first-stage channels (None: `width`); G is post-processing, so its size
+    # costs no ε, while the critic's size sets how far DP noise spreads
+    generator_width: int | None = None
+    # the conv generator's upsampling: "transpose" (DCGAN's strided transposed convolutions) or
+    # "upsample" (nearest-neighbour upsampling + 3×3 convolutions, a last 3×3 convolution at full size)
+    generator_upsampling: str = "transpose"
     critic_norm: str = "group"  # "group" (GroupNorm, per image) or "none"; never BatchNorm
+    # the conv critic's label projection: "full" (against every last-stage activation) or "pooled"
+    # (against their spatial means: far fewer weights for DP noise; dpgan.models.conv.ConvCritic)
+    critic_projection: str = "full"
     mlp_generator_hidden: tuple[int, ...] = (256, 512)
     mlp_critic_hidden: tuple[int, ...] = (512, 256)
     # noise-layer recipes: the activation bound R and the noise std σ·R in the noise layer
@@ -78,9 +87,14 @@ class ImageSettings:
     mode_seeking: float | None = None
 
     def check(self) -> None:
-        sizes = (self.width, *self.mlp_generator_hidden, *self.mlp_critic_hidden)
+        generator = self.width if self.generator_width is None else self.generator_width
+        sizes = (self.width, generator, *self.mlp_generator_hidden, *self.mlp_critic_hidden)
         if not all(isinstance(s, int) and not isinstance(s, bool) and 1 <= s <= 4096 for s in sizes):
             raise InputError("network sizes must be whole numbers from 1 to 4096")
+        if self.generator_upsampling not in ("transpose", "upsample"):
+            raise InputError("generator_upsampling must be 'transpose' or 'upsample'")
+        if self.critic_projection not in ("full", "pooled"):
+            raise InputError("critic_projection must be 'full' or 'pooled'")
         if self.critic_norm not in ("group", "none"):
             raise InputError("critic_norm must be 'group' or 'none' (BatchNorm would couple the images of a batch)")
         if not self.activation_bound > 0:
@@ -213,15 +227,16 @@ class ImageSynthesizer(Synthesizer):
             n_labels,
             architecture=self.recipe.architecture,
             noise_dim=self.config.noise_dim,
-            width=net.width,
+            width=net.width if net.generator_width is None else net.generator_width,
             hidden=net.mlp_generator_hidden,
+            upsample=net.generator_upsampling == "upsample",
         )
 
     def _critic(self, shape: tuple[int, int, int], n_labels: int) -> torch.nn.Module:
         net = self.networks
         if self.recipe.architecture == "mlp":
             return mlp_critic(shape, n_labels, net.mlp_critic_hidden)
-        return ImageUnitCritic(shape, n_labels, width=net.width, norm=net.critic_norm)
+        return ImageUnitCritic(shape, n_labels, width=net.width, norm=net.critic_norm, projection=net.critic_projection)
 
     def _fit_dp_critic(
         self,
