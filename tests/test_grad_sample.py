@@ -147,10 +147,11 @@ def test_generic_per_unit_vectors_equal_a_per_unit_loop(kind, one_sided, beta, c
     assert (result.features is None) == (beta == 0)
 
 
-def test_pooled_label_projection_per_unit_vectors_equal_a_loop():
-    """The pooled projection (label against spatial means) stays per-unit: vmap equals the loop."""
-    critic = make_critic("conv", conditional=True, projection="pooled")
-    assert critic.embed.weight.shape == (8, 3)  # K·C weights, not K·C·h·w
+@pytest.mark.parametrize(("projection", "regions"), [("pooled", 1), ("grid", 9)])
+def test_pooled_label_projections_per_unit_vectors_equal_a_loop(projection, regions):
+    """The pooled projections (label against region means) stay per-unit: vmap equals the loop."""
+    critic = make_critic("conv", conditional=True, projection=projection)
+    assert critic.embed.weight.shape == (8 * regions, 3)  # K·C·regions weights, not K·C·h·w
     loss = make_loss("conv", conditional=True, gp_weight=GP)
     expected = loop_unit_vectors(critic, loss)
     per_unit = functorch_per_unit_gradients(critic, loss)

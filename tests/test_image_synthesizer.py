@@ -16,6 +16,7 @@ from sklearn.datasets import load_digits
 from dpgan.errors import InputError, ModelFileError
 from dpgan.images.labels import LABEL_SET_EVENT, LABELS_EVENT
 from dpgan.synthesizers import ImageSynthesizer, load_model
+from dpgan.synthesizers.image import GUIDE_EVENT
 from dpgan.training.dp_critic import CRITIC_EVENT
 
 FAST = {"epochs": 1.0, "batch_size": 64, "max_sample_rate": 0.1, "width": 4}
@@ -98,6 +99,25 @@ def test_generator_shape_costs_no_epsilon_and_round_trips(fitted, digits, tmp_pa
     assert loaded.networks.generator_width == 8 and loaded.networks.generator_upsampling == "upsample"
 
 
+def test_label_guide_is_charged_before_the_critic_and_the_total_stays_within_epsilon(digits):
+    """The guide's classifier is one more DP-SGD entry in the ledger, before the critic's; the
+    critic's σ is calibrated on what is left, so the total stays at the target and the critic's
+    noise is larger than without the guide."""
+    images, labels = digits
+    classes = [str(d) for d in range(10)]
+    plain = ImageSynthesizer(epsilon=3.0, seed=0, classes=classes, **FAST).fit(images, labels)
+    guided = ImageSynthesizer(epsilon=3.0, seed=0, classes=classes, **FAST, label_guide=True).fit(images, labels)
+    names = [entry.name for entry in guided.ledger.entries]
+    assert names == [LABELS_EVENT, GUIDE_EVENT, CRITIC_EVENT]
+    guide = guided.ledger.entries[1]
+    assert guide.count > 0 and guide.noise_multiplier > 0
+    assert guided.privacy_report()["epsilon"] == pytest.approx(3.0, rel=2e-3)
+    assert guided.privacy_report()["epsilon"] <= 3.0 * (1 + 1e-9)
+    assert guided.training["noise_multiplier"] > plain.training["noise_multiplier"]
+    with pytest.raises(InputError, match="needs labels"):
+        ImageSynthesizer(epsilon=3.0, seed=0, conditional=False, **FAST, label_guide=True).fit(images)
+
+
 def test_float_input_gives_float_output_unconditional(digits):
     images, _ = digits
     unit = images[:200].astype(np.float32) / 255.0
@@ -155,6 +175,9 @@ def test_public_prior_replaces_the_released_shares(digits):
         ({"epsilon": 1.0, "generator_upsampling": "bilinear"}, "generator_upsampling"),
         ({"epsilon": 1.0, "generator_width": 0}, "network sizes"),
         ({"epsilon": 1.0, "critic_projection": "half"}, "critic_projection"),
+        ({"epsilon": 1.0, "label_guide_fraction": 0.6}, "label_guide_fraction"),
+        ({"epsilon": 1.0, "label_guide_hidden": [0]}, "label_guide_hidden"),
+        ({"epsilon": 1.0, "recipe": "noise-layer-sound", "label_guide": True}, "dp-critic recipes"),
         ({"epsilon": 1.0, "device": "tpu"}, "device"),
         ({"epsilon": 1.0, "not_a_setting": 3}, "unknown setting"),
         ({"epsilon": 1.0, "label_prior": [1.0, 2.0]}, "label_prior"),

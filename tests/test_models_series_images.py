@@ -49,9 +49,10 @@ def test_stacked_lstm_equals_torch_lstm_layer_by_layer():
     [
         (ConvCritic((1, 16, 16), 4, num_classes=3), torch.randn(3, 1, 16, 16), (torch.eye(3),)),
         (ConvCritic((1, 16, 16), 4, num_classes=3, projection="pooled"), torch.randn(3, 1, 16, 16), (torch.eye(3),)),
+        (ConvCritic((1, 28, 28), 4, num_classes=3, projection="grid"), torch.randn(3, 1, 28, 28), (torch.eye(3),)),
         (LSTMCritic(3, 6, condition_dim=2), torch.randn(3, 5, 3), (torch.eye(3)[:, :2],)),
     ],
-    ids=["conv", "conv-pooled", "lstm"],
+    ids=["conv", "conv-pooled", "conv-grid", "lstm"],
 )
 def test_critics_have_batching_rules_for_every_op(critic, real, context):
     """vmap over the critic (penalty included) never falls back to a per-unit loop (that is

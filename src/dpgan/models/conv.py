@@ -42,6 +42,10 @@ def _norm(kind: str, channels: int) -> nn.Module:
     raise ValueError(f"norm must be 'group' or 'none', got {kind!r}")
 
 
+# the label projection's regions per side: None = every activation of the last stage
+PROJECTION_GRIDS: dict[str, int | None] = {"full": None, "grid": 3, "pooled": 1}
+
+
 class ConvCritic(nn.Module):
     """Images (B, C, H, W) [+ one-hot (B, K)] → one score per image.
 
@@ -50,9 +54,11 @@ class ConvCritic(nn.Module):
     activations of the last stage (the penultimate activations).
 
     `projection="full"` embeds the label against every activation of the last stage (K·C·h·w
-    weights: on 28×28 at width 16 that is 15,680 of the critic's 25,800); `"pooled"` against their
-    spatial means (K·C weights). Under DP-SGD every weight gets the same noise while the clipped
-    signal is shared by all, so the weights a term does not need dilute the signal.
+    weights: on 28×28 at width 16 that is 15,680 of the critic's 25,800); `"grid"` against their
+    means over a 3×3 grid of regions (K·C·9 weights: where a label's strokes are, coarsely);
+    `"pooled"` against their spatial means (K·C weights). Under DP-SGD every weight gets the same
+    noise while the clipped signal is shared by all, so the weights a term does not need dilute
+    the signal; too few, and the critic cannot tell one label's shapes from another's.
     """
 
     def __init__(
@@ -79,10 +85,10 @@ class ConvCritic(nn.Module):
         self.feature_dim = channels * height * width_out
         self.out = nn.Linear(self.feature_dim, 1)
         self.num_classes = num_classes
-        if projection not in ("full", "pooled"):
-            raise ValueError(f"projection must be 'full' or 'pooled', got {projection!r}")
-        self.pooled = projection == "pooled"
-        embed_dim = channels if self.pooled else self.feature_dim
+        if projection not in PROJECTION_GRIDS:
+            raise ValueError(f"projection must be one of {tuple(PROJECTION_GRIDS)}, got {projection!r}")
+        self.grid = PROJECTION_GRIDS[projection]
+        embed_dim = self.feature_dim if self.grid is None else channels * self.grid**2
         self.embed = nn.Linear(num_classes, embed_dim, bias=False) if num_classes else None
 
     def features(self, x: torch.Tensor, labels: torch.Tensor | None = None) -> torch.Tensor:
@@ -95,7 +101,7 @@ class ConvCritic(nn.Module):
         if self.embed is not None:
             if labels is None:
                 raise ValueError("this critic is conditional: pass a one-hot label (B, num_classes)")
-            paired = maps.mean(dim=(2, 3)) if self.pooled else f
+            paired = f if self.grid is None else nn.functional.adaptive_avg_pool2d(maps, self.grid).flatten(1)
             score = score + (self.embed(labels.to(f.dtype)) * paired).sum(-1)
         return score
 

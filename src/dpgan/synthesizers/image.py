@@ -29,6 +29,7 @@ from dpgan.api import Synthesizer
 from dpgan.devices import on_device, released_on_cpu, seeded_generator, to_device
 from dpgan.errors import BudgetError, InputError, ModelFileError
 from dpgan.images.io import check_images, to_unit_range
+from dpgan.images.label_guide import ImageLabelGuideHook
 from dpgan.images.labels import ReleasedLabels, kept_codes, release_labels
 from dpgan.models.conv import halvings
 from dpgan.models.image_units import ImageUnitCritic, ImageUnitGenerator, mlp_critic
@@ -39,6 +40,7 @@ from dpgan.privacy.feature_release import calibrate_feature_release
 from dpgan.recipes.images import NOT_CERTIFIED, ImageRecipe, get_image_recipe
 from dpgan.serialization import check_model_destination, read_model_dir, write_model_dir
 from dpgan.synthesizers.critic_fit import critic_config, fit_dp_critic
+from dpgan.training.aux_classifier import fit_private_classifier
 from dpgan.training.config import TrainingConfig
 from dpgan.training.mode_seeking import ModeSeekingHook
 from dpgan.training.noise_layer import train_noise_layer_gan
@@ -46,6 +48,7 @@ from dpgan.training.schedule import gan_schedule_for
 
 KIND = "image"
 LABEL_SHARE = 0.02  # of ε, for the image count per label
+GUIDE_EVENT = "DP-SGD on the label classifier (G's guide)"
 MAX_SAMPLE = 1_000_000
 MODE_SEEKING_PAIRS = 64  # noise pairs per generator step for the mode-seeking term
 # the tabular loop's defaults with a batch cap for thousands of images and a faster average; 200
@@ -75,8 +78,9 @@ class ImageSettings:
     # "upsample" (nearest-neighbour upsampling + 3×3 convolutions, a last 3×3 convolution at full size)
     generator_upsampling: str = "transpose"
     critic_norm: str = "group"  # "group" (GroupNorm, per image) or "none"; never BatchNorm
-    # the conv critic's label projection: "full" (against every last-stage activation) or "pooled"
-    # (against their spatial means: far fewer weights for DP noise; dpgan.models.conv.ConvCritic)
+    # the conv critic's label projection: "full" (against every last-stage activation), "grid" (their
+    # means over 3×3 regions) or "pooled" (their spatial means): fewer weights for DP noise to spread
+    # over, less say of the label (dpgan.models.conv.ConvCritic)
     critic_projection: str = "full"
     mlp_generator_hidden: tuple[int, ...] = (256, 512)
     mlp_critic_hidden: tuple[int, ...] = (512, 256)
@@ -85,6 +89,13 @@ class ImageSettings:
     # λ of the generator's mode-seeking term (dpgan.training.mode_seeking; free of privacy cost);
     # None: the recipe's (0.3 for dcgan, chosen on the validation splits: bench/RESULTS.md §17b)
     mode_seeking: float | None = None
+    # a DP-SGD classifier of the label (trained first, at label_guide_fraction of ε) whose
+    # cross-entropy on generated images joins G's loss (dpgan.images.label_guide); dp-critic recipes
+    label_guide: bool = False
+    label_guide_fraction: float = 0.1
+    label_guide_weight: float = 1.0
+    label_guide_epochs: float = 10.0
+    label_guide_hidden: tuple[int, ...] = ()
 
     def check(self) -> None:
         generator = self.width if self.generator_width is None else self.generator_width
@@ -93,8 +104,12 @@ class ImageSettings:
             raise InputError("network sizes must be whole numbers from 1 to 4096")
         if self.generator_upsampling not in ("transpose", "upsample"):
             raise InputError("generator_upsampling must be 'transpose' or 'upsample'")
-        if self.critic_projection not in ("full", "pooled"):
-            raise InputError("critic_projection must be 'full' or 'pooled'")
+        if not (0.0 < self.label_guide_fraction < 0.5 and self.label_guide_epochs > 0 and self.label_guide_weight >= 0):
+            raise InputError("label_guide_fraction must be in (0, 0.5), label_guide_epochs > 0, label_guide_weight ≥ 0")
+        if not all(isinstance(s, int) and not isinstance(s, bool) and 1 <= s <= 4096 for s in self.label_guide_hidden):
+            raise InputError("label_guide_hidden must list whole numbers from 1 to 4096")
+        if self.critic_projection not in ("full", "grid", "pooled"):
+            raise InputError("critic_projection must be 'full', 'grid' or 'pooled'")
         if self.critic_norm not in ("group", "none"):
             raise InputError("critic_norm must be 'group' or 'none' (BatchNorm would couple the images of a batch)")
         if not self.activation_bound > 0:
@@ -135,6 +150,8 @@ class ImageSynthesizer(Synthesizer):
         network_keys = {k: settings.pop(k) for k in list(settings) if k in ImageSettings.__dataclass_fields__}
         self.networks = ImageSettings(**network_keys)
         self.networks.check()
+        if self.networks.label_guide and self.recipe.strategy != "dp-critic":
+            raise InputError("label_guide is for the dp-critic recipes (dcgan, dp-cgan)")
         self.config = critic_config(IMAGE_DEFAULTS | self.recipe.overrides, settings)
         self.conditional = bool(conditional)
         self.classes = None if classes is None else tuple(str(c) for c in classes)
@@ -249,6 +266,7 @@ class ImageSynthesizer(Synthesizer):
         ledger: PrivacyLedger,
         rng: np.random.Generator,
     ) -> dict[str, Any]:
+        guide = self._label_guide(units, n_labels, config, released, ledger, rng)
         fitted = fit_dp_critic(
             self,
             units,
@@ -258,7 +276,7 @@ class ImageSynthesizer(Synthesizer):
             rng=rng,
             critic=self._critic(shape, n_labels),
             generator_net=G,
-            hooks=self._hooks(rng),
+            hooks=(*self._hooks(rng), *guide),
         )
         result, schedule, budget = fitted.result, fitted.schedule, fitted.budget
         self._critic_in_memory = result.critic  # white-box attacks only; never saved
@@ -270,6 +288,43 @@ class ImageSynthesizer(Synthesizer):
             "expected_batch_size": schedule.expected_batch_size,
             "steps": result.steps,
         }
+
+    def _label_guide(
+        self,
+        units: torch.Tensor,
+        n_labels: int,
+        config: TrainingConfig,
+        released: ReleasedLabels,
+        ledger: PrivacyLedger,
+        rng: np.random.Generator,
+    ) -> tuple[ImageLabelGuideHook, ...]:
+        """The label guide's classifier, trained with DP-SGD on the images (one record each) before
+        the critic, so the critic's σ is calibrated on what it leaves (dpgan.images.label_guide)."""
+        net = self.networks
+        if not net.label_guide:
+            return ()
+        if not n_labels:
+            raise InputError("label_guide needs labels (a conditional model)")
+        pixels = units.shape[1] - n_labels
+        classifier = fit_private_classifier(
+            units[:, :pixels],
+            units[:, pixels:].argmax(dim=1),
+            n_labels,
+            rows=max(int(round(released.total)), 1),
+            epochs=net.label_guide_epochs,
+            batch_size=config.batch_size,
+            max_sample_rate=config.max_sample_rate,
+            lr=1e-3,
+            hidden=net.label_guide_hidden,
+            max_grad_norm=config.max_grad_norm,
+            share=BudgetShares(self.epsilon, self.delta, self.accountant).at(LABEL_SHARE + net.label_guide_fraction),
+            ledger=ledger,
+            generator=seeded_generator(int(rng.integers(0, 2**63 - 1))),
+            mechanism=GUIDE_EVENT,
+            note="Poisson; each image's cross-entropy gradient clipped",
+        )
+        hook_generator = seeded_generator(int(rng.integers(0, 2**63 - 1)))
+        return (ImageLabelGuideHook(classifier, net.label_guide_weight, MODE_SEEKING_PAIRS, hook_generator),)
 
     def _hooks(self, rng: np.random.Generator) -> tuple[ModeSeekingHook, ...]:
         """The generator's public-only plug-ins: the mode-seeking term (the user's λ, else the recipe's)."""
@@ -418,8 +473,9 @@ class ImageSynthesizer(Synthesizer):
             raise ModelFileError(f"{path} is not an image model")
         try:
             networks = dict(meta["networks"])
-            for key in ("mlp_generator_hidden", "mlp_critic_hidden"):
-                networks[key] = tuple(networks[key])
+            for key in ("mlp_generator_hidden", "mlp_critic_hidden", "label_guide_hidden"):
+                if key in networks:
+                    networks[key] = tuple(networks[key])
             synth = cls(
                 epsilon=meta["epsilon_target"],
                 delta=meta["delta"],
