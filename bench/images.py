@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from dpgan import datasets
-from dpgan.evaluation.images import image_utility
+from dpgan.evaluation.images import student_scores
 from dpgan.images.io import write_contact_sheet
 from dpgan.synthesizers import ImageSynthesizer
 
@@ -60,7 +60,13 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, nargs="+", default=[0])
     parser.add_argument("--split", choices=["validation", "test"], default="validation")
     parser.add_argument("--limit", type=int, default=0, help="use only this many training images (0: all)")
-    parser.add_argument("--samples", type=int, default=0, help="synthetic images (0: as many as train)")
+    parser.add_argument(
+        "--samples",
+        type=int,
+        nargs="+",
+        default=[0],
+        help="synthetic images the students train on (0: as many as train); several: one row each, same fit",
+    )
     parser.add_argument("--students", nargs="+", default=["logreg", "mlp", "cnn"])
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a setting (JSON value)")
     parser.add_argument("--real-rows", action="store_true", help="also score the students trained on real images")
@@ -82,44 +88,41 @@ def main() -> None:
                 synth = ImageSynthesizer(epsilon=epsilon, seed=seed, recipe=recipe, classes=classes, **settings)
                 synth.fit(train_x, train_y.astype(str))
                 fit_seconds = time.perf_counter() - start
-                images, labels = synth.sample(args.samples or len(train_x), seed=seed + 1000)
-                if args.grid:
-                    sheet = Path(f"{args.grid}_{recipe}_{epsilon:g}_{seed}.png")
-                    write_contact_sheet(sheet, images, labels, overwrite=True)
-                scores = image_utility(
-                    unit(images),
-                    labels.astype(int),
-                    unit(train_x),
-                    train_y,
-                    unit(eval_x),
-                    eval_y,
-                    10,
-                    students=tuple(args.students),
-                    seed=seed,
-                )
                 report = synth.privacy_report()
-                row = {
-                    "data": args.data,
-                    "split": args.split,
-                    "recipe": recipe,
-                    "epsilon_target": epsilon,
-                    "epsilon": report.get("epsilon"),
-                    "certified": report.get("certified", True),
-                    "seed": seed,
-                    "train_images": len(train_x),
-                    "synthetic_images": len(images),
-                    "steps": synth.training.get("steps"),
-                    "noise_multiplier": synth.training.get("noise_multiplier"),
-                    "fit_seconds": round(fit_seconds, 1),
-                    "settings": settings,
-                    "networks": dataclasses.asdict(synth.networks),
-                    "synthetic": scores["synthetic"],
-                    "real": scores["real"] if args.real_rows else None,
-                    "threads": os.environ.get("OMP_NUM_THREADS"),
-                }
-                print(json.dumps(row), flush=True)
-                with out.open("a") as handle:
-                    handle.write(json.dumps(row) + "\n")
+                student_options = {"students": tuple(args.students), "seed": seed}
+                real_scores = None
+                if args.real_rows:  # the same students on the real training images (once per fit)
+                    real_scores = student_scores(unit(train_x), train_y, unit(eval_x), eval_y, 10, **student_options)
+                for count in args.samples:
+                    images, labels = synth.sample(count or len(train_x), seed=seed + 1000)
+                    if args.grid and count == args.samples[0]:
+                        sheet = Path(f"{args.grid}_{recipe}_{epsilon:g}_{seed}.png")
+                        write_contact_sheet(sheet, images, labels, overwrite=True)
+                    scores = student_scores(
+                        unit(images), labels.astype(int), unit(eval_x), eval_y, 10, **student_options
+                    )
+                    row = {
+                        "data": args.data,
+                        "split": args.split,
+                        "recipe": recipe,
+                        "epsilon_target": epsilon,
+                        "epsilon": report.get("epsilon"),
+                        "certified": report.get("certified", True),
+                        "seed": seed,
+                        "train_images": len(train_x),
+                        "synthetic_images": len(images),
+                        "steps": synth.training.get("steps"),
+                        "noise_multiplier": synth.training.get("noise_multiplier"),
+                        "fit_seconds": round(fit_seconds, 1),
+                        "settings": settings,
+                        "networks": dataclasses.asdict(synth.networks),
+                        "synthetic": scores,
+                        "real": real_scores,
+                        "threads": os.environ.get("OMP_NUM_THREADS"),
+                    }
+                    print(json.dumps(row), flush=True)
+                    with out.open("a") as handle:
+                        handle.write(json.dumps(row) + "\n")
 
 
 if __name__ == "__main__":

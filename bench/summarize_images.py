@@ -27,7 +27,10 @@ def main() -> None:
     for line in open(args.path):
         row = json.loads(line)
         if row["split"] == args.split:
-            key = (row["data"], row["recipe"], row["epsilon_target"], json.dumps(row["settings"], sort_keys=True))
+            settings = dict(row["settings"])
+            if row.get("synthetic_images") not in (None, row.get("train_images")):
+                settings["(students on synthetic images)"] = row["synthetic_images"]
+            key = (row["data"], row["recipe"], row["epsilon_target"], json.dumps(settings, sort_keys=True))
             groups[key].append(row)
     students = ("logreg", "mlp", "cnn")
     header = " | ".join(f"{s} AuROC | {s} acc." for s in students)

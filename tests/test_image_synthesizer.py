@@ -41,7 +41,7 @@ def _events(synth: ImageSynthesizer) -> dict[str, object]:
 
 def test_fit_charges_labels_once_and_one_event_per_critic_step(fitted):
     events = _events(fitted)
-    assert set(events) == {LABELS_EVENT, CRITIC_EVENT}
+    assert set(events) == {LABELS_EVENT, GUIDE_EVENT, CRITIC_EVENT}  # the dcgan recipe's label guide
     assert events[LABELS_EVENT].count == 1
     assert events[CRITIC_EVENT].count == fitted.training["steps"] > 0
     assert events[CRITIC_EVENT].sampling_rate == pytest.approx(fitted.training["sample_rate"])
@@ -105,8 +105,8 @@ def test_label_guide_is_charged_before_the_critic_and_the_total_stays_within_eps
     noise is larger than without the guide."""
     images, labels = digits
     classes = [str(d) for d in range(10)]
-    plain = ImageSynthesizer(epsilon=3.0, seed=0, classes=classes, **FAST).fit(images, labels)
-    guided = ImageSynthesizer(epsilon=3.0, seed=0, classes=classes, **FAST, label_guide=True).fit(images, labels)
+    plain = ImageSynthesizer(epsilon=3.0, seed=0, classes=classes, **FAST, label_guide=False).fit(images, labels)
+    guided = ImageSynthesizer(epsilon=3.0, seed=0, classes=classes, **FAST).fit(images, labels)  # dcgan: on
     names = [entry.name for entry in guided.ledger.entries]
     assert names == [LABELS_EVENT, GUIDE_EVENT, CRITIC_EVENT]
     guide = guided.ledger.entries[1]
@@ -114,6 +114,9 @@ def test_label_guide_is_charged_before_the_critic_and_the_total_stays_within_eps
     assert guided.privacy_report()["epsilon"] == pytest.approx(3.0, rel=2e-3)
     assert guided.privacy_report()["epsilon"] <= 3.0 * (1 + 1e-9)
     assert guided.training["noise_multiplier"] > plain.training["noise_multiplier"]
+    assert [e.name for e in plain.ledger.entries] == [LABELS_EVENT, CRITIC_EVENT]
+    unlabelled = ImageSynthesizer(epsilon=3.0, seed=0, conditional=False, **FAST).fit(images)  # the recipe's: off
+    assert GUIDE_EVENT not in {e.name for e in unlabelled.ledger.entries}
     with pytest.raises(InputError, match="needs labels"):
         ImageSynthesizer(epsilon=3.0, seed=0, conditional=False, **FAST, label_guide=True).fit(images)
 

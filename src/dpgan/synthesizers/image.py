@@ -90,8 +90,9 @@ class ImageSettings:
     # None: the recipe's (0.3 for dcgan, chosen on the validation splits: bench/RESULTS.md §17b)
     mode_seeking: float | None = None
     # a DP-SGD classifier of the label (trained first, at label_guide_fraction of ε) whose
-    # cross-entropy on generated images joins G's loss (dpgan.images.label_guide); dp-critic recipes
-    label_guide: bool = False
+    # cross-entropy on generated images joins G's loss (dpgan.images.label_guide); dp-critic recipes,
+    # labelled sets; None: the recipe's (on for dcgan, chosen on validation splits: RESULTS §17c)
+    label_guide: bool | None = None
     label_guide_fraction: float = 0.1
     label_guide_weight: float = 1.0
     label_guide_epochs: float = 10.0
@@ -301,7 +302,8 @@ class ImageSynthesizer(Synthesizer):
         """The label guide's classifier, trained with DP-SGD on the images (one record each) before
         the critic, so the critic's σ is calibrated on what it leaves (dpgan.images.label_guide)."""
         net = self.networks
-        if not net.label_guide:
+        wanted = self.recipe.label_guide if net.label_guide is None else net.label_guide
+        if not wanted or (not n_labels and net.label_guide is None):
             return ()
         if not n_labels:
             raise InputError("label_guide needs labels (a conditional model)")
