@@ -40,7 +40,7 @@ from dpgan.privacy.feature_release import calibrate_feature_release
 from dpgan.recipes.images import NOT_CERTIFIED, ImageRecipe, get_image_recipe
 from dpgan.serialization import check_model_destination, read_model_dir, write_model_dir
 from dpgan.synthesizers.critic_fit import critic_config, fit_dp_critic
-from dpgan.training.aux_classifier import fit_private_classifier
+from dpgan.training.aux_classifier import GUIDE_EVENT, fit_private_classifier
 from dpgan.training.config import TrainingConfig
 from dpgan.training.mode_seeking import ModeSeekingHook
 from dpgan.training.noise_layer import train_noise_layer_gan
@@ -48,7 +48,6 @@ from dpgan.training.schedule import gan_schedule_for
 
 KIND = "image"
 LABEL_SHARE = 0.02  # of ε, for the image count per label
-GUIDE_EVENT = "DP-SGD on the label classifier (G's guide)"
 MAX_SAMPLE = 1_000_000
 MODE_SEEKING_PAIRS = 64  # noise pairs per generator step for the mode-seeking term
 # the tabular loop's defaults with a batch cap for thousands of images and a faster average; 200

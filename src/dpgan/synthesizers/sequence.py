@@ -60,13 +60,12 @@ from dpgan.sequences.label_guide import LabelGuideHook
 from dpgan.sequences.schema import DP, SequenceSchema
 from dpgan.serialization import check_model_destination, read_model_dir, write_model_dir
 from dpgan.synthesizers.critic_fit import critic_config, fit_dp_critic
-from dpgan.training.aux_classifier import fit_private_classifier
+from dpgan.training.aux_classifier import GUIDE_EVENT, fit_private_classifier
 from dpgan.training.config import TrainingConfig
 
 KIND = "sequence"
 COUNT_EVENT = "unit count (kept, dropped)"
 COUNT_SHARE = 0.01  # of ε, for the counts
-GUIDE_EVENT = "DP-SGD on the label classifier (G's guide)"
 MAX_SAMPLE = 1_000_000
 NO_COMPLETE_SERIES = "no complete series: every series has a missing value or the wrong length"
 

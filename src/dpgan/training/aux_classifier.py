@@ -33,6 +33,10 @@ from dpgan.training.schedule import epochs_schedule
 RecordLoss = Callable[[Grads, torch.Tensor, torch.Tensor], torch.Tensor]
 
 
+# the ledger entry of a classifier of the label that guides a generator (series and images)
+GUIDE_EVENT = "DP-SGD on the label classifier (G's guide)"
+
+
 class AuxClassifier(nn.Module):
     """MLP: encoded features (label span removed) -> class logits. No normalisation across rows.
 
@@ -191,6 +195,7 @@ def train_dp_classifier(
 
 
 __all__ = [
+    "GUIDE_EVENT",
     "AuxClassifier",
     "classifier_record_loss",
     "drop_span",
