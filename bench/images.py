@@ -71,6 +71,7 @@ def main() -> None:
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a setting (JSON value)")
     parser.add_argument("--real-rows", action="store_true", help="also score the students trained on real images")
     parser.add_argument("--grid", help="write a contact sheet of each fit's samples to GRID_{recipe}_{ε}_{seed}.png")
+    parser.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N or auto (the fit's device)")
     parser.add_argument("--out", default="bench/results/images.jsonl")
     args = parser.parse_args()
     settings = {k: json.loads(v) for k, v in (item.split("=", 1) for item in args.set)}
@@ -85,7 +86,9 @@ def main() -> None:
         for epsilon in args.epsilon:
             for seed in args.seeds:
                 start = time.perf_counter()
-                synth = ImageSynthesizer(epsilon=epsilon, seed=seed, recipe=recipe, classes=classes, **settings)
+                synth = ImageSynthesizer(
+                    epsilon=epsilon, seed=seed, recipe=recipe, classes=classes, device=args.device, **settings
+                )
                 synth.fit(train_x, train_y.astype(str))
                 fit_seconds = time.perf_counter() - start
                 report = synth.privacy_report()
@@ -119,6 +122,7 @@ def main() -> None:
                         "synthetic": scores,
                         "real": real_scores,
                         "threads": os.environ.get("OMP_NUM_THREADS"),
+                        "device": args.device,
                     }
                     print(json.dumps(row), flush=True)
                     with out.open("a") as handle:
