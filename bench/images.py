@@ -77,6 +77,7 @@ def main() -> None:
     settings = {k: json.loads(v) for k, v in (item.split("=", 1) for item in args.set)}
     settings = {k: tuple(v) if isinstance(v, list) else v for k, v in settings.items()}
     train_x, train_y, eval_x, eval_y = splits(args.data, args.split)
+    eval_unit = unit(eval_x)
     if args.limit:
         train_x, train_y = train_x[: args.limit], train_y[: args.limit]
     classes = [str(c) for c in range(10)]
@@ -95,15 +96,13 @@ def main() -> None:
                 student_options = {"students": tuple(args.students), "seed": seed}
                 real_scores = None
                 if args.real_rows:  # the same students on the real training images (once per fit)
-                    real_scores = student_scores(unit(train_x), train_y, unit(eval_x), eval_y, 10, **student_options)
+                    real_scores = student_scores(unit(train_x), train_y, eval_unit, eval_y, 10, **student_options)
                 for count in args.samples:
                     images, labels = synth.sample(count or len(train_x), seed=seed + 1000)
                     if args.grid and count == args.samples[0]:
                         sheet = Path(f"{args.grid}_{recipe}_{epsilon:g}_{seed}.png")
                         write_contact_sheet(sheet, images, labels, overwrite=True)
-                    scores = student_scores(
-                        unit(images), labels.astype(int), unit(eval_x), eval_y, 10, **student_options
-                    )
+                    scores = student_scores(unit(images), labels.astype(int), eval_unit, eval_y, 10, **student_options)
                     row = {
                         "data": args.data,
                         "split": args.split,

@@ -16,23 +16,13 @@ further charge.
 
 from __future__ import annotations
 
-from typing import Protocol
-
 import torch
 from torch import nn
 
-
-class LabelledGenerator(Protocol):
-    """A generator that draws its own labels and renders a given (noise, label) pair."""
-
-    noise_dim: int
-
-    def draw_codes(self, n: int, generator: torch.Generator | None) -> torch.Tensor | None: ...
-
-    def images(self, z: torch.Tensor, codes: torch.Tensor | None) -> torch.Tensor: ...
+from dpgan.training.mode_seeking import PairedGenerator  # draws its own labels, renders (noise, label)
 
 
-def guide_loss(G: LabelledGenerator, classifier: nn.Module, z: torch.Tensor, codes: torch.Tensor) -> torch.Tensor:
+def guide_loss(G: PairedGenerator, classifier: nn.Module, z: torch.Tensor, codes: torch.Tensor) -> torch.Tensor:
     """Mean cross-entropy of the classifier on G's images against the labels they were drawn for."""
     logits = classifier(G.images(z, codes).flatten(1))
     return nn.functional.cross_entropy(logits, codes)
@@ -51,7 +41,7 @@ class ImageLabelGuideHook:
     def warm_start(self, G: nn.Module, draw_inputs) -> None:
         """Nothing before the first step."""
 
-    def add_gradient(self, G: LabelledGenerator, draw_inputs) -> None:  # type: ignore[override]
+    def add_gradient(self, G: PairedGenerator, draw_inputs) -> None:  # type: ignore[override]
         if self.weight == 0:
             return
         z = torch.randn(self.batch, G.noise_dim, generator=self.generator, device=self.generator.device)

@@ -31,7 +31,7 @@ from dpgan.errors import BudgetError, InputError, ModelFileError
 from dpgan.images.io import check_images, to_unit_range
 from dpgan.images.label_guide import ImageLabelGuideHook
 from dpgan.images.labels import ReleasedLabels, kept_codes, release_labels
-from dpgan.models.conv import halvings
+from dpgan.models.conv import PROJECTION_GRIDS, halvings
 from dpgan.models.image_units import ImageUnitCritic, ImageUnitGenerator, mlp_critic
 from dpgan.models.noise_layer import NoiseLayerCritic
 from dpgan.privacy.accounting import Budget, PrivacyLedger
@@ -50,6 +50,7 @@ KIND = "image"
 LABEL_SHARE = 0.02  # of ε, for the image count per label
 MAX_SAMPLE = 1_000_000
 MODE_SEEKING_PAIRS = 64  # noise pairs per generator step for the mode-seeking term
+LABEL_GUIDE_BATCH = 64  # generated images per generator step for the label guide
 # the tabular loop's defaults with a batch cap for thousands of images and a faster average; 200
 # epochs (4,000 steps at the 0.05 rate cap) and one critic step per G step were chosen on the
 # validation split of the digits at ε = 3 and 10, 3 seeds (bench/RESULTS.md §17)
@@ -60,6 +61,11 @@ IMAGE_DEFAULTS: dict[str, Any] = {
     "ema_decay": 0.99,
     "noise_dim": 64,
 }
+
+
+def _whole_sizes(sizes: tuple[int, ...]) -> bool:
+    """Every size a whole number (not a bool) from 1 to 4096."""
+    return all(isinstance(s, int) and not isinstance(s, bool) and 1 <= s <= 4096 for s in sizes)
 
 
 @dataclass(frozen=True)
@@ -97,19 +103,22 @@ class ImageSettings:
     label_guide_epochs: float = 10.0
     label_guide_hidden: tuple[int, ...] = ()
 
+    @property
+    def conv_generator_width(self) -> int:
+        return self.width if self.generator_width is None else self.generator_width
+
     def check(self) -> None:
-        generator = self.width if self.generator_width is None else self.generator_width
-        sizes = (self.width, generator, *self.mlp_generator_hidden, *self.mlp_critic_hidden)
-        if not all(isinstance(s, int) and not isinstance(s, bool) and 1 <= s <= 4096 for s in sizes):
+        sizes = (self.width, self.conv_generator_width, *self.mlp_generator_hidden, *self.mlp_critic_hidden)
+        if not _whole_sizes(sizes):
             raise InputError("network sizes must be whole numbers from 1 to 4096")
         if self.generator_upsampling not in ("transpose", "upsample"):
             raise InputError("generator_upsampling must be 'transpose' or 'upsample'")
         if not (0.0 < self.label_guide_fraction < 0.5 and self.label_guide_epochs > 0 and self.label_guide_weight >= 0):
             raise InputError("label_guide_fraction must be in (0, 0.5), label_guide_epochs > 0, label_guide_weight ≥ 0")
-        if not all(isinstance(s, int) and not isinstance(s, bool) and 1 <= s <= 4096 for s in self.label_guide_hidden):
+        if not _whole_sizes(self.label_guide_hidden):
             raise InputError("label_guide_hidden must list whole numbers from 1 to 4096")
-        if self.critic_projection not in ("full", "grid", "pooled"):
-            raise InputError("critic_projection must be 'full', 'grid' or 'pooled'")
+        if self.critic_projection not in PROJECTION_GRIDS:
+            raise InputError(f"critic_projection must be one of {', '.join(map(repr, PROJECTION_GRIDS))}")
         if self.critic_norm not in ("group", "none"):
             raise InputError("critic_norm must be 'group' or 'none' (BatchNorm would couple the images of a batch)")
         if not self.activation_bound > 0:
@@ -244,7 +253,7 @@ class ImageSynthesizer(Synthesizer):
             n_labels,
             architecture=self.recipe.architecture,
             noise_dim=self.config.noise_dim,
-            width=net.width if net.generator_width is None else net.generator_width,
+            width=net.conv_generator_width,
             hidden=net.mlp_generator_hidden,
             upsample=net.generator_upsampling == "upsample",
         )
@@ -325,7 +334,7 @@ class ImageSynthesizer(Synthesizer):
             note="Poisson; each image's cross-entropy gradient clipped",
         )
         hook_generator = seeded_generator(int(rng.integers(0, 2**63 - 1)))
-        return (ImageLabelGuideHook(classifier, net.label_guide_weight, MODE_SEEKING_PAIRS, hook_generator),)
+        return (ImageLabelGuideHook(classifier, net.label_guide_weight, LABEL_GUIDE_BATCH, hook_generator),)
 
     def _hooks(self, rng: np.random.Generator) -> tuple[ModeSeekingHook, ...]:
         """The generator's public-only plug-ins: the mode-seeking term (the user's λ, else the recipe's)."""
@@ -474,9 +483,10 @@ class ImageSynthesizer(Synthesizer):
             raise ModelFileError(f"{path} is not an image model")
         try:
             networks = dict(meta["networks"])
-            for key in ("mlp_generator_hidden", "mlp_critic_hidden", "label_guide_hidden"):
-                if key in networks:
-                    networks[key] = tuple(networks[key])
+            for key in ("mlp_generator_hidden", "mlp_critic_hidden"):
+                networks[key] = tuple(networks[key])
+            if "label_guide_hidden" in networks:  # absent from files written before the label guide
+                networks["label_guide_hidden"] = tuple(networks["label_guide_hidden"])
             synth = cls(
                 epsilon=meta["epsilon_target"],
                 delta=meta["delta"],
