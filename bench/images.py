@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import torch
 
 from dpgan import datasets
 from dpgan.evaluation.images import student_scores
@@ -50,6 +51,19 @@ def splits(name: str, split: str, seed: int = 0) -> tuple[np.ndarray, np.ndarray
 
 def unit(images: np.ndarray) -> np.ndarray:
     return images.astype(np.float32) / 255.0
+
+
+def label_guide_accuracy(synth: ImageSynthesizer, eval_unit: np.ndarray, eval_y: np.ndarray) -> float | None:
+    """The label guide's DP classifier's accuracy on the evaluation images (None without a guide):
+    the label signal G is pulled towards."""
+    classifier = getattr(synth, "_guide_in_memory", None)
+    if classifier is None:
+        return None
+    device = next(classifier.parameters()).device
+    pixels = torch.from_numpy(eval_unit.reshape(len(eval_unit), -1) * 2.0 - 1.0).to(device)
+    with torch.no_grad():
+        predicted = classifier(pixels).argmax(dim=1).cpu().numpy()
+    return round(float((predicted == eval_y).mean()), 4)
 
 
 def main() -> None:
@@ -93,6 +107,7 @@ def main() -> None:
                 synth.fit(train_x, train_y.astype(str))
                 fit_seconds = time.perf_counter() - start
                 report = synth.privacy_report()
+                guide_accuracy = label_guide_accuracy(synth, eval_unit, eval_y)
                 student_options = {"students": tuple(args.students), "seed": seed}
                 real_scores = None
                 if args.real_rows:  # the same students on the real training images (once per fit)
@@ -120,6 +135,7 @@ def main() -> None:
                         "networks": dataclasses.asdict(synth.networks),
                         "synthetic": scores,
                         "real": real_scores,
+                        "guide_accuracy": guide_accuracy,
                         "threads": os.environ.get("OMP_NUM_THREADS"),
                         "device": args.device,
                     }

@@ -34,16 +34,18 @@ def main() -> None:
             groups[key].append(row)
     students = ("logreg", "mlp", "cnn")
     header = " | ".join(f"{s} AuROC | {s} acc." for s in students)
-    print(f"| data | recipe | ε | settings | seeds | {header} | fit s |")
-    print("|---" * (6 + 2 * len(students)) + "|")
+    print(f"| data | recipe | ε | settings | seeds | {header} | guide acc. | fit s |")
+    print("|---" * (7 + 2 * len(students)) + "|")
     for (data, recipe, epsilon, settings), rows in sorted(groups.items()):
         scores = []
         for student in students:
             got = [r["synthetic"][student] for r in rows if student in r["synthetic"]]
             scores += [cell([g["auroc"] for g in got]), cell([g["accuracy"] for g in got])] if got else ["", ""]
         fit = statistics.mean(r["fit_seconds"] for r in rows)
+        guide = [r["guide_accuracy"] for r in rows if r.get("guide_accuracy") is not None]
         joined = " | ".join(scores)
-        print(f"| {data} | {recipe} | {epsilon:g} | {settings} | {len(rows)} | {joined} | {fit:.0f} |")
+        guided = cell(guide) if guide else ""
+        print(f"| {data} | {recipe} | {epsilon:g} | {settings} | {len(rows)} | {joined} | {guided} | {fit:.0f} |")
     real = [r for rows in groups.values() for r in rows if r.get("real")]
     by_data: dict[str, list[dict]] = defaultdict(list)
     for r in real:

@@ -53,10 +53,13 @@ MODE_SEEKING_PAIRS = 64  # noise pairs per generator step for the mode-seeking t
 LABEL_GUIDE_BATCH = 64  # generated images per generator step for the label guide
 # the tabular loop's defaults with a batch cap for thousands of images and a faster average; 200
 # epochs (4,000 steps at the 0.05 rate cap) and one critic step per G step were chosen on the
-# validation split of the digits at ε = 3 and 10, 3 seeds (bench/RESULTS.md §17)
+# validation split of the digits at ε = 3 and 10, 3 seeds (bench/RESULTS.md §17); at most 4,000
+# steps on larger sets, where 200 epochs would be tens of thousands of noisier steps (Fashion-MNIST's
+# validation split, ε = 10: 1,875 / 3,752 / 7,504 steps, bench/RESULTS.md §17d)
 IMAGE_DEFAULTS: dict[str, Any] = {
     "batch_size": 256,
     "epochs": 200.0,
+    "max_steps": 4000,
     "n_critic": 1,
     "ema_decay": 0.99,
     "noise_dim": 64,
@@ -333,6 +336,7 @@ class ImageSynthesizer(Synthesizer):
             mechanism=GUIDE_EVENT,
             note="Poisson; each image's cross-entropy gradient clipped",
         )
+        self._guide_in_memory = classifier  # the bench's measure of the guide only; never saved
         hook_generator = seeded_generator(int(rng.integers(0, 2**63 - 1)))
         return (ImageLabelGuideHook(classifier, net.label_guide_weight, LABEL_GUIDE_BATCH, hook_generator),)
 

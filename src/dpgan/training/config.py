@@ -39,6 +39,8 @@ class TrainingConfig:
     # churn, flchain and Adult's training file (bench/RESULTS.md §10; Adult's q is below it anyway)
     max_sample_rate: float = 0.05
     epochs: float = 60.0
+    # at most this many private steps whatever `epochs` asks (0: no cap; training.schedule.capped_steps)
+    max_steps: int = 0
     n_critic: int = 2
     gp_weight: float = 10.0
     # Penalise only ‖∇D‖ > 1 (WGAN-LP). The two-sided penalty spends most of each record's
@@ -152,6 +154,8 @@ class TrainingConfig:
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:
                 raise InputError(f"{name} must be one of {', '.join(allowed)}, not {getattr(self, name)!r}")
+        if isinstance(self.max_steps, bool) or not isinstance(self.max_steps, int) or self.max_steps < 0:
+            raise InputError("max_steps must be a whole number ≥ 0 (0: no cap)")
         if self.n_critic < 1 or self.num_discriminators < 1 or self.microbatches < 0:
             raise InputError("n_critic and num_discriminators must be ≥ 1, microbatches ≥ 0")
         for name in ("classifier_budget_fraction", "label_model_budget_fraction", "marginal_budget_fraction"):
@@ -208,7 +212,7 @@ class TrainingConfig:
             raise InputError("adaptive clipping moves C itself: use clip_decay = 1 with adaptive_clip_quantile")
 
     def to_dict(self) -> dict:
-        """Every setting, except the clipping, 2-way anchor and selection options while they are off: a
+        """Every setting, except the clipping, 2-way anchor, step cap and selection options while they are off: a
         model saved before they existed re-saves unchanged, and `from_dict` fills them in as off."""
         data = asdict(self)
         if not self.pair_anchor:
@@ -220,6 +224,8 @@ class TrainingConfig:
             del data["binary_codes"]
         if self.label_model_kind == "dp-sgd":
             del data["label_model_kind"]
+        if not self.max_steps:
+            del data["max_steps"]
         if not self.geo_pairs:
             del data["geo_pairs"]
         else:

@@ -33,10 +33,21 @@ def expected_batch(batch_size: int, max_sample_rate: float, rows: float) -> floa
     return max(1.0, min(float(batch_size), max_sample_rate * float(rows), float(rows)))
 
 
-def epochs_schedule(batch_size: int, max_sample_rate: float, epochs: float, rows: float) -> Schedule:
-    """Poisson DP-SGD for `epochs` passes: q = L/N̂, T = ⌈epochs·N̂/L⌉ (a classifier, a critic)."""
+def capped_steps(steps: float, max_steps: int) -> int:
+    """⌈steps⌉, at least one, at most `max_steps` when that is set (0: no cap). Why a cap: for a
+    large set, a fixed number of epochs is many more steps at the same ε, so a larger σ on each;
+    past a few thousand critic steps the noisier steps cost the GAN more than the extra steps give
+    (bench/RESULTS.md §17d). The cap depends on the settings and the noisy N̂ only."""
+    whole = max(1, int(math.ceil(steps)))
+    return min(whole, max_steps) if max_steps else whole
+
+
+def epochs_schedule(
+    batch_size: int, max_sample_rate: float, epochs: float, rows: float, max_steps: int = 0
+) -> Schedule:
+    """Poisson DP-SGD for `epochs` passes: q = L/N̂, T = ⌈epochs·N̂/L⌉, at most `max_steps` (a classifier, a critic)."""
     batch = expected_batch(batch_size, max_sample_rate, rows)
-    return Schedule(batch / rows, max(1, int(math.ceil(epochs * rows / batch))), batch)
+    return Schedule(batch / rows, capped_steps(epochs * rows / batch, max_steps), batch)
 
 
 def gan_schedule(
@@ -48,18 +59,19 @@ def gan_schedule(
     dp_on: str,
     n_critic: int,
     num_discriminators: int,
+    max_steps: int = 0,
 ) -> Schedule:
     """The GAN's private steps. DP on the critic: one step per critic update. DP on the generator
     (dtgan-g): one step per generator update, each through one of N_d shards' critics."""
     if dp_on == "generator":
         batch = expected_batch(batch_size, max_sample_rate, rows)
-        steps = max(1, int(math.ceil(epochs * rows / (batch * n_critic))))
+        steps = capped_steps(epochs * rows / (batch * n_critic), max_steps)
         return Schedule(1.0 / num_discriminators, steps, batch, ONE_OF_SHARDS)
-    return epochs_schedule(batch_size, max_sample_rate, epochs, rows)
+    return epochs_schedule(batch_size, max_sample_rate, epochs, rows, max_steps)
 
 
 def gan_schedule_for(config: TrainingConfig, rows: float, dp_on: str) -> Schedule:
-    """`gan_schedule` with a configuration's batch size, rate cap, epochs, n_critic and N_d."""
+    """`gan_schedule` with a configuration's batch size, rate cap, epochs, step cap, n_critic and N_d."""
     return gan_schedule(
         batch_size=config.batch_size,
         max_sample_rate=config.max_sample_rate,
@@ -68,4 +80,5 @@ def gan_schedule_for(config: TrainingConfig, rows: float, dp_on: str) -> Schedul
         dp_on=dp_on,
         n_critic=config.n_critic,
         num_discriminators=config.num_discriminators,
+        max_steps=config.max_steps,
     )

@@ -1,0 +1,68 @@
+"""The step cap (`max_steps`): a fit runs min(⌈epochs·N̂/L⌉, max_steps) private steps, σ is
+calibrated for the steps it runs, the ledger charges those, and 0 means no cap."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_digits
+
+from dpgan.errors import InputError
+from dpgan.synthesizers import ImageSynthesizer
+from dpgan.synthesizers.image import IMAGE_DEFAULTS
+from dpgan.training.config import TrainingConfig
+from dpgan.training.dp_critic import CRITIC_EVENT
+from dpgan.training.schedule import epochs_schedule, gan_schedule, gan_schedule_for
+
+
+def test_epochs_schedule_caps_the_steps_and_keeps_the_rate():
+    free = epochs_schedule(256, 0.05, 20.0, 60_000.0)
+    capped = epochs_schedule(256, 0.05, 20.0, 60_000.0, max_steps=1000)
+    assert free.steps == 4688 and capped.steps == 1000  # ⌈20 · 60,000 / 256⌉
+    assert capped.sample_rate == free.sample_rate and capped.expected_batch_size == free.expected_batch_size
+    assert epochs_schedule(256, 0.05, 20.0, 60_000.0, max_steps=10_000).steps == 4688  # a cap above: no change
+    assert epochs_schedule(256, 0.05, 20.0, 60_000.0, max_steps=0).steps == 4688  # 0: no cap
+
+
+def test_generator_side_schedule_is_capped_too():
+    common = {"batch_size": 100, "max_sample_rate": 1.0, "epochs": 10.0, "rows": 1000.0, "n_critic": 2}
+    free = gan_schedule(**common, dp_on="generator", num_discriminators=4)
+    capped = gan_schedule(**common, dp_on="generator", num_discriminators=4, max_steps=7)
+    assert free.steps == 50 and capped.steps == 7 and capped.sample_rate == free.sample_rate == 0.25
+
+
+@pytest.mark.parametrize("bad", [-1, 2.5, True, "100"])
+def test_bad_cap_is_one_clear_line(bad):
+    with pytest.raises(InputError, match="max_steps"):
+        TrainingConfig(max_steps=bad).check()
+
+
+def test_cap_saved_only_when_set_and_round_trips():
+    assert "max_steps" not in TrainingConfig().to_dict()  # files written before the cap re-save unchanged
+    capped = TrainingConfig(max_steps=123)
+    assert capped.to_dict()["max_steps"] == 123
+    assert TrainingConfig.from_dict(capped.to_dict()) == capped
+    assert TrainingConfig.from_dict(TrainingConfig().to_dict()).max_steps == 0
+
+
+def test_image_default_cap_binds_on_a_large_set_only():
+    config = TrainingConfig(**IMAGE_DEFAULTS)
+    assert gan_schedule_for(config, 60_000.0, "critic").steps == 4000  # 200 epochs would be 46,875
+    # the digits and MNIST-5k sizes: 200 epochs at the 0.05 rate cap are 4,000 steps, as before the cap
+    for rows in (1149.0, 3200.0, 4000.0):
+        assert gan_schedule_for(config, rows, "critic").steps == 4000
+    assert gan_schedule_for(TrainingConfig(**(IMAGE_DEFAULTS | {"max_steps": 0})), 60_000.0, "critic").steps == 46_875
+
+
+def test_capped_fit_runs_charges_and_calibrates_for_the_capped_steps():
+    data = load_digits()
+    images = np.round(data.images[:300] * 255 / 16).astype(np.uint8)
+    settings = {"epochs": 8.0, "batch_size": 64, "max_sample_rate": 0.2, "width": 4, "label_guide": False}
+    free = ImageSynthesizer(epsilon=3.0, seed=0, conditional=False, **settings).fit(images)
+    capped = ImageSynthesizer(epsilon=3.0, seed=0, conditional=False, max_steps=5, **settings).fit(images)
+    assert free.training["steps"] > 5 and capped.training["steps"] == 5
+    events = {entry.name: entry for entry in capped.ledger.entries}
+    assert events[CRITIC_EVENT].count == 5
+    # the same ε over fewer steps buys less noise per step, and the reported ε stays within the target
+    assert capped.training["noise_multiplier"] < free.training["noise_multiplier"]
+    assert 0 < capped.privacy_report()["epsilon"] <= 3.0 * (1 + 1e-9)
