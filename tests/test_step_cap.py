@@ -66,3 +66,35 @@ def test_capped_fit_runs_charges_and_calibrates_for_the_capped_steps():
     # the same ε over fewer steps buys less noise per step, and the reported ε stays within the target
     assert capped.training["noise_multiplier"] < free.training["noise_multiplier"]
     assert 0 < capped.privacy_report()["epsilon"] <= 3.0 * (1 + 1e-9)
+
+
+def test_cli_max_steps_reaches_the_fit_and_a_bad_value_is_one_line(tmp_path, capsys):
+    from dpgan.cli import main
+    from dpgan.images.io import write_images
+
+    data = load_digits()
+    images = np.round(data.images[:200] * 255 / 16).astype(np.uint8)
+    write_images(tmp_path / "train.npz", images, data.target[:200])
+    fit = ["fit", str(tmp_path / "train.npz"), "--kind", "image", "--epsilon", "3", "--seed", "0", "--quiet"]
+    fit += ["--classes", ",".join(str(d) for d in range(10))]
+    assert main([*fit, "--epochs", "5", "--max-steps", "4", "--out", str(tmp_path / "m")]) == 0
+    assert ImageSynthesizer.load(tmp_path / "m").training["steps"] == 4
+    capsys.readouterr()
+    assert main([*fit, "--max-steps", "-1", "--out", str(tmp_path / "bad")]) != 0
+    err = capsys.readouterr().err.strip()
+    assert "max_steps" in err and len(err.splitlines()) == 1 and "Traceback" not in err
+    assert not (tmp_path / "bad").exists()
+
+
+def test_table_cli_max_steps_reaches_the_fit(tmp_path):
+    from dpgan.cli import main
+    from dpgan.synthesizers import load_model
+
+    rng = np.random.default_rng(0)
+    rows = [f"{rng.integers(0, 5)},{rng.normal():.2f},{rng.choice(['x', 'y'])}" for _ in range(300)]
+    (tmp_path / "t.csv").write_text("a,b,c\n" + "\n".join(rows) + "\n")
+    flags = ["--epsilon", "3", "--epochs", "50", "--max-steps", "3", "--seed", "0", "--quiet"]
+    flags += ["--bounds", "b=-5:5", "--categorical", "a,c", "--out", str(tmp_path / "m")]
+    assert main(["fit", str(tmp_path / "t.csv"), *flags]) == 0
+    model = load_model(tmp_path / "m")
+    assert model.training["steps"] == 3 and model.config.max_steps == 3

@@ -127,7 +127,7 @@ def _synth_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     }
     if getattr(args, "device", None) is not None:
         kwargs["device"] = args.device
-    for key in ("recipe", "epochs", "batch_size", "noise_multiplier"):
+    for key in ("recipe", "epochs", "max_steps", "batch_size", "noise_multiplier"):
         if getattr(args, key, None) is not None:
             kwargs[key] = getattr(args, key)
     if getattr(args, "schema_from_data_without_dp", False):
@@ -312,10 +312,11 @@ def _fit_sequence(args: argparse.Namespace) -> int:
             max_series_per_entity=args.max_series_per_entity,
         )
 
+    from dpgan.cli_images import loop_settings
     from dpgan.synthesizers import SequenceSynthesizer
     from dpgan.table_io import read_private_table
 
-    settings = {k: getattr(args, k) for k in ("epochs", "batch_size") if getattr(args, k, None) is not None}
+    settings = loop_settings(args)
     synth = SequenceSynthesizer(
         epsilon=args.epsilon,
         delta=args.delta,
@@ -762,6 +763,11 @@ def _budget_options(p: argparse.ArgumentParser, epsilon_default: float | None) -
     p.add_argument("--delta", type=float, default=1e-5, help="δ of the (ε, δ) guarantee; keep it below 1/rows")
     p.add_argument(
         "--epochs", type=float, help="passes over the data; σ is calibrated to land on ε (default: the recipe's)"
+    )
+    p.add_argument(
+        "--max-steps",
+        type=int,
+        help="at most this many private steps whatever --epochs gives (0: no cap; images: 4000)",
     )
     p.add_argument("--batch-size", type=int, help="expected Poisson batch size L, q = L/N (default: the recipe's)")
     p.add_argument("--noise-multiplier", type=float, help="fix σ instead and train until ε is spent")

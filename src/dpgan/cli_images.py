@@ -13,6 +13,15 @@ from dpgan.errors import InputError
 from dpgan.recipes.images import IMAGE_RECIPES
 from dpgan.serialization import check_model_destination
 
+LOOP_FLAGS = ("epochs", "max_steps", "batch_size")  # the series and image fit flags for the loop's settings
+
+
+def loop_settings(args: argparse.Namespace) -> dict:
+    """The schedule flags the user gave (--epochs, --max-steps, --batch-size), by setting name
+    (for `fit --kind image` here and `fit --kind sequence` in dpgan.cli, which may import this module)."""
+    return {key: getattr(args, key) for key in LOOP_FLAGS if getattr(args, key, None) is not None}
+
+
 IMAGE_SUFFIXES = (".npz",)  # or a folder (no suffix): one PNG per image, one subfolder per label
 
 
@@ -57,7 +66,7 @@ def fit_image(args: argparse.Namespace) -> int:
     from dpgan.images.io import read_images
     from dpgan.synthesizers.image import ImageSynthesizer
 
-    settings = {k: getattr(args, k) for k in ("epochs", "batch_size") if getattr(args, k, None) is not None}
+    settings = loop_settings(args)
     synth = ImageSynthesizer(
         epsilon=args.epsilon,
         delta=args.delta,
