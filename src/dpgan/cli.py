@@ -39,6 +39,14 @@ def _positive(value: float | None, flag: str, *, integer: bool = False) -> None:
         raise InputError(f"{flag} must be {kind}, not {value:g}")
 
 
+LOOP_FLAGS = ("epochs", "max_steps", "batch_size")  # fit flags that are the loop's settings, by name
+
+
+def loop_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """The loop's settings the user gave as flags (--epochs, --max-steps, --batch-size)."""
+    return {key: getattr(args, key) for key in LOOP_FLAGS if getattr(args, key, None) is not None}
+
+
 def _check_budget(args: argparse.Namespace) -> None:
     epsilon = getattr(args, "epsilon", None)
     if epsilon is not None:
@@ -127,7 +135,7 @@ def _synth_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     }
     if getattr(args, "device", None) is not None:
         kwargs["device"] = args.device
-    for key in ("recipe", "epochs", "max_steps", "batch_size", "noise_multiplier"):
+    for key in ("recipe", *LOOP_FLAGS, "noise_multiplier"):
         if getattr(args, key, None) is not None:
             kwargs[key] = getattr(args, key)
     if getattr(args, "schema_from_data_without_dp", False):
@@ -206,7 +214,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
     if args.kind == "image":
         from dpgan.cli_images import fit_image
 
-        return fit_image(args)
+        return fit_image(args, loop_settings(args))
     if args.recipe is not None and args.recipe not in RECIPES:
         raise InputError(f"--recipe {args.recipe} is an image recipe; table recipes: {', '.join(RECIPES)}")
     if args.classes is not None or args.unconditional:
@@ -312,7 +320,6 @@ def _fit_sequence(args: argparse.Namespace) -> int:
             max_series_per_entity=args.max_series_per_entity,
         )
 
-    from dpgan.cli_images import loop_settings
     from dpgan.synthesizers import SequenceSynthesizer
     from dpgan.table_io import read_private_table
 

@@ -8,19 +8,11 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from dpgan.errors import InputError
 from dpgan.recipes.images import IMAGE_RECIPES
 from dpgan.serialization import check_model_destination
-
-LOOP_FLAGS = ("epochs", "max_steps", "batch_size")  # the series and image fit flags for the loop's settings
-
-
-def loop_settings(args: argparse.Namespace) -> dict:
-    """The schedule flags the user gave (--epochs, --max-steps, --batch-size), by setting name
-    (for `fit --kind image` here and `fit --kind sequence` in dpgan.cli, which may import this module)."""
-    return {key: getattr(args, key) for key in LOOP_FLAGS if getattr(args, key, None) is not None}
-
 
 IMAGE_SUFFIXES = (".npz",)  # or a folder (no suffix): one PNG per image, one subfolder per label
 
@@ -54,8 +46,9 @@ def _classes(text: str | None) -> list[str] | None:
     return names
 
 
-def fit_image(args: argparse.Namespace) -> int:
-    """`dpgan fit --kind image`: an .npz (arrays `images`, optional `labels`) or a folder of PNGs."""
+def fit_image(args: argparse.Namespace, settings: dict[str, Any]) -> int:
+    """`dpgan fit --kind image`: an .npz (arrays `images`, optional `labels`) or a folder of PNGs;
+    `settings` are the loop's flags the user gave (dpgan.cli.loop_settings)."""
     source = check_image_source(args.data)
     out = check_model_destination(args.out, args.overwrite)  # before any private image is read
     recipe = args.recipe or "dcgan"
@@ -66,7 +59,6 @@ def fit_image(args: argparse.Namespace) -> int:
     from dpgan.images.io import read_images
     from dpgan.synthesizers.image import ImageSynthesizer
 
-    settings = loop_settings(args)
     synth = ImageSynthesizer(
         epsilon=args.epsilon,
         delta=args.delta,

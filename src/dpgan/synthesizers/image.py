@@ -54,8 +54,8 @@ LABEL_GUIDE_BATCH = 64  # generated images per generator step for the label guid
 # the tabular loop's defaults with a batch cap for thousands of images and a faster average; 200
 # epochs (4,000 steps at the 0.05 rate cap) and one critic step per G step were chosen on the
 # validation split of the digits at ε = 3 and 10, 3 seeds (bench/RESULTS.md §17); at most 4,000
-# steps on larger sets, where 200 epochs would be tens of thousands of noisier steps (Fashion-MNIST's
-# validation split, ε = 10: 1,875 / 3,752 / 7,504 steps, bench/RESULTS.md §17d)
+# steps on larger sets, where 200 epochs would be tens of thousands of steps and longer scored lower
+# (Fashion-MNIST's validation split, ε = 10: 1,876 / 3,752 / 7,503 steps, bench/RESULTS.md §17d)
 IMAGE_DEFAULTS: dict[str, Any] = {
     "batch_size": 256,
     "epochs": 200.0,
@@ -279,6 +279,7 @@ class ImageSynthesizer(Synthesizer):
         rng: np.random.Generator,
     ) -> dict[str, Any]:
         guide = self._label_guide(units, n_labels, config, released, ledger, rng)
+        self._guide_in_memory = guide[0].classifier if guide else None  # the bench's measure only; never saved
         fitted = fit_dp_critic(
             self,
             units,
@@ -336,7 +337,6 @@ class ImageSynthesizer(Synthesizer):
             mechanism=GUIDE_EVENT,
             note="Poisson; each image's cross-entropy gradient clipped",
         )
-        self._guide_in_memory = classifier  # the bench's measure of the guide only; never saved
         hook_generator = seeded_generator(int(rng.integers(0, 2**63 - 1)))
         return (ImageLabelGuideHook(classifier, net.label_guide_weight, LABEL_GUIDE_BATCH, hook_generator),)
 

@@ -37,7 +37,7 @@ def capped_steps(steps: float, max_steps: int) -> int:
     """⌈steps⌉, at least one, at most `max_steps` when that is set (0: no cap). Why a cap: on a
     large set a fixed number of epochs is tens of thousands of steps (hours), each with a little
     more noise at the same ε, and longer did not score better (Fashion-MNIST's validation split:
-    7,504 steps below 3,752; bench/RESULTS.md §17d). Privacy: T depends on the settings and the
+    7,503 steps below 3,752; bench/RESULTS.md §17d). Privacy: T depends on the settings and the
     noisy N̂ only, and σ is calibrated for the T that runs."""
     whole = max(1, int(math.ceil(steps)))
     return min(whole, max_steps) if max_steps else whole
