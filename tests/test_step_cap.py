@@ -1,7 +1,9 @@
-"""The step cap (`max_steps`): a fit runs min(⌈epochs·N̂/L⌉, max_steps) private steps, σ is
+"""The step caps: a fit runs min(⌈epochs·N̂/L⌉, max_steps, ⌈max_examples/L⌉) private steps, σ is
 calibrated for the steps it runs, the ledger charges those, and 0 means no cap."""
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import pytest
@@ -45,13 +47,49 @@ def test_cap_saved_only_when_set_and_round_trips():
     assert TrainingConfig.from_dict(TrainingConfig().to_dict()).max_steps == 0
 
 
-def test_image_default_cap_binds_on_a_large_set_only():
+def test_example_budget_caps_the_steps_by_the_batch():
+    # a million per-example gradients: 1,000 steps of 1,024, 4,000 of 256; the rate is left alone
+    assert epochs_schedule(1024, 0.05, 200.0, 60_000.0, max_examples=1_024_000).steps == 1000
+    assert epochs_schedule(256, 0.05, 200.0, 60_000.0, max_examples=1_024_000).steps == 4000
+    assert epochs_schedule(1000, 1.0, 20.0, 60_000.0, max_examples=2_500).steps == 3  # ⌈2,500 / 1,000⌉
+    assert epochs_schedule(1000, 1.0, 20.0, 60_000.0, max_examples=10).steps == 1  # at least one step
+    both = epochs_schedule(1024, 0.05, 200.0, 60_000.0, max_steps=700, max_examples=1_024_000)
+    assert both.steps == 700  # the tighter cap wins
+    free = epochs_schedule(1024, 0.05, 200.0, 60_000.0)
+    assert free.steps == 11_719 and both.sample_rate == free.sample_rate  # ⌈200 · 60,000 / 1,024⌉
+    generator_side = gan_schedule(
+        batch_size=100, max_sample_rate=1.0, epochs=10.0, rows=1000.0, n_critic=2, dp_on="generator",
+        num_discriminators=4, max_examples=300,
+    )  # fmt: skip
+    assert generator_side.steps == 3 and generator_side.sample_rate == 0.25
+
+
+@pytest.mark.parametrize("bad", [-1, 2.5, True, "100"])
+def test_bad_example_budget_is_one_clear_line(bad):
+    with pytest.raises(InputError, match="max_examples"):
+        TrainingConfig(max_examples=bad).check()
+
+
+def test_example_budget_saved_only_when_set_and_round_trips():
+    assert "max_examples" not in TrainingConfig().to_dict()
+    budget = TrainingConfig(max_examples=5000)
+    assert budget.to_dict()["max_examples"] == 5000
+    assert TrainingConfig.from_dict(budget.to_dict()) == budget
+
+
+def test_image_defaults_cap_a_large_set_and_leave_the_small_ones():
     config = TrainingConfig(**IMAGE_DEFAULTS)
-    assert gan_schedule_for(config, 60_000.0, "critic").steps == 4000  # 200 epochs would be 46,875
-    # the digits and MNIST-5k sizes: 200 epochs at the 0.05 rate cap are 4,000 steps, as before the cap
-    for rows in (1149.0, 3200.0, 4000.0):
-        assert gan_schedule_for(config, rows, "critic").steps == 4000
-    assert gan_schedule_for(TrainingConfig(**(IMAGE_DEFAULTS | {"max_steps": 0})), 60_000.0, "critic").steps == 46_875
+    large = gan_schedule_for(config, 60_000.0, "critic")
+    assert (large.steps, large.expected_batch_size) == (1000, 1024.0)  # 200 epochs would be 11,719 steps
+    # the digits and MNIST-5k sizes: the batch is the 0.05 rate cap and 200 epochs are 4,000 steps,
+    # exactly as with the earlier defaults (batch 256, at most 4,000 steps) that validation chose
+    earlier = TrainingConfig(**(IMAGE_DEFAULTS | {"batch_size": 256, "max_examples": 0, "max_steps": 4000}))
+    for rows in (1149.0, 1437.0, 3200.0, 4000.0):
+        now, before = gan_schedule_for(config, rows, "critic"), gan_schedule_for(earlier, rows, "critic")
+        assert now == before and now.steps == 4000
+    assert gan_schedule_for(earlier, 60_000.0, "critic").steps == 4000
+    uncapped = TrainingConfig(**(IMAGE_DEFAULTS | {"max_examples": 0}))
+    assert gan_schedule_for(uncapped, 60_000.0, "critic").steps == 11_719
 
 
 def test_capped_fit_runs_charges_and_calibrates_for_the_capped_steps():
@@ -84,6 +122,12 @@ def test_cli_max_steps_reaches_the_fit_and_a_bad_value_is_one_line(tmp_path, cap
     err = capsys.readouterr().err.strip()
     assert "max_steps" in err and len(err.splitlines()) == 1 and "Traceback" not in err
     assert not (tmp_path / "bad").exists()
+    # the example budget: ⌈20 / L⌉ steps with the rate-capped batch L = 0.05 · N̂ ≈ 10
+    assert main([*fit, "--epochs", "5", "--max-examples", "20", "--out", str(tmp_path / "e")]) == 0
+    budget = ImageSynthesizer.load(tmp_path / "e")
+    assert budget.config.max_examples == 20
+    steps = budget.training["steps"]
+    assert steps == math.ceil(20 / budget.training["expected_batch_size"]) < 100  # 5 epochs at q = 0.05: 100
 
 
 def test_table_cli_max_steps_reaches_the_fit(tmp_path):
@@ -98,3 +142,8 @@ def test_table_cli_max_steps_reaches_the_fit(tmp_path):
     assert main(["fit", str(tmp_path / "t.csv"), *flags]) == 0
     model = load_model(tmp_path / "m")
     assert model.training["steps"] == 3 and model.config.max_steps == 3
+    budget = [*flags[:4], "--max-examples", "40", *flags[6:-1], str(tmp_path / "e")]
+    assert main(["fit", str(tmp_path / "t.csv"), *budget]) == 0
+    model = load_model(tmp_path / "e")
+    assert model.config.max_examples == 40 and model.config.max_steps == 0
+    assert model.training["steps"] == math.ceil(40 / model.training["expected_batch_size"]) < 1000  # 50 epochs: 1,000

@@ -39,11 +39,11 @@ def _positive(value: float | None, flag: str, *, integer: bool = False) -> None:
         raise InputError(f"{flag} must be {kind}, not {value:g}")
 
 
-LOOP_FLAGS = ("epochs", "max_steps", "batch_size")  # fit flags that are the loop's settings, by name
+LOOP_FLAGS = ("epochs", "max_steps", "max_examples", "batch_size")  # fit flags that are the loop's settings, by name
 
 
 def loop_settings(args: argparse.Namespace) -> dict[str, Any]:
-    """The loop's settings the user gave as flags (--epochs, --max-steps, --batch-size)."""
+    """The loop's settings the user gave as flags (--epochs, --max-steps, --max-examples, --batch-size)."""
     return {key: getattr(args, key) for key in LOOP_FLAGS if getattr(args, key, None) is not None}
 
 
@@ -774,7 +774,12 @@ def _budget_options(p: argparse.ArgumentParser, epsilon_default: float | None) -
     p.add_argument(
         "--max-steps",
         type=int,
-        help="at most this many private steps whatever --epochs gives (0: no cap; images: 4000)",
+        help="at most this many private steps whatever --epochs gives (0: no cap, the default)",
+    )
+    p.add_argument(
+        "--max-examples",
+        type=int,
+        help="at most this many per-example gradients, T ≤ ⌈E/L⌉ (0: no cap; images: 1024000)",
     )
     p.add_argument("--batch-size", type=int, help="expected Poisson batch size L, q = L/N (default: the recipe's)")
     p.add_argument("--noise-multiplier", type=float, help="fix σ instead and train until ε is spent")

@@ -51,15 +51,17 @@ LABEL_SHARE = 0.02  # of ε, for the image count per label
 MAX_SAMPLE = 1_000_000
 MODE_SEEKING_PAIRS = 64  # noise pairs per generator step for the mode-seeking term
 LABEL_GUIDE_BATCH = 64  # generated images per generator step for the label guide
-# the tabular loop's defaults with a batch cap for thousands of images and a faster average; 200
-# epochs (4,000 steps at the 0.05 rate cap) and one critic step per G step were chosen on the
-# validation split of the digits at ε = 3 and 10, 3 seeds (bench/RESULTS.md §17); at most 4,000
-# steps on larger sets, where 200 epochs would be tens of thousands of steps and longer scored lower
-# (Fashion-MNIST's validation split, ε = 10: 1,876 / 3,752 / 7,503 steps, bench/RESULTS.md §17d)
+# the tabular loop's defaults with a faster average; 200 epochs (4,000 steps at the 0.05 rate cap)
+# and one critic step per G step were chosen on the validation split of the digits at ε = 3 and 10,
+# 3 seeds (bench/RESULTS.md §17). On larger sets 200 epochs would be tens of thousands of steps, and
+# longer scored lower: a budget of about a million per-image gradients caps them, spent as batches
+# of 1,024 (1,000 steps), which scored above 256 × 4,000 (Fashion-MNIST's validation split, ε = 10,
+# 3 seeds: bench/RESULTS.md §17d–f). On the digits and MNIST-5k neither binds: their batch is the
+# rate cap (at most 200 images) and their 4,000 steps use at most 0.8M gradients.
 IMAGE_DEFAULTS: dict[str, Any] = {
-    "batch_size": 256,
+    "batch_size": 1024,
     "epochs": 200.0,
-    "max_steps": 4000,
+    "max_examples": 1_024_000,
     "n_critic": 1,
     "ema_decay": 0.99,
     "noise_dim": 64,

@@ -41,6 +41,9 @@ class TrainingConfig:
     epochs: float = 60.0
     # at most this many private steps whatever `epochs` asks (0: no cap; training.schedule.capped_steps)
     max_steps: int = 0
+    # at most this many per-example gradients in expectation, T ≤ ⌈max_examples / L⌉ (0: no cap): a
+    # compute budget that leaves the batch free, so a larger batch means fewer steps (training.schedule)
+    max_examples: int = 0
     n_critic: int = 2
     gp_weight: float = 10.0
     # Penalise only ‖∇D‖ > 1 (WGAN-LP). The two-sided penalty spends most of each record's
@@ -156,6 +159,8 @@ class TrainingConfig:
                 raise InputError(f"{name} must be one of {', '.join(allowed)}, not {getattr(self, name)!r}")
         if isinstance(self.max_steps, bool) or not isinstance(self.max_steps, int) or self.max_steps < 0:
             raise InputError("max_steps must be a whole number ≥ 0 (0: no cap)")
+        if isinstance(self.max_examples, bool) or not isinstance(self.max_examples, int) or self.max_examples < 0:
+            raise InputError("max_examples must be a whole number ≥ 0 (0: no cap)")
         if self.n_critic < 1 or self.num_discriminators < 1 or self.microbatches < 0:
             raise InputError("n_critic and num_discriminators must be ≥ 1, microbatches ≥ 0")
         for name in ("classifier_budget_fraction", "label_model_budget_fraction", "marginal_budget_fraction"):
@@ -212,7 +217,7 @@ class TrainingConfig:
             raise InputError("adaptive clipping moves C itself: use clip_decay = 1 with adaptive_clip_quantile")
 
     def to_dict(self) -> dict:
-        """Every setting, except the clipping, 2-way anchor, step cap and selection options while they are off: a
+        """Every setting, except the clipping, 2-way anchor, step caps and selection options while they are off: a
         model saved before they existed re-saves unchanged, and `from_dict` fills them in as off."""
         data = asdict(self)
         if not self.pair_anchor:
@@ -224,8 +229,9 @@ class TrainingConfig:
             del data["binary_codes"]
         if self.label_model_kind == "dp-sgd":
             del data["label_model_kind"]
-        if not self.max_steps:
-            del data["max_steps"]
+        for key in ("max_steps", "max_examples"):
+            if not data[key]:
+                del data[key]
         if not self.geo_pairs:
             del data["geo_pairs"]
         else:

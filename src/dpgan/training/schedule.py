@@ -33,22 +33,30 @@ def expected_batch(batch_size: int, max_sample_rate: float, rows: float) -> floa
     return max(1.0, min(float(batch_size), max_sample_rate * float(rows), float(rows)))
 
 
-def capped_steps(steps: float, max_steps: int) -> int:
-    """⌈steps⌉, at least one, at most `max_steps` when that is set (0: no cap). Why a cap: on a
-    large set a fixed number of epochs is tens of thousands of steps (hours), each with a little
-    more noise at the same ε, and longer did not score better (Fashion-MNIST's validation split:
-    7,503 steps below 3,752; bench/RESULTS.md §17d). Privacy: T depends on the settings and the
-    noisy N̂ only, and σ is calibrated for the T that runs."""
+def capped_steps(steps: float, max_steps: int, max_examples: int = 0, batch: float = 1.0) -> int:
+    """⌈steps⌉, at least one, at most `max_steps` when that is set and at most ⌈max_examples / batch⌉
+    when that is (0: no cap). Why caps: on a large set a fixed number of epochs is tens of thousands
+    of steps (hours), each with a little more noise at the same ε, and longer did not score better
+    (Fashion-MNIST's validation split: 7,503 steps below 3,752; bench/RESULTS.md §17d). Why a budget
+    of per-example gradients as well as a step count: it leaves the batch free, and the same compute
+    as fewer, larger batches scored higher there (1,024 × 1,000 above 256 × 4,000, §17e–f), since
+    the noise on the mean gradient, σC/L, falls faster than σ rises. Privacy: T depends on the
+    settings and the noisy N̂ only, and σ is calibrated for the T that runs."""
     whole = max(1, int(math.ceil(steps)))
-    return min(whole, max_steps) if max_steps else whole
+    if max_steps:
+        whole = min(whole, max_steps)
+    if max_examples:
+        whole = min(whole, max(1, int(math.ceil(max_examples / batch))))
+    return whole
 
 
 def epochs_schedule(
-    batch_size: int, max_sample_rate: float, epochs: float, rows: float, max_steps: int = 0
+    batch_size: int, max_sample_rate: float, epochs: float, rows: float, max_steps: int = 0, max_examples: int = 0
 ) -> Schedule:
-    """Poisson DP-SGD for `epochs` passes: q = L/N̂, T = ⌈epochs·N̂/L⌉, at most `max_steps` (a classifier, a critic)."""
+    """Poisson DP-SGD for `epochs` passes: q = L/N̂, T = ⌈epochs·N̂/L⌉, capped by `max_steps` and
+    `max_examples` (a classifier, a critic)."""
     batch = expected_batch(batch_size, max_sample_rate, rows)
-    return Schedule(batch / rows, capped_steps(epochs * rows / batch, max_steps), batch)
+    return Schedule(batch / rows, capped_steps(epochs * rows / batch, max_steps, max_examples, batch), batch)
 
 
 def gan_schedule(
@@ -61,18 +69,19 @@ def gan_schedule(
     n_critic: int,
     num_discriminators: int,
     max_steps: int = 0,
+    max_examples: int = 0,
 ) -> Schedule:
     """The GAN's private steps. DP on the critic: one step per critic update. DP on the generator
     (dtgan-g): one step per generator update, each through one of N_d shards' critics."""
     if dp_on == "generator":
         batch = expected_batch(batch_size, max_sample_rate, rows)
-        steps = capped_steps(epochs * rows / (batch * n_critic), max_steps)
+        steps = capped_steps(epochs * rows / (batch * n_critic), max_steps, max_examples, batch)
         return Schedule(1.0 / num_discriminators, steps, batch, ONE_OF_SHARDS)
-    return epochs_schedule(batch_size, max_sample_rate, epochs, rows, max_steps)
+    return epochs_schedule(batch_size, max_sample_rate, epochs, rows, max_steps, max_examples)
 
 
 def gan_schedule_for(config: TrainingConfig, rows: float, dp_on: str) -> Schedule:
-    """`gan_schedule` with a configuration's batch size, rate cap, epochs, step cap, n_critic and N_d."""
+    """`gan_schedule` with a configuration's batch size, rate cap, epochs, step caps, n_critic and N_d."""
     return gan_schedule(
         batch_size=config.batch_size,
         max_sample_rate=config.max_sample_rate,
@@ -82,4 +91,5 @@ def gan_schedule_for(config: TrainingConfig, rows: float, dp_on: str) -> Schedul
         n_critic=config.n_critic,
         num_discriminators=config.num_discriminators,
         max_steps=config.max_steps,
+        max_examples=config.max_examples,
     )
