@@ -121,6 +121,19 @@ def test_label_guide_is_charged_before_the_critic_and_the_total_stays_within_eps
         ImageSynthesizer(epsilon=3.0, seed=0, conditional=False, **FAST, label_guide=True).fit(images)
 
 
+@pytest.mark.parametrize("recipe", ["dcgan", "dp-cgan", "noise-layer-sound"])
+def test_empty_poisson_batches_are_steps_like_any_other(digits, recipe):
+    # a batch of one image in expectation: about a third of the Poisson draws are empty, and each
+    # such step still runs (its GP partners are none) and is charged like the others
+    images, labels = digits
+    settings = FAST | {"batch_size": 1, "epochs": 0.05}
+    synth = ImageSynthesizer(epsilon=3.0, seed=0, recipe=recipe, classes=[str(d) for d in range(10)], **settings)
+    synth.fit(images, labels)
+    assert synth.training["steps"] >= 15 and synth.training["expected_batch_size"] == 1.0
+    if recipe != "noise-layer-sound":  # (its passes are charged per pass: test_noise_layer_sound_…)
+        assert _events(synth)[CRITIC_EVENT].count == synth.training["steps"]
+
+
 def test_float_input_gives_float_output_unconditional(digits):
     images, _ = digits
     unit = images[:200].astype(np.float32) / 255.0

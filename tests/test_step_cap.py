@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+import torch
 from sklearn.datasets import load_digits
 
 from dpgan.errors import InputError
@@ -90,6 +91,23 @@ def test_image_defaults_cap_a_large_set_and_leave_the_small_ones():
     assert gan_schedule_for(earlier, 60_000.0, "critic").steps == 4000
     uncapped = TrainingConfig(**(IMAGE_DEFAULTS | {"max_examples": 0}))
     assert gan_schedule_for(uncapped, 60_000.0, "critic").steps == 11_719
+
+
+def test_small_set_fit_is_the_same_under_the_earlier_image_defaults():
+    """Where the rate cap sets the batch (the digits, MNIST-5k), the budget rule changes nothing: the
+    earlier defaults (batch 256, at most 4,000 steps) give the same released generator, label guide
+    included, bit for bit."""
+    data = load_digits()
+    images = np.round(data.images[:300] * 255 / 16).astype(np.uint8)
+    labels = data.target[:300].astype(str)
+    settings = {"epochs": 2.0, "width": 4, "seed": 0, "classes": [str(d) for d in range(10)]}
+    now = ImageSynthesizer(epsilon=3.0, **settings).fit(images, labels)
+    earlier = ImageSynthesizer(epsilon=3.0, batch_size=256, max_examples=0, max_steps=4000, **settings)
+    earlier.fit(images, labels)
+    assert now.config.batch_size == 1024 and now.training["steps"] == earlier.training["steps"] == 40
+    assert now.training["noise_multiplier"] == earlier.training["noise_multiplier"]
+    for (name, mine), (_, theirs) in zip(now.generator.state_dict().items(), earlier.generator.state_dict().items()):
+        assert torch.equal(mine, theirs), name
 
 
 def test_capped_fit_runs_charges_and_calibrates_for_the_capped_steps():

@@ -124,6 +124,8 @@ class ImageUnitGenerator(nn.Module):
     def draw_codes(self, n: int, generator: torch.Generator | None) -> torch.Tensor | None:
         if not self.n_labels:
             return None
+        if n == 0:  # an empty Poisson batch has no GP partners to draw (torch.multinomial refuses n = 0)
+            return torch.zeros(0, dtype=torch.long, device=self.label_shares.device)
         return torch.multinomial(self.label_shares, n, replacement=True, generator=generator)
 
     def forward(
