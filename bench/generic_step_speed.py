@@ -48,11 +48,11 @@ class TorchLSTMCritic(nn.Module):
         return self.out(self.act(self.hidden(self.lstm(x)[0][:, -1]))).squeeze(-1)
 
 
-def make_loss(unit_shape: tuple[int, ...], seed: int) -> CriticUnitLoss:
+def make_loss(unit_shape: tuple[int, ...], seed: int, batch: int = BATCH) -> CriticUnitLoss:
     gen = torch.Generator().manual_seed(seed)
-    real = torch.rand((BATCH, *unit_shape), generator=gen) * 2 - 1
-    partners = torch.rand((BATCH, *unit_shape), generator=gen) * 2 - 1
-    return CriticUnitLoss(real=real, partners=partners, alpha=torch.rand(BATCH, generator=gen), gp_weight=GP)
+    real = torch.rand((batch, *unit_shape), generator=gen) * 2 - 1
+    partners = torch.rand((batch, *unit_shape), generator=gen) * 2 - 1
+    return CriticUnitLoss(real=real, partners=partners, alpha=torch.rand(batch, generator=gen), gp_weight=GP)
 
 
 def dp_step(critic: nn.Module, loss: CriticUnitLoss, backend: str, noise: torch.Generator) -> Callable[[], None]:

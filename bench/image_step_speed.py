@@ -4,7 +4,8 @@ The critics the image recipes train, on flat units [pixels, one-hot] (dpgan.mode
 the dcgan recipe's conditional conv critic (GroupNorm, projection term) on 28×28 and 8×8 images,
 through the generic per-example backend, and the dp-cgan recipe's MLP critic through the MLP fast
 path. Same protocol as bench/generic_step_speed.py (whose step functions it reuses): one batch of
-64 units, 1 thread, interleaved rounds after warm-up, medians and the ratio of medians.
+64 units (`--batch`: the image default's 1,024 on a large set), 1 thread, interleaved rounds after
+warm-up, medians and the ratio of medians.
 
     OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 python bench/image_step_speed.py > bench/results/image_step_speed.md
 """
@@ -25,6 +26,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=21)
     parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--batch", type=int, default=BATCH, help="units per step")
     args = parser.parse_args()
     torch.set_num_threads(1)
     noise = torch.Generator().manual_seed(0)
@@ -46,13 +48,13 @@ def main() -> None:
     }
     table = {}
     for name, (critic, backend, (shape, labels)) in critics.items():
-        loss = make_loss((math.prod(shape) + labels,), 1)
+        loss = make_loss((math.prod(shape) + labels,), 1, args.batch)
         table[name] = {"dp": dp_step(critic, loss, backend, noise), "plain": nonprivate_step(critic, loss)}
     times = interleaved_times(table, args.rounds, args.warmup)
     print("# Image critics: DP step against the non-private WGAN-GP step\n")
     print(
-        "Command: `OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 python bench/image_step_speed.py` "
-        f"(torch {torch.__version__}, 1 thread, shared 2-core machine; batch {BATCH}, float32, "
+        f"Command: `OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 python bench/image_step_speed.py --batch {args.batch}` "
+        f"(torch {torch.__version__}, 1 thread, shared 2-core machine; batch {args.batch}, float32, "
         f"{args.rounds} interleaved rounds after {args.warmup} warm-up rounds; medians).\n"
     )
     print("| critic | parameters | step | median (ms) | ratio to its non-private step |")
