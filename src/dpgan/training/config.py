@@ -157,10 +157,10 @@ class TrainingConfig:
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:
                 raise InputError(f"{name} must be one of {', '.join(allowed)}, not {getattr(self, name)!r}")
-        if isinstance(self.max_steps, bool) or not isinstance(self.max_steps, int) or self.max_steps < 0:
-            raise InputError("max_steps must be a whole number ≥ 0 (0: no cap)")
-        if isinstance(self.max_examples, bool) or not isinstance(self.max_examples, int) or self.max_examples < 0:
-            raise InputError("max_examples must be a whole number ≥ 0 (0: no cap)")
+        for name in ("max_steps", "max_examples"):
+            cap = getattr(self, name)
+            if isinstance(cap, bool) or not isinstance(cap, int) or cap < 0:
+                raise InputError(f"{name} must be a whole number ≥ 0 (0: no cap)")
         if self.n_critic < 1 or self.num_discriminators < 1 or self.microbatches < 0:
             raise InputError("n_critic and num_discriminators must be ≥ 1, microbatches ≥ 0")
         for name in ("classifier_budget_fraction", "label_model_budget_fraction", "marginal_budget_fraction"):

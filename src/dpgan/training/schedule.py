@@ -33,15 +33,16 @@ def expected_batch(batch_size: int, max_sample_rate: float, rows: float) -> floa
     return max(1.0, min(float(batch_size), max_sample_rate * float(rows), float(rows)))
 
 
-def capped_steps(steps: float, max_steps: int, max_examples: int = 0, batch: float = 1.0) -> int:
+def capped_steps(steps: float, *, batch: float, max_steps: int, max_examples: int) -> int:
     """⌈steps⌉, at least one, at most `max_steps` when that is set and at most ⌈max_examples / batch⌉
-    when that is (0: no cap). Why caps: on a large set a fixed number of epochs is tens of thousands
-    of steps (hours), each with a little more noise at the same ε, and longer did not score better
-    (Fashion-MNIST's validation split: 7,503 steps below 3,752; bench/RESULTS.md §17d). Why a budget
-    of per-example gradients as well as a step count: it leaves the batch free, and the same compute
-    as fewer, larger batches scored higher there (1,024 × 1,000 above 256 × 4,000, §17e–f), since
-    the noise on the mean gradient, σC/L, falls faster than σ rises. Privacy: T depends on the
-    settings and the noisy N̂ only, and σ is calibrated for the T that runs."""
+    when that is (0: no cap; `batch` is the expected batch L). Why caps: on a large set a fixed
+    number of epochs is tens of thousands of steps (hours), each with a little more noise at the
+    same ε, and longer did not score better (Fashion-MNIST's validation split: 7,503 steps below
+    3,752; bench/RESULTS.md §17d). Why a budget of per-example gradients as well as a step count: it
+    leaves the batch free, and the same compute as fewer, larger batches scored higher there (1,024 ×
+    1,000 above 256 × 4,000, §17e–f), since the noise on the mean gradient, σC/L, falls faster than
+    σ rises. Privacy: T depends on the settings and the noisy N̂ only, and σ is calibrated for the T
+    that runs."""
     whole = max(1, int(math.ceil(steps)))
     if max_steps:
         whole = min(whole, max_steps)
@@ -56,7 +57,8 @@ def epochs_schedule(
     """Poisson DP-SGD for `epochs` passes: q = L/N̂, T = ⌈epochs·N̂/L⌉, capped by `max_steps` and
     `max_examples` (a classifier, a critic)."""
     batch = expected_batch(batch_size, max_sample_rate, rows)
-    return Schedule(batch / rows, capped_steps(epochs * rows / batch, max_steps, max_examples, batch), batch)
+    steps = capped_steps(epochs * rows / batch, batch=batch, max_steps=max_steps, max_examples=max_examples)
+    return Schedule(batch / rows, steps, batch)
 
 
 def gan_schedule(
@@ -75,7 +77,9 @@ def gan_schedule(
     (dtgan-g): one step per generator update, each through one of N_d shards' critics."""
     if dp_on == "generator":
         batch = expected_batch(batch_size, max_sample_rate, rows)
-        steps = capped_steps(epochs * rows / (batch * n_critic), max_steps, max_examples, batch)
+        steps = capped_steps(
+            epochs * rows / (batch * n_critic), batch=batch, max_steps=max_steps, max_examples=max_examples
+        )
         return Schedule(1.0 / num_discriminators, steps, batch, ONE_OF_SHARDS)
     return epochs_schedule(batch_size, max_sample_rate, epochs, rows, max_steps, max_examples)
 
