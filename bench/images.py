@@ -26,6 +26,7 @@ import numpy as np
 import torch
 
 from dpgan import datasets
+from dpgan.evaluation.image_features import feature_distance, fit_feature_space
 from dpgan.evaluation.images import student_scores
 from dpgan.images.io import write_contact_sheet
 from dpgan.synthesizers import ImageSynthesizer
@@ -84,6 +85,11 @@ def main() -> None:
     parser.add_argument("--students", nargs="+", default=["logreg", "mlp", "cnn"])
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a setting (JSON value)")
     parser.add_argument("--real-rows", action="store_true", help="also score the students trained on real images")
+    parser.add_argument(
+        "--frechet",
+        action="store_true",
+        help="also the Fréchet feature distance (one feature network per run, trained on the real training images)",
+    )
     parser.add_argument("--grid", help="write a contact sheet of each fit's samples to GRID_{recipe}_{ε}_{seed}.png")
     parser.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N or auto (the fit's device)")
     parser.add_argument("--out", default="bench/results/images.jsonl")
@@ -95,6 +101,7 @@ def main() -> None:
     if args.limit:
         train_x, train_y = train_x[: args.limit], train_y[: args.limit]
     classes = [str(c) for c in range(10)]
+    space = fit_feature_space(unit(train_x), train_y, 10, seed=0) if args.frechet else None
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     for recipe in args.recipe:
@@ -136,6 +143,7 @@ def main() -> None:
                         "synthetic": scores,
                         "real": real_scores,
                         "guide_accuracy": guide_accuracy,
+                        "frechet": feature_distance(space, unit(images), eval_unit, eval_y) if space else None,
                         "threads": os.environ.get("OMP_NUM_THREADS"),
                         "device": args.device,
                     }

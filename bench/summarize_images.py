@@ -1,5 +1,6 @@
 """Tables of bench/images.py rows: per data set, split, recipe, ε and settings, the students' scores
-over seeds (mean [min, max]) and the real-data ceiling.
+over seeds (mean [min, max]) and the real-data ceiling; the Fréchet feature distance and its real
+held-out floor where the rows carry them (bench/images.py --frechet).
 
     python bench/summarize_images.py bench/results/images.jsonl --split test
 """
@@ -34,8 +35,8 @@ def main() -> None:
             groups[key].append(row)
     students = ("logreg", "mlp", "cnn")
     header = " | ".join(f"{s} AuROC | {s} acc." for s in students)
-    print(f"| data | recipe | ε | settings | seeds | {header} | guide acc. | fit s |")
-    print("|---" * (7 + 2 * len(students)) + "|")
+    print(f"| data | recipe | ε | settings | seeds | {header} | guide acc. | FD (floor) | fit s |")
+    print("|---" * (8 + 2 * len(students)) + "|")
     for (data, recipe, epsilon, settings), rows in sorted(groups.items()):
         scores = []
         for student in students:
@@ -45,7 +46,12 @@ def main() -> None:
         guide = [r["guide_accuracy"] for r in rows if r.get("guide_accuracy") is not None]
         joined = " | ".join(scores)
         guided = cell(guide) if guide else ""
-        print(f"| {data} | {recipe} | {epsilon:g} | {settings} | {len(rows)} | {joined} | {guided} | {fit:.0f} |")
+        frechet = [r["frechet"] for r in rows if r.get("frechet") and r["frechet"]["synthetic"] is not None]
+        distance = ""
+        if frechet:
+            distance = f"{cell([f['synthetic'] for f in frechet])} ({cell([f['heldout'] for f in frechet])})"
+        cells = f"{joined} | {guided} | {distance}"
+        print(f"| {data} | {recipe} | {epsilon:g} | {settings} | {len(rows)} | {cells} | {fit:.0f} |")
     real = [r for rows in groups.values() for r in rows if r.get("real")]
     by_data: dict[str, list[dict]] = defaultdict(list)
     for r in real:

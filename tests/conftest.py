@@ -1,7 +1,8 @@
-"""Shared fixtures: small slices of the bundled Adult data and a fitted tiny model."""
+"""Shared fixtures: small slices of the bundled Adult data, a fitted tiny model, the 8×8 digits split."""
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -28,3 +29,16 @@ def fitted(adult_small, adult_schema) -> TabularSynthesizer:
     """A tiny model (a few steps): enough for API, ledger and round-trip properties."""
     synth = TabularSynthesizer(epsilon=3.0, delta=1e-5, epochs=1, batch_size=64, accountant="rdp", seed=0)
     return synth.fit(adult_small, schema=adult_schema)
+
+
+@pytest.fixture(scope="session")
+def digits_unit_split() -> dict[str, np.ndarray]:
+    """scikit-learn's digits scaled to [0, 1] as (N, 1, 8, 8), split 1200 train / 597 test by a fixed
+    permutation (the image evaluation's tests)."""
+    from sklearn.datasets import load_digits
+
+    data = load_digits()
+    x, y = (data.images / 16.0).astype(np.float32)[:, None], data.target.astype(np.int64)
+    order = np.random.default_rng(0).permutation(len(x))
+    train, test = order[:1200], order[1200:]
+    return {"x": x[train], "y": y[train], "test_x": x[test], "test_y": y[test]}

@@ -12,7 +12,6 @@ import re
 import numpy as np
 import pytest
 import torch
-from sklearn.datasets import load_digits
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
 
@@ -33,13 +32,8 @@ IMG = re.compile(r'<img class="plot" alt="[^"]*" src="data:image/png;base64,([A-
 
 
 @pytest.fixture(scope="module")
-def digits() -> dict[str, np.ndarray]:
-    """Digits scaled to [0, 1] as (N, 1, 8, 8), split 1200 train / 597 test by a fixed permutation."""
-    data = load_digits()
-    x, y = (data.images / 16.0).astype(np.float32)[:, None], data.target.astype(np.int64)
-    order = np.random.default_rng(0).permutation(len(x))
-    train, test = order[:1200], order[1200:]
-    return {"x": x[train], "y": y[train], "test_x": x[test], "test_y": y[test]}
+def digits(digits_unit_split) -> dict[str, np.ndarray]:
+    return digits_unit_split
 
 
 @pytest.fixture(scope="module")
@@ -167,6 +161,9 @@ def test_metrics_are_strict_json_with_both_student_sides(report):
     assert set(loaded["students"]) == {"synthetic", "real"} and set(loaded["students"]["real"]) == {"logreg", "mlp"}
     assert loaded["class_counts"]["synthetic"][9] == 0 and sum(loaded["class_counts"]["test"]) == 597
     assert loaded["nearest"]["exact_copies"] == 400  # the synthetic set is training images
+    frechet = loaded["frechet"]  # 597 test images: halves of 298, synthetic subsampled to match
+    assert frechet["images"] == 298 and frechet["features"] == 64 and frechet["feature_net_accuracy"] > 0.8
+    assert frechet["synthetic"] > 0 and frechet["heldout"] > 0
     assert loaded["students"]["synthetic"]["logreg"]["accuracy"] < loaded["students"]["real"]["logreg"]["accuracy"]
 
 
@@ -176,14 +173,17 @@ def test_the_report_has_every_section_and_escapes_text(report):
     assert len(images) == html.count("<img") == 4  # two sample grids, nearest images, distance histogram
     for data in images:
         assert base64.b64decode(data, validate=True).startswith(b"\x89PNG\r\n\x1a\n")
-    for heading in ("Privacy guarantee", "Utility: students", "Samples", "Memorisation"):
+    for heading in ("Privacy guarantee", "Utility: students", "Realism: Fréchet", "Samples", "Memorisation"):
         assert f"<h2>{heading}" in html
     assert "9.6000" in html and "No model was given" not in html
     assert f"{metrics['students']['real']['mlp']['auroc']:.4f}" in html
+    assert f"{metrics['frechet']['synthetic']:.4f}" in html and f"{metrics['frechet']['heldout']:.4f}" in html
     assert "&lt;b&gt;not bold&lt;/b&gt;" in html and "&lt;i&gt;nine&lt;/i&gt;" in html and "<i>" not in html
     assert "no image of class &lt;i&gt;nine" in html  # the missing class is named
     assert "<script" not in html and not re.search(r"""(src|href)=["']?(https?:|//)""", html)
-    bare = render_image_report({**metrics, "privacy": None}, *[np.zeros((4, 1, 8, 8), np.float32), np.arange(4)] * 2)
+    tiny = [np.zeros((4, 1, 8, 8), np.float32), np.arange(4)] * 2
+    assert "Fréchet" not in render_image_report({**metrics, "frechet": None}, *tiny)  # evaluated with frechet=False
+    bare = render_image_report({**metrics, "privacy": None}, *tiny)
     assert "No model was given" in bare
 
 

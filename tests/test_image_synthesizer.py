@@ -298,7 +298,7 @@ def test_cli_fits_samples_inspects_and_evaluates_an_image_model(digits, tmp_path
     assert (
         set(metrics["students"]["synthetic"]) == {"logreg", "mlp", "cnn"} and (tmp_path / "r" / "report.html").exists()
     )
-    capsys.readouterr()
+    assert f"Fréchet feature distance {metrics['frechet']['synthetic']:.4f}" in capsys.readouterr().out
     # bad input: one line, non-zero, nothing written
     np.savez(tmp_path / "nan.npz", images=np.full((5, 8, 8), np.nan, dtype=np.float32))
     for bad in (

@@ -126,7 +126,7 @@ def _codes(names: list[str] | None, labels, classes: list[str]):  # noqa: ANN001
 
 def evaluate_image(args: argparse.Namespace) -> int:
     """`dpgan evaluate --kind image`: students trained on synthetic vs real images, tested on the
-    real test images; the memorisation check; metrics.json and report.html."""
+    real test images; the Fréchet feature distance; the memorisation check; metrics.json and report.html."""
     sources = [check_image_source(p) for p in (args.real, args.synthetic, args.test)]
     if args.model is None and args.classes is None:
         raise InputError("--kind image needs the label list: --model MODEL_DIR or --classes A,B,...")
@@ -168,6 +168,10 @@ def evaluate_image(args: argparse.Namespace) -> int:
             f"{name}: synthetic accuracy {short(scores['accuracy'])} AuROC {short(scores['auroc'])}; "
             f"real {short(real['accuracy'])} / {short(real['auroc'])}"
         )
+    frechet = metrics.get("frechet")
+    if frechet and frechet["synthetic"] is not None:
+        floor = short(frechet["heldout"])
+        print(f"Fréchet feature distance {short(frechet['synthetic'])} (real held-out floor {floor})")
     return 0
 
 

@@ -1,7 +1,8 @@
 """The evaluation of synthetic images as one self-contained HTML page (the report's image section).
 
 Sections: the privacy guarantee (the model's privacy report, passed in); the students trained on
-synthetic next to the same trained on real images (accuracy, macro one-vs-rest AuROC); a sample
+synthetic next to the same trained on real images (accuracy, macro one-vs-rest AuROC); the Fréchet
+feature distance against its real-image floor (when the metrics carry one); a sample
 grid per class, synthetic and real; memorisation: generated images next to their nearest real
 training images, the distance histogram against the held-out floor, and the summary numbers.
 Every text from the data goes through `html.escape`; images are embedded PNGs, no scripts.
@@ -83,6 +84,31 @@ def _memorisation_section(nearest: dict[str, Any], synthetic_x: np.ndarray, real
     )
 
 
+def _frechet_section(frechet: dict[str, Any] | None) -> str:
+    if not frechet:
+        return ""
+    rows = [
+        ["synthetic against real held-out images", frechet["synthetic"]],
+        ["real held-out against real held-out (floor)", frechet["heldout"]],
+        ["ratio to the floor", frechet["ratio_to_floor"]],
+        ["the feature network's accuracy on real held-out images", frechet["feature_net_accuracy"]],
+    ]
+    return "\n".join(
+        [
+            "<h2>Realism: Fréchet feature distance</h2>",
+            f"<p>{frechet['images']} images per side, in the {frechet['features']} features of a small CNN "
+            "trained to classify the real training images (FID's formula; not comparable with published "
+            "FIDs, which use an Inception network).</p>",
+            _table(["Fréchet distance", "value"], rows),
+            _note(
+                "Lower is better. The floor is what a second sample of real images scores at the same size "
+                "(the estimate grows as samples shrink). The students above can score well on images that "
+                "only carry each class's typical features; this distance also counts everything else."
+            ),
+        ]
+    )
+
+
 def render_image_report(
     metrics: dict[str, Any],
     real_x: np.ndarray,
@@ -111,6 +137,7 @@ def render_image_report(
         f"{n_classes} classes: {escape(', '.join(names))}.</p>",
         _privacy_section(privacy if privacy is not None else metrics.get("privacy")),
         _students_section(metrics["students"]),
+        _frechet_section(metrics.get("frechet")),
     ]
     if missing:
         parts.append(_note(f"The synthetic set has no image of class {', '.join(missing)}.", "warn"))

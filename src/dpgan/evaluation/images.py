@@ -8,6 +8,8 @@
   nearest real training image, next to the same distance for real held-out images (the floor: what
   an image of the population that was never trained on scores). Far below the floor, or exactly 0,
   means copies of training images; a distance attack turns the same distances into a membership AUC.
+- Realism: the Fréchet distance in a real-trained CNN's features against a real held-out floor
+  (evaluation/image_features.py): students reward label-typical features, this counts the rest.
 - Figures: a sample grid (one row per class), generated images next to their nearest real ones, and
   the distance histogram (synthetic → train against held-out → train), as base64 PNGs.
 
@@ -22,9 +24,8 @@ messages never quote a pixel or a label value.
 
 from __future__ import annotations
 
-import contextlib
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -36,6 +37,8 @@ from sklearn.metrics import roc_auc_score
 from sklearn.neural_network import MLPClassifier
 
 from dpgan.errors import InputError
+from dpgan.evaluation.image_features import feature_distance, fit_feature_space, student_convs, train_classifier
+from dpgan.evaluation.image_inputs import check_classes, check_images, check_labels, torch_threads
 from dpgan.evaluation.jsonable import to_jsonable
 from dpgan.evaluation.plots import REAL_COLOUR, SYNTH_COLOUR, to_png_base64
 
@@ -46,43 +49,6 @@ MAX_NEAREST = 1000  # query images per side for the memorisation distances (agai
 RERANK = 4  # exact float64 distances for the k + RERANK best float32 candidates
 COPY_TOLERANCE = 1e-6  # an L2 pixel distance below this is an exact copy
 HIST_BINS = 30
-
-
-# ---------------------------------------------------------------------------------------------- input
-
-
-def check_images(images: np.ndarray, name: str) -> np.ndarray:
-    """(N, C, H, W) float in [0, 1] as float32; one line naming the argument otherwise (no values)."""
-    array = np.asarray(images)
-    if array.ndim != 4:
-        raise InputError(f"{name} must be an array of shape (N, C, H, W); it has {array.ndim} dimensions")
-    if len(array) == 0:
-        raise InputError(f"{name} holds no images")
-    if not np.issubdtype(array.dtype, np.floating):
-        raise InputError(f"{name} must be float in [0, 1] (divide uint8 images by 255)")
-    array = array.astype(np.float32, copy=False)
-    if not np.isfinite(array).all():
-        raise InputError(f"{name} contains NaN or infinite pixels")
-    if array.min() < 0.0 or array.max() > 1.0:
-        raise InputError(f"{name} has pixels outside [0, 1] (divide uint8 images by 255)")
-    return array
-
-
-def check_labels(labels: np.ndarray, n: int, n_classes: int, name: str) -> np.ndarray:
-    """(n,) integer codes in 0..n_classes-1 as int64."""
-    array = np.asarray(labels)
-    if array.shape != (n,):
-        raise InputError(f"{name} must hold one label per image ({n}); it has shape {array.shape}")
-    if not np.issubdtype(array.dtype, np.integer):
-        raise InputError(f"{name} must be integer class codes 0..n_classes-1")
-    if n and (array.min() < 0 or array.max() >= n_classes):
-        raise InputError(f"{name} has codes outside 0..{n_classes - 1} (n_classes = {n_classes})")
-    return array.astype(np.int64, copy=False)
-
-
-def _check_classes(n_classes: int) -> None:
-    if not isinstance(n_classes, (int, np.integer)) or n_classes < 2:
-        raise InputError("n_classes must be an integer of at least 2")
 
 
 # ------------------------------------------------------------------------------------------ students
@@ -113,31 +79,13 @@ def _sklearn_student(name: str, seed: int) -> Any:
     return MLPClassifier(hidden_layer_sizes=(128,), max_iter=200, random_state=seed)
 
 
-@contextlib.contextmanager
-def _torch_threads(n: int) -> Iterator[None]:
-    """Limit torch's intra-op threads for the block and restore the caller's setting afterwards."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
-
-
 class SmallCNN(torch.nn.Module):
     """Two 3×3 conv layers (16 and 32 channels, ReLU, 2×2 max-pool) and a linear layer: the student
     CNN, small enough for CPU on 8×8 digits and 28×28 MNIST alike."""
 
     def __init__(self, channels: int, height: int, width: int, n_classes: int) -> None:
         super().__init__()
-        self.features = torch.nn.Sequential(
-            torch.nn.Conv2d(channels, 16, 3, padding=1),
-            torch.nn.ReLU(),
-            torch.nn.MaxPool2d(2),
-            torch.nn.Conv2d(16, 32, 3, padding=1),
-            torch.nn.ReLU(),
-            torch.nn.MaxPool2d(2),
-        )
+        self.features = torch.nn.Sequential(*student_convs(channels))
         self.head = torch.nn.Linear(32 * (height // 4) * (width // 4), n_classes)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -147,28 +95,15 @@ class SmallCNN(torch.nn.Module):
 def _cnn_probabilities(
     train_x: np.ndarray, train_y: np.ndarray, test_x: np.ndarray, n_classes: int, seed: int, epochs: int
 ) -> np.ndarray:
-    """Train SmallCNN with Adam (batch 64) on CPU and return test probabilities over n_classes.
-
-    Seeded without touching the caller's RNG: the weights are initialised inside fork_rng (global
-    state restored on exit) and the batches are shuffled by an explicit generator. A class missing
-    from the training set keeps its logit column; it simply never gets a positive example."""
+    """Train SmallCNN (image_features.train_classifier: Adam, batch 64, seeded without touching the
+    caller's RNG) and return test probabilities over n_classes. A class missing from the training
+    set keeps its logit column; it simply never gets a positive example."""
     _, channels, height, width = train_x.shape
     if height < 4 or width < 4:
         raise InputError("the CNN student needs images of at least 4×4 pixels")
-    with _torch_threads(CNN_THREADS), torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        model = SmallCNN(channels, height, width, n_classes)
-        optimiser = torch.optim.Adam(model.parameters(), lr=1e-3)
-        generator = torch.Generator().manual_seed(seed)
-        x, y = torch.from_numpy(np.ascontiguousarray(train_x)), torch.from_numpy(train_y)
-        for _ in range(epochs):
-            order = torch.randperm(len(x), generator=generator)
-            for start in range(0, len(x), 64):
-                batch = order[start : start + 64]
-                optimiser.zero_grad()
-                torch.nn.functional.cross_entropy(model(x[batch]), y[batch]).backward()
-                optimiser.step()
-        model.eval()
+    with torch_threads(CNN_THREADS):
+        build = lambda: SmallCNN(channels, height, width, n_classes)  # noqa: E731
+        model = train_classifier(build, train_x, train_y, seed=seed, epochs=epochs)
         with torch.no_grad():
             test = torch.from_numpy(np.ascontiguousarray(test_x))
             logits = torch.cat([model(test[i : i + 1024]) for i in range(0, len(test), 1024)])
@@ -192,7 +127,7 @@ def student_scores(
     Every student outputs n_classes probability columns, so a training set that lacks a class (a
     synthetic set often does) still scores; a training set with a single class gets the constant
     predictor (AuROC 0.5), since no classifier can be fitted to one class."""
-    _check_classes(n_classes)
+    check_classes(n_classes)
     unknown = [s for s in students if s not in STUDENTS]
     if unknown:
         raise InputError(f"unknown student {unknown[0]!r}; choose from {', '.join(STUDENTS)}")
@@ -353,6 +288,23 @@ def memorisation(
     }
 
 
+def _frechet(
+    real_train_x: np.ndarray,
+    real_train_y: np.ndarray,
+    synthetic_x: np.ndarray,
+    real_test_x: np.ndarray,
+    real_test_y: np.ndarray,
+    n_classes: int,
+    seed: int,
+) -> dict[str, Any] | None:
+    """The Fréchet feature distance, or None where the feature network cannot be trained (images
+    under 4×4 pixels, or real training images of a single class)."""
+    if min(real_train_x.shape[2:]) < 4 or len(np.unique(real_train_y)) < 2:
+        return None
+    space = fit_feature_space(real_train_x, real_train_y, n_classes, seed=seed)
+    return feature_distance(space, synthetic_x, real_test_x, real_test_y, seed=seed)
+
+
 def evaluate_images(
     real_train_x: np.ndarray,
     real_train_y: np.ndarray,
@@ -366,9 +318,11 @@ def evaluate_images(
     seed: int = 0,
     cnn_epochs: int = CNN_EPOCHS,
     max_nearest: int = MAX_NEAREST,
+    frechet: bool = True,
 ) -> dict[str, Any]:
-    """Every measure of the module docstring as plain JSON types (what `dpgan evaluate` saves)."""
-    _check_classes(n_classes)
+    """Every measure of the module docstring as plain JSON types (what `dpgan evaluate` saves), and
+    the Fréchet feature distance (evaluation/image_features.py; `frechet=False` skips it)."""
+    check_classes(n_classes)
     arrays = {"real_train_x": real_train_x, "synthetic_x": synthetic_x, "real_test_x": real_test_x}
     real_train_x, synthetic_x, real_test_x = (check_images(a, name) for name, a in arrays.items())
     if not real_train_x.shape[1:] == synthetic_x.shape[1:] == real_test_x.shape[1:]:
@@ -392,6 +346,9 @@ def evaluate_images(
             "class_counts": counts,
             "students": utility,
             "nearest": memorisation(synthetic_x, real_train_x, real_test_x, max_images=max_nearest, seed=seed),
+            "frechet": _frechet(real_train_x, real_train_y, synthetic_x, real_test_x, real_test_y, n_classes, seed)
+            if frechet
+            else None,
         }
     )
 
@@ -421,7 +378,7 @@ def sample_grid(
 ) -> str:
     """One row per class with up to per_class of its images (the first ones; a row stays blank
     where a class has none), as a base64 PNG. One mosaic, one imshow: fast for 10 × 10 grids."""
-    _check_classes(n_classes)
+    check_classes(n_classes)
     images = check_images(images, "images")
     labels = check_labels(labels, len(images), n_classes, "labels")
     channels, height, width = images.shape[1:]
