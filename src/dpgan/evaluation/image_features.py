@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import torch
@@ -35,6 +35,7 @@ FEATURE_EPOCHS = 10
 FEATURE_THREADS = 1
 MAX_FEATURE_IMAGES = 5000  # images per side; the floor and the synthetic score use the same count
 BATCH = 64
+Model = TypeVar("Model", bound=torch.nn.Module)
 
 
 def student_convs(channels: int) -> list[torch.nn.Module]:
@@ -68,9 +69,7 @@ class FeatureCNN(torch.nn.Module):
         return self.head(self.features(x))
 
 
-def train_classifier(
-    build: Callable[[], torch.nn.Module], x: np.ndarray, y: np.ndarray, *, seed: int, epochs: int
-) -> torch.nn.Module:
+def train_classifier(build: Callable[[], Model], x: np.ndarray, y: np.ndarray, *, seed: int, epochs: int) -> Model:
     """Train build() with Adam (lr 1e-3, batch 64, cross-entropy) on CPU; returned in eval mode.
 
     Seeded without touching the caller's RNG: the weights are initialised inside fork_rng (global
@@ -119,8 +118,9 @@ class FeatureSpace:
 def fit_feature_space(
     real_train_x: np.ndarray, real_train_y: np.ndarray, n_classes: int, *, seed: int = 0, epochs: int = FEATURE_EPOCHS
 ) -> FeatureSpace:
-    """Train the feature network to classify the real training images (labels are what make its
-    features about what the images show rather than about pixel noise)."""
+    """Train the feature network to classify the real training images: the labels make its features
+    about what the images show rather than pixel noise, and also weigh class-typical shapes over
+    within-class detail (bench/RESULTS.md §17g's reference table shows how much)."""
     check_classes(n_classes)
     x = check_images(real_train_x, "real_train_x")
     y = check_labels(real_train_y, len(x), n_classes, "real_train_y")
@@ -131,7 +131,7 @@ def fit_feature_space(
         network = train_classifier(
             lambda: FeatureCNN(channels, height, width, n_classes), x, y, seed=seed, epochs=epochs
         )
-    return FeatureSpace(network, (channels, height, width))  # type: ignore[arg-type]
+    return FeatureSpace(network, (channels, height, width))
 
 
 def _psd_root(matrix: np.ndarray) -> np.ndarray:

@@ -103,7 +103,8 @@ def _frechet_section(frechet: dict[str, Any] | None) -> str:
             _note(
                 "Lower is better. The floor is what a second sample of real images scores at the same size "
                 "(the estimate grows as samples shrink). The students above can score well on images that "
-                "only carry each class's typical features; this distance also counts everything else."
+                "only carry each class's typical features; this distance compares the whole spread of "
+                "features, variety within a class included, though in features a classifier learnt."
             ),
         ]
     )
