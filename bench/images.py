@@ -124,7 +124,8 @@ def main() -> None:
                     if args.grid and count == args.samples[0]:
                         sheet = Path(f"{args.grid}_{recipe}_{epsilon:g}_{seed}.png")
                         write_contact_sheet(sheet, images, labels, overwrite=True)
-                    scores = student_scores(unit(images), labels.astype(int), eval_unit, eval_y, 10, **student_options)
+                    images_unit = unit(images)
+                    scores = student_scores(images_unit, labels.astype(int), eval_unit, eval_y, 10, **student_options)
                     row = {
                         "data": args.data,
                         "split": args.split,
@@ -143,7 +144,7 @@ def main() -> None:
                         "synthetic": scores,
                         "real": real_scores,
                         "guide_accuracy": guide_accuracy,
-                        "frechet": feature_distance(space, unit(images), eval_unit, eval_y) if space else None,
+                        "frechet": feature_distance(space, images_unit, eval_unit, eval_y) if space else None,
                         "threads": os.environ.get("OMP_NUM_THREADS"),
                         "device": args.device,
                     }

@@ -35,12 +35,13 @@ FEATURE_EPOCHS = 10
 FEATURE_THREADS = 1
 MAX_FEATURE_IMAGES = 5000  # images per side; the floor and the synthetic score use the same count
 BATCH = 64
+MIN_SIDE = 4  # student_convs pools twice: smaller images have no pixels left
 Model = TypeVar("Model", bound=torch.nn.Module)
 
 
 def student_convs(channels: int) -> list[torch.nn.Module]:
     """Two 3×3 conv layers (16 and 32 channels, ReLU, 2×2 max-pool): the student CNN's and the
-    feature network's front; an (H, W) image leaves it as 32 maps of (H // 4, W // 4)."""
+    feature network's front; an (H, W) image (H, W ≥ MIN_SIDE) leaves it as 32 maps of (H // 4, W // 4)."""
     return [
         torch.nn.Conv2d(channels, 16, 3, padding=1),
         torch.nn.ReLU(),
@@ -91,11 +92,12 @@ def train_classifier(build: Callable[[], Model], x: np.ndarray, y: np.ndarray, *
     return model.eval()
 
 
-def in_chunks(function: Callable[[torch.Tensor], torch.Tensor], x: np.ndarray, chunk: int = 1024) -> np.ndarray:
-    """function applied to x a block of images at a time, without gradients, as a float64 array."""
+def in_chunks(function: Callable[[torch.Tensor], torch.Tensor], x: np.ndarray, chunk: int = 1024) -> torch.Tensor:
+    """function applied to x a block of images at a time, without gradients (the students' CNN
+    predictions and the feature network's features)."""
     with torch.no_grad():
         tensor = torch.from_numpy(np.ascontiguousarray(x))
-        return torch.cat([function(tensor[i : i + chunk]) for i in range(0, len(tensor), chunk)]).double().numpy()
+        return torch.cat([function(tensor[i : i + chunk]) for i in range(0, len(tensor), chunk)])
 
 
 @dataclass(frozen=True)
@@ -108,11 +110,14 @@ class FeatureSpace:
 
     def embed(self, images: np.ndarray) -> np.ndarray:
         with torch_threads(FEATURE_THREADS):
-            return in_chunks(self.network.features, images)
+            return in_chunks(self.network.features, images).double().numpy()
 
-    def accuracy(self, images: np.ndarray, labels: np.ndarray) -> float:
-        with torch_threads(FEATURE_THREADS):
-            return float((in_chunks(self.network, images).argmax(axis=1) == labels).mean())
+    def accuracy(self, features: np.ndarray, labels: np.ndarray) -> float:
+        """The network's accuracy on images given by their `embed` features (the float32 features
+        round-trip float64 exactly, so this is the network's own prediction)."""
+        with torch.no_grad():
+            logits = self.network.head(torch.from_numpy(features).float())
+        return float((logits.argmax(dim=1).numpy() == labels).mean())
 
 
 def fit_feature_space(
@@ -125,8 +130,8 @@ def fit_feature_space(
     x = check_images(real_train_x, "real_train_x")
     y = check_labels(real_train_y, len(x), n_classes, "real_train_y")
     _, channels, height, width = x.shape
-    if height < 4 or width < 4:
-        raise InputError("the feature network needs images of at least 4×4 pixels")
+    if min(height, width) < MIN_SIDE:
+        raise InputError(f"the feature network needs images of at least {MIN_SIDE}×{MIN_SIDE} pixels")
     with torch_threads(FEATURE_THREADS):
         network = train_classifier(
             lambda: FeatureCNN(channels, height, width, n_classes), x, y, seed=seed, epochs=epochs
@@ -187,9 +192,9 @@ def feature_distance(
     reference, floor_side = order[:n], order[half : half + n]
     picked = np.sort(rng.choice(len(synthetic), n, replace=False)) if n else np.arange(0)
     out: dict[str, Any] = {"images": int(n), "features": FEATURE_WIDTH, "synthetic": None, "heldout": None}
-    out["feature_net_accuracy"] = space.accuracy(test[reference], labels[reference]) if n else None
+    reference_features = space.embed(test[reference]) if n else None
+    out["feature_net_accuracy"] = space.accuracy(reference_features, labels[reference]) if n else None
     if n >= 2:
-        reference_features = space.embed(test[reference])
         out["synthetic"] = frechet_distance(space.embed(synthetic[picked]), reference_features)
         out["heldout"] = frechet_distance(space.embed(test[floor_side]), reference_features)
     floor = out["heldout"]
@@ -199,11 +204,13 @@ def feature_distance(
 
 __all__ = [
     "FEATURE_WIDTH",
+    "MIN_SIDE",
     "FeatureCNN",
     "FeatureSpace",
     "student_convs",
     "feature_distance",
     "fit_feature_space",
     "frechet_distance",
+    "in_chunks",
     "train_classifier",
 ]

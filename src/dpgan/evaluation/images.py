@@ -37,7 +37,14 @@ from sklearn.metrics import roc_auc_score
 from sklearn.neural_network import MLPClassifier
 
 from dpgan.errors import InputError
-from dpgan.evaluation.image_features import feature_distance, fit_feature_space, student_convs, train_classifier
+from dpgan.evaluation.image_features import (
+    MIN_SIDE,
+    feature_distance,
+    fit_feature_space,
+    in_chunks,
+    student_convs,
+    train_classifier,
+)
 from dpgan.evaluation.image_inputs import check_classes, check_images, check_labels, torch_threads
 from dpgan.evaluation.jsonable import to_jsonable
 from dpgan.evaluation.plots import REAL_COLOUR, SYNTH_COLOUR, to_png_base64
@@ -99,15 +106,12 @@ def _cnn_probabilities(
     caller's RNG) and return test probabilities over n_classes. A class missing from the training
     set keeps its logit column; it simply never gets a positive example."""
     _, channels, height, width = train_x.shape
-    if height < 4 or width < 4:
-        raise InputError("the CNN student needs images of at least 4×4 pixels")
+    if min(height, width) < MIN_SIDE:
+        raise InputError(f"the CNN student needs images of at least {MIN_SIDE}×{MIN_SIDE} pixels")
     with torch_threads(CNN_THREADS):
         build = lambda: SmallCNN(channels, height, width, n_classes)  # noqa: E731
         model = train_classifier(build, train_x, train_y, seed=seed, epochs=epochs)
-        with torch.no_grad():
-            test = torch.from_numpy(np.ascontiguousarray(test_x))
-            logits = torch.cat([model(test[i : i + 1024]) for i in range(0, len(test), 1024)])
-            return torch.softmax(logits, dim=1).double().numpy()
+        return torch.softmax(in_chunks(model, test_x), dim=1).double().numpy()
 
 
 def student_scores(
@@ -298,8 +302,8 @@ def _frechet(
     seed: int,
 ) -> dict[str, Any] | None:
     """The Fréchet feature distance, or None where the feature network cannot be trained (images
-    under 4×4 pixels, or real training images of a single class)."""
-    if min(real_train_x.shape[2:]) < 4 or len(np.unique(real_train_y)) < 2:
+    under MIN_SIDE pixels a side, or real training images of a single class)."""
+    if min(real_train_x.shape[2:]) < MIN_SIDE or len(np.unique(real_train_y)) < 2:
         return None
     space = fit_feature_space(real_train_x, real_train_y, n_classes, seed=seed)
     return feature_distance(space, synthetic_x, real_test_x, real_test_y, seed=seed)
