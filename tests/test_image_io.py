@@ -1,7 +1,9 @@
 """Image data layer: checks, .npz / PNG-folder round trips, atomic writes, contact sheets.
 
 Every refused input plants a distinctive label ("SECRET-label-42") or pixel value and asserts the
-message does not carry it: error text ends up in logs, so it may name shapes and counts only.
+message does not carry it: error text ends up in logs, so it may name shapes and dtypes only. What
+one image holds is never a reason to refuse (dpgan.privacy.unit_rule): such images are dropped and
+counted (tests/test_image_unit_rule.py checks the neighbouring inputs end to end).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from dpgan.images import (
     write_images,
 )
 from dpgan.images import io as image_io
+from dpgan.images.checks import LABEL_REASON, OTHER_SHAPE_REASON, PIXELS_REASON, ImageGroups
 
 SECRET = "SECRET-label-42"
 SECRET_PIXEL = 0.7654321  # planted in float inputs; "0.765" must never show in a message
@@ -94,13 +97,7 @@ BAD_IMAGES = {
     "int64 in 0..255": np.full((2, 4, 4), 42, dtype=np.int64),
     "object": np.array([np.zeros((4, 4)), np.zeros((5, 5))], dtype=object),
     "ragged list": [np.zeros((4, 4)), np.zeros((5, 5))],
-    "NaN": np.where(np.eye(4, dtype=bool), np.nan, SECRET_PIXEL)[None].repeat(2, 0),
-    "inf": np.where(np.eye(4, dtype=bool), np.inf, SECRET_PIXEL)[None].repeat(2, 0),
-    "above 1": np.full((2, 4, 4), 1.7654321),
-    "below 0": np.full((2, 4, 4), -SECRET_PIXEL),
     "side over 512": np.zeros((2, 1, 4, 513), dtype=np.uint8),
-    "over 2**31 values": np.broadcast_to(np.zeros((1, 1, 1, 1), dtype=np.uint8), (2**17, 1, 128, 129)),
-    "one image": np.full((1, 4, 4), SECRET_PIXEL),
 }
 
 
@@ -112,20 +109,45 @@ def test_bad_images_are_refused_in_one_clean_line(case: str) -> None:
     assert "0.765" not in str(exc.value) and "1.76" not in str(exc.value)
 
 
-def test_channels_last_message_says_how_to_fix() -> None:
-    with pytest.raises(InputError, match="transpose"):
-        check_images(BAD_IMAGES["channels last"])
+def test_channels_last_message_says_how_to_fix_without_the_image_count() -> None:
+    with pytest.raises(InputError, match="transpose") as exc:
+        check_images(np.zeros((37, 4, 4, 3), dtype=np.uint8))
+    assert "(N, 4, 4, 3)" in str(exc.value) and "37" not in str(exc.value)
 
 
-BAD_LABELS = {
+IMAGES_DROPPED = {  # a float image with one bad pixel is dropped, the others kept
+    "NaN": np.nan,
+    "inf": np.inf,
+    "above 1": 1.7654321,
+    "below 0": -SECRET_PIXEL,
+}
+
+
+@pytest.mark.parametrize("case", list(IMAGES_DROPPED))
+def test_a_float_image_out_of_range_is_dropped_and_counted_not_refused(case: str) -> None:
+    x = np.full((5, 1, 4, 4), SECRET_PIXEL)
+    x[2, 0, 1, 1] = IMAGES_DROPPED[case]
+    s = check_images(x, ["a", "b", "c", "d", "e"])
+    assert len(s) == 4 and s.label_names == ["a", "b", "d", "e"] and s.labels.tolist() == [0, 1, 2, 3]
+    assert s.reasons == (PIXELS_REASON, LABEL_REASON)
+    assert s.dropped == {PIXELS_REASON: 1, LABEL_REASON: 0}
+    assert check_images(x[2:3]).dropped == {PIXELS_REASON: 1} and len(check_images(x[2:3])) == 0
+
+
+def test_few_or_no_images_pass_the_checks() -> None:
+    """A refusal on the number of images would be decided by one image: none is made."""
+    for n in (0, 1):
+        s = check_images(gray(n), ["a"] * n)
+        assert len(s) == n and s.shape == (1, 5, 4) and s.label_names == (["a"] if n else [])
+    assert check_images(gray(3), np.array([SECRET] * 3)).label_names == [SECRET]  # one label: the fit decides
+
+
+BAD_LABELS = {  # public structure: the labels array's dimensions, dtype, one label per image
     "2-D": np.array([[SECRET, "a"], ["b", "c"], ["d", "e"]]),
     "too short": np.array([SECRET, "a"]),
     "too long": np.array([SECRET, "a", "b", "c"]),
-    "one label value": np.array([SECRET] * 3),
     "float": np.array([0.5, 42.0, 1.0]),
     "bool": np.array([True, False, True]),
-    "mixed": np.array([SECRET, 42, "b"], dtype=object),
-    "missing": np.array([SECRET, None, "b"], dtype=object),
 }
 
 
@@ -134,6 +156,24 @@ def test_bad_labels_are_refused_without_naming_a_label(case: str) -> None:
     with pytest.raises(InputError) as exc:
         check_images(gray(3), BAD_LABELS[case])
     assert_clean(exc)
+    assert "3" not in str(exc.value).replace("3 dimensions", "")  # no count of images or labels
+
+
+def test_label_length_message_names_no_count() -> None:
+    with pytest.raises(InputError, match="one label per image") as exc:
+        check_images(gray(37), ["a"] * 41)
+    assert "37" not in str(exc.value) and "41" not in str(exc.value)
+
+
+def test_an_unusable_label_drops_its_image_only() -> None:
+    """Missing, float, bool or nested labels in an object array or a list: each image judged alone;
+    integers and text mix (7 and "7" are the same label)."""
+    labels = np.array([SECRET, None, "b", 42, 2.5, True, float("nan"), "42"], dtype=object)
+    s = check_images(gray(8), labels)
+    assert s.label_names == ["42", SECRET, "b"] and s.labels.tolist() == [1, 2, 0, 0]
+    assert s.dropped == {LABEL_REASON: 4} and len(s) == 4
+    t = check_images(gray(3), ["a", ["b"], 3])
+    assert t.label_names == ["3", "a"] and t.dropped == {LABEL_REASON: 1}
 
 
 # ---- round trips ----------------------------------------------------------------------------------
@@ -213,7 +253,9 @@ def labelled_folder(root: Path, n: int = 3) -> Path:
 
 def test_folder_round_trip_with_a_secret_label(tmp_path: Path) -> None:
     back = read_images(labelled_folder(tmp_path))
+    assert isinstance(back, ImageGroups) and back.labelled and set(back.groups) == {(1, 4, 4)}
     assert back.label_names == [SECRET, "a"] and np.bincount(back.labels).tolist() == [3, 3]
+    assert back.dropped == dict.fromkeys(back.reasons, 0)
 
 
 def corrupt(folder: Path) -> None:
@@ -252,27 +294,50 @@ def top_and_sub(folder: Path) -> None:
     Image.new("L", (4, 4)).save(folder / "top.png")
 
 
-BAD_FOLDERS = {
-    "corrupt": (corrupt, "1 of 7 PNG files could not be read"),
-    "jpeg named .png": (jpeg, "could not be read"),
-    "mixed sizes": (other_size, "2 different sizes"),
-    "mixed modes": (other_mode, "grayscale and colour"),
-    "16-bit": (sixteen_bit, "16-bit"),
-    "too large": (too_large, "larger than 512"),
-    "stray file": (stray_file, "not PNG"),
-    "empty label folder": (empty_label, "hold no PNG"),
-    "PNGs top and in subfolders": (top_and_sub, "one layout"),
+SPOILED_FOLDERS = {  # one entry added to a clean folder: dropped under its reason, nothing refused
+    "corrupt": (corrupt, image_io.UNREADABLE_REASON),
+    "jpeg named .png": (jpeg, image_io.UNREADABLE_REASON),
+    "mixed sizes": (other_size, OTHER_SHAPE_REASON),
+    "mixed modes": (other_mode, OTHER_SHAPE_REASON),
+    "16-bit": (sixteen_bit, image_io.SIXTEEN_BIT_REASON),
+    "too large": (too_large, image_io.TOO_LARGE_REASON),
+    "stray file": (stray_file, image_io.NOT_PNG_REASON),
+    "empty label folder": (empty_label, None),
+    "PNGs top and in subfolders": (top_and_sub, image_io.OUTSIDE_REASON),
 }
 
 
-@pytest.mark.parametrize("case", list(BAD_FOLDERS))
-def test_bad_folders_are_refused_without_naming_a_label(tmp_path: Path, case: str) -> None:
+@pytest.mark.parametrize("case", list(SPOILED_FOLDERS))
+def test_one_spoiled_entry_is_dropped_and_counted_not_refused(tmp_path: Path, case: str) -> None:
     folder = labelled_folder(tmp_path)
-    spoil, expected = BAD_FOLDERS[case]
+    spoil, reason = SPOILED_FOLDERS[case]
     spoil(folder)
-    with pytest.raises(InputError, match=expected) as exc:
-        read_images(folder)
-    assert "SECRET" not in str(exc.value).replace(str(tmp_path), "") and "\n" not in str(exc.value)
+    back = read_images(folder, shape=(1, 4, 4), labelled=True)
+    assert isinstance(back, ImageSet) and back.label_names == [SECRET, "a"]
+    assert np.bincount(back.labels).tolist() == [3, 3] and (back.images == 77).all()
+    assert back.dropped == {r: int(r == reason) for r in back.reasons}
+    groups = read_images(folder, labelled=True)  # no shape declared: every readable shape kept, apart
+    if reason == OTHER_SHAPE_REASON:
+        assert len(groups.groups) == 2 and groups.counts()[(1, 4, 4)] == 6
+        assert groups.select((1, 4, 4)).dropped == back.dropped
+        with pytest.raises(InputError, match="several shapes") as exc:
+            _ = groups.images
+        assert_clean(exc)
+    else:
+        assert groups.counts() == {(1, 4, 4): 6}
+
+
+def test_folder_layout_is_declared_or_read_off_the_subfolders(tmp_path: Path) -> None:
+    folder = labelled_folder(tmp_path)
+    top_and_sub(folder)
+    flat = read_images(folder, shape=(1, 4, 4), labelled=False)  # every PNG, labels ignored
+    assert flat.labels is None and len(flat) == 7 and image_io.OUTSIDE_REASON not in flat.reasons
+    assert read_images(folder).labelled and len(read_images(folder)) == 6  # subfolders: labelled
+    (tmp_path / "empty").mkdir()
+    empty = read_images(tmp_path / "empty", labelled=True)
+    assert len(empty) == 0 and empty.groups == {}
+    none = empty.select((1, 4, 4))
+    assert none.images.shape == (0, 1, 4, 4) and none.labels.tolist() == [] and none.label_names == []
 
 
 def test_bad_paths_and_npz(tmp_path: Path) -> None:
@@ -282,8 +347,8 @@ def test_bad_paths_and_npz(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="unsupported"):
         read_images(tmp_path / "x.npy")
     (tmp_path / "empty").mkdir()
-    with pytest.raises(InputError, match="no PNG files"):
-        read_images(tmp_path / "empty")
+    with pytest.raises(InputError, match="several shapes, or none"):
+        _ = read_images(tmp_path / "empty").images
     np.savez(tmp_path / "noimages.npz", pixels=gray())
     with pytest.raises(InputError, match="no array named 'images'"):
         read_images(tmp_path / "noimages.npz")
@@ -300,9 +365,18 @@ def test_bad_paths_and_npz(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="not a zip"):
         read_images(tmp_path / "bare.npz")
     np.savez(tmp_path / "shortlabels.npz", images=gray(), labels=np.array([SECRET] * 5))
-    with pytest.raises(InputError, match="length 5 but there are 6") as exc:
+    with pytest.raises(InputError, match="one label per image") as exc:
         read_images(tmp_path / "shortlabels.npz")
     assert_clean(exc)
+    assert "5" not in str(exc.value) and "6" not in str(exc.value)
+    np.savez(tmp_path / "s.npz", images=gray())
+    with pytest.raises(InputError, match="not the declared shape"):
+        read_images(tmp_path / "s.npz", shape=(3, 5, 4))
+    with pytest.raises(InputError, match="no array named 'labels'"):
+        read_images(tmp_path / "s.npz", labelled=True)
+    assert read_images(tmp_path / "shortlabels.npz", labelled=False).labels is None
+    with pytest.raises(InputError, match="C, H, W"):
+        read_images(tmp_path / "s.npz", shape=(1, 5))
 
 
 # ---- writing: overwrite and atomicity ------------------------------------------------------------

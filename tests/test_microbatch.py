@@ -113,6 +113,40 @@ def test_empty_groups_contribute_nothing():
     torch.testing.assert_close(norms[[0, 2, 5]], dense_norms)
 
 
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+def test_a_non_finite_record_contributes_zero_and_never_poisons_the_sum(bad: float):
+    """One record with a NaN or infinite value: its gradient counts as 0 in its group's mean (it still
+    counts in |g|), the other records' contributions are unchanged, and the release stays finite."""
+    critic = make_critic(8)
+    x, w = make_data(12, seed=9)
+    groups = torch.tensor([0, 0, 1, 1, 1, 2, 2, 0, 1, 2, 3, 3])
+    poisoned_x, poisoned_w = x.clone(), w.clone()
+    poisoned_x[4, 2] = bad
+    sums, norms = microbatch_clipped_sum(critic, poisoned_x, poisoned_w, groups, 4, max_norm=0.3)
+    assert all(bool(torch.isfinite(v).all()) for v in sums.values())
+    assert bool(torch.isfinite(norms).all())
+    silent_x, silent_w = x.clone(), w.clone()  # the same record with a zero gradient (w = 0)
+    silent_x[4], silent_w[4] = 0.0, 0.0
+    expected, expected_norms = microbatch_clipped_sum(critic, silent_x, silent_w, groups, 4, max_norm=0.3)
+    assert_grads_close(sums, expected)
+    torch.testing.assert_close(norms, expected_norms, rtol=1e-9, atol=1e-9)
+
+
+def test_a_group_whose_norm_overflows_contributes_nothing():
+    critic = make_critic(8)
+    x, w = make_data(6, seed=10)
+    groups = torch.tensor([0, 0, 1, 1, 2, 2])
+    huge = w.clone()
+    huge[2] = 1e308  # finite, but its group's gradient norm overflows
+    sums, norms = microbatch_clipped_sum(critic, x, huge, groups, 3, max_norm=0.3)
+    assert not bool(torch.isfinite(norms[1])) and bool(torch.isfinite(norms[[0, 2]]).all())
+    assert all(bool(torch.isfinite(v).all()) for v in sums.values())
+    without = microbatch_clipped_sum(
+        critic, x[[0, 1, 4, 5]], w[[0, 1, 4, 5]], torch.tensor([0, 0, 2, 2]), 3, max_norm=0.3
+    )
+    assert_grads_close(sums, without[0])
+
+
 def test_empty_batch_gives_zeros():
     critic = make_critic(0)
     x, w = make_data(0, seed=0)

@@ -156,3 +156,52 @@ def test_a_bad_checkpoint_interval_is_refused_before_the_table_is_read(table, ad
                 table, schema=adult_schema, checkpoint=tmp_path, checkpoint_every=bad
             )
     assert reads == [] and not (tmp_path / STATE_FILE).exists()
+
+
+def _fit_printing(table, schema, directory, progress=None) -> tuple[TabularSynthesizer | None, list[str]]:
+    """An unseeded checkpointed fit; what it printed (dpgan's warnings); None if it was killed."""
+    import warnings
+
+    from dpgan.errors import DPGanWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            synth = TabularSynthesizer(**SETTINGS).fit(
+                table, schema=schema, checkpoint=directory, checkpoint_every=1000, progress=progress
+            )
+        except Killed:
+            synth = None
+    return synth, [str(w.message) for w in caught if issubclass(w.category, DPGanWarning)]
+
+
+def test_a_fit_killed_before_its_first_checkpoint_replays_the_noisy_values_it_printed(table, adult_schema, tmp_path):
+    """Killed after it printed N̂ (a release) but before any checkpoint, an unseeded fit rerun with the
+    same directory prints the same N̂: the release is replayed, so the final ledger, which counts it
+    once, covers everything printed. The start says what a restart elsewhere would cost."""
+    table = table.iloc[:200]  # N̂·ε stays far below the small-table note's 2000: N̂ is printed
+    killed, printed = _fit_printing(table, adult_schema, tmp_path, kill_at(1))
+    assert killed is None and not (tmp_path / STATE_FILE).exists()
+    noisy = [line for line in printed if "noisy count" in line]
+    assert noisy  # the small-table note prints N̂
+    resumed, reprinted = _fit_printing(table, adult_schema, tmp_path)
+    assert resumed is not None
+    assert [line for line in reprinted if "noisy count" in line] == noisy
+    assert any("a new fit" in line and "ε adds up" in line for line in printed)
+    assert any("resuming" in line for line in reprinted)
+    assert f"about {resumed.training['estimated_rows']} rows" in noisy[0]
+    assert [e.name for e in resumed.ledger.entries].count("row count") == 1
+    assert not list(tmp_path.iterdir())  # the pinned seed is deleted with the checkpoint
+
+
+def test_the_command_line_says_a_restart_elsewhere_is_a_new_release(table, adult_schema, tmp_path, capsys):
+    from dpgan.cli import main
+
+    data, schema = tmp_path / "t.csv", tmp_path / "schema.json"
+    table.to_csv(data, index=False)
+    adult_schema.to_json(schema)
+    argv = ["fit", str(data), "--schema", str(schema), "--epsilon", "3", "--epochs", "1", "--batch-size", "64"]
+    argv += ["--accountant", "rdp", "--quiet", "--out", str(tmp_path / "m"), "--checkpoint", str(tmp_path / "c")]
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    assert "a new fit" in err and "ε adds up" in err and str(tmp_path / "c") in err

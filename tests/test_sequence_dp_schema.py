@@ -26,6 +26,7 @@ from dpgan.sequences.dp_schema import (
     label_contributions,
     unit_extremes,
 )
+from dpgan.sequences.reader import LABEL_OUTSIDE
 from dpgan.synthesizers.sequence import COUNT_EVENT, COUNT_SHARE, SequenceSynthesizer
 
 T = 12
@@ -132,10 +133,11 @@ def test_a_label_only_one_series_holds_is_not_released_and_its_series_is_dropped
         assert released.share == LABELS_SHARE  # bounds were public: only the labels were bought
     series = encode(read_long_raw(frame, released.schema), released.schema)
     assert len(series.values) == 2000 and series.dropped == 1 and series.dropped_units == 1
-    # a public label set is a claim: a label outside it is an error, not a silent drop
+    # with a public label set the same series is dropped and counted too: one series never decides
+    # whether the fit runs (dpgan.privacy.unit_rule)
     public = _schema(values=(ValueColumn("flow", 0.0, 40.0),), categories=("north", "south"))
-    with pytest.raises(InputError, match="outside the schema's categories"):
-        read_long(frame, public)
+    outside = read_long(frame, public)
+    assert len(outside.values) == 2000 and outside.tally.dropped == {LABEL_OUTSIDE: 1}
 
 
 def test_too_little_data_gives_a_clear_error_never_exact_values():

@@ -14,6 +14,7 @@ from dpgan.errors import InputError, ModelFileError
 from dpgan.models.sequence_units import SeriesUnitCritic, SeriesUnitGenerator
 from dpgan.sequences import SequenceSchema, ValueColumn
 from dpgan.sequences.codec import read_array, read_long, write_long
+from dpgan.sequences.reader import LABEL_OUTSIDE, NO_SINGLE_LABEL, TIME_UNREADABLE, VALUE_UNREADABLE
 from dpgan.synthesizers.sequence import COUNT_EVENT, SequenceSynthesizer
 from dpgan.training import dp_critic
 from dpgan.training.config import TrainingConfig
@@ -93,23 +94,33 @@ def test_long_tables_round_trip_and_incomplete_series_are_dropped_and_counted():
 
 
 @pytest.mark.parametrize(
-    "change,message",
+    "change,reason",
     [
-        (lambda f: f.assign(flow=f["flow"].astype(object).where(f.index != 5, "high")), "text"),
-        (lambda f: f.assign(district=np.where(f.index == 3, "south", f["district"])), "changes within"),
-        (lambda f: f.assign(district=np.where(f["sid"] == 2, "east", f["district"])), "outside"),
-        (lambda f: f.drop(columns=["hour"]), "lacks"),
-        (lambda f: f.iloc[:0], "empty"),
-        (lambda f: f.assign(flow=np.where(f.index == 7, np.inf, f["flow"])), "infinite"),
+        (lambda f: f.assign(flow=f["flow"].astype(object).where(f.index != 5, "high")), VALUE_UNREADABLE),
+        (lambda f: f.assign(district=np.where(f.index == 3, "south", f["district"])), NO_SINGLE_LABEL),
+        (lambda f: f.assign(district=np.where(f["sid"] == 2, "east", f["district"])), LABEL_OUTSIDE),
+        (lambda f: f.assign(flow=np.where(f.index == 7, np.inf, f["flow"])), VALUE_UNREADABLE),
+        (lambda f: f.assign(hour=f["hour"].astype(object).where(f.index != 8, None)), TIME_UNREADABLE),
     ],
 )
-def test_bad_long_tables_get_one_line_without_a_value(change, message):
+def test_a_bad_series_is_dropped_and_counted_not_refused(change, reason):
+    """One series' cells decide only that series (dpgan.privacy.unit_rule): dropped, with its reason."""
     frame = _long(6)
     frame.loc[frame["sid"] == 0, "district"] = "north"
-    with pytest.raises(InputError) as caught:
-        read_long(change(frame), _schema())
-    text = str(caught.value)
-    assert message in text and "\n" not in text and "high" not in text and "east" not in text
+    series = read_long(change(frame), _schema())
+    assert len(series.values) == 5 and series.tally.kept == 5 and series.tally.dropped == {reason: 1}
+
+
+def test_refusals_name_public_structure_only():
+    for bad, message in (
+        (_long(6).drop(columns=["hour"]), "lacks"),
+        ([[1, 2]], "DataFrame"),
+    ):
+        with pytest.raises(InputError) as caught:
+            read_long(bad, _schema())
+        assert message in str(caught.value) and "\n" not in str(caught.value)
+    empty = read_long(_long(6).iloc[:0], _schema())  # no series: counted, not refused
+    assert empty.values.shape == (0, T, 1) and empty.tally.kept == 0
 
 
 def test_arrays_are_checked_and_scaled_like_tables():

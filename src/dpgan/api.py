@@ -20,6 +20,7 @@ import torch
 from dpgan.devices import resolve_device
 from dpgan.errors import InputError
 from dpgan.privacy.accounting import DEFAULT_ACCOUNTANT, PrivacyLedger, check_accountant, check_epsilon_delta
+from dpgan.privacy.unit_rule import ReleasedTally
 
 SEED_NOTE = "trained with a fixed seed: for experiments only, not for a release"
 
@@ -86,6 +87,8 @@ class Synthesizer(ABC):
         if self.training.get("seeded"):
             report["seed_note"] = SEED_NOTE
         report["training"] = dict(self.training)
+        if isinstance(self.training.get("units"), dict):  # the readers' DP tally (dpgan.privacy.unit_rule)
+            report["units_summary"] = ReleasedTally.from_dict(self.training["units"]).describe()
         return report
 
     def _require_fitted(self) -> None:

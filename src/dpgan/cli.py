@@ -227,7 +227,10 @@ def cmd_fit(args: argparse.Namespace) -> int:
     from dpgan.parquet_source import ParquetSource, should_stream
 
     source = ParquetSource(args.data, memory_budget_mb=args.memory_budget_mb)
-    streamed = should_stream(source)  # a directory of Parquet files, or one larger than the budget
+    # public inputs only: a directory of Parquet files, or --stream (never the file's size: a row could tip it)
+    streamed = should_stream(args.data, args.stream)
+    if streamed:
+        source.files()  # a missing path, an empty directory or a non-Parquet file: refused now
     data_path = source.path if streamed else check_readable(args.data)
     schema_path = _check_file(args.schema, "schema file") if args.schema else None
     out = check_model_destination(args.out, args.overwrite)  # before any private row is read
@@ -341,10 +344,7 @@ def _fit_sequence(args: argparse.Namespace) -> int:
     print(f"unit of privacy: {report['unit_of_privacy']}")
     if report["dp_schema"]:
         print(f"schema: {report['schema_source']}")
-    dropped = synth.training["estimated_dropped_units"]
-    assert synth.schema is not None
-    why = "incomplete, or with a label not released" if "labels" in report["dp_schema"] else "incomplete"
-    print(f"{synth.schema.units} dropped ({why}): about {dropped:.0f} (a noisy count)")
+    print(f"{synth.unit_summary()} (noisy counts)")
     return 0
 
 
@@ -498,6 +498,10 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         print(f"schema: {report['schema_source']}")
     if report.get("kind") == "image":
         print(f"recipe: {report['recipe']}; unit of privacy: {report['unit_of_privacy']}")
+    if "units_summary" in report:
+        print(f"units read (noisy counts): {report['units_summary']}")
+    if "input_rule" in report:
+        print(f"input rule: {report['input_rule']}")
     return 0
 
 
@@ -704,7 +708,12 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
 
 def _audit_options(audit: argparse.ArgumentParser) -> None:
-    audit.add_argument("model", nargs="?", help="saved model directory (its settings are audited, never data)")
+    audit.add_argument(
+        "model",
+        nargs="?",
+        help="saved model directory: a table, sequence or image (dcgan, dp-cgan) model; its settings are audited, "
+        "never data",
+    )
     audit.add_argument("--epsilon", type=float, help="audit a configuration instead: its target ε")
     audit.add_argument("--delta", type=float, help="with --epsilon (default: 1e-5)")
     audit.add_argument("--recipe", choices=list(RECIPES), help="with --epsilon (default: dp-gan)")
@@ -714,7 +723,10 @@ def _audit_options(audit: argparse.ArgumentParser) -> None:
     audit.add_argument("--schema", help="with --epsilon: public schema JSON (default: the bundled Adult schema)")
     audit.add_argument("--accountant", choices=ACCOUNTANTS, help="with --epsilon: calibrates σ (default: pld)")
     audit.add_argument(
-        "--mode", default="step", choices=("step", "one-run", "black-box"), help="what is audited (README 'Audit')"
+        "--mode",
+        default="step",
+        choices=("step", "one-run", "black-box"),
+        help="what is audited (README 'Audit'; sequence and image models: step)",
     )
     audit.add_argument("--trials", type=int, help="trials per world (step: 10000; black-box: 30 trainings)")
     audit.add_argument("--steps", type=int, help="private steps per trial (step: 1; one-run: the model's T)")
@@ -927,6 +939,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     fit.add_argument("--unconditional", action="store_true", help="image: ignore labels (an unconditional GAN)")
     fit.add_argument(
+        "--image-shape",
+        metavar="CxHxW",
+        help="image: the public image shape, e.g. 1x28x28; PNGs of another shape are dropped and counted "
+        "(without it a folder's shape is released with DP)",
+    )
+    fit.add_argument(
         "--device",
         default="cpu",
         metavar="{cpu,cuda,cuda:N,auto}",
@@ -971,11 +989,16 @@ def build_parser() -> argparse.ArgumentParser:
         "--checkpoint-every", type=int, default=100, help="with --checkpoint: private steps between checkpoints"
     )
     fit.add_argument(
+        "--stream",
+        action="store_true",
+        help="read a Parquet file in record batches, never whole (a directory of Parquet files always is)",
+    )
+    fit.add_argument(
         "--memory-budget-mb",
         type=float,
         default=512.0,
-        help="a directory of Parquet files, or a Parquet file larger than this, is read in record batches and "
-        "the encoded rows held at once stay under this many MiB (it changes the work, not the model)",
+        help="with --stream or a directory: the encoded rows held at once stay under this many MiB "
+        "(it changes the work, not the model)",
     )
     fit.add_argument(
         "--public-data",

@@ -2,6 +2,12 @@
 
 Same rules as cli.py: every argument is checked before PyTorch or the images are loaded, and the
 model's destination before any private image is read. Imported by cli.py only.
+
+The fit reads its images by the unit rule (dpgan.privacy.unit_rule): the folder is read with the
+layout the flags declare (labelled unless --unconditional) and at the declared --image-shape, so
+no image decides either; an image that cannot be used is dropped and counted in the fit's DP
+tally, whose noisy counts are the only counts printed. Without --image-shape a folder's shape is
+released with DP (dpgan.images.labels.release_shape).
 """
 
 from __future__ import annotations
@@ -37,6 +43,19 @@ def check_image_destination(path: str) -> Path:
     return out
 
 
+def parse_image_shape(text: str | None) -> tuple[int, int, int] | None:
+    """`--image-shape CxHxW` (e.g. 1x28x28, 3x32x32) as (C, H, W): a public setting."""
+    if text is None:
+        return None
+    parts = text.lower().replace("×", "x").split("x")
+    if len(parts) != 3 or not all(p.strip().isdigit() for p in parts):
+        raise InputError("--image-shape is CxHxW, e.g. 1x28x28 (grayscale) or 3x32x32 (colour)")
+    from dpgan.images.checks import check_shape
+
+    c, h, w = check_shape(tuple(int(p) for p in parts))
+    return c, h, w
+
+
 def _classes(text: str | None) -> list[str] | None:
     if text is None:
         return None
@@ -55,6 +74,7 @@ def fit_image(args: argparse.Namespace, settings: dict[str, Any]) -> int:
     if recipe not in IMAGE_RECIPES:
         raise InputError(f"--recipe {recipe} is a table recipe; image recipes: {', '.join(IMAGE_RECIPES)}")
     classes = _classes(args.classes)
+    shape = parse_image_shape(args.image_shape)
 
     from dpgan.images.io import read_images
     from dpgan.synthesizers.image import ImageSynthesizer
@@ -68,19 +88,11 @@ def fit_image(args: argparse.Namespace, settings: dict[str, Any]) -> int:
         recipe=recipe,
         conditional=not args.unconditional,
         classes=classes,
+        image_shape=shape,
         device=args.device,
         **settings,
     )
-    data = read_images(source)
-    if not args.unconditional and data.labels is None:
-        raise InputError(
-            "these images have no labels: add them (npz `labels`, or one subfolder per label) or pass --unconditional"
-        )
-    labels = None
-    if data.labels is not None and not args.unconditional:
-        assert data.label_names is not None
-        labels = [data.label_names[c] for c in data.labels]
-    synth.fit(data.images, labels)
+    synth.fit(read_images(source, shape=shape, labelled=not args.unconditional))
     synth.save(out, overwrite=args.overwrite)
     report = synth.privacy_report()
     if report.get("certified") is False:
@@ -88,6 +100,7 @@ def fit_image(args: argparse.Namespace, settings: dict[str, Any]) -> int:
     else:
         print(f"saved model to {out}: ε={report['epsilon']:.4f}, δ={report['delta']:g} ({report['accountant']})")
     print(f"unit of privacy: {report['unit_of_privacy']}; labels: {report['label_source']}")
+    print(f"images (noisy counts): {synth.released_units.describe()}")
     return 0
 
 
@@ -144,9 +157,10 @@ def evaluate_image(args: argparse.Namespace) -> int:
     if classes is None:
         assert model is not None
         classes = list(model.label_names)
+    shape = None if model is None else model.image_shape
     arrays, codes = [], []
     for source in sources:
-        data = read_images(source)
+        data = read_images(source, shape=shape, labelled=True)
         arrays.append(to_unit_range(data.images))
         codes.append(_codes(data.label_names, data.labels, classes))
     metrics = evaluate_images(
@@ -175,4 +189,11 @@ def evaluate_image(args: argparse.Namespace) -> int:
     return 0
 
 
-__all__ = ["check_image_destination", "check_image_source", "evaluate_image", "fit_image", "sample_image"]
+__all__ = [
+    "check_image_destination",
+    "check_image_source",
+    "evaluate_image",
+    "fit_image",
+    "parse_image_shape",
+    "sample_image",
+]

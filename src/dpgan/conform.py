@@ -21,6 +21,11 @@ Gaussian noisy count (dpgan.privacy.mechanisms.noisy_indicator_counts, in the le
 
 `strict=True` keeps the refusal for users who want clean data or nothing: the message names the
 column and the kind of problem, never a value or a count.
+
+Without `strict` this module follows dpgan.privacy.unit_rule: it refuses on public structure only
+(the column names against the schema's), maps each row by a rule of that row, and a table with no
+rows (its header only: the columns are public) conforms to an empty table, which trains like any
+other (the noisy row count N̂ says how many rows there were).
 """
 
 from __future__ import annotations
@@ -58,6 +63,13 @@ REFUSED = {
     NOT_A_NUMBER: "holds values that are not numbers",
     INFINITE_VALUE: "holds infinite values",
 }
+# the unit rule for tables, as the privacy report states it
+INPUT_RULE = (
+    "each row is mapped into the schema by its own cells: a category the schema does not list becomes the other "
+    "category (or null, or the row is dropped), a missing value in a complete column the other category (or the "
+    "row is dropped), text or an infinity in a numeric column null (or the row is dropped), a number outside the "
+    "bounds the bound; no row decides whether the fit runs, and the repairs are counted with DP, per kind"
+)
 STRICT_NOTE = "strict mode; without it such cells are mapped into the schema and counted with DP"
 
 
@@ -86,11 +98,11 @@ class _Column:
 
 
 def check_structure(frame: pd.DataFrame, schema: Schema) -> None:
-    """Refuse what is table structure, not a row's value: column names (public), an empty table."""
+    """Refuse what is table structure, not a row's value: the column names (public). A table with
+    no rows is not refused: whether it has any is private (dpgan.privacy.unit_rule), and the fit
+    runs on none, its noisy row count saying so."""
     if not isinstance(frame, pd.DataFrame):
         raise InputError("data must be a pandas DataFrame")
-    if len(frame) == 0:
-        raise InputError("the table is empty: nothing to learn from")
     if len(set(map(str, frame.columns))) != frame.shape[1]:
         raise InputError("the table has duplicate column names")
     check_columns(list(frame.columns), schema)
@@ -110,6 +122,8 @@ def check_columns(columns: Sequence[Any], schema: Schema) -> None:
 def conform(frame: pd.DataFrame, schema: Schema, *, strict: bool = False) -> Conformed:
     """Map every cell into `schema` by the rules of the module docstring (or refuse, `strict`)."""
     check_structure(frame, schema)
+    if strict and len(frame) == 0:  # clean data or nothing: strict mode's opt-in refusals read the rows
+        raise InputError(f"the table is empty ({STRICT_NOTE})")
     rows = len(frame)
     drop = np.zeros(rows, dtype=bool)
     repairs = np.zeros((rows, len(REASONS)), dtype=bool)

@@ -7,11 +7,18 @@ pass reads the files in one fixed order (sorted paths, row groups in file order)
 batch length, so the i-th row is the same row on every pass: the row indices a Poisson sampler
 draws (dpgan.privacy.block_sampling) name the same records throughout the fit.
 
-What is read without a DP release, and why that is allowed: the column names and types (table
-structure, public like a DataFrame's columns) and the files' row counts from their footers. The
-row count is private: it is used only to index the rows for Poisson sampling (the in-memory path
-does the same with len(data)) and is released only as the Gaussian noisy count. Refusals name
-the file (a path the user chose), never a value.
+The rule every reader follows (dpgan.privacy.unit_rule: no unit decides a public fact):
+- Whether a table is streamed is decided by public inputs only: a directory, or the user's
+  `--stream` (`should_stream`), never a file's size (the footer's byte count grows with the rows).
+- What is read without a DP release: the column names (table structure, public like a
+  DataFrame's columns; every file must have the same names) and the files' row counts from their
+  footers. The stored column types are not compared: a writer infers them from the values (one
+  missing value turns pandas' int64 into float64), so every cell is classified on its own
+  (dpgan.transforms.cells) in every batch, whatever its file's type. The row count is private: it
+  is used only to index the rows for Poisson sampling (the in-memory path does the same with
+  len(data)) and is released only as the Gaussian noisy count; a table with no rows is not
+  refused (the fit runs on none, and N̂ says so). Refusals name the file (a path the user chose)
+  and columns, never a value or a count.
 """
 
 from __future__ import annotations
@@ -67,30 +74,33 @@ class ParquetSource:
         return [path]
 
     def open(self) -> "OpenSource":
-        """Check every file's footer (readable, one schema across files, at least one row) and
-        return the handle the passes read through."""
+        """Check every file's footer (readable, the same column names across files) and return the
+        handle the passes read through. The column names are public structure and must agree; the
+        stored types need not: a writer infers them from the values (pandas writes an int column
+        with one missing value as float64), so a type would let one row decide whether the fit
+        runs. Every cell is classified on its own instead (dpgan.transforms.cells), in every batch
+        of every file. A table with no rows is not refused either (dpgan.privacy.unit_rule)."""
         import pyarrow.parquet as pq
 
         files = self.files()
-        schema = None
+        names: list[str] | None = None
         rows = 0
         for file in files:
             try:
                 meta = pq.ParquetFile(file).metadata
-                file_schema = meta.schema.to_arrow_schema()
+                file_names = [str(n) for n in meta.schema.to_arrow_schema().names]
             except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
                 raise InputError(f"cannot read {file}: not a well-formed Parquet file ({type(exc).__name__})") from None
-            if schema is None:
-                schema = file_schema
-            elif not file_schema.remove_metadata().equals(schema.remove_metadata()):
-                raise InputError(f"{file} has different columns or column types than {files[0]}")
+            if len(set(file_names)) != len(file_names):
+                raise InputError(f"{file} has duplicate column names")
+            if names is None:
+                names = file_names
+            elif set(file_names) != set(names):
+                raise InputError(f"{file} has different columns than {files[0]}")
             rows += meta.num_rows
-        assert schema is not None
-        names = [str(n) for n in schema.names]
-        if not names or rows == 0:
-            raise InputError("the table is empty: nothing to learn from")
-        if len(set(names)) != len(names):
-            raise InputError("the table has duplicate column names")
+        assert names is not None
+        if not names:
+            raise InputError(f"{files[0]} has no columns: nothing to learn from")
         return OpenSource(self, tuple(files), tuple(names), rows)
 
 
@@ -105,32 +115,24 @@ class OpenSource:
 
     def batches(self, columns: Sequence[str] | None = None) -> Iterator[pd.DataFrame]:
         """The table in record batches of at most `batch_rows` rows, always in the same order;
-        each batch as a DataFrame with the file's stored types (classified cell by cell later,
-        dpgan.transforms.cells, exactly as `pd.read_parquet` would give them)."""
+        each batch as a DataFrame with its file's stored types (which may differ between files)
+        and the columns in the first file's order. Every reader of a batch classifies its cells
+        one by one (dpgan.transforms.cells), so a batch's types never decide anything."""
         import pyarrow.parquet as pq
 
         for file in self.files:
             try:
                 reader = pq.ParquetFile(file)
-                for batch in reader.iter_batches(batch_size=self.source.batch_rows, columns=columns):
-                    yield batch.to_pandas()
+                wanted = list(self.columns if columns is None else columns)
+                for batch in reader.iter_batches(batch_size=self.source.batch_rows, columns=wanted):
+                    yield batch.to_pandas()[wanted]
             except (OSError, ValueError) as exc:
                 raise InputError(f"cannot read {file}: not a well-formed Parquet file ({type(exc).__name__})") from None
 
 
-def should_stream(source: ParquetSource) -> bool:
-    """Whether the command line reads `source` in batches: a directory, or a Parquet file whose
-    uncompressed size (its footer's, structure only) is larger than the memory budget."""
-    path = Path(source.path)
-    if path.is_dir():
-        return True
-    if not path.is_file() or path.suffix.lower() != ".parquet":
-        return False
-    import pyarrow.parquet as pq
-
-    try:
-        meta = pq.ParquetFile(path).metadata
-    except (OSError, ValueError):
-        return False  # the ordinary reader refuses it with its own message
-    size = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
-    return size > source.budget_bytes
+def should_stream(path: str | Path, asked: bool = False) -> bool:
+    """Whether the command line reads `path` in batches: a directory (its layout is public), or a
+    file when the user `asked` (`--stream`). Never the file's size: a footer's byte count grows
+    with the rows, so a budget between the sizes of two neighbouring tables would send them down
+    different paths (different refusals, a different model.json): one row would decide it."""
+    return asked or Path(path).is_dir()

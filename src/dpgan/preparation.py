@@ -9,6 +9,15 @@
 They share one base σ (dpgan.privacy.preprocessing.plan_preprocessing), so that together they
 cost the preprocessing share of ε. A condition's DP frequencies, when needed, are one more event
 at the same σ, read later by dpgan.conditioning.
+
+No unit decides a public fact (dpgan.privacy.unit_rule): nothing here refuses a table for what its
+rows hold, and a table with no rows (its header only: the columns are public) is not refused
+either, since the pair (no rows, one row) would then differ in whether the fit runs. It goes
+through the same releases: N̂ (clamped to ≥ 1, it divides), the DP schema from all-zero counts
+(every column then generated as `(other)` unless the noise says otherwise), zero repairs; the
+small-table note warns when N̂·ε is small. Only a table with no columns is refused (structure),
+and the non-private opt-out (`schema_from_data_without_dp`) still refuses a table with no rows:
+it reads the domain off the rows, and its output already says the guarantee excludes the schema.
 """
 
 from __future__ import annotations
@@ -232,8 +241,10 @@ def buy_schema(
     """`dpgan schema`: spend all of (ε, δ) on the row count and the column histograms, and return
     the schema with those ledger events inside it, so that a fit with it counts them too."""
     check_epsilon_delta(epsilon, delta)
-    if not isinstance(data, pd.DataFrame) or len(data) == 0 or data.shape[1] == 0:
-        raise InputError("the table is empty: nothing to learn from")
+    if not isinstance(data, pd.DataFrame):
+        raise InputError("data must be a pandas DataFrame")
+    if data.shape[1] == 0:  # no columns: public structure; no rows is not refused (dpgan.privacy.unit_rule)
+        raise InputError("the table has no columns: nothing to learn from")
     hints = PublicHints(
         target, tuple(categorical), dict(bounds or {}), {k: tuple(v) for k, v in (categories or {}).items()}
     )

@@ -40,7 +40,7 @@ def label_values(n: int, labels: object | None, label_names: list[str] | None) -
         return [names[c] for c in codes]
     codes = np.asarray(labels)
     if codes.ndim != 1 or len(codes) != n:
-        raise InputError(f"labels must be a 1-D array of length {n} (one per image)")
+        raise InputError("labels must be a 1-D array with one label per image")
     if not np.issubdtype(codes.dtype, np.integer) or codes.dtype == bool:
         raise InputError(f"labels must be integer codes into label_names; got dtype {codes.dtype}")
     if n and (codes.min() < 0 or codes.max() >= len(label_names)):

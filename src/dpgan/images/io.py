@@ -1,22 +1,36 @@
 """Reading and writing image sets: an ``.npz`` file or a folder of PNGs, one subfolder per label.
 
+Reading follows the unit rule (dpgan.privacy.unit_rule; dpgan.images.checks for arrays): it refuses
+on public inputs only (the path, the arrays an ``.npz`` holds and their dtypes and non-N
+dimensions, the declared ``shape`` and ``labelled``), and maps each image by a rule that reads that
+image alone: kept, or dropped and counted under a reason fixed before reading (``ImageSet.dropped``,
+private counts that a fit releases with DP). A folder is never refused for what one file holds.
+
 Formats:
 - ``.npz``: array ``images`` (N×H×W or N×C×H×W, uint8 or float in [0, 1]) and optionally
   ``labels`` (length N, ints or strings). Read with ``allow_pickle=False``: an object array would
-  be unpickled, which runs code from the file, so it is refused. Written with ``images`` as uint8
-  and ``labels`` as int64 when every label name is a decimal integer ("7"), else as strings, so
-  ``read_images(write_images(...))`` gives back the same codes and names.
-- a folder: PNGs directly inside it form an unlabelled set; PNGs in subfolders are labelled by the
-  subfolder's name. Grayscale PNGs give C=1, colour ones C=3 (alpha dropped, palettes converted);
-  files are read in name order within each label, labels in ``label_names`` order. Hidden entries
-  (a leading dot) are skipped; any other non-PNG file is an error, so nothing is silently left out.
+  be unpickled, which runs code from the file, so it is refused. Its shape is public (one array,
+  one shape). Written with ``images`` as uint8 and ``labels`` as int64 when every label name is a
+  decimal integer ("7"), else as strings, so ``read_images(write_images(...))`` gives back the
+  same codes and names.
+- a folder: with ``labelled=True`` the PNGs in its subfolders are labelled by the subfolder's name
+  and PNGs directly inside it are dropped (``OUTSIDE_REASON``); with ``labelled=False`` every PNG,
+  directly inside or one subfolder down, is an unlabelled image; ``labelled=None`` (for a look, not
+  a fit) reads the layout off the folder: labelled when it has a subfolder. Grayscale PNGs give
+  C=1, colour ones C=3 (alpha dropped, palettes converted); files are read in name order within a
+  label, labels in ``label_key`` order (each label's own key, so one label cannot reorder others).
+  Hidden entries (a leading dot) are skipped. Dropped and counted, each on its own: an entry that
+  is not a PNG file, a PNG that cannot be read, a 16-bit PNG, one larger than ``MAX_SIDE``, and
+  (with a declared ``shape``) a PNG of another (C, H, W). Without a declared shape a folder is read
+  as ``ImageGroups`` (one group per shape): which shape to train at is the fit's choice, declared
+  or released with DP (dpgan.images.labels.release_shape), never the files' for free.
 
 Writes are atomic: everything goes to a temporary path in the target's own folder first and is
 renamed into place only when complete, so a failure leaves no half-written set. An existing path
 is replaced only with ``overwrite=True``, and an existing folder only if it holds nothing but PNGs.
 
-Errors name paths, counts, sizes and modes, never pixel or label values (see dpgan.images.checks);
-a label subfolder's name is a label value, so it is not named either.
+Errors name paths, arrays, dtypes and declared shapes, never a pixel or label value or a count of
+images or files; a label subfolder's name is a label value, so it is not named either.
 """
 
 from __future__ import annotations
@@ -30,10 +44,13 @@ from PIL import Image
 from dpgan.errors import InputError
 from dpgan.images.checks import (
     MAX_SIDE,
-    MAX_VALUES,
+    OTHER_SHAPE_REASON,
+    ImageGroups,
     ImageSet,
     check_images,
-    sort_label_names,
+    check_shape,
+    codes_of,
+    label_key,
     to_uint8,
     to_unit_range,
 )
@@ -41,6 +58,8 @@ from dpgan.images.files import atomic_write, is_png, label_values, png_image, sa
 from dpgan.images.sheet import write_contact_sheet
 
 __all__ = [
+    "FOLDER_REASONS",
+    "ImageGroups",
     "ImageSet",
     "check_images",
     "read_images",
@@ -53,21 +72,44 @@ __all__ = [
 _GRAY_MODES = {"L": None, "1": "L", "LA": "L"}
 _COLOUR_MODES = {"RGB": None, "RGBA": "RGB", "P": "RGBA", "PA": "RGBA", "CMYK": "RGB", "YCbCr": "RGB"}
 
+# why a PNG folder's entry is dropped: fixed before any file is read
+NOT_PNG_REASON = "not a PNG file"  # another file, or a folder where a PNG is expected
+OUTSIDE_REASON = "PNG outside a label folder"  # labelled layout only
+UNREADABLE_REASON = "unreadable PNG"  # corrupt, or not a PNG inside
+SIXTEEN_BIT_REASON = "16-bit PNG"
+TOO_LARGE_REASON = f"PNG larger than {MAX_SIDE} pixels"
+FOLDER_REASONS = (NOT_PNG_REASON, OUTSIDE_REASON, UNREADABLE_REASON, SIXTEEN_BIT_REASON, TOO_LARGE_REASON)
 
-def read_images(path: str | Path) -> ImageSet:
-    """Read an ``.npz`` file or a PNG folder and validate it with ``check_images`` (one label is
-    allowed: samples drawn for one label read back; a fit checks its training set again)."""
+
+def read_images(
+    path: str | Path, *, shape: tuple[int, int, int] | None = None, labelled: bool | None = None
+) -> ImageSet | ImageGroups:
+    """Read an ``.npz`` file or a PNG folder by the unit rule (module docstring).
+
+    `shape` (C, H, W) declares the image shape: an ``.npz`` of another shape is refused (both are
+    public), a folder's PNGs of another shape are dropped and counted. `labelled` declares whether
+    the images carry labels: True requires an ``.npz`` ``labels`` array / reads a folder's label
+    subfolders, False ignores labels, None takes what the file or the layout holds. A folder read
+    without `shape` gives ``ImageGroups``; anything else an ``ImageSet``. Nothing is refused for
+    holding few images, few labels or none."""
     path = Path(path)
+    declared = None if shape is None else check_shape(shape)
+    if labelled is not None and not isinstance(labelled, bool):
+        raise InputError("labelled must be True, False or None")
     if not path.exists():
         raise InputError(f"no such file or folder: {path}")
     if path.is_dir():
-        return _read_png_folder(path)
+        groups = _read_png_folder(path, declared, labelled)
+        return groups if declared is None else groups.select(declared)
     if path.suffix.lower() != ".npz":
         raise InputError(f"unsupported image input {path.suffix or path.name!r}: give an .npz file or a folder of PNGs")
-    return _read_npz(path)
+    data = _read_npz(path, labelled)
+    if declared is not None and data.shape != declared:
+        raise InputError(f"{path}: its images are {'×'.join(map(str, data.shape))}, not the declared shape")
+    return data
 
 
-def _read_npz(path: Path) -> ImageSet:
+def _read_npz(path: Path, labelled: bool | None) -> ImageSet:
     if not zipfile.is_zipfile(path):  # e.g. a .npy renamed: np.load would hand back a bare array
         raise InputError(f"cannot read {path}: not a well-formed .npz file (not a zip archive)")
     try:
@@ -75,8 +117,12 @@ def _read_npz(path: Path) -> ImageSet:
         with path.open("rb") as fh, np.load(fh, allow_pickle=False) as archive:
             if "images" not in archive.files:
                 raise InputError(f"{path}: no array named 'images' (it holds {len(archive.files)} arrays)")
+            if labelled and "labels" not in archive.files:
+                raise InputError(
+                    f"{path}: no array named 'labels' (unlabelled images: fit with conditional=False / --unconditional)"
+                )
             images = archive["images"]
-            labels = archive["labels"] if "labels" in archive.files else None
+            labels = archive["labels"] if "labels" in archive.files and labelled is not False else None
     except InputError:
         raise
     except ValueError as exc:
@@ -85,93 +131,82 @@ def _read_npz(path: Path) -> ImageSet:
         raise InputError(f"cannot read {path}: not a well-formed .npz file ({type(exc).__name__})") from None
     except (OSError, EOFError, zipfile.BadZipFile) as exc:
         raise InputError(f"cannot read {path}: not a well-formed .npz file ({type(exc).__name__})") from None
-    return check_images(images, labels, min_labels=1)
+    return check_images(images, labels)
 
 
-def _png_groups(folder: Path) -> list[tuple[str | None, list[Path]]]:
-    """(label or None, PNG paths in name order) per group; structure errors raised here."""
+def _png_entries(folder: Path, labelled: bool) -> tuple[list[tuple[str | None, list[Path]]], dict[str, int]]:
+    """(label or None, PNG paths in name order) per group, and the entries dropped per reason.
+    Only the layout's own rule decides where an entry goes: nothing here is refused."""
+    dropped = {NOT_PNG_REASON: 0}
     entries = sorted(p for p in folder.iterdir() if visible(p))
-    subfolders = [p for p in entries if p.is_dir()]
+    subfolders = sorted((p for p in entries if p.is_dir()), key=lambda p: label_key(p.name))
     top_pngs = [p for p in entries if is_png(p)]
-    others = [p for p in entries if not p.is_dir() and not is_png(p)]
+    dropped[NOT_PNG_REASON] += sum(1 for p in entries if not p.is_dir() and not is_png(p))
+    groups: list[tuple[str | None, list[Path]]] = []
+    if labelled:
+        dropped[OUTSIDE_REASON] = len(top_pngs)
+    else:
+        groups.append((None, top_pngs))
     for sub in subfolders:
-        others += [p for p in sub.iterdir() if visible(p) and not is_png(p)]
-    if others:
-        raise InputError(f"{folder}: {len(others)} entries are not PNG files (only .png images are read)")
-    if top_pngs and subfolders:
-        raise InputError(f"{folder}: holds PNGs both directly and in label subfolders; use one layout")
-    if top_pngs:
-        return [(None, top_pngs)]
-    by_name = {sub.name: sub for sub in subfolders}
-    ordered = [by_name[name] for name in sort_label_names(list(by_name))]  # the order of the label codes
-    groups = [(sub.name, sorted(p for p in sub.iterdir() if visible(p))) for sub in ordered]
-    empty = sum(1 for _, files in groups if not files)
-    if empty:
-        raise InputError(f"{folder}: {empty} label subfolders hold no PNG files")
-    if not groups:
-        raise InputError(f"{folder}: no PNG files found")
-    return groups
+        inside = sorted(p for p in sub.iterdir() if visible(p))
+        pngs = [p for p in inside if is_png(p)]
+        dropped[NOT_PNG_REASON] += len(inside) - len(pngs)
+        groups.append((sub.name if labelled else None, pngs))
+    return groups, dropped
 
 
-def _load_png(path: Path) -> np.ndarray | str:
-    """Pixels as (C, H, W) uint8, or the reason the file is refused ("unreadable", "16-bit", "too large")."""
+def _load_png(path: Path, shape: tuple[int, int, int] | None) -> np.ndarray | str:
+    """Pixels as (C, H, W) uint8, or the reason the file is dropped; reads this file only."""
     try:
         with Image.open(path) as im:
             if im.format != "PNG":
-                return "unreadable"
+                return UNREADABLE_REASON
             if max(im.size) > MAX_SIDE:
-                return "too large"
-            im.load()
+                return TOO_LARGE_REASON
             mode = im.mode
+            if mode not in _GRAY_MODES and mode not in _COLOUR_MODES:
+                return SIXTEEN_BIT_REASON  # I;16 and I modes: more than 8 bits per sample
+            channels = 1 if mode in _GRAY_MODES else 3
+            if shape is not None and (channels, im.size[1], im.size[0]) != shape:
+                return OTHER_SHAPE_REASON  # decided from the header: the pixels are not decoded
+            im.load()
             if mode in _GRAY_MODES:
                 target = _GRAY_MODES[mode]
                 pixels = np.asarray(im.convert(target) if target else im, dtype=np.uint8)[None]
-            elif mode in _COLOUR_MODES:
+            else:
                 target = _COLOUR_MODES[mode]
                 converted = im.convert(target) if target else im
                 pixels = np.asarray(converted.convert("RGB"), dtype=np.uint8).transpose(2, 0, 1)
-            else:
-                return "16-bit"  # I;16 and I modes: more than 8 bits per sample
     except (OSError, SyntaxError, ValueError, Image.DecompressionBombError):
-        return "unreadable"
+        return UNREADABLE_REASON
     return np.ascontiguousarray(pixels)
 
 
-def _read_png_folder(folder: Path) -> ImageSet:
-    groups = _png_groups(folder)
-    total = sum(len(files) for _, files in groups)
-    arrays: list[np.ndarray] = []
-    labels: list[str] = []
-    refused: dict[str, int] = {}
-    values = 0
+def _read_png_folder(folder: Path, shape: tuple[int, int, int] | None, labelled: bool | None) -> ImageGroups:
+    layout = labelled if labelled is not None else any(p.is_dir() for p in folder.iterdir() if visible(p))
+    groups, dropped = _png_entries(folder, layout)
+    reasons = tuple(r for r in FOLDER_REASONS if layout or r != OUTSIDE_REASON) + (OTHER_SHAPE_REASON,)
+    dropped.update({reason: dropped.get(reason, 0) for reason in reasons})
+    by_shape: dict[tuple[int, int, int], tuple[list[np.ndarray], list[str]]] = {}
     for label, files in groups:
         for file in files:
-            pixels = _load_png(file)
+            pixels = _load_png(file, shape)
             if isinstance(pixels, str):
-                refused[pixels] = refused.get(pixels, 0) + 1
+                dropped[pixels] += 1
                 continue
-            values += pixels.size
-            if values > MAX_VALUES:
-                raise InputError(f"{folder}: image set too large (more than 2**31 pixel values)")
+            arrays, labels = by_shape.setdefault(tuple(int(s) for s in pixels.shape), ([], []))  # type: ignore[arg-type]
             arrays.append(pixels)
             if label is not None:
                 labels.append(label)
-    if refused.get("unreadable"):
-        raise InputError(
-            f"{folder}: {refused['unreadable']} of {total} PNG files could not be read (corrupt or not PNG)"
-        )
-    if refused.get("16-bit"):
-        raise InputError(f"{folder}: {refused['16-bit']} of {total} PNG files are 16-bit; save 8-bit PNGs")
-    if refused.get("too large"):
-        raise InputError(f"{folder}: {refused['too large']} of {total} PNG files are larger than {MAX_SIDE} pixels")
-    channels = sorted({a.shape[0] for a in arrays})
-    if len(channels) > 1:
-        raise InputError(f"{folder}: PNG files mix grayscale and colour; convert them to one mode")
-    sizes = sorted({a.shape[1:] for a in arrays})
-    if len(sizes) > 1:
-        shown = ", ".join(f"{h}×{w}" for h, w in sizes[:3]) + (", ..." if len(sizes) > 3 else "")
-        raise InputError(f"{folder}: PNG files have {len(sizes)} different sizes ({shown}); all must be the same size")
-    return check_images(np.stack(arrays), labels if groups[0][0] is not None else None, min_labels=1)
+    sets: dict[tuple[int, int, int], ImageSet] = {}
+    for key in sorted(by_shape):  # a public order: by the shape itself, not by how many hold it
+        arrays, labels = by_shape[key]
+        if layout:
+            codes, names = codes_of(labels)
+            sets[key] = ImageSet(np.stack(arrays), codes, names)
+        else:
+            sets[key] = ImageSet(np.stack(arrays))
+    return ImageGroups(sets, labelled=layout, reasons=reasons, dropped=dropped)
 
 
 # ---- writing ------------------------------------------------------------------------------------

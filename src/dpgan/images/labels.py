@@ -1,23 +1,42 @@
-"""The one release an image fit makes before the GAN: how many images there are, per label.
+"""The releases an image fit makes before the GAN: the image shape (PNG folders only), and one
+histogram of how many images it kept per label and dropped per reason.
 
-Every image holds one label (or none, for an unlabelled set), so adding or removing one image
-changes one count by 1: the vector of counts has L2 sensitivity 1 and its Gaussian release is one
-event at σ. What it buys:
-- the image count N̂ (the sum of the released counts), which sets the Poisson rate q = L/N̂ and the
+The unit is one image with its label (dpgan.privacy.unit_rule). Every public fact the fit needs
+from the images comes out of these releases, so none is decided by one image:
+
+**The tally** (`release_labels`, always; one ledger event at σ). Each image sits in exactly one
+cell: its label's cell if kept (one cell "kept" for an unlabelled set), else the cell of the
+reason it was dropped for (the reader's reasons, e.g. "pixels outside [0, 1]", "unreadable PNG",
+"another shape", and "label not in the class list" with a public class list; all fixed before
+any image is read). Adding or removing one image moves one cell by 1, so the vector has L2
+sensitivity 1 and its Gaussian release is one event. What it buys:
+- the image count N̂ (the sum of the kept cells), which sets the Poisson rate q = L/N̂ and the
   number of steps, so neither reads the exact N;
 - the label shares the generator draws its labels from (a public prior replaces them when given);
+- the dropped counts per reason, for the training record and the report (`ReleasedTally`);
 - with no public class list, the label set itself, by Gaussian partition selection: only labels
-  present in the data have a count, and a label is released when its noisy count clears
+  present in the data have a cell, and a label is released when its noisy count clears
   τ = 1 + σ·Φ⁻¹(1 − δ_τ), so a label that only the added image holds (count 1) is released with
-  probability ≤ δ_τ, which the ledger adds to δ (`extra_delta`). Images whose label is not released
-  are dropped. With a public class list the counts of all its classes are released (absent ones
-  included) and there is no threshold; images whose label is not in the list are dropped.
-The label names and the kept images follow from the released values only.
+  probability ≤ δ_τ, which the ledger adds to δ (`extra_delta`). Images whose label is not
+  released are dropped (their cells are not published, so they are not in the dropped counts).
+  With a public class list the cells of all its classes are released (absent ones included) and
+  there is no threshold. The reason cells are public keys: always released, no threshold.
+Refusing because the DP release kept fewer than two labels is post-processing of a DP output.
+
+**The shape** (`release_shape`, a PNG folder read without a declared shape; its own event before
+the tally). A folder may hold PNGs of several (C, H, W); the shape to train at is chosen by
+Gaussian partition selection over the shapes present (one image in one shape's count, τ and
+extra δ as for labels), the released shape with the largest noisy count. The images of other
+shapes are then dropped and counted in the tally. An array's shape, or a declared one, is public
+and costs nothing.
+
+Label names and their order, the shape and the kept images follow from released values and
+public inputs only.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -25,22 +44,34 @@ from dpgan.errors import InputError
 from dpgan.privacy.accounting import LedgerEntry, PrivacyLedger
 from dpgan.privacy.calibration import ShareTarget
 from dpgan.privacy.mechanisms import noisy_counts, set_union_threshold
+from dpgan.privacy.unit_rule import ReleasedTally, UnitTally, release_tally
 
-LABELS_EVENT = "image count per label"
-LABEL_SET_EVENT = "image count per label (Gaussian partition selection of the label set)"
+LABELS_EVENT = "image count (kept per label, dropped per reason)"
+LABEL_SET_EVENT = "image count (kept per label, dropped per reason; Gaussian partition selection of the label set)"
+SHAPE_EVENT = "image count per shape (Gaussian partition selection of the image shape)"
+CLASS_REASON = "label not in the class list"
 THRESHOLD_DELTA = 0.1  # of δ: the chance that a label only one image holds is released
+SHAPE_THRESHOLD_DELTA = 0.05  # of δ: the chance that a shape only one image holds is released
 MIN_SHARE = 1e-3  # floor on a released share, so that G still draws a rare released label
+
+
+def _noise_stream(rng: np.random.Generator) -> np.random.Generator:
+    """A generator for one release's noise, spawned from `rng` by one draw: the fit's own stream
+    then moves on by the same amount however many cells (labels, shapes present) the release has,
+    so a seeded fit's later draws do not depend on that count."""
+    return np.random.default_rng(int(rng.integers(0, 2**63 - 1)))
 
 
 @dataclass(frozen=True)
 class ReleasedLabels:
-    """What the release gives: the label names (public or released), their noisy counts, and the
-    image count N̂. `names` is () for an unlabelled set."""
+    """What the release gives: the label names (public or released), their noisy counts, the image
+    count N̂ and the released tally (kept and dropped per reason). `names` is () for an unlabelled set."""
 
     names: tuple[str, ...]
     counts: np.ndarray
     total: float
     source: str  # "public", "dp" or "none"
+    tally: ReleasedTally
 
     @property
     def shares(self) -> np.ndarray:
@@ -54,47 +85,74 @@ def release_labels(
     codes: np.ndarray | None,
     images: int,
     *,
+    reasons: tuple[str, ...] = (),
+    dropped: dict[str, int] | None = None,
     classes: tuple[str, ...] | None,
     target: ShareTarget,
     ledger: PrivacyLedger,
     rng: np.random.Generator,
 ) -> ReleasedLabels:
-    """One Gaussian release of the per-label image counts (module docstring), in `ledger`.
+    """One Gaussian release of the image tally (module docstring), in `ledger`.
 
-    `label_names`/`codes` are the data's labels (names of codes 0..K-1), None for unlabelled
-    images; `classes` the public class list, if any."""
+    `label_names`/`codes` are the kept images' labels (names of codes 0..K-1), None for unlabelled
+    images, and `images` their number; `reasons`/`dropped` the reader's drops (private counts,
+    released here); `classes` the public class list, if any."""
+    tally = UnitTally(reasons + ((CLASS_REASON,) if classes is not None and codes is not None else ()))
+    noise = _noise_stream(rng)
+    for reason, count in (dropped or {}).items():
+        tally.drop(reason, count)
     if codes is None:
-        sigma = target.sigma(1.0, 1, ledger.entries)
-        noisy = noisy_counts(np.array([float(images)]), sigma, rng)
-        ledger.add(LedgerEntry(LABELS_EVENT, sigma, count=1, note="the image count; one image changes it by 1"))
-        return ReleasedLabels((), np.zeros(0), max(float(noisy[0]), 1.0), "none")
+        tally.keep(images)
+        released, _ = release_tally(
+            tally, unit="image", units="images", event=LABELS_EVENT, target=target, ledger=ledger, rng=noise
+        )
+        return ReleasedLabels((), np.zeros(0), released.estimated_units, "none", released)
     assert label_names is not None
     present = np.bincount(codes, minlength=len(label_names)).astype(np.float64)
     if classes is not None:
         by_name = dict(zip(label_names, present))
         counts = np.array([by_name.get(name, 0.0) for name in classes])
-        sigma = target.sigma(1.0, 1, ledger.entries)
-        noisy = noisy_counts(counts, sigma, rng)
-        note = "counts of the public classes; one image changes one count by 1"
-        ledger.add(LedgerEntry(LABELS_EVENT, sigma, count=1, note=note))
-        return ReleasedLabels(tuple(classes), noisy, max(float(np.maximum(noisy, 0).sum()), 1.0), "public")
+        tally.drop(CLASS_REASON, int(present.sum() - counts.sum()))
+        released, noisy = release_tally(
+            tally,
+            unit="image",
+            units="images",
+            event=LABELS_EVENT,
+            target=target,
+            ledger=ledger,
+            rng=noise,
+            extra_cells=counts,
+            extra_note="kept images counted per class of the public list",
+        )
+        released = replace(released, kept=float(np.maximum(noisy, 0).sum()))
+        return ReleasedLabels(tuple(classes), noisy, released.estimated_units, "public", released)
     threshold_delta = THRESHOLD_DELTA * target.delta
-    pending = LedgerEntry("label threshold", 1.0, count=0, extra_delta=threshold_delta)
-    sigma = target.sigma(1.0, 1, [*ledger.entries, pending])
-    threshold = set_union_threshold(sigma, threshold_delta)
-    held = present > 0  # labels absent from the data have no count: never released
-    noisy = noisy_counts(present[held], sigma, rng)
-    note = f"counts of the labels present; released above τ={threshold:.4g}, extra δ for a label one image holds"
-    ledger.add(LedgerEntry(LABEL_SET_EVENT, sigma, count=1, extra_delta=threshold_delta, note=note))
+    held = present > 0  # labels absent from the data have no cell: never released
+    released, noisy = release_tally(
+        tally,
+        unit="image",
+        units="images",
+        event=LABEL_SET_EVENT,
+        target=target,
+        ledger=ledger,
+        rng=noise,
+        extra_cells=present[held],
+        extra_note="kept images counted per label present; a label is released above τ, extra δ for a label "
+        "one image holds",
+        extra_delta=threshold_delta,
+    )
+    threshold = set_union_threshold(released.noise_multiplier, threshold_delta)
     names = [name for name, h in zip(label_names, held) if h]
     kept = [(name, c) for name, c in zip(names, noisy) if c > threshold]
+    released = replace(released, kept=float(sum(c for _, c in kept)))
     if len(kept) < 2:
         raise InputError(
-            "fewer than two labels are frequent enough to release with DP at this ε; give the class list "
-            "(classes=[...] or --classes A,B,...)"
+            "fewer than two labels are frequent enough to release with DP at this ε (a decision on the DP "
+            f"release only: {released.describe()}); give the class list (classes=[...] or --classes A,B,...), "
+            "or fit unconditionally if the images carry no labels"
         )
     counts = np.array([c for _, c in kept])
-    return ReleasedLabels(tuple(n for n, _ in kept), counts, max(float(counts.sum()), 1.0), "dp")
+    return ReleasedLabels(tuple(n for n, _ in kept), counts, released.estimated_units, "dp", released)
 
 
 def kept_codes(label_names: list[str], codes: np.ndarray, released: ReleasedLabels) -> tuple[np.ndarray, np.ndarray]:
@@ -105,4 +163,40 @@ def kept_codes(label_names: list[str], codes: np.ndarray, released: ReleasedLabe
     return new >= 0, new[new >= 0]
 
 
-__all__ = ["LABELS_EVENT", "LABEL_SET_EVENT", "ReleasedLabels", "kept_codes", "release_labels"]
+def release_shape(
+    counts: dict[tuple[int, int, int], int],
+    *,
+    target: ShareTarget,
+    ledger: PrivacyLedger,
+    rng: np.random.Generator,
+) -> tuple[int, int, int]:
+    """The image shape to train at, by Gaussian partition selection over the shapes present
+    (module docstring): the released shape with the largest noisy count. Refuses when none is
+    released, a decision on the DP release only."""
+    threshold_delta = SHAPE_THRESHOLD_DELTA * target.delta
+    pending = LedgerEntry("shape threshold", 1.0, count=0, extra_delta=threshold_delta)
+    sigma = target.sigma(1.0, 1, [*ledger.entries, pending])
+    threshold = set_union_threshold(sigma, threshold_delta)
+    keys = sorted(counts)  # a public order (by shape), so the noise each key draws is not data-ordered
+    note = f"images per (C, H, W) present; released above τ={threshold:.4g}, extra δ for a shape one image holds"
+    ledger.add(LedgerEntry(SHAPE_EVENT, sigma, count=1, extra_delta=threshold_delta, note=note))
+    noisy = noisy_counts(np.array([counts[k] for k in keys], dtype=np.float64), sigma, _noise_stream(rng))
+    released = [(c, k) for k, c in zip(keys, noisy) if c > threshold]
+    if not released:
+        raise InputError(
+            "no image shape is common enough to release with DP at this ε (a decision on the DP release only); "
+            "declare it: ImageSynthesizer(image_shape=(C, H, W)), read_images(path, shape=...) or --image-shape CxHxW"
+        )
+    return max(released)[1]
+
+
+__all__ = [
+    "CLASS_REASON",
+    "LABELS_EVENT",
+    "LABEL_SET_EVENT",
+    "SHAPE_EVENT",
+    "ReleasedLabels",
+    "kept_codes",
+    "release_labels",
+    "release_shape",
+]

@@ -14,6 +14,14 @@ its group (groups = arange(B)) a record's whole contribution appears or disappea
 Splitting by position instead would move many records between microbatches when one is added, and the bound
 above would not hold.
 
+Non-finite gradients (an overflow, a NaN from an extreme record). One NaN would otherwise make the whole
+release NaN, revealing without noise that such a record was in the batch. So, as the generic backend does
+(dpgan.privacy.grad_sample.spec.clip_factors): a record whose forward or backward values are not all finite
+contributes a zero gradient to its microbatch's mean (it still counts in |g|), and a microbatch whose mean
+gradient's norm is not finite contributes zero. The first rule reads that record alone, the second that
+microbatch alone, so adding or removing a record still changes exactly one microbatch's clipped contribution,
+from a vector of norm ≤ C (or zero) to another: the sensitivity stays 2C (C with one record per group).
+
 Computation (layers k = 1..K, a_k = W_k h_{k-1} + b_k, h_k = φ(a_k), s_k = φ'(a_k)): δ_K = w,
 δ_{k-1} = s_{k-1} ⊙ W_kᵀ δ_k; record i's gradient is δ_k h_{k-1}ᵀ for W_k and δ_k for b_k. With A the
 (m × B) averaging matrix (A[g, i] = 1/|g| if record i is in g), group g's gradient of W_k is
@@ -28,6 +36,7 @@ import torch
 from torch import nn
 
 from dpgan.errors import InputError
+from dpgan.privacy.grad_sample.spec import clip_factors
 from dpgan.privacy.mlp_clipping import _forward, _linear_layers
 
 MICROBATCH_SENSITIVITY_FACTOR = 2.0
@@ -80,7 +89,9 @@ def microbatch_clipped_sum(
 ) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
     """Σ_g clip_C( mean_{i∈g} ∇θ (w_i D(x_i)) ) keyed like `critic.named_parameters()`, and the group norms.
 
-    The norms have shape (num_groups,); empty groups have norm 0 and contribute nothing.
+    The norms have shape (num_groups,); empty groups have norm 0 and contribute nothing. A record with a
+    non-finite value in its forward or backward pass contributes zero to its group's mean, and a group whose
+    norm is not finite contributes nothing (module docstring: the sensitivity is unchanged).
     """
     linears, leak = _linear_layers(critic)
     _check_inputs(x, output_weight, groups, num_groups, linears[0].in_features)
@@ -93,6 +104,7 @@ def microbatch_clipped_sum(
         deltas[k] = delta
         if k > 0:
             delta = slopes[k - 1] * (delta @ linears[k].weight)
+    h_in, deltas = _zero_rows(~_finite_rows(h_in, deltas), h_in, deltas)  # a record's own values: a rule of one record
     counts = torch.bincount(groups, minlength=num_groups).to(x.dtype)
     inv_size = 1.0 / counts.clamp_min(1.0)
     avg = torch.zeros(num_groups, batch, dtype=x.dtype, device=x.device)
@@ -101,7 +113,9 @@ def microbatch_clipped_sum(
     for d, h in zip(deltas, h_in, strict=True):
         sq += torch.einsum("gb,bo,bi->goi", avg, d, h).pow(2).sum(dim=(1, 2)) + (avg @ d).pow(2).sum(dim=1)
     norms = sq.clamp_min(0.0).sqrt()
-    factors = torch.clamp(max_norm / (norms + 1e-12), max=1.0)
+    factors = clip_factors(norms, max_norm)  # 0 for a group whose norm is not finite (an overflow)
+    if not bool(torch.isfinite(norms).all()):  # and 0·inf must not be NaN: its members' rows are zeroed
+        h_in, deltas = _zero_rows(~torch.isfinite(norms)[groups], h_in, deltas)
     coef = (factors * inv_size)[groups].unsqueeze(1)  # c_i = f_{g(i)} / |g(i)|
     names = {id(p): n for n, p in critic.named_parameters()}
     out: dict[str, torch.Tensor] = {}
@@ -109,6 +123,30 @@ def microbatch_clipped_sum(
         out[names[id(layer.weight)]] = (coef * d).T @ h
         out[names[id(layer.bias)]] = (coef * d).sum(dim=0)
     return out, norms
+
+
+def _finite_rows(*tensors: list[torch.Tensor]) -> torch.Tensor:
+    """(B,) bool: the records whose every forward input and backward δ is finite."""
+    finite: torch.Tensor | None = None
+    for group in tensors:
+        for t in group:
+            rows = torch.isfinite(t.flatten(start_dim=1)).all(dim=1)
+            finite = rows if finite is None else finite & rows
+    assert finite is not None
+    return finite
+
+
+def _zero_rows(
+    drop: torch.Tensor, h_in: list[torch.Tensor], deltas: list[torch.Tensor]
+) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+    """The records `drop` marks with zero inputs and δ (their gradient is then exactly 0)."""
+    if not bool(drop.any()):
+        return h_in, deltas
+    keep = ~drop.unsqueeze(1)
+    return (
+        [torch.where(keep, h, torch.zeros_like(h)) for h in h_in],
+        [torch.where(keep, d, torch.zeros_like(d)) for d in deltas],
+    )
 
 
 __all__ = [

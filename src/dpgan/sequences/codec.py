@@ -1,15 +1,13 @@
-"""Long tables (or 3-D arrays) of series in, scaled arrays out, and back.
+"""Series between their public schema and the networks' [-1, 1] arrays, and back.
 
-Reading has two stages. `read_long_raw` / `read_array_raw` check the table against the schema's
-column roles and keep the complete series unscaled (`RawSeries`): a series is kept when it has
-exactly `length` readings at distinct times and no missing value; every other series (a DST day of
-23 or 25 hours, a day with a gap) is dropped, and the fit releases how many with DP (the count of
-dropped series is as private as any other count). `encode` then needs a complete schema (public,
-or completed by the DP releases of dpgan.sequences.dp_schema): each value column is scaled from its
-[min, max] to [-1, 1] (values outside are clamped to the bounds, as for tables), the label becomes
-its index among the categories. A public label set is a claim about the data: a label outside it is
-an error. A DP-released one is a selection: series with another label are dropped and counted with
-the dropped units. Messages name columns and problems, never a value.
+Reading is dpgan.sequences.reader's (the unit rule: each series kept or dropped by its own cells,
+with the reason counted). `encode` then needs a complete schema (public, or completed by the DP
+releases of dpgan.sequences.dp_schema): each value column is scaled from its [min, max] to [-1, 1]
+(values outside are clamped to the bounds, as for tables), the label becomes its index among the
+categories. A series whose label is not in the label set (public, or DP-released) is dropped and
+counted like any other unreadable series: one series never decides whether the fit runs. With an
+entity column the unit is the entity: it is kept when at least one of its series is, and the
+tally counts entities. Messages name columns and problems, never a value.
 """
 
 from __future__ import annotations
@@ -20,31 +18,38 @@ import numpy as np
 import pandas as pd
 
 from dpgan.errors import InputError
-from dpgan.sequences.schema import DP, SequenceSchema
-
-MAX_SERIES = 5_000_000
+from dpgan.privacy.unit_rule import UnitTally
+from dpgan.sequences.reader import (
+    ENTITY_REASONS,
+    LABEL_OUTSIDE,
+    NO_USABLE_SERIES,
+    RawSeries,
+    read_array_raw,
+    read_long_raw,
+)
+from dpgan.sequences.schema import SequenceSchema
+from dpgan.transforms.cells import canonical_text
 
 
 @dataclass
 class SeriesSet:
-    """Complete series scaled to [-1, 1], their labels and owners, and how many were dropped."""
+    """Kept series scaled to [-1, 1], their labels and owners, and the tally of the units."""
 
     values: np.ndarray  # (N, T, F) float32
     labels: np.ndarray | None  # (N,) category indices
     entities: np.ndarray | None  # (N,) owner codes: private, used for sampling units only, never saved
-    dropped: int  # series dropped (incomplete)
-    dropped_units: int = 0  # units left with no complete series (= dropped without an entity column)
+    tally: UnitTally  # units (series, or entities) kept and dropped per reason: released only with DP
+    dropped_series: int = 0  # series dropped, whatever the unit (private: tests and the tally only)
 
+    @property
+    def dropped(self) -> int:
+        """Series dropped (any reason)."""
+        return self.dropped_series
 
-@dataclass
-class RawSeries:
-    """The complete series before scaling: private values, read only by DP releases and `encode`."""
-
-    values: np.ndarray  # (N, T, F) float64, unscaled
-    labels: np.ndarray | None  # (N,) the label cells as read (object)
-    entities: np.ndarray | None  # (N,) owner codes 0..E-1
-    dropped: int  # series dropped (incomplete)
-    units: int  # units in the input (series, or entities), complete or not
+    @property
+    def dropped_units(self) -> int:
+        """Units dropped: series, or entities left with no kept series."""
+        return self.tally.total_dropped
 
 
 def _bounds(schema: SequenceSchema) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -68,129 +73,48 @@ def unscale(values: np.ndarray, schema: SequenceSchema) -> np.ndarray:
     return low + np.where(log, np.expm1(unit * np.log1p(high - low)), unit * (high - low))
 
 
-def _label_codes(labels: pd.Series, schema: SequenceSchema) -> np.ndarray:
-    """Category indices; -1 for a label outside a DP-released set (the caller drops those series)."""
-    index = {str(c): i for i, c in enumerate(schema.categories)}
-    if labels.isna().any():
-        raise InputError(f"label column {schema.label!r} holds a missing value: every series needs its label")
-    codes = labels.map(lambda v: index.get(str(v), -1)).to_numpy(dtype=np.int64)
-    if (codes < 0).any() and schema.categories_source != DP:
-        raise InputError(f"label column {schema.label!r} holds a value outside the schema's categories")
-    return codes
+def _label_codes(labels: np.ndarray, schema: SequenceSchema) -> np.ndarray:
+    """Category indices of the labels' canonical texts; -1 for a label outside the label set."""
+    index = {canonical_text(c): i for i, c in enumerate(schema.categories)}
+    return np.fromiter((index.get(str(v), -1) for v in labels), dtype=np.int64, count=len(labels))
 
 
 def encode(raw: RawSeries, schema: SequenceSchema) -> SeriesSet:
-    """Scale the complete series with the (complete) schema and code their labels; with a DP label
-    set, series whose label was not released are dropped, and units left with none are counted."""
+    """Scale the kept series with the (complete) schema and code their labels; series whose label
+    is outside the label set are dropped and counted (module docstring)."""
     schema.require_complete()
     values, labels, entities = raw.values, None, raw.entities
+    series = UnitTally(raw.series.reasons)
+    series.merge(raw.series)
     if schema.label is not None:
         if raw.labels is None:
             raise InputError("the schema names a label: pass one label per series")
-        labels = _label_codes(pd.Series(raw.labels, dtype=object), schema)
+        labels = _label_codes(raw.labels, schema)
         keep = labels >= 0
+        series.kept -= int((~keep).sum())
+        series.drop(LABEL_OUTSIDE, int((~keep).sum()))
         values, labels = values[keep], labels[keep]
         entities = None if entities is None else entities[keep]
     elif raw.labels is not None:
         raise InputError("labels were given but the schema has no label column")
-    dropped = raw.dropped + (len(raw.values) - len(values))
-    kept_units = len(values) if entities is None else len(np.unique(entities))
-    if entities is not None:
-        entities = pd.factorize(entities)[0].astype(np.int64)
-    return SeriesSet(scale(values, schema), labels, entities, int(dropped), int(raw.units - kept_units))
+    if entities is None:
+        tally = series
+    else:
+        tally = UnitTally(ENTITY_REASONS)
+        tally.keep(len(np.unique(entities)))
+        tally.drop(NO_USABLE_SERIES, raw.units - tally.kept)
+        entities = pd.factorize(entities, sort=True)[0].astype(np.int64)
+    return SeriesSet(scale(values, schema), labels, entities, tally, series.total_dropped)
 
 
 def read_long(frame: pd.DataFrame, schema: SequenceSchema) -> SeriesSet:
-    """The complete series of a long table (one row per reading), in the order of their ids."""
+    """The kept series of a long table (one row per reading), in the order of their ids."""
     return encode(read_long_raw(frame, schema), schema)
 
 
 def read_array(array: np.ndarray, labels: np.ndarray | None, schema: SequenceSchema) -> SeriesSet:
     """Series given as an (N, T) or (N, T, F) array (and optional labels): same checks, same scaling."""
     return encode(read_array_raw(array, labels, schema), schema)
-
-
-def read_long_raw(frame: pd.DataFrame, schema: SequenceSchema) -> RawSeries:
-    """The complete series of a long table, unscaled, in the order of their ids (needs only the
-    schema's column roles and length)."""
-    if not isinstance(frame, pd.DataFrame) or len(frame) == 0:
-        raise InputError("the table is empty: no series to learn from")
-    missing = [c for c in schema.columns if c not in frame.columns]
-    if missing:
-        raise InputError(f"the table lacks the schema's columns {', '.join(map(repr, missing))}")
-    if frame[schema.id].isna().any():
-        raise InputError(f"id column {schema.id!r} has missing cells: every reading needs its series id")
-    if frame[schema.time].isna().any():
-        raise InputError(f"time column {schema.time!r} has missing cells: every reading needs its time")
-    values = {}
-    for name in schema.value_names:
-        numbers = pd.to_numeric(frame[name], errors="coerce")
-        if (numbers.isna() & frame[name].notna()).any():
-            raise InputError(f"value column {name!r} holds text where numbers belong")
-        values[name] = numbers.to_numpy(dtype=np.float64)
-    if any(np.isinf(v).any() for v in values.values()):
-        raise InputError("a value column holds an infinite value")
-    times = frame[schema.time]
-    as_numbers = pd.to_numeric(times, errors="coerce")
-    if not as_numbers.isna().any():  # a CSV's "10" must sort after "9"
-        times = as_numbers
-    ordered = pd.DataFrame({"id": frame[schema.id].to_numpy(), "time": times.to_numpy()} | values)
-    try:
-        ordered = ordered.sort_values(["id", "time"], kind="stable")
-    except TypeError:
-        raise InputError(f"the id and time columns ({schema.id!r}, {schema.time!r}) must each hold one type") from None
-    groups = ordered.groupby("id", sort=False)
-    sizes = groups.size()
-    if len(sizes) > MAX_SERIES:
-        raise InputError(f"the table has more than {MAX_SERIES:,} series")
-    distinct = groups["time"].nunique()
-    complete_ids = sizes.index[(sizes == schema.length) & (distinct == schema.length)]
-    kept = ordered[ordered["id"].isin(complete_ids)]
-    array = kept[schema.value_names].to_numpy(dtype=np.float64).reshape(-1, schema.length, len(schema.values))
-    has_nan = np.isnan(array).any(axis=(1, 2))
-    array = array[~has_nan]
-    ids = kept["id"].to_numpy()[:: schema.length][~has_nan]
-    dropped = len(sizes) - len(ids)
-    by_id = frame.drop_duplicates(schema.id).set_index(schema.id)
-    labels = entities = None
-    units = len(sizes)
-    if schema.label is not None:
-        per_series = frame.groupby(schema.id, sort=False)[schema.label].nunique(dropna=False)
-        if (per_series > 1).any():
-            raise InputError(f"label column {schema.label!r} changes within a series: it must be constant per series")
-        labels = by_id.loc[ids, schema.label].to_numpy(dtype=object)
-    if schema.entity is not None:
-        per_series = frame.groupby(schema.id, sort=False)[schema.entity].nunique(dropna=False)
-        if (per_series > 1).any() or frame[schema.entity].isna().any():
-            raise InputError(f"entity column {schema.entity!r} must name one owner per series, with no gaps")
-        entities = pd.factorize(by_id.loc[ids, schema.entity].to_numpy())[0].astype(np.int64)
-        units = int(frame[schema.entity].nunique())
-    return RawSeries(array, labels, entities, int(dropped), units)
-
-
-def read_array_raw(array: np.ndarray, labels: np.ndarray | None, schema: SequenceSchema) -> RawSeries:
-    """An (N, T) or (N, T, F) array of series (and optional labels), unscaled; each series is a unit."""
-    data = np.asarray(array)
-    if data.ndim == 2:
-        data = data[:, :, None]
-    if data.ndim != 3 or data.shape[0] == 0:
-        raise InputError("series must be a non-empty (N, T) or (N, T, F) array")
-    if data.shape[1:] != (schema.length, len(schema.values)):
-        raise InputError(f"each series must have shape ({schema.length}, {len(schema.values)}) as the schema says")
-    if not np.issubdtype(data.dtype, np.number):
-        raise InputError("series must hold numbers")
-    data = data.astype(np.float64)
-    if np.isinf(data).any():
-        raise InputError("the series hold an infinite value")
-    complete = ~np.isnan(data).any(axis=(1, 2))
-    kept_labels = None
-    if schema.label is not None:
-        if labels is None or len(labels) != len(data):
-            raise InputError("the schema names a label: pass one label per series")
-        kept_labels = np.asarray(labels, dtype=object)[complete]
-    elif labels is not None:
-        raise InputError("labels were given but the schema has no label column")
-    return RawSeries(data[complete], kept_labels, None, int((~complete).sum()), len(data))
 
 
 def label_names(codes: np.ndarray | None, schema: SequenceSchema) -> np.ndarray | None:

@@ -58,7 +58,7 @@ from dpgan.privacy.mechanisms import (
     public_numeric_grid,
     set_union_threshold,
 )
-from dpgan.sequences.codec import RawSeries
+from dpgan.sequences.reader import RawSeries
 from dpgan.sequences.schema import DP, SequenceSchema
 
 BOUNDS_SHARE = 0.04  # of ε, for the minima and maxima histograms (only when a bound is unknown)
@@ -204,9 +204,7 @@ def label_contributions(raw: RawSeries, cap: int, rng: np.random.Generator) -> d
     a child of `rng` (one draw from it whatever the data's size), so the noise that follows is the
     same for neighbouring inputs under one seed."""
     assert raw.labels is not None
-    labels = pd.Series(raw.labels, dtype=object)
-    if labels.isna().any():
-        raise InputError("the label column holds a missing value: every series needs its label")
+    labels = pd.Series(raw.labels, dtype=object)  # one canonical text per kept series (the reader's rule)
     units = raw.entities if raw.entities is not None else np.arange(len(labels))
     pairs = pd.DataFrame({"unit": units, "key": labels.map(str).to_numpy()}).drop_duplicates()
     choice = np.random.default_rng(int(rng.integers(0, 2**63 - 1)))

@@ -139,8 +139,8 @@ def fit_arguments(
     schema (write them into it). The table's structure is refused before any budget is spent."""
     if not isinstance(data, pd.DataFrame):
         raise InputError("data must be a pandas DataFrame")
-    if len(data) == 0 or data.shape[1] == 0:
-        raise InputError("the table is empty: nothing to learn from")
+    if data.shape[1] == 0:  # no columns: public structure (a table with no rows still fits, below)
+        raise InputError("the table has no columns: nothing to learn from")
     schema, hints = schema_with_hints(schema, target, categorical, bounds, categories)
     if schema is not None:
         check_structure(data, schema)  # table structure is refused before any budget is spent

@@ -152,6 +152,10 @@ def fit_table(
     torch_gen = seeded_generator(int(rng.integers(0, 2**63 - 1)))  # on the fit's device (dpgan.devices)
     ledger, purchased = _open_ledger(schema, settings)  # step 1
     prepared, fraction, condition_column = _prepare(data, schema, options, settings, ledger, rng)  # step 2
+    if resume is not None:  # the seed kept before anything noisy leaves the process (synthesizers.resume)
+        resume.pin(context.is_main)
+    for note in prepared.notes:  # N̂ and the repair counts: printed releases
+        warnings.warn(note, DPGanWarning, stacklevel=5)  # the user's call of fit
     schema, rows = prepared.schema, prepared.rows
     if settings.config.binary_codes:  # rewrites of the public schema: free
         schema = binary_coded(schema, keep=tuple(c for c in (schema.target, condition_column) if c))
@@ -271,7 +275,8 @@ def _prepare(
     rng: np.random.Generator,
 ) -> tuple[Prepared, float, str | None]:
     """The table in the schema's domain and its noisy row count, charged at `fraction` of ε
-    (dpgan.preparation); returns it, the fraction and the condition column (checked first)."""
+    (dpgan.preparation); returns it, the fraction and the condition column (checked first). Its
+    notes are the caller's to print (after a resumable fit has pinned its seed)."""
     without_dp = schema is None and settings.schema_from_data_without_dp
     condition_column = _condition_column(settings, schema, options.hints, data)
     needs_prior = condition_column is not None and (
@@ -294,8 +299,6 @@ def _prepare(
         ledger=ledger,
         rng=rng,
     )
-    for note in prepared.notes:
-        warnings.warn(note, DPGanWarning, stacklevel=4)  # the user's call of fit
     return prepared, fraction, condition_column
 
 

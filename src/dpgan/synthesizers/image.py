@@ -1,13 +1,23 @@
 """ImageSynthesizer: DP synthetic images (DP-CGAN, a DCGAN-style conv GAN, the noise-layer GAN).
 
+The unit of privacy is one image with its label, and no image decides a public fact
+(dpgan.privacy.unit_rule): whether the fit runs, the image shape, the label names and their
+order, and what model.json records depend on public inputs (the array's dtype and non-N shape,
+the declared `image_shape` and `classes`, the folder's layout) and on DP releases in the ledger.
 The flow, each private read charged to one ledger:
-1. the images are checked and scaled with public rules only: uint8 by /255, floats must already
-   lie in [0, 1] (dpgan.images.io); then to [-1, 1];
-2. one Gaussian release of the image count per label (dpgan.images.labels): the count N̂ that sets
-   the Poisson rate and the step count, the label shares the generator draws from (a public prior
-   replaces them when given) and, without a public class list, the label set itself (partition
-   selection, extra δ in the ledger); images whose label is not released are dropped;
-3. the GAN, by recipe (dpgan.recipes.images): WGAN-GP or BCE with DP-SGD on the critic through the
+1. the images are checked by public rules and a rule per image (dpgan.images.checks, .io): an
+   image with a pixel outside [0, 1], an unusable label or an unreadable PNG is dropped and
+   counted, never a reason to refuse the set; uint8 scaled by /255, then all to [-1, 1];
+2. a PNG folder read without a declared shape: the shape released by partition selection over the
+   shapes present (dpgan.images.labels.release_shape; SHAPE_SHARE of ε, extra δ); PNGs of other
+   shapes dropped and counted;
+3. one Gaussian release of the image tally (dpgan.images.labels): kept per label (or one kept cell),
+   dropped per reason. It gives the count N̂ that sets the Poisson rate and the step count, the
+   label shares the generator draws from (a public prior replaces them when given), the dropped
+   counts (``training["units"]``) and, without a public class list, the label set itself (partition
+   selection, extra δ in the ledger); images whose label is not released, or not in the class
+   list, are dropped;
+4. the GAN, by recipe (dpgan.recipes.images): WGAN-GP or BCE with DP-SGD on the critic through the
    engine (dpgan.training.dp_critic: Poisson sampling of images, the real term and the gradient
    penalty clipped together per image, one ledger event per critic step), or the noise-layer GAN
    (dpgan.training.noise_layer), whose published form claims no ε.
@@ -28,15 +38,16 @@ import torch
 from dpgan.api import Synthesizer
 from dpgan.devices import on_device, released_on_cpu, seeded_generator, to_device
 from dpgan.errors import BudgetError, InputError, ModelFileError
-from dpgan.images.io import check_images, to_unit_range
+from dpgan.images.checks import INPUT_RULE, ImageGroups, ImageSet, check_images, check_shape, to_unit_range
 from dpgan.images.label_guide import ImageLabelGuideHook
-from dpgan.images.labels import ReleasedLabels, kept_codes, release_labels
+from dpgan.images.labels import ReleasedLabels, kept_codes, release_labels, release_shape
 from dpgan.models.conv import PROJECTION_GRIDS, halvings
 from dpgan.models.image_units import ImageUnitCritic, ImageUnitGenerator, mlp_critic
 from dpgan.models.noise_layer import NoiseLayerCritic
 from dpgan.privacy.accounting import Budget, PrivacyLedger
 from dpgan.privacy.calibration import BudgetShares
 from dpgan.privacy.feature_release import calibrate_feature_release
+from dpgan.privacy.unit_rule import ReleasedTally
 from dpgan.recipes.images import NOT_CERTIFIED, ImageRecipe, get_image_recipe
 from dpgan.serialization import check_model_destination, read_model_dir, write_model_dir
 from dpgan.synthesizers.critic_fit import critic_config, fit_dp_critic
@@ -47,7 +58,8 @@ from dpgan.training.noise_layer import train_noise_layer_gan
 from dpgan.training.schedule import gan_schedule_for
 
 KIND = "image"
-LABEL_SHARE = 0.02  # of ε, for the image count per label
+LABEL_SHARE = 0.02  # of ε, for the image tally (kept per label, dropped per reason)
+SHAPE_SHARE = 0.01  # of ε, for the image shape of a PNG folder read without a declared shape
 MAX_SAMPLE = 1_000_000
 MODE_SEEKING_PAIRS = 64  # noise pairs per generator step for the mode-seeking term
 LABEL_GUIDE_BATCH = 64  # generated images per generator step for the label guide
@@ -149,6 +161,7 @@ class ImageSynthesizer(Synthesizer):
         conditional: bool = True,
         classes: list[str] | tuple[str, ...] | None = None,
         label_prior: list[float] | np.ndarray | None = None,
+        image_shape: tuple[int, int, int] | list[int] | None = None,
         device: str | torch.device = "cpu",
         **settings: Any,
     ) -> None:
@@ -177,7 +190,10 @@ class ImageSynthesizer(Synthesizer):
                 raise InputError("label_prior needs classes and one non-negative weight per class")
             if not (np.all(np.isfinite(self.label_prior)) and np.all(self.label_prior >= 0) and self.label_prior.sum()):
                 raise InputError("label_prior needs one non-negative weight per class, not all zero")
-        self.image_shape: tuple[int, int, int] | None = None
+        # the declared (C, H, W): public, so a PNG folder's other shapes are dropped and nothing is bought
+        self.declared_shape = None if image_shape is None else check_shape(image_shape)
+        self.image_shape: tuple[int, int, int] | None = None  # the fitted shape
+        self.released_units: ReleasedTally | None = None  # the fit's DP tally (not saved: its to_dict is)
         self.label_names: tuple[str, ...] = ()
         self.input_dtype = "uint8"
 
@@ -186,37 +202,87 @@ class ImageSynthesizer(Synthesizer):
         return self.recipe.certified
 
     # ------------------------------------------------------------------ fit
-    def fit(self, images: np.ndarray, labels: np.ndarray | None = None) -> ImageSynthesizer:
-        """Train on `images` (N×H×W or N×C×H×W) and, for a conditional model, their `labels`; spends
-        at most (ε, δ), all of it recorded in `self.ledger` (nothing is claimed for `noise-layer`).
+    def fit(self, images: np.ndarray | ImageSet | ImageGroups, labels: np.ndarray | None = None) -> ImageSynthesizer:
+        """Train on `images` (an N×H×W or N×C×H×W array with, for a conditional model, its `labels`;
+        or what dpgan.images.read_images gives, labels included: read a folder with `labelled=`
+        declared, as the CLI does, so that its layout is public); spends at most (ε, δ), all of it
+        recorded in `self.ledger` (nothing is claimed for `noise-layer`). Images that a rule of
+        their own drops are counted in the DP tally (``training["units"]``), never refused.
         Trains on `self.device`; the fitted generator is on the CPU (dpgan.devices)."""
         with on_device(self.device):
             self._fit(images, labels)
         released_on_cpu(self.generator, getattr(self, "_critic_in_memory", None))
         return self
 
-    def _fit(self, images: np.ndarray, labels: np.ndarray | None) -> None:
-        if self.conditional and labels is None:
-            raise InputError("a conditional model needs labels (or conditional=False)")
-        data = check_images(images, labels if self.conditional else None)
-        shape = tuple(int(s) for s in data.images.shape[1:])
+    def _public_input(
+        self, images: np.ndarray | ImageSet | ImageGroups, labels: np.ndarray | None
+    ) -> ImageSet | ImageGroups:
+        """The input as an ImageSet (an array's shape is public) or ImageGroups (a folder read
+        without a shape), refused on public structure only: labels given or not, the layout, the
+        declared shape against an array's."""
+        if isinstance(images, (ImageSet, ImageGroups)):
+            if labels is not None:
+                raise InputError("an image set read by read_images carries its own labels: pass no labels")
+            labelled = images.labelled if isinstance(images, ImageGroups) else images.labels is not None
+            if self.conditional and not labelled:
+                raise InputError(
+                    "a conditional model needs labelled images (label subfolders, or an .npz 'labels' array), "
+                    "or conditional=False"
+                )
+            data = images
+        else:
+            if self.conditional and labels is None:
+                raise InputError("a conditional model needs labels (or conditional=False)")
+            data = check_images(images, labels if self.conditional else None)
+        if isinstance(data, ImageSet):
+            if self.declared_shape is not None and data.shape != self.declared_shape:
+                raise InputError("the images' shape (C, H, W) is not the declared image_shape")
+        return data
+
+    def _check_shape(self, shape: tuple[int, int, int]) -> None:
         if self.recipe.architecture == "conv" and min(halvings(shape[1]), halvings(shape[2])) == 0:
             raise InputError("conv recipes need even image sides of at least 8 pixels; use recipe='dp-cgan'")
+
+    def _fit(self, images: np.ndarray | ImageSet | ImageGroups, labels: np.ndarray | None) -> None:
+        # refusals on public inputs come first, before any release; after a release only its output decides
+        given = self._public_input(images, labels)
+        if isinstance(given, ImageSet):
+            self._check_shape(given.shape)
+        elif self.declared_shape is not None:
+            self._check_shape(self.declared_shape)
         rng = np.random.default_rng(self.seed if self.seed is not None else secrets.randbits(64))
         if self.seed is not None:
             torch.manual_seed(self.seed)
         ledger = PrivacyLedger(budget=Budget(self.epsilon, self.delta, self.accountant))
         shares = BudgetShares(self.epsilon, self.delta, self.accountant)
+        before = 0.0  # the share of ε spent before the tally
+        if isinstance(given, ImageSet):  # an array's shape, or a folder read at a declared shape
+            data, shape_source = given, "public" if self.declared_shape is None else "declared"
+        elif self.declared_shape is not None:
+            data, shape_source = given.select(self.declared_shape), "declared"
+        else:
+            chosen = release_shape(given.counts(), target=shares.at(SHAPE_SHARE), ledger=ledger, rng=rng)
+            self._check_shape(chosen)  # post-processing of the DP release
+            data, shape_source, before = given.select(chosen), "dp", SHAPE_SHARE
+        if not self.conditional:
+            data = ImageSet(data.images, reasons=data.reasons, dropped=data.dropped)
+        shape = data.shape
         released = release_labels(
             data.label_names,
             data.labels,
             len(data.images),
+            reasons=data.reasons,
+            dropped=data.dropped,
             classes=self.classes,
-            target=shares.at(LABEL_SHARE),
+            target=shares.at(before + LABEL_SHARE),
             ledger=ledger,
             rng=rng,
         )
-        pixels = torch.from_numpy(to_unit_range(data.images)).mul_(2.0).sub_(1.0).reshape(len(data.images), -1)
+        unit_range = to_unit_range(data.images)  # float32 input comes back as the caller's own array:
+        scaled = torch.from_numpy(unit_range)  # scale a copy of it, in place only what is already a copy
+        scaled = scaled.mul(2.0) if np.may_share_memory(unit_range, data.images) else scaled.mul_(2.0)
+        pixels = scaled.sub_(1.0).reshape(len(data), math.prod(shape))
+        del unit_range, scaled
         units, n_labels = pixels, len(released.names)
         if data.labels is not None:
             assert data.label_names is not None
@@ -234,12 +300,13 @@ class ImageSynthesizer(Synthesizer):
         if self.recipe.strategy == "noise-layer":
             result = self._fit_noise_layer(units, shape, n_labels, G, config, released, ledger, rng)
         else:
-            result = self._fit_dp_critic(units, shape, n_labels, G, config, released, ledger, rng)
+            result = self._fit_dp_critic(units, shape, n_labels, G, config, released, ledger, rng, before)
         if self.certified:
             spent = ledger.epsilon(self.delta, self.accountant)
             if spent > self.epsilon * (1 + 1e-9):
                 raise BudgetError(f"internal error: the ledger spent ε={spent:.4f} > target {self.epsilon}")
         self.image_shape, self.label_names, self.ledger = shape, released.names, ledger
+        self.released_units = released.tally  # for the CLI's summary line; training["units"] is what is saved
         self.input_dtype = input_dtype
         self.generator = result["generator"]
         self.training = {
@@ -247,6 +314,8 @@ class ImageSynthesizer(Synthesizer):
             "certified": self.certified,
             "estimated_images": released.total,
             "label_source": released.source,
+            "shape_source": shape_source,
+            "units": released.tally.to_dict(),
             **{k: v for k, v in result.items() if k != "generator"},
             "seeded": self.seed is not None,
         }
@@ -279,8 +348,9 @@ class ImageSynthesizer(Synthesizer):
         released: ReleasedLabels,
         ledger: PrivacyLedger,
         rng: np.random.Generator,
+        before: float = 0.0,
     ) -> dict[str, Any]:
-        guide = self._label_guide(units, n_labels, config, released, ledger, rng)
+        guide = self._label_guide(units, n_labels, config, released, ledger, rng, before)
         self._guide_in_memory = guide[0].classifier if guide else None  # the bench's measure only; never saved
         fitted = fit_dp_critic(
             self,
@@ -312,9 +382,11 @@ class ImageSynthesizer(Synthesizer):
         released: ReleasedLabels,
         ledger: PrivacyLedger,
         rng: np.random.Generator,
+        before: float = 0.0,
     ) -> tuple[ImageLabelGuideHook, ...]:
         """The label guide's classifier, trained with DP-SGD on the images (one record each) before
-        the critic, so the critic's σ is calibrated on what it leaves (dpgan.images.label_guide)."""
+        the critic, so the critic's σ is calibrated on what it leaves (dpgan.images.label_guide);
+        `before` is the share of ε spent before the tally (the shape release)."""
         net = self.networks
         wanted = self.recipe.label_guide if net.label_guide is None else net.label_guide
         if not wanted or (not n_labels and net.label_guide is None):
@@ -333,7 +405,9 @@ class ImageSynthesizer(Synthesizer):
             lr=1e-3,
             hidden=net.label_guide_hidden,
             max_grad_norm=config.max_grad_norm,
-            share=BudgetShares(self.epsilon, self.delta, self.accountant).at(LABEL_SHARE + net.label_guide_fraction),
+            share=BudgetShares(self.epsilon, self.delta, self.accountant).at(
+                before + LABEL_SHARE + net.label_guide_fraction
+            ),
             ledger=ledger,
             generator=seeded_generator(int(rng.integers(0, 2**63 - 1))),
             mechanism=GUIDE_EVENT,
@@ -455,8 +529,11 @@ class ImageSynthesizer(Synthesizer):
             "recipe": self.recipe.name,
             "certified": self.certified,
             "unit_of_privacy": "one image with its label (add or remove one image)",
+            "input_rule": INPUT_RULE,
             "label_source": self.training.get("label_source"),
+            "shape_source": self.training.get("shape_source"),
             "image_shape": list(self.image_shape or ()),
+            "units": self.training.get("units"),
         }
 
     def save(self, path: str | Path, *, overwrite: bool = False) -> Path:

@@ -1,16 +1,17 @@
 """SequenceSynthesizer: DP synthetic fixed-length series (Frigerio et al.'s dp-GAN for time series).
 
 The flow, each private read charged to one ledger:
-1. the series are read with the schema's column roles (dpgan.sequences.codec); incomplete ones are
-   dropped;
+1. the series are read with the schema's column roles by the unit rule (dpgan.sequences.reader): each
+   series is kept or dropped (with a reason) by its own cells, its readings ordered by its own times;
+   nothing about one series is refused or decides how another is read;
 2. what the schema leaves unknown (value bounds, the label set) is released with DP
    (dpgan.sequences.dp_schema: minima/maxima histograms, Gaussian partition selection), then the
    series are scaled with the completed schema, clipped to its bounds, and those whose label was not
    released are dropped;
-3. one Gaussian release of the unit counts (units kept, units dropped, after 1-2): adding or removing
-   one unit (a series, or an entity with all its series) changes one of the two by 1, so sensitivity
-   1. The kept count N̂ sets the Poisson rate q = L/N̂ and the step count; the dropped count is the
-   report's;
+3. one Gaussian release of the unit counts (units kept, units dropped per reason, after 1-2): adding
+   or removing one unit (a series, or an entity with all its series) changes one count by 1, so
+   sensitivity 1 (dpgan.privacy.unit_rule). The kept count N̂ sets the Poisson rate q = L/N̂ and the
+   step count; the dropped counts are the report's. A fit on no readable series still runs (warned);
 4. units are built: one series each, or, with an entity column, `max_series_per_entity` series
    drawn at random (with replacement when an entity has fewer) from each entity's complete series,
    so one entity is one unit however many series it owns: the accountant's neighbour is one entity;
@@ -29,6 +30,7 @@ on all of ε, so it stays off.
 from __future__ import annotations
 
 import secrets
+import warnings
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -39,11 +41,11 @@ import torch
 
 from dpgan.api import Synthesizer
 from dpgan.devices import on_device, released_on_cpu, seeded_generator, to_device
-from dpgan.errors import BudgetError, InputError, ModelFileError
+from dpgan.errors import BudgetError, DPGanWarning, InputError, ModelFileError
 from dpgan.models.sequence_units import CRITICS, SeriesUnitCritic, SeriesUnitGenerator
-from dpgan.privacy.accounting import Budget, LedgerEntry, PrivacyLedger
+from dpgan.privacy.accounting import Budget, PrivacyLedger
 from dpgan.privacy.calibration import BudgetShares, ShareTarget
-from dpgan.privacy.mechanisms import noisy_counts
+from dpgan.privacy.unit_rule import REPORT_SIGMAS, ReleasedTally, release_tally
 from dpgan.sequences.anchor import MomentAnchorHook, StepStatisticsHook, measure_step_statistics
 from dpgan.sequences.baseline import DPGaussianSeries
 from dpgan.sequences.codec import (
@@ -64,10 +66,9 @@ from dpgan.training.aux_classifier import GUIDE_EVENT, fit_private_classifier
 from dpgan.training.config import TrainingConfig
 
 KIND = "sequence"
-COUNT_EVENT = "unit count (kept, dropped)"
+COUNT_EVENT = "unit count (kept, dropped per reason)"
 COUNT_SHARE = 0.01  # of ε, for the counts
 MAX_SAMPLE = 1_000_000
-NO_COMPLETE_SERIES = "no complete series: every series has a missing value or the wrong length"
 
 
 @dataclass(frozen=True)
@@ -206,8 +207,6 @@ class SequenceSynthesizer(Synthesizer):
             raw, form = read_array_raw(data, labels, schema), "array"
         else:
             raise InputError("data must be a pandas DataFrame (long table) or a numpy array of series")
-        if len(raw.values) == 0:
-            raise InputError(NO_COMPLETE_SERIES)
         rng = np.random.default_rng(self.seed if self.seed is not None else secrets.randbits(64))
         if self.seed is not None:
             torch.manual_seed(self.seed)
@@ -217,7 +216,8 @@ class SequenceSynthesizer(Synthesizer):
         schema, spent_share = released.schema, released.share + COUNT_SHARE
         series = encode(raw, schema)
         del raw
-        kept, dropped = self._count_units(series, schema, ledger, rng, shares.at(spent_share))
+        tally = self._count_units(series, schema, ledger, rng, shares.at(spent_share))
+        kept = tally.estimated_units
         units = to_device(self._units(series, schema, rng))  # read from NumPy on the CPU: onto the fit's device
         G, D = self._networks(schema)
         config = replace(self.config, noise_dim=G.noise_dim)
@@ -254,7 +254,8 @@ class SequenceSynthesizer(Synthesizer):
             "unit": schema.unit,
             "max_series_per_entity": schema.max_series_per_entity if schema.entity else None,
             "estimated_units": kept,
-            "estimated_dropped_units": dropped,
+            "estimated_dropped_units": tally.estimated_dropped,
+            "units": tally.to_dict(),
             "dropped_policy": _dropped_policy(schema),
             "clipping": "values outside the value columns' bounds are clipped to them"
             + (f" (bounds estimated with DP: {', '.join(_dp_bounds(schema))})" if _dp_bounds(schema) else ""),
@@ -273,21 +274,21 @@ class SequenceSynthesizer(Synthesizer):
         ledger: PrivacyLedger,
         rng: np.random.Generator,
         target: ShareTarget,
-    ) -> tuple[float, float]:
-        """One sensitivity-1 Gaussian release of (units kept, units dropped), COUNT_SHARE of ε after
-        the schema's releases. Dropped: no complete series, or (DP label set) no released label."""
-        if schema.entity is not None and series.entities is not None:
-            kept = len(np.unique(series.entities))
-            dropped = series.dropped_units
-        else:
-            kept, dropped = len(series.values), series.dropped
-        if kept == 0:
-            raise InputError(NO_COMPLETE_SERIES)
-        sigma = target.sigma(1.0, 1, ledger.entries)
-        noisy = noisy_counts(np.array([kept, dropped], dtype=np.float64), sigma, rng)
-        note = f"{schema.units} kept and dropped; one {schema.unit} changes one count by 1"
-        ledger.add(LedgerEntry(COUNT_EVENT, sigma, count=1, note=note))
-        return max(float(noisy[0]), 1.0), max(float(noisy[1]), 0.0)
+    ) -> ReleasedTally:
+        """One sensitivity-1 Gaussian release of (units kept, units dropped per reason), COUNT_SHARE
+        of ε after the schema's releases (dpgan.privacy.unit_rule). The fit runs whatever it says:
+        a warning, not a refusal, when the kept count does not clear its noise."""
+        released, _ = release_tally(
+            series.tally, unit=schema.unit, units=schema.units, event=COUNT_EVENT, target=target, ledger=ledger, rng=rng
+        )
+        if released.kept < REPORT_SIGMAS * released.noise_multiplier:
+            warnings.warn(
+                f"the DP count of readable {schema.units} is indistinguishable from none: check the schema's "
+                "column roles and length (every series needs exactly `length` readings)",
+                DPGanWarning,
+                stacklevel=3,
+            )
+        return released
 
     def _moment_anchor(
         self,
@@ -460,6 +461,14 @@ class SequenceSynthesizer(Synthesizer):
         return write_long(values_np, codes_np, self.schema)
 
     # ------------------------------------------------------------ report, save, load
+    def unit_summary(self) -> str:
+        """One line: the DP counts of the units kept and dropped (per reason), as a person reads them."""
+        self._require_fitted()
+        assert self.schema is not None
+        if "units" not in self.training:  # a model saved before the per-reason counts
+            return f"about {self.training['estimated_dropped_units']:.0f} {self.schema.units} dropped"
+        return ReleasedTally.from_dict(self.training["units"]).describe()
+
     def _report_details(self) -> dict[str, Any]:
         assert self.schema is not None
         unit = self.schema.unit
@@ -472,6 +481,7 @@ class SequenceSynthesizer(Synthesizer):
         return {
             "kind": KIND,
             "unit_of_privacy": protected,
+            "input_rule": _dropped_policy(self.schema),
             "schema_source": _schema_source(self.schema),
             "dp_schema": _dp_items(self.schema),
         }
@@ -523,10 +533,17 @@ def _dp_bounds(schema: SequenceSchema) -> list[str]:
 
 
 def _dropped_policy(schema: SequenceSchema) -> str:
-    policy = "series with a missing value or not exactly `length` readings are dropped"
-    if schema.categories_source == DP:
-        policy += "; so are series whose label is not in the DP-released label set"
-    return policy
+    policy = (
+        "each series is kept or dropped by its own cells: dropped when its times are missing, unreadable or "
+        "of mixed kinds, when it has not exactly `length` readings at distinct times, a missing or "
+        "non-numeric value, or not one label"
+    )
+    if schema.label is not None:
+        source = "DP-released" if schema.categories_source == DP else "public"
+        policy += f", or a label outside the {source} label set"
+    if schema.entity is not None:
+        policy += f"; an {schema.entity!r} entity is dropped when none of its series is kept"
+    return policy + "; the dropped are counted with DP, per reason"
 
 
 def _dp_items(schema: SequenceSchema) -> dict[str, Any]:

@@ -22,6 +22,9 @@ batches (dpgan.parquet_source) instead of held as a DataFrame:
    (dpgan.privacy.block_sampling has the argument that this is Poisson sampling per step).
 Peak memory: one record batch (raw, conformed, encoded) plus the block, whatever the row count.
 
+Whether a fit streams is public (dpgan.parquet_source.should_stream: a directory or `--stream`,
+never the file's size), so the record's `"streamed": true` says nothing about the rows; a table
+with no rows streams like any other (N̂ says how many there were, dpgan.privacy.unit_rule).
 What a stream cannot do yet is refused before any read, by public settings only (never by the
 data, so whether a fit runs says nothing about the rows): the extras trained with DP-SGD on the
 whole encoded table or on a held-out split (the DP-SGD label model, the auxiliary classifier,

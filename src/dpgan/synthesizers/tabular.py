@@ -9,6 +9,7 @@ states the flow and where each read is charged); `sampling` draws rows from the 
 from __future__ import annotations
 
 import secrets
+import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -20,8 +21,9 @@ import torch
 
 from dpgan.api import Synthesizer
 from dpgan.conditioning import Condition
+from dpgan.conform import INPUT_RULE
 from dpgan.devices import on_device, released_on_cpu, seeded_fork
-from dpgan.errors import InputError, ModelFileError
+from dpgan.errors import DPGanWarning, InputError, ModelFileError
 from dpgan.extras.label_model import LabelModel
 from dpgan.parquet_source import ParquetSource
 from dpgan.privacy.accounting import DEFAULT_ACCOUNTANT
@@ -137,8 +139,11 @@ class TabularSynthesizer(Synthesizer):
         on the non-private `schema_from_data_without_dp` path (they are dropped by default).
         With a `checkpoint` directory the fit writes its state there every `checkpoint_every`
         private steps and, called again with the same table and settings, resumes from it without
-        spending anything twice (dpgan.synthesizers.resume); the checkpoint is as secret as the
-        table and is deleted when the fit succeeds.
+        spending anything twice (dpgan.synthesizers.resume: its seed is kept there before the fit
+        prints any noisy value, so even a kill before the first checkpoint replays what it printed);
+        the checkpoint is as secret as the table and is deleted when the fit succeeds. Rerunning a
+        killed fit with another directory, or none, is a new fit with new noise: what both runs
+        printed are two releases, and their ε adds up (a warning says so when the fit starts).
         `public_data` (a DataFrame or a CSV/Parquet path) is a PUBLIC table of the same schema: G
         and the critic are pre-trained on it without noise for `public_warm_start_steps` rounds
         before the private steps (dpgan.training.public_warm_start). It costs no ε and changes no
@@ -202,6 +207,9 @@ class TabularSynthesizer(Synthesizer):
             fit_seed = _lockstep_seed(context, data, fit_seed)
             if resume is not None:  # rank 0's seed is the one its checkpoint keeps
                 resume = replace(resume, identity={**resume.identity, "fit_seed": fit_seed})
+        note = None if resume is None or not context.is_main else resume.started_note(self.seed is not None)
+        if note is not None:
+            warnings.warn(note, DPGanWarning, stacklevel=2)
         fitted = _seeded_run(
             fit_seed,
             device,
@@ -345,6 +353,7 @@ class TabularSynthesizer(Synthesizer):
             "recipe": self.recipe.name,
             "schema_source": self.training.get("schema_source"),
             "guarantee_covers_schema": covers,
+            "input_rule": INPUT_RULE,
         }
         if not covers:
             details["warning"] = UNSAFE_SCHEMA_NOTE

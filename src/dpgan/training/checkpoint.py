@@ -11,7 +11,9 @@ it; dpgan.synthesizers draws it from OS entropy unless a seed is given, and the 
 Resuming replays the releases before training with that seed on the same table (verified: the
 checkpoint stores a fingerprint of the table and of the replayed releases, and refuses to resume if
 either differs), so they are the same values, not new releases; then it restores the loop at
-`step`, with the generator's state, and runs the remaining steps. A step after `step` that ran
+`step`, with the generator's state, and runs the remaining steps. The seed is kept in the directory
+(IDENTITY_FILE, dpgan.synthesizers.resume) before the fit prints any noisy value, so a kill before
+the first checkpoint replays those values too. A step after `step` that ran
 before the kill is run again with the same noise: what was lost with the kill (it never left the
 process, and nothing published depends on it) is replaced, not added to. The ledger restored from
 the checkpoint counts the `step` releases before it and charges the others as they run, so its
@@ -36,6 +38,7 @@ import torch
 from dpgan.errors import InputError
 
 STATE_FILE = "fit-checkpoint.safetensors"
+IDENTITY_FILE = "fit-identity.json"  # the fit's identity and seed, pinned before its first print
 HEADER_KEY = "dpgan_fit_checkpoint"
 FORMAT_VERSION = 1
 
@@ -151,9 +154,12 @@ class FitCheckpoint:
         return Snapshot(int(header["step"]), tensors, dict(header["values"]))
 
     def remove(self) -> None:
-        """After the fit: the checkpoint is secret material (module docstring)."""
-        if self.writer and self.path.exists():
-            self.path.unlink()
+        """After the fit: the checkpoint and the pinned identity are secret material (module docstring)."""
+        if not self.writer:
+            return
+        for path in (self.path, self.directory / IDENTITY_FILE):
+            if path.exists():
+                path.unlink()
 
 
 def _cpu_copy(tensor: torch.Tensor) -> torch.Tensor:

@@ -12,6 +12,11 @@ that was never fitted. Three modes:
   (`blackbox.audit_black_box`); weak by nature, it usually certifies ε_lb ≈ 0.
 `ablate="noise"` or `"clipping"` switches noise or clipping off in the audited step while the claim
 keeps the configured σ: a control that shows the audit can fail.
+
+Kinds: table models in every mode; sequence and image models (the DP-critic recipes: every image
+recipe but the noise-layer ones, which have no DP-SGD critic step) in the step mode, with a canary
+through their own critic (an LSTM or MLP over series, a conv or MLP over images;
+dpgan.evaluation.audit.units). Anything else is refused in one line that names what is audited.
 """
 
 from __future__ import annotations
@@ -212,5 +217,9 @@ def _check_options(
             raise InputError("--sample-rate applies to the step and one-run audits of critic recipes")
         if not (isinstance(sample_rate, (int, float)) and math.isfinite(sample_rate) and 0 < sample_rate <= 1):
             raise InputError(f"sample rate must be in (0, 1], not {sample_rate!r}")
+    if mode != "step" and target.units is not None:
+        raise InputError(
+            f"--mode {mode} audits table models; a {target.kind} model is audited in --mode step (its critic's step)"
+        )
     if mode == "one-run" and target.recipe.dp_on == "generator":
         raise InputError("the one-run audit puts canaries through the critic step: dtgan-g has none (use --mode step)")

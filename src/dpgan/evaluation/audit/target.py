@@ -3,6 +3,8 @@
 An audit needs the recipe, the training configuration (critic shape, C, loss, microbatches), the
 schema (the encoded layout), the noise multiplier σ, the sampling rate q and the number of steps,
 and the ε the ledger claims. A saved model holds all of them in model.json (`from_model_dir`);
+a sequence or image model's critic is described by its facade instead (`units`,
+dpgan.evaluation.audit.units: its own critic constructor, from model.json's settings);
 `from_settings` builds them for a configuration that was never fitted, calibrating σ with
 dpgan's accountant. Rows the audit feeds to the private step are drawn at random from the
 schema's public domain (`public_rows`): the audit never reads private data.
@@ -20,6 +22,7 @@ import pandas as pd
 
 from dpgan.conditioning import Condition, check_condition_column
 from dpgan.errors import InputError, ModelFileError
+from dpgan.evaluation.audit.units import UnitCritic, unit_critic_of
 from dpgan.privacy.accounting import (
     ACCOUNTANTS,
     ONE_OF_SHARDS,
@@ -49,7 +52,7 @@ class AuditTarget:
 
     recipe: Recipe
     config: TrainingConfig
-    schema: Schema
+    schema: Schema | None  # None for a sequence or image model (`units` describes its critic)
     dtypes: dict[str, str] | None
     condition: Condition | None
     noise_multiplier: float
@@ -60,12 +63,19 @@ class AuditTarget:
     delta: float
     accountant: str
     source: str
+    units: UnitCritic | None = None  # a sequence or image model's critic (dpgan.evaluation.audit.units)
 
     @property
     def sampling(self) -> str:
         return ONE_OF_SHARDS if self.recipe.dp_on == "generator" else POISSON
 
+    @property
+    def kind(self) -> str:
+        return "table" if self.units is None else self.units.kind
+
     def encoder(self) -> TableEncoder:
+        if self.schema is None:
+            raise InputError(f"a {self.kind} model has no table encoding: only --mode step audits it")
         return TableEncoder(self.schema, self.dtypes)
 
     def describe(self) -> dict[str, Any]:
@@ -86,6 +96,9 @@ class AuditTarget:
 def from_model_dir(path: str | Path) -> AuditTarget:
     """The settings of a saved model (model.json); its weights and data are not used."""
     _, meta = read_model_dir(path)
+    kind = meta.get("kind")
+    if kind is not None:
+        return _from_unit_model(path, str(kind))
     try:
         recipe = get_recipe(meta.get("recipe", "dp-gan"))
         training = meta["training"]
@@ -106,6 +119,34 @@ def from_model_dir(path: str | Path) -> AuditTarget:
             delta=delta,
             accountant=accountant,
             source=f"model directory {path}",
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ModelFileError(f"{path} holds an inconsistent model: {exc}") from None
+    _check_positive(target)
+    return target
+
+
+def _from_unit_model(path: str | Path, kind: str) -> AuditTarget:
+    """A sequence or image model: its critic from its facade, its step's settings from its record."""
+    units, synth = unit_critic_of(path, kind)
+    try:
+        training = synth.training
+        recipe_name = f"{kind} ({synth.recipe.name})" if kind == "image" else f"{kind} ({synth.networks.critic} critic)"
+        target = AuditTarget(
+            recipe=Recipe(recipe_name, "", f"the {kind} model's DP-SGD critic", "critic", False),
+            config=synth.config,
+            schema=None,
+            dtypes=None,
+            condition=None,
+            noise_multiplier=float(training["noise_multiplier"]),
+            sample_rate=float(training["sample_rate"]),
+            steps=int(training["steps"]),
+            expected_batch_size=float(training["expected_batch_size"]),
+            epsilon=synth.ledger.epsilon(synth.delta, synth.accountant),
+            delta=float(synth.delta),
+            accountant=str(synth.accountant),
+            source=f"model directory {path} ({kind})",
+            units=units,
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise ModelFileError(f"{path} holds an inconsistent model: {exc}") from None

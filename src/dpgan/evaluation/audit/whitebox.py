@@ -27,6 +27,10 @@ critic reads, clipped with everything the step computes from it), not an injecte
   Clopper–Pearson bound on the other half (`statistics.epsilon_lower_bound`).
 - Claimed ε: dpgan's accountant for exactly what ran (k Gaussian steps at σ, Poisson at q).
 
+Sequence and image models (dpgan.evaluation.audit.units): the same canary argument on their own
+critics (an LSTM or MLP over series, a conv or MLP over images): one input channel's slice of the
+first layer zeroed, the canary on that channel, the same step, release and statistic.
+
 Ablations keep the claim and change only the step's arguments: `noise` runs σ = 0; `clipping`
 runs C' = 10⁶·C with σ' = σ/10⁶, so the noise std σ'C' is unchanged while no gradient is clipped.
 
@@ -51,6 +55,7 @@ import torch
 from dpgan.errors import InputError
 from dpgan.evaluation.audit.statistics import epsilon_lower_bound, one_run_epsilon_lower_bound
 from dpgan.evaluation.audit.target import AuditTarget, public_rows
+from dpgan.evaluation.audit.units import UnitCanary
 from dpgan.models.tabular import TabularCritic
 from dpgan.privacy.accounting import ONE_OF_SHARDS, POISSON, LedgerEntry, PrivacyLedger, epsilon_of
 from dpgan.privacy.sampling import PoissonSampler
@@ -171,44 +176,90 @@ class _CriticCanary:
         self.canaries = torch.zeros(len(self.columns), width)
         self.canaries[torch.arange(len(self.columns)), self.columns] = self.magnitude
 
+    def describe(self) -> str:
+        return f"x[{self.columns[0]}] = {self.magnitude:.4g}, all else 0"
+
     def step(
         self, data: torch.Tensor, sigma: float, clip: float, sample_rate: float, releases: int, generator
     ) -> PrivateStep:
-        """The critic's private step over `data`, as training builds it; q = 1 takes every row."""
-        sampler = PoissonSampler(len(data), sample_rate, generator) if sample_rate < 1.0 else _EveryRow(len(data))
-        return critic_step(
-            CriticStepSettings.from_config(self.target.config),
-            units=len(data),
-            sample_rate=sample_rate,
-            noise_multiplier=sigma,
-            max_norm=clip,
-            expected_batch_size=self.target.expected_batch_size,
-            steps=releases,
-            ledger=PrivacyLedger() if sigma > 0 else None,  # σ = 0 (--ablate noise): nothing to account
-            generator=generator,
-            sampler=sampler,
-        )
+        return _private_step(self.target, data, sigma, clip, sample_rate, releases, generator)
 
     def release_projections(self, data: torch.Tensor, step: PrivateStep, generator: torch.Generator) -> torch.Tensor:
         """One release of the private step on `data`; ⟨W₁[:, j], u⟩ for each canary column j."""
-        settings = CriticStepSettings.from_config(self.target.config)
-        real = data[step.sample()]
-        partners = None
-        if settings.gp_weight > 0:
-            partners = self.partners[torch.randint(len(self.partners), (len(real),), generator=generator)]
-        weight = importance_weights(self.target.condition, self.target.config, real)
-        release = critic_release(
-            step,
-            self.critic,
-            real,
-            weight,
-            partners,
-            settings,
-            max_norm=step.max_norm,
-            with_features=self.target.config.info_loss_weight > 0 and not settings.microbatches,
-            generator=generator,
-        )
-        return self.direction @ release.gradient(self.critic)[FIRST_LAYER][:, self.columns]
+        gradient = _release(self.target, self.critic, self.partners, data, step, generator)
+        return self.direction @ gradient[FIRST_LAYER][:, self.columns]
+
+
+class _UnitCanaryStep:
+    """The canary of a sequence or image model's critic (dpgan.evaluation.audit.units), driven
+    through the same private step and release as the tabular one."""
+
+    def __init__(self, target: AuditTarget, rng: np.random.Generator, seed: int) -> None:
+        assert target.units is not None
+        self.target = target
+        self.canary = UnitCanary(target.units, target.config.max_grad_norm, FILLER_ROWS, rng, seed)
+        self.filler, self.canaries = self.canary.filler, self.canary.canaries
+
+    def describe(self) -> str:
+        return self.canary.describe()
+
+    def step(
+        self, data: torch.Tensor, sigma: float, clip: float, sample_rate: float, releases: int, generator
+    ) -> PrivateStep:
+        return _private_step(self.target, data, sigma, clip, sample_rate, releases, generator)
+
+    def release_projections(self, data: torch.Tensor, step: PrivateStep, generator: torch.Generator) -> torch.Tensor:
+        gradient = _release(self.target, self.canary.critic, self.canary.partners, data, step, generator)
+        return self.canary.project(gradient)
+
+
+def _private_step(
+    target: AuditTarget, data: torch.Tensor, sigma: float, clip: float, sample_rate: float, releases: int, generator
+) -> PrivateStep:
+    """The critic's private step over `data`, as training builds it; q = 1 takes every unit."""
+    sampler = PoissonSampler(len(data), sample_rate, generator) if sample_rate < 1.0 else _EveryRow(len(data))
+    return critic_step(
+        CriticStepSettings.from_config(target.config),
+        units=len(data),
+        sample_rate=sample_rate,
+        noise_multiplier=sigma,
+        max_norm=clip,
+        expected_batch_size=target.expected_batch_size,
+        steps=releases,
+        ledger=PrivacyLedger() if sigma > 0 else None,  # σ = 0 (--ablate noise): nothing to account
+        generator=generator,
+        sampler=sampler,
+    )
+
+
+def _release(
+    target: AuditTarget,
+    critic: torch.nn.Module,
+    partners: torch.Tensor,
+    data: torch.Tensor,
+    step: PrivateStep,
+    generator: torch.Generator,
+) -> dict[str, torch.Tensor]:
+    """One release of the private step on `data` (a fresh batch, penalty partners and α): its gradient."""
+    settings = CriticStepSettings.from_config(target.config)
+    real = data[step.sample()]
+    pairs = None
+    if settings.gp_weight > 0:
+        pairs = partners[torch.randint(len(partners), (len(real),), generator=generator)]
+    weight = importance_weights(target.condition, target.config, real)
+    features = target.config.info_loss_weight > 0 and not settings.microbatches and hasattr(critic, "features")
+    release = critic_release(
+        step,
+        critic,
+        real,
+        weight,
+        pairs,
+        settings,
+        max_norm=step.max_norm,
+        with_features=features,
+        generator=generator,
+    )
+    return release.gradient(critic)
 
 
 class _EveryRow:
@@ -242,7 +293,9 @@ def audit_critic_step(
     """ε_lb of `steps` releases of the private critic step with the canary in the data set."""
     rng = np.random.default_rng(seed)
     generator = torch.Generator().manual_seed(int(rng.integers(2**63 - 1)))
-    canary = _CriticCanary(target, 1, rng, seed)
+    canary: _CriticCanary | _UnitCanaryStep = (
+        _CriticCanary(target, 1, rng, seed) if target.units is None else _UnitCanaryStep(target, rng, seed)
+    )
     sigma, clip = ablated(target.noise_multiplier, target.config.max_grad_norm, ablate)
 
     def scorer_for(world: str) -> Callable[[], float]:
@@ -266,7 +319,7 @@ def audit_critic_step(
         sample_rate=sample_rate,
         details={
             "mean_score": {"out": float(scores["out"].mean()), "in": float(scores["in"].mean())},
-            "canary": f"x[{canary.columns[0]}] = {canary.magnitude:.4g}, all else 0",
+            "canary": canary.describe(),
             "run_noise_multiplier": sigma,
             "run_max_grad_norm": clip,
         },
