@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from dpgan.errors import InputError
+from dpgan.privacy.unit_rule import public_refusal
 
 if TYPE_CHECKING:  # pandas loads only when a batch is read: the CLI's argument checks stay fast
     import pandas as pd
@@ -51,9 +51,9 @@ class ParquetSource:
 
     def __post_init__(self) -> None:
         if isinstance(self.batch_rows, bool) or not isinstance(self.batch_rows, int) or self.batch_rows < 1:
-            raise InputError("batch_rows must be a positive integer")
+            raise public_refusal("batch_rows must be a positive integer")
         if not (isinstance(self.memory_budget_mb, (int, float)) and self.memory_budget_mb > 0):
-            raise InputError("memory_budget_mb must be a positive number")
+            raise public_refusal("memory_budget_mb must be a positive number")
 
     @property
     def budget_bytes(self) -> int:
@@ -65,12 +65,12 @@ class ParquetSource:
         if path.is_dir():
             found = sorted(p for p in path.rglob("*.parquet") if p.is_file())
             if not found:
-                raise InputError(f"{path} holds no .parquet file")
+                raise public_refusal(f"{path} holds no .parquet file")
             return found
         if not path.is_file():
-            raise InputError(f"data file not found: {path}")
+            raise public_refusal(f"data file not found: {path}")
         if path.suffix.lower() != ".parquet":
-            raise InputError(f"streaming reads .parquet files, not {path.name!r}")
+            raise public_refusal(f"streaming reads .parquet files, not {path.name!r}")
         return [path]
 
     def open(self) -> "OpenSource":
@@ -90,17 +90,19 @@ class ParquetSource:
                 meta = pq.ParquetFile(file).metadata
                 file_names = [str(n) for n in meta.schema.to_arrow_schema().names]
             except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
-                raise InputError(f"cannot read {file}: not a well-formed Parquet file ({type(exc).__name__})") from None
+                raise public_refusal(
+                    f"cannot read {file}: not a well-formed Parquet file ({type(exc).__name__})"
+                ) from None
             if len(set(file_names)) != len(file_names):
-                raise InputError(f"{file} has duplicate column names")
+                raise public_refusal(f"{file} has duplicate column names")
             if names is None:
                 names = file_names
             elif set(file_names) != set(names):
-                raise InputError(f"{file} has different columns than {files[0]}")
+                raise public_refusal(f"{file} has different columns than {files[0]}")
             rows += meta.num_rows
         assert names is not None
         if not names:
-            raise InputError(f"{files[0]} has no columns: nothing to learn from")
+            raise public_refusal(f"{files[0]} has no columns: nothing to learn from")
         return OpenSource(self, tuple(files), tuple(names), rows)
 
 
@@ -127,7 +129,9 @@ class OpenSource:
                 for batch in reader.iter_batches(batch_size=self.source.batch_rows, columns=wanted):
                     yield batch.to_pandas()[wanted]
             except (OSError, ValueError) as exc:
-                raise InputError(f"cannot read {file}: not a well-formed Parquet file ({type(exc).__name__})") from None
+                raise public_refusal(
+                    f"cannot read {file}: not a well-formed Parquet file ({type(exc).__name__})"
+                ) from None
 
 
 def should_stream(path: str | Path, asked: bool = False) -> bool:

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dpgan.errors import InputError
+from dpgan.privacy.unit_rule import public_refusal
 
 MAX_SIDE = 512  # pixels: larger images are beyond what the networks here are built for
 CHANNELS = (1, 3)  # grayscale or RGB
@@ -116,7 +116,7 @@ class ImageGroups:
 
     def _only(self) -> ImageSet:
         if len(self.groups) != 1:
-            raise InputError(
+            raise public_refusal(
                 "the folder holds PNGs of several shapes, or none: declare one (read_images(path, shape=(C, H, W)), "
                 "ImageSynthesizer(image_shape=...), --image-shape CxHxW)"
             )
@@ -146,33 +146,35 @@ def as_nchw(images: object) -> np.ndarray:
         try:
             images = np.asarray(images)
         except ValueError:
-            raise InputError(
+            raise public_refusal(
                 "images have mixed sizes: pass one array (or a PNG folder with a declared shape)"
             ) from None
     if images.dtype == object:
-        raise InputError(
+        raise public_refusal(
             "images must be one numeric array (uint8 or float), not an object array (are the images of mixed sizes?)"
         )
     if images.ndim == 3:
         images = images[:, None, :, :]
     elif images.ndim != 4:
-        raise InputError(f"images must be N×H×W or N×C×H×W; got an array with {images.ndim} dimensions")
+        raise public_refusal(f"images must be N×H×W or N×C×H×W; got an array with {images.ndim} dimensions")
     _, c, h, w = images.shape
     if c not in CHANNELS:
         hint = " (channels last? use images.transpose(0, 3, 1, 2))" if w in CHANNELS else ""
-        raise InputError(f"images must have 1 or 3 channels on axis 1 (N×C×H×W); got shape (N, {c}, {h}, {w}){hint}")
+        raise public_refusal(
+            f"images must have 1 or 3 channels on axis 1 (N×C×H×W); got shape (N, {c}, {h}, {w}){hint}"
+        )
     check_side(h, w)
     if images.dtype == np.uint8:
         return images
     if not np.issubdtype(images.dtype, np.floating):
-        raise InputError(f"images must be uint8 (0-255) or float (0.0-1.0); got dtype {images.dtype}")
+        raise public_refusal(f"images must be uint8 (0-255) or float (0.0-1.0); got dtype {images.dtype}")
     return images
 
 
 def check_side(h: int, w: int) -> None:
     """Height and width within 1..MAX_SIDE (public: an array's dimensions or a declared shape)."""
     if h < 1 or w < 1 or h > MAX_SIDE or w > MAX_SIDE:
-        raise InputError(f"image height and width must be 1..{MAX_SIDE} pixels; got {h}×{w}")
+        raise public_refusal(f"image height and width must be 1..{MAX_SIDE} pixels; got {h}×{w}")
 
 
 def check_shape(shape: object) -> tuple[int, int, int]:
@@ -182,10 +184,10 @@ def check_shape(shape: object) -> tuple[int, int, int]:
     except TypeError:
         values = ()
     if len(values) != 3 or not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in values):
-        raise InputError("an image shape is three whole numbers (C, H, W), e.g. (1, 28, 28)")
+        raise public_refusal("an image shape is three whole numbers (C, H, W), e.g. (1, 28, 28)")
     c, h, w = (int(v) for v in values)
     if c not in CHANNELS:
-        raise InputError("an image shape's C (channels) must be 1 (grayscale) or 3 (colour)")
+        raise public_refusal("an image shape's C (channels) must be 1 (grayscale) or 3 (colour)")
     check_side(h, w)
     return c, h, w
 
@@ -228,11 +230,11 @@ def _labels_array(labels: object) -> np.ndarray:
     else:
         values = np.asarray(labels)
     if values.ndim != 1:
-        raise InputError(f"labels must be a 1-D array; got {values.ndim} dimensions")
+        raise public_refusal(f"labels must be a 1-D array; got {values.ndim} dimensions")
     if values.dtype != object and (
         values.dtype == bool or not (np.issubdtype(values.dtype, np.integer) or values.dtype.kind == "U")
     ):
-        raise InputError(f"labels must be integers or strings; got dtype {values.dtype}")
+        raise public_refusal(f"labels must be integers or strings; got dtype {values.dtype}")
     return values
 
 
@@ -253,7 +255,7 @@ def label_texts(labels: object, n: int) -> list[str | None]:
     label per image (the message names no length: the number of images is private)."""
     values = _labels_array(labels)
     if len(values) != n:
-        raise InputError("labels must hold one label per image (the labels and the images differ in length)")
+        raise public_refusal("labels must hold one label per image (the labels and the images differ in length)")
     if values.dtype == object:
         return [_label_text(v) for v in values]
     if values.dtype.kind == "U":
@@ -273,7 +275,7 @@ def encode_labels(labels: object, n: int) -> tuple[np.ndarray, list[str]]:
     writers and sheets, which refuse an unusable label rather than drop its image."""
     texts = label_texts(labels, n)
     if any(t is None for t in texts):
-        raise InputError("labels must be all integers or strings (found missing or other values)")
+        raise public_refusal("labels must be all integers or strings (found missing or other values)")
     return codes_of(texts)  # type: ignore[arg-type]
 
 
@@ -306,7 +308,7 @@ def _check_range(array: np.ndarray) -> None:
     """Every pixel in range, for the converters below (their input is the caller's images to write
     or already-checked training images; no value is named)."""
     if array.dtype != np.uint8 and not pixels_ok(array).all():
-        raise InputError("float images must lie in [0, 1] with no NaN or infinite pixels (or pass uint8 for 0-255)")
+        raise public_refusal("float images must lie in [0, 1] with no NaN or infinite pixels (or pass uint8 for 0-255)")
 
 
 def to_unit_range(images: object) -> np.ndarray:

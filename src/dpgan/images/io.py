@@ -56,6 +56,7 @@ from dpgan.images.checks import (
 )
 from dpgan.images.files import atomic_write, is_png, label_values, png_image, safe_folder_name, visible
 from dpgan.images.sheet import write_contact_sheet
+from dpgan.privacy.unit_rule import public_refusal
 
 __all__ = [
     "FOLDER_REASONS",
@@ -95,30 +96,32 @@ def read_images(
     path = Path(path)
     declared = None if shape is None else check_shape(shape)
     if labelled is not None and not isinstance(labelled, bool):
-        raise InputError("labelled must be True, False or None")
+        raise public_refusal("labelled must be True, False or None")
     if not path.exists():
-        raise InputError(f"no such file or folder: {path}")
+        raise public_refusal(f"no such file or folder: {path}")
     if path.is_dir():
         groups = _read_png_folder(path, declared, labelled)
         return groups if declared is None else groups.select(declared)
     if path.suffix.lower() != ".npz":
-        raise InputError(f"unsupported image input {path.suffix or path.name!r}: give an .npz file or a folder of PNGs")
+        raise public_refusal(
+            f"unsupported image input {path.suffix or path.name!r}: give an .npz file or a folder of PNGs"
+        )
     data = _read_npz(path, labelled)
     if declared is not None and data.shape != declared:
-        raise InputError(f"{path}: its images are {'×'.join(map(str, data.shape))}, not the declared shape")
+        raise public_refusal(f"{path}: its images are {'×'.join(map(str, data.shape))}, not the declared shape")
     return data
 
 
 def _read_npz(path: Path, labelled: bool | None) -> ImageSet:
     if not zipfile.is_zipfile(path):  # e.g. a .npy renamed: np.load would hand back a bare array
-        raise InputError(f"cannot read {path}: not a well-formed .npz file (not a zip archive)")
+        raise public_refusal(f"cannot read {path}: not a well-formed .npz file (not a zip archive)")
     try:
         # our own handle: np.load leaves its file open when the zip is corrupt
         with path.open("rb") as fh, np.load(fh, allow_pickle=False) as archive:
             if "images" not in archive.files:
-                raise InputError(f"{path}: no array named 'images' (it holds {len(archive.files)} arrays)")
+                raise public_refusal(f"{path}: no array named 'images' (it holds {len(archive.files)} arrays)")
             if labelled and "labels" not in archive.files:
-                raise InputError(
+                raise public_refusal(
                     f"{path}: no array named 'labels' (unlabelled images: fit with conditional=False / --unconditional)"
                 )
             images = archive["images"]
@@ -127,10 +130,12 @@ def _read_npz(path: Path, labelled: bool | None) -> ImageSet:
         raise
     except ValueError as exc:
         if "allow_pickle" in str(exc):
-            raise InputError(f"{path}: holds an object (pickled) array; save plain numeric or string arrays") from None
-        raise InputError(f"cannot read {path}: not a well-formed .npz file ({type(exc).__name__})") from None
+            raise public_refusal(
+                f"{path}: holds an object (pickled) array; save plain numeric or string arrays"
+            ) from None
+        raise public_refusal(f"cannot read {path}: not a well-formed .npz file ({type(exc).__name__})") from None
     except (OSError, EOFError, zipfile.BadZipFile) as exc:
-        raise InputError(f"cannot read {path}: not a well-formed .npz file ({type(exc).__name__})") from None
+        raise public_refusal(f"cannot read {path}: not a well-formed .npz file ({type(exc).__name__})") from None
     return check_images(images, labels)
 
 
@@ -242,9 +247,9 @@ def write_images(
         atomic_write(path, overwrite, folder=False, write=write_npz)
         return path
     if path.suffix:
-        raise InputError(f"unsupported image output {path.suffix!r}: give an .npz path or a folder name")
+        raise public_refusal(f"unsupported image output {path.suffix!r}: give an .npz path or a folder name")
     if values is not None and not all(safe_folder_name(v) for v in set(values)):
-        raise InputError("a label cannot be a folder name (empty, leading dot or a path separator); write an .npz")
+        raise public_refusal("a label cannot be a folder name (empty, leading dot or a path separator); write an .npz")
     width = max(6, len(str(pixels.shape[0] - 1)))
 
     def write_folder(tmp: Path) -> None:
