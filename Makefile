@@ -1,8 +1,12 @@
-# Two entry points (see README): `make demo` and `make test`. Each installs what it needs.
+# Two entry points (see README): `make demo` and `make test`. Each installs what it needs, once: pip
+# runs again only when pyproject.toml or constraints.txt changes (or the venv is new), so a second
+# `make demo` starts at once. The stamps live inside the venv: deleting it starts over.
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
+INSTALLED := $(VENV)/.dpgan-installed
+INSTALLED_TEST := $(VENV)/.dpgan-installed-test
 
 .PHONY: install install-test demo test lint
 
@@ -10,16 +14,22 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
 
-install: $(PY)
+$(INSTALLED): pyproject.toml constraints.txt | $(PY)
 	$(PIP) install -q -c constraints.txt torch==2.13.0
 	$(PIP) install -q -c constraints.txt -e .
+	@touch $@
 
-install-test: install
+$(INSTALLED_TEST): $(INSTALLED) pyproject.toml constraints.txt
 	$(PIP) install -q -c constraints.txt -e ".[test]"
 	@# Best effort: the report test opens report.html in a real headless browser (Debian's chromium).
 	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
 	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } >/dev/null 2>&1 || \
 	  echo "note: could not install chromium (needs apt-get as root); the report's browser test will be skipped"
+	@touch $@
+
+install: $(INSTALLED)
+
+install-test: $(INSTALLED_TEST)
 
 demo: install
 	$(VENV)/bin/dpgan demo
@@ -27,6 +37,9 @@ demo: install
 test: install-test
 	$(VENV)/bin/ruff check src tests bench
 	$(VENV)/bin/ruff format --check src tests bench
+	@# the documentation site (mkdocs.yml): --strict fails on a broken page, link or anchor; not kept.
+	@# No -q: mkdocs 1.6.1 then stops counting warnings, and --strict passes a broken link.
+	$(VENV)/bin/mkdocs build --strict -d "$${TMPDIR:-/tmp}/dpgan-site"
 	$(PY) -m pytest tests
 
 lint: install-test

@@ -1,7 +1,7 @@
 """Privacy audit of a saved model and of every recipe's default configuration (not run in CI).
 
 Each line of the output is one audit: its options, `AuditResult.to_dict()` and the wall time.
-Example (the numbers in the README's "Audit" section):
+Example (the numbers in docs/privacy.md, "Audit"):
 
     python bench/audit.py --model dpgan-demo/model --out bench/results/audit.jsonl
     python bench/audit.py --recipes --out bench/results/audit_recipes.jsonl

@@ -82,6 +82,9 @@ def main() -> None:
         default=[0],
         help="synthetic images the students train on (0: as many as train); several: one row each, same fit",
     )
+    parser.add_argument(
+        "--dp-labels", action="store_true", help="no class list: the label set is released with DP (issue 31)"
+    )
     parser.add_argument("--students", nargs="+", default=["logreg", "mlp", "cnn"])
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a setting (JSON value)")
     parser.add_argument("--real-rows", action="store_true", help="also score the students trained on real images")
@@ -100,7 +103,7 @@ def main() -> None:
     eval_unit = unit(eval_x)
     if args.limit:
         train_x, train_y = train_x[: args.limit], train_y[: args.limit]
-    classes = [str(c) for c in range(10)]
+    classes = None if args.dp_labels else [str(c) for c in range(10)]
     space = fit_feature_space(unit(train_x), train_y, 10, seed=0) if args.frechet else None
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -144,6 +147,8 @@ def main() -> None:
                         "synthetic": scores,
                         "real": real_scores,
                         "guide_accuracy": guide_accuracy,
+                        "labels_released": len(synth.label_names),
+                        "label_source": synth.training.get("label_source"),
                         "frechet": feature_distance(space, images_unit, eval_unit, eval_y) if space else None,
                         "threads": os.environ.get("OMP_NUM_THREADS"),
                         "device": args.device,

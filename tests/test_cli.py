@@ -137,7 +137,7 @@ def test_fit_sample_inspect_round_trip(tmp_path, adult_small, adult_schema):
     frame = pd.read_parquet(synthetic)
     assert len(frame) == 25 and list(frame.columns) == list(adult_small.columns)
     # a dp-gan model is not conditional, but its label model lets it sample a target value
-    out = run("sample", str(model), "-n", "30", "--out", str(synthetic), "--condition", "income=>50K")
+    out = run("sample", str(model), "-n", "30", "--out", str(synthetic), "--condition", "income=>50K", "--overwrite")
     assert out.returncode == 0, out.stderr
     assert (pd.read_parquet(synthetic)["income"] == ">50K").all()
     out = run("inspect", str(model), "--json")

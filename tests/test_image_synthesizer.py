@@ -52,10 +52,10 @@ def test_fit_charges_labels_once_and_one_event_per_critic_step(fitted):
 
 def test_sample_shapes_dtype_and_imposed_label(fitted):
     images, labels = fitted.sample(50, seed=1)
-    assert images.shape == (50, 1, 8, 8) and images.dtype == np.uint8
+    assert images.shape == (50, 8, 8) and images.dtype == np.uint8  # an N×H×W input: N×H×W out
     assert set(labels) <= {str(d) for d in range(10)}
     sevens, fixed = fitted.sample(7, seed=2, label="7")
-    assert list(fixed) == ["7"] * 7 and sevens.shape == (7, 1, 8, 8)
+    assert list(fixed) == ["7"] * 7 and sevens.shape == (7, 8, 8)
     with pytest.raises(InputError, match="not a label"):
         fitted.sample(3, label="eleven")
 
@@ -74,6 +74,28 @@ def test_save_load_round_trip_samples_equal_and_no_pickle(fitted, tmp_path):
     (path / "model.json").write_text(json.dumps({**meta, "image_shape": [1, 9]}))
     with pytest.raises(ModelFileError):
         load_model(path)
+
+
+def test_samples_come_in_the_input_rank_through_save_and_load(fitted, digits, tmp_path):
+    """Fitted on N×H×W, sampled as n×H×W; on N×C×H×W, as n×C×H×W; the rank is in the model file,
+    and a file written before it was samples n×C×H×W, as such files always did."""
+    from dpgan.serialization import HASH_KEY, WEIGHTS, content_hash
+
+    images, labels = digits
+    three = fitted.save(tmp_path / "three")
+    assert json.loads((three / "model.json").read_text())["input_rank"] == 3
+    assert load_model(three).sample(5, seed=0)[0].shape == (5, 8, 8)
+    four = ImageSynthesizer(
+        epsilon=3.0, seed=0, classes=[str(d) for d in range(10)], **FAST, max_steps=2, label_guide=False
+    ).fit(images[:, None], labels)
+    assert four.sample(5, seed=0)[0].shape == (5, 1, 8, 8)
+    assert load_model(four.save(tmp_path / "four")).sample(5, seed=0)[0].shape == (5, 1, 8, 8)
+    meta = json.loads((three / "model.json").read_text())
+    del meta["input_rank"]
+    meta[HASH_KEY] = content_hash(meta, (three / WEIGHTS).read_bytes())
+    (three / "model.json").write_text(json.dumps(meta))
+    old = load_model(three)
+    assert old.input_rank == 4 and old.sample(5, seed=0)[0].shape == (5, 1, 8, 8)
 
 
 def test_generator_shape_costs_no_epsilon_and_round_trips(fitted, digits, tmp_path):
@@ -167,7 +189,7 @@ def test_dp_cgan_recipe_uses_the_mlp_critic_and_microbatches(digits):
     entry = _events(synth)[CRITIC_EVENT]
     assert "microbatches" in entry.note and "2C" in entry.note
     out, _ = synth.sample(3, seed=0)
-    assert out.shape == (3, 1, 8, 8)
+    assert out.shape == (3, 8, 8)
 
 
 def test_public_prior_replaces_the_released_shares(digits):

@@ -62,6 +62,7 @@ PUBLIC_VALUES = {
     "'×'.join(map(str, data.shape))",  # an .npz's (C, H, W)
     "type(exc).__name__",
     "len(archive.files)",  # how many arrays an .npz holds: its structure
+    "held",  # the names of the arrays an .npz holds: its structure
     "released.describe()",  # a DP release's output
     "file",
     "files[0]",

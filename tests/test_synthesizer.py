@@ -249,7 +249,7 @@ def test_a_failed_save_leaves_no_model_directory(fitted, tmp_path, monkeypatch):
     def broken(*args, **kwargs):
         raise OSError("disk full")
 
-    monkeypatch.setattr(safetensors.torch, "save_file", broken)  # dpgan.serialization imports it when it writes
+    monkeypatch.setattr(safetensors.torch, "save", broken)  # dpgan.serialization imports it when it writes
     with pytest.raises(OSError):
         fitted.save(tmp_path / "model")
     assert list(tmp_path.iterdir()) == []

@@ -1,33 +1,39 @@
 """dpgan: differentially private synthetic data with GANs (DP-SGD, one privacy ledger).
 
-Names are imported lazily so that light commands (`dpgan privacy`) do not load PyTorch.
+Names are imported lazily so that light commands (`dpgan privacy`) do not load PyTorch. `__all__`
+is the public API, and `dir(dpgan)` lists it and nothing else (no helper of this file, no
+submodule a caller happened to import).
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+import importlib as _importlib
 
 __version__ = "0.1.0"
 
 _EXPORTS = {
-    "ColumnSpec": "dpgan.schema",
+    "TabularSynthesizer": "dpgan.synthesizers",
+    "SequenceSynthesizer": "dpgan.synthesizers",
+    "ImageSynthesizer": "dpgan.synthesizers",
+    "load_model": "dpgan.synthesizers",
     "Schema": "dpgan.schema",
+    "ColumnSpec": "dpgan.schema",
+    "ParquetSource": "dpgan.parquet_source",
     "DPGanError": "dpgan.errors",
     "InputError": "dpgan.errors",
     "ModelFileError": "dpgan.errors",
     "BudgetError": "dpgan.errors",
-    "TabularSynthesizer": "dpgan.synthesizers",
-    "ParquetSource": "dpgan.parquet_source",
-    "SequenceSynthesizer": "dpgan.synthesizers",
-    "ImageSynthesizer": "dpgan.synthesizers",
 }
-__all__ = [*_EXPORTS, "__version__", "datasets"]
+__all__ = [*_EXPORTS, "datasets", "__version__"]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     if name == "datasets":
-        return importlib.import_module("dpgan.datasets")
+        return _importlib.import_module("dpgan.datasets")
     if name in _EXPORTS:
-        return getattr(importlib.import_module(_EXPORTS[name]), name)
+        return getattr(_importlib.import_module(_EXPORTS[name]), name)
     raise AttributeError(f"module 'dpgan' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -21,6 +21,7 @@ from dpgan.devices import resolve_device
 from dpgan.errors import InputError
 from dpgan.privacy.accounting import DEFAULT_ACCOUNTANT, PrivacyLedger, check_accountant, check_epsilon_delta
 from dpgan.privacy.unit_rule import ReleasedTally
+from dpgan.threads import resolve_threads
 
 SEED_NOTE = "trained with a fixed seed: for experiments only, not for a release"
 
@@ -41,6 +42,7 @@ class Synthesizer(ABC):
         seed: int | None = None,
         noise_multiplier: float | None = None,
         device: str | torch.device = "cpu",
+        threads: int | str | None = None,
     ) -> None:
         check_epsilon_delta(epsilon, delta)
         check_accountant(accountant)
@@ -56,6 +58,8 @@ class Synthesizer(ABC):
         # where fit trains (dpgan.devices), checked now, before any data is read; the released model
         # is always moved back to the CPU, so sample, save and load never depend on it
         self.device = resolve_device(device)
+        # CPU threads of the fit (dpgan.threads): None is auto (the cores other jobs leave free)
+        self.threads = resolve_threads(threads)
         self.ledger = PrivacyLedger()
         self.generator: torch.nn.Module | None = None
         self.training: dict[str, Any] = {}
@@ -76,6 +80,33 @@ class Synthesizer(ABC):
     def _report_details(self) -> dict[str, Any]:
         """The data kind's own lines of the report (recipe, what the guarantee covers, ...)."""
         return {}
+
+    def _repr_details(self) -> dict[str, Any]:
+        """The data kind's settings that tell two synthesizers apart at a glance (its recipe, ...),
+        shown first by `repr`."""
+        return {}
+
+    def __repr__(self) -> str:
+        """`TabularSynthesizer(recipe='dp-gan', epsilon=3.0, delta=1e-05, fitted: ε=2.998)`: the
+        target and, once fitted, the ε the ledger spent (by the synthesizer's accountant)."""
+        settings = [f"{key}={value!r}" for key, value in self._repr_details().items()]
+        settings += [f"epsilon={self.epsilon!r}", f"delta={self.delta!r}"]
+        if self.generator is None:
+            state = "not fitted"
+        elif not getattr(self, "certified", True):
+            state = "fitted: NOT certified, no ε claimed"
+        else:
+            state = f"fitted: ε={self._spent_epsilon():.4g}"
+        return f"{type(self).__name__}({', '.join(settings)}, {state})"
+
+    def _spent_epsilon(self) -> float:
+        """The ledger's ε at δ, computed once per ledger (a PLD composition is not free; repr is)."""
+        key = (id(self.ledger), len(self.ledger.entries), self.delta, self.accountant)
+        cached = getattr(self, "_epsilon_cache", None)
+        if cached is None or cached[0] != key:
+            cached = (key, self.ledger.epsilon(self.delta, self.accountant))
+            self._epsilon_cache = cached
+        return cached[1]
 
     def privacy_report(self) -> dict[str, Any]:
         """ε(δ) by the chosen accountant, by RDP and PLD, the ledger with the budget split, and the

@@ -7,6 +7,7 @@ before any private row is read: a typo costs a second, not a wasted fit and its 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -18,11 +19,13 @@ from pathlib import Path
 from typing import Any
 
 from dpgan import __version__
+from dpgan.cli_progress import ProgressBar, StageProgress
 from dpgan.errors import DPGanError, DPGanWarning, InputError
 from dpgan.recipes import RECIPES
 from dpgan.recipes.images import IMAGE_RECIPES
-from dpgan.serialization import check_model_destination, model_kind
+from dpgan.serialization import METADATA, check_model_destination, model_kind
 from dpgan.table_io import check_readable, check_writable
+from dpgan.threads import ENVIRONMENT, describe_threads, fit_threads, resolve_threads
 
 ACCOUNTANTS = ("pld", "rdp", "rdp-classic")
 MAX_SAMPLE_ROWS = 100_000_000
@@ -69,6 +72,16 @@ def _check_model_dir(path: str) -> Path:
     if not Path(path).is_dir():
         raise InputError(f"model directory not found: {path}")
     return Path(path)
+
+
+def _names(text: str | None, flag: str) -> list[str] | None:
+    """`A,B` → ["A", "B"] (None stays None); an empty or repeated name is one line."""
+    if text is None:
+        return None
+    names = [n.strip() for n in text.split(",")]
+    if any(not n for n in names) or len(set(names)) != len(names):
+        raise InputError(f"{flag} lists distinct, non-empty column names: A,B")
+    return names
 
 
 def _categorical(items: list[str] | None) -> list[str]:
@@ -135,6 +148,8 @@ def _synth_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     }
     if getattr(args, "device", None) is not None:
         kwargs["device"] = args.device
+    if getattr(args, "threads", None) is not None:
+        kwargs["threads"] = args.threads
     for key in ("recipe", *LOOP_FLAGS, "noise_multiplier"):
         if getattr(args, key, None) is not None:
             kwargs[key] = getattr(args, key)
@@ -170,27 +185,6 @@ def _synth_kwargs(args: argparse.Namespace) -> dict[str, Any]:
 # ---------------------------------------------------------------- output
 
 
-class _ProgressBar:
-    """tqdm bar with steps and the ε spent so far (by the accountant in use)."""
-
-    def __init__(self, enabled: bool = True, accountant: str = "pld") -> None:
-        self.enabled = enabled
-        self.accountant = accountant
-        self.bar: Any = None
-
-    def __call__(self, step: int, total: int, epsilon: float) -> None:
-        if not self.enabled:
-            return
-        if self.bar is None:
-            from tqdm import tqdm
-
-            self.bar = tqdm(total=total, unit="step", desc="DP training", file=sys.stderr)
-        self.bar.update(step - self.bar.n)
-        self.bar.set_postfix_str(f"ε spent {epsilon:.3f} ({self.accountant})")
-        if step >= total:
-            self.bar.close()
-
-
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:  # noqa: ANN001
     """dpgan's own warnings as one line each on stderr; other libraries' warnings are not the user's concern."""
     if issubclass(category, DPGanWarning):
@@ -219,10 +213,11 @@ def cmd_fit(args: argparse.Namespace) -> int:
         raise InputError(f"--recipe {args.recipe} is an image recipe; table recipes: {', '.join(RECIPES)}")
     if args.classes is not None or args.unconditional:
         raise InputError("--classes and --unconditional need --kind image")
-    sequence_only = ("id_column", "time_column", "length", "label_column", "entity_column")
+    sequence_only = ("id_column", "time_column", "length", "label_column", "entity_column", "value_columns")
     if any(getattr(args, k) is not None for k in sequence_only) or args.critic != "mlp":
         raise InputError(
-            "--id-column, --time-column, --length, --label-column, --entity-column, --critic need --kind sequence"
+            "--id-column, --time-column, --length, --label-column, --entity-column, --value-columns, --critic "
+            "need --kind sequence"
         )
     from dpgan.parquet_source import ParquetSource, should_stream
 
@@ -278,7 +273,7 @@ def _fit_table(args: argparse.Namespace, synth: Any, data: Any, schema: Any, out
         categories=categories,
         strict=args.strict,
         keep_identifiers=args.keep_identifier_columns,
-        progress=_ProgressBar(not args.quiet and main, args.accountant),
+        progress=ProgressBar(not args.quiet and main, args.accountant),
         checkpoint=args.checkpoint,
         checkpoint_every=args.checkpoint_every,
         public_data=args.public_data,
@@ -313,7 +308,7 @@ def _fit_sequence(args: argparse.Namespace) -> int:
         names, _ = read_header(data_path)
         schema = schema_from_options(
             names,
-            id=args.id_column,
+            id=_names(args.id_column, "--id-column"),
             time=args.time_column,
             length=args.length,
             bounds=bounds,
@@ -321,6 +316,7 @@ def _fit_sequence(args: argparse.Namespace) -> int:
             categories=categories,
             entity=args.entity_column,
             max_series_per_entity=args.max_series_per_entity,
+            value_columns=_names(args.value_columns, "--value-columns"),
         )
 
     from dpgan.synthesizers import SequenceSynthesizer
@@ -335,9 +331,10 @@ def _fit_sequence(args: argparse.Namespace) -> int:
         noise_multiplier=args.noise_multiplier,
         critic=args.critic,
         device=args.device,
+        threads=args.threads,
         **settings,
     )
-    synth.fit(read_private_table(data_path), schema)
+    synth.fit(read_private_table(data_path), schema, progress=ProgressBar(not args.quiet, args.accountant))
     synth.save(out, overwrite=args.overwrite)
     report = synth.privacy_report()
     print(f"saved model to {out}: ε={report['epsilon']:.4f}, δ={report['delta']:g} ({report['accountant']})")
@@ -357,6 +354,7 @@ def _evaluate_sequences(args: argparse.Namespace) -> int:
         _check_model_dir(args.model)
 
     from dpgan.evaluation.evaluate import save_metrics
+    from dpgan.evaluation.headline import headline_line
     from dpgan.evaluation.sequence_report import write_sequence_report
     from dpgan.evaluation.sequences import evaluate_sequences
     from dpgan.sequences.codec import label_names, read_long, unscale
@@ -384,6 +382,7 @@ def _evaluate_sequences(args: argparse.Namespace) -> int:
     report_path = write_sequence_report(out / "report.html", metrics, *arrays, schema.value_names)
     dtw = metrics["dtw_nearest"]
     print(f"wrote {metrics_path} and {report_path}")
+    print(headline_line(metrics))
     print(
         f"DTW to the nearest real series: synthetic {_short(dtw['synthetic_mean'])}, "
         f"held-out floor {_short(dtw['heldout_mean'])}; membership AUC {_short(metrics['membership_auc'])}"
@@ -441,17 +440,23 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 def cmd_sample(args: argparse.Namespace) -> int:
     _check_model_dir(args.model)
+    if not (Path(args.model) / METADATA).is_file():  # before --out is judged by a kind it may not be
+        raise InputError(f"{args.model} is not a dpgan model (it has no {METADATA}): give a directory written by fit")
     _positive(args.n, "-n", integer=True)
     if args.n > MAX_SAMPLE_ROWS:
         raise InputError(f"-n {args.n} is too large; sample at most {MAX_SAMPLE_ROWS} rows per call")
     if model_kind(args.model) == "image":
         from dpgan.cli_images import check_image_destination, sample_image
 
-        out = check_image_destination(args.out)  # before the model and PyTorch load
+        out = check_image_destination(args.out, args.overwrite)  # before the model and PyTorch load
         from dpgan.synthesizers import load_model
 
         return sample_image(load_model(args.model), out, args)
     out = check_writable(args.out)
+    if out.is_dir():
+        raise InputError(f"output {out} is a directory: give a file name ending in .csv or .parquet")
+    if out.exists() and not args.overwrite:
+        raise InputError(f"{out} exists; pass --overwrite to replace it")
     conditions = parse_conditions(args.condition)
 
     from dpgan.synthesizers import SequenceSynthesizer, load_model
@@ -500,6 +505,8 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         print(f"recipe: {report['recipe']}; unit of privacy: {report['unit_of_privacy']}")
     if "units_summary" in report:
         print(f"units read (noisy counts): {report['units_summary']}")
+    if "repairs_summary" in report:
+        print(f"cells mapped into the schema (noisy counts): {report['repairs_summary']}")
     if "input_rule" in report:
         print(f"input rule: {report['input_rule']}")
     return 0
@@ -555,7 +562,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     print(f"UCI Adult: {len(train)} training rows, {len(test)} test rows; ε={args.epsilon}, δ={args.delta:g}")
     started = time.time()
     synth = TabularSynthesizer(**_synth_kwargs(args))
-    synth.fit(train, schema=schema, progress=_ProgressBar(not args.quiet, args.accountant))
+    synth.fit(train, schema=schema, progress=ProgressBar(not args.quiet, args.accountant))
     fit_seconds = time.time() - started
     synthetic = synth.sample(len(train), seed=args.seed)
     write_table(synthetic, out / "adult-synthetic.csv")
@@ -581,33 +588,6 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
-class _StageProgress:
-    """tqdm bars for `evaluate`: one bar per stage ("utility", "fidelity", ...), on stderr."""
-
-    def __init__(self, enabled: bool = True) -> None:
-        self.enabled = enabled
-        self.bar: Any = None
-        self.stage: str | None = None
-
-    def __call__(self, stage: str, done: int, total: int) -> None:
-        if not self.enabled:
-            return
-        from tqdm import tqdm
-
-        group = stage.split(":")[0]
-        if self.bar is None or group != self.stage:
-            self.close()
-            self.bar, self.stage = tqdm(total=total, desc=group, file=sys.stderr, leave=True), group
-        self.bar.total = max(total, 1)
-        self.bar.set_postfix_str(stage[len(group) + 1 :].strip(), refresh=False)
-        self.bar.update(done - self.bar.n)
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
-            self.bar = None
-
-
 def cmd_evaluate(args: argparse.Namespace) -> int:
     if args.kind == "image":
         from dpgan.cli_images import evaluate_image
@@ -627,13 +607,14 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     if args.audit and args.model is None:
         raise InputError("--audit audits the model that made the synthetic table: give --model")
     from dpgan.evaluation.evaluate import evaluate, save_metrics
+    from dpgan.evaluation.headline import headline_line
     from dpgan.evaluation.report import write_report
     from dpgan.schema import Schema
     from dpgan.table_io import read_table
 
     schema = Schema.from_json(schema_path) if schema_path is not None else None
     real, synthetic, test = (read_table(p, schema) for p in (args.real, args.synthetic, args.test))
-    progress = _StageProgress(not args.quiet)
+    progress = StageProgress(not args.quiet)
     attack_config = None
     if args.attacks:
         from dpgan.evaluation.attacks import AttackConfig
@@ -653,6 +634,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     finally:
         progress.close()
     print(f"wrote {metrics_path} and {report_path}")
+    print(headline_line(metrics))
     fidelity = metrics["fidelity"]
     mean = metrics["utility_summary"]["mean"]
     name = "accuracy" if "accuracy" in mean else "r2"
@@ -690,7 +672,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
         _check_file(args.schema, "schema file")
     from dpgan.evaluation.audit import audit_config, audit_model
 
-    bar = _StageProgress(not args.quiet)
+    bar = StageProgress(not args.quiet)
     options = {
         "mode": args.mode, "trials": args.trials, "steps": args.steps, "sample_rate": args.sample_rate,
         "ablate": args.ablate, "confidence": args.confidence, "seed": args.seed,
@@ -718,8 +700,18 @@ def _audit_options(audit: argparse.ArgumentParser) -> None:
     audit.add_argument("--delta", type=float, help="with --epsilon (default: 1e-5)")
     audit.add_argument("--recipe", choices=list(RECIPES), help="with --epsilon (default: dp-gan)")
     audit.add_argument("--rows", type=int, help="with --epsilon: table size N (default: 32561, Adult's)")
-    audit.add_argument("--batch-size", type=int, help="with --epsilon (default: the recipe's)")
-    audit.add_argument("--epochs", type=float, help="with --epsilon (default: the recipe's)")
+    audit.add_argument(
+        "--batch-size",
+        type=int,
+        help=f"with --epsilon (default: {_number(LOOP_DEFAULTS['table']['batch_size'])}, "
+        f"dtgan-g {_number(DTGAN_G_LOOP['batch_size'])}; at most {MAX_SAMPLE_RATE:.0%}% of --rows)",
+    )
+    audit.add_argument(
+        "--epochs",
+        type=float,
+        help=f"with --epsilon (default: {_number(LOOP_DEFAULTS['table']['epochs'])}, "
+        f"dtgan-g {_number(DTGAN_G_LOOP['epochs'])})",
+    )
     audit.add_argument("--schema", help="with --epsilon: public schema JSON (default: the bundled Adult schema)")
     audit.add_argument("--accountant", choices=ACCOUNTANTS, help="with --epsilon: calibrates σ (default: pld)")
     audit.add_argument(
@@ -761,100 +753,171 @@ class _Parser(argparse.ArgumentParser):
 
 
 class _HelpFormatter(argparse.HelpFormatter):
-    """Shows "(default: X)" after an option's help when it has a meaningful default."""
+    """Shows "(default: X)" after an option's help when it has a meaningful default and the help
+    does not state one itself (a default given as a rule, e.g. per data kind, is written in the help)."""
 
     def _get_help_string(self, action: argparse.Action) -> str:
         text = action.help or ""
         default = action.default
-        if "%(default)" not in text and default not in (None, False, argparse.SUPPRESS) and action.option_strings:
+        stated = "%(default)" in text or "default:" in text
+        if not stated and default not in (None, False, argparse.SUPPRESS) and action.option_strings:
             text += " (default: %(default)s)"
         return text
 
 
-def _budget_options(p: argparse.ArgumentParser, epsilon_default: float | None) -> None:
-    p.add_argument(
+# The loop's defaults per data kind, shown in `fit --help` as numbers. cli.py cannot import them (that
+# would load PyTorch before the arguments are checked): tests/test_cli_help.py pins them to
+# TrainingConfig, the recipes, SEQUENCE_DEFAULTS and IMAGE_DEFAULTS.
+LOOP_DEFAULTS: dict[str, dict[str, float]] = {
+    "table": {"epochs": 60.0, "batch_size": 1024, "max_steps": 0, "max_examples": 0},
+    "sequence": {"epochs": 60.0, "batch_size": 256, "max_steps": 0, "max_examples": 0},
+    "image": {"epochs": 200.0, "batch_size": 1024, "max_steps": 0, "max_examples": 1_024_000},
+}
+DTGAN_G_LOOP = {"epochs": 10.0, "batch_size": 64}  # the one table recipe with its own loop
+MAX_SAMPLE_RATE = 0.05  # the expected batch is at most this share of the rows (TrainingConfig.max_sample_rate)
+PAIR_SHARE = 0.3  # --pair-anchor's default share of ε (TrainingConfig.pair_budget_fraction)
+LABEL_MODEL_KINDS = ("auto", "dp-sgd", "pair-tables")  # dpgan.training.config.LABEL_MODEL_KINDS
+
+
+def _number(value: float) -> str:
+    """1024 → "1,024", 60.0 → "60": a default as a person reads it."""
+    return f"{int(value):,}" if float(value).is_integer() else f"{value:g}"
+
+
+def _per_kind(key: str) -> str:
+    """The default rule in numbers, e.g. `1,024 for tables (dtgan-g: 64), 256 for series, 1,024 for images`."""
+    table = f"{_number(LOOP_DEFAULTS['table'][key])} for tables"
+    if key in DTGAN_G_LOOP:
+        table += f" (dtgan-g: {_number(DTGAN_G_LOOP[key])})"
+    return (
+        f"{table}, {_number(LOOP_DEFAULTS['sequence'][key])} for series, "
+        f"{_number(LOOP_DEFAULTS['image'][key])} for images"
+    )
+
+
+def _option_groups(parser: argparse.ArgumentParser, *keys: str) -> dict[str, Any]:
+    """The help's sections, in this order: what every kind shares, then each kind's own, then the
+    loop and the published options that are off by default."""
+    sections = {
+        "data": ("data", "the private input and its public description (costs no budget)"),
+        "budget": ("budget", "the (ε, δ) guarantee and how ε is computed"),
+        "output": ("output", None),
+        "compute": ("compute", None),
+        "tables": ("tables (--kind table, the default)", None),
+        "series": ("series (--kind sequence)", "a long table, one row per reading"),
+        "images": ("images (--kind image)", "an .npz (arrays 'images' [+ 'labels']) or a folder of PNGs"),
+        "loop": (
+            "training loop",
+            f"the expected batch is at most {MAX_SAMPLE_RATE:.0%} of the rows; steps T = ⌈epochs·N/L⌉, then the caps",
+        ),
+        "advanced": ("advanced", "published options, off by default"),
+    }
+    return {key: parser.add_argument_group(*sections[key]) for key in keys}
+
+
+def _budget_options(g: dict[str, Any], epsilon_default: float | None) -> None:
+    """The budget, loop, table and advanced options of `fit` and `demo`; `g` maps a section name
+    (`_option_groups`) to its argument group. Help strings go through argparse's %-formatting, so a
+    percent sign is written %% (`{rate:.0%}%` prints "5%")."""
+    budget, loop, tables, advanced = g["budget"], g["loop"], g["tables"], g["advanced"]
+    budget.add_argument(
         "--epsilon",
         type=float,
         default=epsilon_default,
         required=epsilon_default is None,
         help="the privacy budget ε: what the whole fit may spend, every private read included",
     )
-    p.add_argument("--delta", type=float, default=1e-5, help="δ of the (ε, δ) guarantee; keep it below 1/rows")
-    p.add_argument(
-        "--epochs", type=float, help="passes over the data; σ is calibrated to land on ε (default: the recipe's)"
+    budget.add_argument("--delta", type=float, default=1e-5, help="δ of the (ε, δ) guarantee; keep it below 1/rows")
+    budget.add_argument("--accountant", default="pld", choices=ACCOUNTANTS, help="how ε is computed from the ledger")
+    budget.add_argument(
+        "--noise-multiplier",
+        type=float,
+        help="fix σ instead and train until ε is spent (default: σ calibrated so that the planned steps land on ε)",
     )
-    p.add_argument(
-        "--max-steps",
-        type=int,
-        help="at most this many private steps whatever --epochs gives (0: no cap, the default)",
-    )
-    p.add_argument(
-        "--max-examples",
-        type=int,
-        help="at most this many per-example gradients, T ≤ ⌈E/L⌉ (0: no cap; images: 1024000)",
-    )
-    p.add_argument("--batch-size", type=int, help="expected Poisson batch size L, q = L/N (default: the recipe's)")
-    p.add_argument("--noise-multiplier", type=float, help="fix σ instead and train until ε is spent")
-    p.add_argument("--accountant", default="pld", choices=ACCOUNTANTS, help="how ε is computed from the ledger")
-    p.add_argument("--seed", type=int, help="reproducible runs, for experiments only (not for a release)")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.add_argument(
+    budget.add_argument("--seed", type=int, help="reproducible runs, for experiments only (not for a release)")
+    g["output"].add_argument("--quiet", action="store_true", help="no progress bar")
+    loop.add_argument(
         "--recipe",
         choices=list(dict.fromkeys([*RECIPES, *IMAGE_RECIPES])),
-        help="training recipe (tables: default dp-gan; images: default dcgan; see README 'Recipes')",
+        help="training recipe (default: dp-gan for tables, dcgan for images; series have one; see README 'Recipes')",
     )
-    p.add_argument("--condition-column", help="categorical column to condition on (conditional recipes: the target)")
-    p.add_argument(
+    loop.add_argument(
+        "--epochs",
+        type=float,
+        help=f"passes over the data; σ is calibrated to land on ε (default: {_per_kind('epochs')})",
+    )
+    loop.add_argument(
+        "--batch-size",
+        type=int,
+        help=f"expected Poisson batch size L, q = L/N (default: {_per_kind('batch_size')}; "
+        f"never above {MAX_SAMPLE_RATE:.0%}% of the rows)",
+    )
+    loop.add_argument(
+        "--max-steps",
+        type=int,
+        help="at most this many private steps whatever --epochs gives (default: 0, no cap)",
+    )
+    loop.add_argument(
+        "--max-examples",
+        type=int,
+        help="at most E per-example gradients, T ≤ ⌈E/L⌉ (default: 0, no cap, for tables and series; "
+        f"{_number(LOOP_DEFAULTS['image']['max_examples'])} for images)",
+    )
+    tables.add_argument(
+        "--condition-column", help="categorical column to condition on (conditional recipes: the target)"
+    )
+    tables.add_argument(
         "--no-label-model",
         action="store_true",
         help="keep the generator's own target column (no DP classifier redraws it)",
     )
-    p.add_argument(
+    tables.add_argument(
         "--label-model-kind",
-        choices=["dp-sgd", "pair-tables"],
+        choices=list(LABEL_MODEL_KINDS),
         default=None,
-        help="dp-sgd: a classifier on its own share of ε; pair-tables: naive Bayes from the 2-way tables (no ε)",
+        help="dp-sgd: a classifier on its own share of ε; pair-tables: naive Bayes from the 2-way tables (no ε); "
+        "auto: pair-tables when the 2-way tables measure the target, else dp-sgd (default: auto)",
     )
-    p.add_argument(
+    tables.add_argument(
         "--marginal-anchor",
         action=argparse.BooleanOptionalAction,
         default=None,
         help="spend 5%% of ε on DP one-way statistics that warm-start and anchor G "
         "(default: on for dtgan-g only; --no-marginal-anchor runs dtgan-g as in the paper)",
     )
-    p.add_argument(
+    tables.add_argument(
         "--pair-anchor",
         type=float,
         nargs="?",
-        const=0.3,
+        const=PAIR_SHARE,
         default=None,
         metavar="SHARE",
-        help="the share of ε (default 0.3) spent on DP 2-way tables of every pair of columns that warm-start "
-        "and anchor G, so that it learns how columns depend on each other (on by default)",
+        help="spend SHARE of ε on DP 2-way tables of every pair of columns that warm-start and anchor G, so "
+        f"that it learns how columns depend on each other (default: on, SHARE {PAIR_SHARE:g})",
     )
-    p.add_argument(
+    tables.add_argument(
         "--no-pair-anchor",
         action="store_true",
         help="no 2-way tables: G learns how columns go together from the critic alone (as the papers' recipes)",
     )
-    p.add_argument(
+    tables.add_argument(
         "--geo",
         action="append",
         metavar="LAT,LON",
         help="model a latitude and a longitude column as one 2-D column (a grid of their bins; repeatable)",
     )
-    p.add_argument(
+    tables.add_argument(
         "--binary-codes",
         action="store_true",
-        help="code integer columns of at most 16 public levels as bits instead of bins (Boob et al.; default off)",
+        help="code integer columns of at most 16 public levels as bits instead of bins (Boob et al.; default: off)",
     )
-    p.add_argument(
+    advanced.add_argument(
         "--clipping-groups",
         choices=["none", "per-layer"],
         default=None,
         help="per-layer: clip each critic layer to C/sqrt(k) with its own noise (same ε; default: none)",
     )
-    p.add_argument(
+    advanced.add_argument(
         "--adaptive-clip-quantile",
         type=float,
         default=None,
@@ -862,7 +925,7 @@ def _budget_options(p: argparse.ArgumentParser, epsilon_default: float | None) -
         help="move the clipping norm towards this quantile of the records' gradient norms, from a noisy "
         "count inside each step's ε (Andrew et al. 2021; default: off)",
     )
-    p.add_argument(
+    advanced.add_argument(
         "--select-checkpoints",
         type=int,
         default=None,
@@ -870,14 +933,14 @@ def _budget_options(p: argparse.ArgumentParser, epsilon_default: float | None) -
         help="keep G at K evenly spaced steps and release the best on a held-out 10%% of the rows, chosen "
         "by the exponential mechanism (Boob et al.; default: off)",
     )
-    p.add_argument(
+    advanced.add_argument(
         "--select-top",
         type=int,
         default=None,
         metavar="Q",
         help="with --select-checkpoints: release the union of the top Q generators' samples (default: 1)",
     )
-    p.add_argument(
+    advanced.add_argument(
         "--selection-budget-fraction",
         type=float,
         default=None,
@@ -909,6 +972,18 @@ def _hint_options(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _compute_options(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """--threads and --verbose, on every command that trains or evaluates (dpgan.threads)."""
+    parser.add_argument(
+        "--threads",
+        metavar="N|auto",
+        help=f"CPU threads for PyTorch and BLAS (default: ${ENVIRONMENT}, else auto: the cores other jobs "
+        "leave free, re-read as the fit runs; small networks thrash on a core another job holds)",
+    )
+    parser.add_argument("--verbose", action="store_true", help="print the compute settings chosen (threads)")
+    return parser
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="dpgan", description="Differentially private synthetic data with GANs.", formatter_class=_HelpFormatter
@@ -920,98 +995,107 @@ def build_parser() -> argparse.ArgumentParser:
         return sub.add_parser(name, help=help_text, description=help_text, formatter_class=_HelpFormatter)
 
     demo = command("demo", "fit on the bundled UCI Adult at ε=3 and check utility (about 2 minutes on 2 cores)")
-    _budget_options(demo, 3.0)
-    demo.add_argument("--out-dir", default="dpgan-demo", help="where the synthetic CSV and the model go")
+    g = _option_groups(demo, "budget", "output", "compute", "tables", "loop", "advanced")
+    _compute_options(g["compute"])
+    _budget_options(g, 3.0)
+    g["output"].add_argument("--out-dir", default="dpgan-demo", help="where the synthetic CSV and the model go")
     demo.set_defaults(func=cmd_demo)
 
-    fit = command("fit", "fit a DP synthesizer on a CSV or Parquet table and save the model")
-    fit.add_argument("data", help="the private table (.csv or .parquet)")
-    _budget_options(fit, None)
-    fit.add_argument("--schema", help="public schema JSON (costs no budget); without it the domain is bought with DP")
-    fit.add_argument(
+    fit = command("fit", "fit a DP synthesizer on a table, series or images and save the model")
+    g = _option_groups(fit, "data", "budget", "output", "compute", "tables", "series", "images", "loop", "advanced")
+    data, output, compute = g["data"], g["output"], g["compute"]
+    tables, series, images = g["tables"], g["series"], g["images"]
+    data.add_argument(
+        "data", help="the private data: a .csv or .parquet table or a Parquet folder; an .npz or PNG folder"
+    )
+    data.add_argument(
         "--kind",
         choices=["table", "sequence", "image"],
         default="table",
         help="a table of rows, series in a long table, or images (an .npz or a folder of PNGs)",
     )
-    fit.add_argument(
-        "--classes", help="image: the public label list A,B,... (free); without it the label set is released with DP"
+    data.add_argument("--schema", help="public schema JSON (costs no budget); without it the domain is bought with DP")
+    _hint_options(data)
+    data.add_argument(
+        "--strict",
+        action="store_true",
+        help="refuse cells outside the schema instead of mapping them in (messages never show the values)",
     )
-    fit.add_argument("--unconditional", action="store_true", help="image: ignore labels (an unconditional GAN)")
-    fit.add_argument(
-        "--image-shape",
-        metavar="CxHxW",
-        help="image: the public image shape, e.g. 1x28x28; PNGs of another shape are dropped and counted "
-        "(without it a folder's shape is released with DP)",
+    data.add_argument(
+        "--stream",
+        action="store_true",
+        help="read a Parquet file in record batches, never whole (a directory of Parquet files always is)",
     )
-    fit.add_argument(
+    _budget_options(g, None)
+    output.add_argument("--out", required=True, help="model directory (new or empty)")
+    output.add_argument("--overwrite", action="store_true", help="replace an existing model in --out")
+    output.add_argument(
+        "--checkpoint",
+        help="directory for the fit's checkpoint; rerun the same command to resume a killed fit (secret: "
+        "it holds the fit's noise seed; deleted when the fit succeeds)",
+    )
+    output.add_argument(
+        "--checkpoint-every", type=int, default=100, help="with --checkpoint: private steps between checkpoints"
+    )
+    _compute_options(compute)
+    compute.add_argument(
         "--device",
         default="cpu",
         metavar="{cpu,cuda,cuda:N,auto}",
         help="where to train, for every --kind (auto: cuda when there is a GPU); the model is saved for the CPU",
     )
-    fit.add_argument("--id-column", help="sequence: the column naming each series")
-    fit.add_argument("--time-column", help="sequence: the column ordering readings within a series")
-    fit.add_argument("--length", type=int, help="sequence: readings per series (others are dropped, counted)")
-    fit.add_argument(
-        "--label-column",
-        help="sequence: a label constant along each series (public labels: --categories L=A,B; else released with DP)",
-    )
-    fit.add_argument("--entity-column", help="sequence: protect every series of one owner together")
-    fit.add_argument(
-        "--max-series-per-entity", type=int, default=1, help="sequence: series kept per entity (public; default 1)"
-    )
-    fit.add_argument("--critic", choices=["mlp", "lstm"], default="mlp", help="sequence: the critic on a series")
-    _hint_options(fit)
-    fit.add_argument(
-        "--strict",
-        action="store_true",
-        help="refuse cells outside the schema instead of mapping them in (messages never show the values)",
-    )
-    fit.add_argument(
-        "--schema-from-data-without-dp",
-        action="store_true",
-        help="read bounds and categories off the data WITHOUT privacy (the guarantee then excludes the schema)",
-    )
-    fit.add_argument(
-        "--keep-identifier-columns",
-        action="store_true",
-        help="with --schema-from-data-without-dp: keep text columns that are nearly unique per row",
-    )
-    fit.add_argument("--out", required=True, help="model directory (new or empty)")
-    fit.add_argument("--overwrite", action="store_true", help="replace an existing model in --out")
-    fit.add_argument(
-        "--checkpoint",
-        help="directory for the fit's checkpoint; rerun the same command to resume a killed fit (secret: "
-        "it holds the fit's noise seed; deleted when the fit succeeds)",
-    )
-    fit.add_argument(
-        "--checkpoint-every", type=int, default=100, help="with --checkpoint: private steps between checkpoints"
-    )
-    fit.add_argument(
-        "--stream",
-        action="store_true",
-        help="read a Parquet file in record batches, never whole (a directory of Parquet files always is)",
-    )
-    fit.add_argument(
+    compute.add_argument(
         "--memory-budget-mb",
         type=float,
         default=512.0,
         help="with --stream or a directory: the encoded rows held at once stay under this many MiB "
         "(it changes the work, not the model)",
     )
-    fit.add_argument(
+    tables.add_argument(
+        "--schema-from-data-without-dp",
+        action="store_true",
+        help="read bounds and categories off the data WITHOUT privacy (the guarantee then excludes the schema)",
+    )
+    tables.add_argument(
+        "--keep-identifier-columns",
+        action="store_true",
+        help="with --schema-from-data-without-dp: keep text columns that are nearly unique per row",
+    )
+    tables.add_argument(
         "--public-data",
         metavar="FILE",
         help="a PUBLIC table of the same schema (.csv or .parquet): G and the critic are pre-trained on it "
         "without noise (no ε spent; the model records its name, SHA-256 and rows). Never a part of the private table",
     )
-    fit.add_argument(
+    tables.add_argument(
         "--public-warm-start-steps",
         type=int,
         default=500,
         metavar="N",
-        help="with --public-data: non-private rounds on it (default: 500)",
+        help="with --public-data: non-private rounds on it",
+    )
+    series.add_argument("--id-column", help="the column naming each series, or several (district,day) that do together")
+    series.add_argument(
+        "--value-columns", help="the measured columns A,B,... (default: every column that has no other role)"
+    )
+    series.add_argument("--time-column", help="the column ordering readings within a series")
+    series.add_argument("--length", type=int, help="readings per series (others are dropped, counted)")
+    series.add_argument(
+        "--label-column",
+        help="a label constant along each series (public labels: --categories L=A,B; else released with DP)",
+    )
+    series.add_argument("--entity-column", help="protect every series of one owner together")
+    series.add_argument("--max-series-per-entity", type=int, default=1, help="series kept per entity (public)")
+    series.add_argument("--critic", choices=["mlp", "lstm"], default="mlp", help="the critic on a series")
+    images.add_argument(
+        "--classes", help="the public label list A,B,... (free); without it the label set is released with DP"
+    )
+    images.add_argument("--unconditional", action="store_true", help="ignore labels (an unconditional GAN)")
+    images.add_argument(
+        "--image-shape",
+        metavar="CxHxW",
+        help="the public image shape, e.g. 1x28x28; PNGs of another shape are dropped and counted "
+        "(without it a folder's shape is released with DP)",
     )
     fit.set_defaults(func=cmd_fit)
 
@@ -1029,10 +1113,16 @@ def build_parser() -> argparse.ArgumentParser:
     schema.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
     schema.set_defaults(func=cmd_schema)
 
-    sample = command("sample", "sample rows from a saved model (post-processing: no privacy cost)")
+    sample = command("sample", "sample rows, series or images from a saved model (post-processing: no privacy cost)")
+    _compute_options(sample)
     sample.add_argument("model", help="model directory written by fit")
-    sample.add_argument("-n", type=int, required=True, help="number of rows")
-    sample.add_argument("--out", required=True, help="output table (.csv or .parquet)")
+    sample.add_argument("-n", type=int, required=True, help="number of rows (tables), series or images")
+    sample.add_argument(
+        "--out", required=True, help="output: a .csv or .parquet table (tables, series); an .npz or a folder (images)"
+    )
+    sample.add_argument(
+        "--overwrite", action="store_true", help="replace an existing --out (atomically: the old one stays until done)"
+    )
     sample.add_argument("--seed", type=int, help="reproducible sampling")
     sample.add_argument(
         "--condition",
@@ -1064,6 +1154,7 @@ def build_parser() -> argparse.ArgumentParser:
     privacy.set_defaults(func=cmd_privacy)
 
     evaluate = command("evaluate", "utility, fidelity, privacy ledger (and attacks) of a synthetic table")
+    _compute_options(evaluate)
     evaluate.add_argument("--real", required=True, help="the real training table the model was fitted on")
     evaluate.add_argument("--synthetic", required=True, help="the synthetic table to evaluate")
     evaluate.add_argument("--test", required=True, help="real rows the model never saw")
@@ -1085,7 +1176,9 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--out", required=True, help="report directory: metrics.json and report.html")
     evaluate.set_defaults(func=cmd_evaluate)
 
-    _audit_options(command("audit", "an empirical lower bound on ε (privacy audit), next to the claimed ε"))
+    _audit_options(
+        _compute_options(command("audit", "an empirical lower bound on ε (privacy audit), next to the claimed ε"))
+    )
     return parser
 
 
@@ -1096,7 +1189,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exit_:  # --help, --version, or a usage error already printed as one line
         return int(exit_.code or 0)
     try:
-        with warnings.catch_warnings():
+        computes = hasattr(args, "threads")  # the commands that train, sample, evaluate or audit
+        threads = resolve_threads(args.threads) if computes else 1
+        with warnings.catch_warnings(), fit_threads(threads) if computes else contextlib.nullcontext(1) as started:
+            if getattr(args, "verbose", False):
+                print(describe_threads(threads, started), file=sys.stderr)
             warnings.showwarning = _show_warning
             warnings.simplefilter("default", DPGanWarning)
             return int(args.func(args))

@@ -16,6 +16,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from dpgan.cli_progress import ProgressBar
 from dpgan.errors import InputError
 from dpgan.recipes.images import IMAGE_RECIPES
 from dpgan.serialization import check_model_destination
@@ -33,13 +34,16 @@ def check_image_source(path: str) -> Path:
     return source
 
 
-def check_image_destination(path: str) -> Path:
-    """An .npz path, or a folder path (no suffix) for PNGs, that does not exist yet."""
+def check_image_destination(path: str, overwrite: bool = False) -> Path:
+    """An .npz path, or a folder path (no suffix) for PNGs, that does not exist yet, or (with
+    `overwrite`) one to replace: an .npz file, or a folder of nothing but PNGs (dpgan.images.files)."""
     out = Path(path)
     if out.suffix and out.suffix.lower() not in IMAGE_SUFFIXES:
         raise InputError(f"image output must be an .npz file or a folder, not {out.name!r}")
-    if out.exists():
-        raise InputError(f"{out} exists; choose a new path")
+    if out.exists() and not overwrite:
+        raise InputError(f"{out} exists; pass --overwrite to replace it")
+    if out.exists() and out.is_dir() != (not out.suffix):
+        raise InputError(f"{out} is a {'folder' if out.is_dir() else 'file'}; refusing to replace it")
     return out
 
 
@@ -90,9 +94,11 @@ def fit_image(args: argparse.Namespace, settings: dict[str, Any]) -> int:
         classes=classes,
         image_shape=shape,
         device=args.device,
+        threads=args.threads,
         **settings,
     )
-    synth.fit(read_images(source, shape=shape, labelled=not args.unconditional))
+    images = read_images(source, shape=shape, labelled=not args.unconditional)
+    synth.fit(images, progress=ProgressBar(not args.quiet, args.accountant))
     synth.save(out, overwrite=args.overwrite)
     report = synth.privacy_report()
     if report.get("certified") is False:
@@ -117,7 +123,7 @@ def sample_image(synth, out: Path, args: argparse.Namespace) -> int:  # noqa: AN
     from dpgan.images.io import write_contact_sheet, write_images
 
     images, labels = synth.sample(args.n, seed=args.seed, label=label)
-    write_images(out, images, labels)
+    write_images(out, images, labels, overwrite=getattr(args, "overwrite", False))
     sheet = out.with_suffix(".png") if out.suffix else out.parent / f"{out.name}-contact-sheet.png"
     write_contact_sheet(sheet, images, labels)
     print(f"wrote {args.n} images to {out} and a contact sheet to {sheet}")
@@ -146,6 +152,7 @@ def evaluate_image(args: argparse.Namespace) -> int:
     classes = _classes(args.classes)
 
     from dpgan.evaluation.evaluate import save_metrics
+    from dpgan.evaluation.headline import headline_line
     from dpgan.evaluation.image_report import write_image_report
     from dpgan.evaluation.images import evaluate_images
     from dpgan.images.io import read_images, to_unit_range
@@ -174,6 +181,7 @@ def evaluate_image(args: argparse.Namespace) -> int:
         out / "report.html", metrics, arrays[0], codes[0], arrays[1], codes[1], class_names=classes
     )
     print(f"wrote {metrics_path} and {report_path}")
+    print(headline_line(metrics))
     students = metrics["students"]
     short = lambda v: "n/a" if v is None else f"{v:.4f}"  # noqa: E731
     for name, scores in students["synthetic"].items():

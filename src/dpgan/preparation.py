@@ -30,7 +30,15 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
-from dpgan.conform import REASONS, conform
+from dpgan.conform import (
+    INFINITE_VALUE,
+    MISSING_IN_COMPLETE,
+    NOT_A_NUMBER,
+    OUT_OF_BOUNDS,
+    REASONS,
+    UNKNOWN_CATEGORY,
+    conform,
+)
 from dpgan.errors import InputError
 from dpgan.privacy.accounting import Entry, LedgerEntry, PrivacyLedger, check_epsilon_delta, entry_from_dict
 from dpgan.privacy.mechanisms import noisy_indicator_sums
@@ -272,11 +280,43 @@ def buy_schema(
     return replace(schema, source=source, ledger=tuple(e.to_dict() for e in ledger.entries)), notes
 
 
+# a repair's reason (dpgan.conform.REASONS) as the cell a person would say a row had
+REPAIR_PHRASES = {
+    UNKNOWN_CATEGORY: "an unknown category",
+    MISSING_IN_COMPLETE: "a missing value in a complete column",
+    NOT_A_NUMBER: "text in a numeric column",
+    INFINITE_VALUE: "an infinite value",
+    OUT_OF_BOUNDS: "a value outside the bounds (clamped)",
+}
+
+
+def repair_noise_std(preprocessing_noise_multiplier: float) -> float:
+    """The noise std of each released repair count (`release_repairs`: k counts at σ·√k)."""
+    return preprocessing_noise_multiplier * REPAIR_COUNT_SCALE * float(np.sqrt(len(REASONS)))
+
+
+def noticeable_repairs(repairs: dict[str, float], std: float) -> dict[str, int]:
+    """The repairs whose noisy count clears REPAIR_REPORT_SIGMAS noise stds, rounded (never negative,
+    since they clear a positive floor): what a person should hear about, as ReleasedTally.noticeable."""
+    return {r: int(round(c)) for r, c in repairs.items() if c > REPAIR_REPORT_SIGMAS * std}
+
+
+def repairs_summary(repairs: dict[str, float], std: float) -> str:
+    """One line for a person, as ReleasedTally.describe: 'about 240 rows had a cell with an unknown
+    category; the other repairs: none beyond the noise (±30)'."""
+    shown = noticeable_repairs(repairs, std)
+    floor = f"none beyond the noise (±{REPAIR_REPORT_SIGMAS * std:,.0f} rows)"
+    if not shown:
+        return floor
+    line = "; ".join(f"about {c:,} rows had a cell with {REPAIR_PHRASES.get(r, r)}" for r, c in shown.items())
+    return line + (f"; the other repairs: {floor}" if len(shown) < len(repairs) else "")
+
+
 def repair_notes(repairs: dict[str, float], sigma: float) -> list[str]:
     """One line per kind of repair whose noisy count is clearly above its noise."""
-    std = sigma * np.sqrt(len(REASONS))
+    shown = noticeable_repairs(repairs, sigma * float(np.sqrt(len(REASONS))))
     return [
-        f"about {round(count)} rows (noisy count) had a cell {reason}: mapped into the schema (dpgan.conform)"
-        for reason, count in repairs.items()
-        if count > REPAIR_REPORT_SIGMAS * std
+        f"about {count:,} rows (noisy count) had a cell with {REPAIR_PHRASES.get(reason, reason)}: mapped into "
+        "the schema (dpgan.conform)"
+        for reason, count in shown.items()
     ]

@@ -17,10 +17,10 @@ import hashlib
 import json
 import os
 import shutil
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from dpgan.atomic_files import released_sibling
 from dpgan.errors import ModelFileError
 
 if TYPE_CHECKING:
@@ -51,18 +51,22 @@ def check_model_destination(path: str | Path, overwrite: bool = False) -> Path:
 def write_model_dir(
     path: str | Path, tensors: dict[str, torch.Tensor], metadata: dict[str, Any], *, overwrite: bool = False
 ) -> Path:
-    """Write atomically: build in a sibling temp dir, then rename into place."""
-    from safetensors.torch import save_file  # torch loads only when a model is written or read
+    """Write atomically: build in a sibling temp dir, then rename into place. The model is a
+    release (its generator is DP), so it gets the modes of one (dpgan.atomic_files: 0755 and
+    0644 under the usual umask), not tempfile's owner-only ones."""
+    from safetensors.torch import save  # torch loads only when a model is written or read
 
     target = check_model_destination(path, overwrite)
     target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    staging = released_sibling(target, folder=True)
     try:
-        save_file({k: v.detach().contiguous().cpu() for k, v in tensors.items()}, str(staging / WEIGHTS))
+        # the bytes, written by Python: safetensors' own save_file makes its file owner-only (0600)
+        weights = save({k: v.detach().contiguous().cpu() for k, v in tensors.items()})
+        (staging / WEIGHTS).write_bytes(weights)
         document = json.loads(
             json.dumps({"format": FORMAT, "format_version": FORMAT_VERSION, **metadata}, default=_json_default)
         )
-        document[HASH_KEY] = content_hash(document, (staging / WEIGHTS).read_bytes())
+        document[HASH_KEY] = content_hash(document, weights)
         (staging / METADATA).write_text(json.dumps(document, indent=1))
         if target.exists():
             shutil.rmtree(target)

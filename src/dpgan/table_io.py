@@ -15,11 +15,11 @@ Two ways to read, for two purposes:
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from dpgan.atomic_files import released_sibling
 from dpgan.errors import InputError
 
 if TYPE_CHECKING:
@@ -103,13 +103,29 @@ def _named(frame: pd.DataFrame, path: Path) -> pd.DataFrame:
 
 
 def write_table(frame: pd.DataFrame, path: str | Path) -> Path:
-    path = check_writable(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if path.suffix.lower() == ".parquet":
-        frame.to_parquet(path, index=False)
-    else:
-        frame.to_csv(path, index=False)
+    """Write the whole table atomically (a temporary sibling renamed over `path` when complete),
+    with the modes of a release (dpgan.atomic_files)."""
+    path = _writable_destination(path)
+    temp = _released_temp(path)
+    try:
+        if path.suffix.lower() == ".parquet":
+            frame.to_parquet(temp, index=False)
+        else:
+            frame.to_csv(temp, index=False)
+        os.replace(temp, path)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
     return path
+
+
+def _released_temp(path: Path) -> Path:
+    """The hidden sibling a table is written to before it is renamed into place: made with the
+    user's umask (0644 under the usual 022), as synthetic data is meant for release."""
+    try:
+        return released_sibling(path, suffix=".part")
+    except OSError as exc:
+        raise InputError(f"cannot write to the folder of {path}: {type(exc).__name__}") from None
 
 
 def _writable_destination(path: str | Path) -> Path:
@@ -134,12 +150,7 @@ def write_chunks(frames: Iterable[pd.DataFrame], path: str | Path) -> tuple[Path
     with pandas' own writer (the header once), so the file equals `write_table` of the whole
     frame; Parquet chunks become one row group each under the first chunk's Arrow schema."""
     path = _writable_destination(path)
-    try:
-        handle, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
-    except OSError as exc:
-        raise InputError(f"cannot write to the folder of {path}: {type(exc).__name__}") from None
-    os.close(handle)
-    temp = Path(temp_name)
+    temp = _released_temp(path)
     try:
         if path.suffix.lower() == ".parquet":
             rows = _write_parquet_chunks(frames, temp)

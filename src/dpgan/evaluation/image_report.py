@@ -1,7 +1,9 @@
 """The evaluation of synthetic images as one self-contained HTML page (the report's image section).
 
-Sections: the privacy guarantee (the model's privacy report, passed in); the students trained on
-synthetic next to the same trained on real images (accuracy, macro one-vs-rest AuROC); the Fréchet
+Sections: the headline quality score beside real held-out images' (dpgan.evaluation.headline); the
+privacy guarantee, worded for its unit (one image), from the model's privacy report, passed in;
+the students trained on synthetic next to the same trained on real images (accuracy, macro
+one-vs-rest AuROC); the Fréchet
 feature distance against its real-image floor (when the metrics carry one); a sample
 grid per class, synthetic and real; memorisation: generated images next to their nearest real
 training images, the distance histogram against the held-out floor, and the summary numbers.
@@ -18,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from dpgan.evaluation.images import distance_histogram, nearest_figure, sample_grid
-from dpgan.evaluation.report import CSS, _img, _note, _privacy_section, _table
+from dpgan.evaluation.report import CSS, _img, _note, _privacy_section, _table, headline_section
 
 STUDENT_NAMES = {"logreg": "logistic regression", "mlp": "MLP", "cnn": "CNN"}
 PER_CLASS = 10
@@ -136,7 +138,8 @@ def render_image_report(
         f"<p>{sum(counts['real_train'])} real training images, {sum(counts['synthetic'])} synthetic, "
         f"{sum(counts['test'])} held-out real; images {escape(shape)} (channels × height × width); "
         f"{n_classes} classes: {escape(', '.join(names))}.</p>",
-        _privacy_section(privacy if privacy is not None else metrics.get("privacy")),
+        headline_section(metrics.get("headline")),
+        _privacy_section(privacy if privacy is not None else metrics.get("privacy"), "image"),
         _students_section(metrics["students"]),
         _frechet_section(metrics.get("frechet")),
     ]

@@ -37,6 +37,7 @@ from sklearn.metrics import roc_auc_score
 from sklearn.neural_network import MLPClassifier
 
 from dpgan.errors import InputError
+from dpgan.evaluation.headline import image_headline
 from dpgan.evaluation.image_features import (
     MIN_SIDE,
     feature_distance,
@@ -342,7 +343,7 @@ def evaluate_images(
         side: np.bincount(y, minlength=n_classes).tolist()
         for side, y in (("real_train", real_train_y), ("synthetic", synthetic_y), ("test", real_test_y))
     }
-    return to_jsonable(
+    metrics = to_jsonable(
         {
             "kind": "image",
             "n_classes": int(n_classes),
@@ -355,6 +356,8 @@ def evaluate_images(
             else None,
         }
     )
+    metrics["headline"] = image_headline(metrics)
+    return metrics
 
 
 # ------------------------------------------------------------------------------------------ figures

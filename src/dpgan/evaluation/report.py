@@ -3,6 +3,10 @@
 Everything a reader needs is inside the file (no scripts, no external CSS or images), so it can be
 mailed or archived next to the data it describes. Every piece of text from the data or the
 metrics (column names, categories, ledger notes) goes through `html.escape`.
+
+The page opens with the headline quality score (dpgan.evaluation.headline); the privacy section
+is worded for the kind's unit of privacy (a row here; the series and image pages reuse it) and
+shows noisy counts as a person reads them: rounded, never negative, "about N".
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import pandas as pd
 from dpgan.evaluation import plots
 from dpgan.evaluation.attack_summary import attack_rows
 from dpgan.evaluation.ml_efficacy import Progress
+from dpgan.privacy.unit_rule import ReleasedTally
 
 CSS = """
 body{font-family:system-ui,sans-serif;max-width:1180px;margin:2em auto;padding:0 1em;color:#222;line-height:1.4}
@@ -42,12 +47,29 @@ METRIC_LABELS = {
     "mae": "mean absolute error (lower is better)",
 }
 
+# the unit of privacy per data kind, as the guarantee's wording names it: "one row", "one series", ...
+# (a model's privacy report may say more, e.g. an entity with all its series: then its words are used)
+SYNTHETIC_UNITS = {"table": "rows", "sequence": "series", "image": "images"}
+UNIT_OF_PRIVACY = {
+    "table": "one row (add or remove one row)",
+    "sequence": "one series (add or remove one series)",
+    "image": "one image with its label (add or remove one image)",
+}
+
+
+def privacy_note(kind: str = "table", unit_of_privacy: str | None = None) -> str:
+    """What ε means, in the words of the kind's unit of privacy."""
+    unit = unit_of_privacy or UNIT_OF_PRIVACY[kind]
+    protected = unit.split(" (", 1)[0]  # "one series", "one 'owner' entity with all its series"
+    return (
+        f"ε (epsilon) bounds how much adding or removing {protected} can change what the model releases: "
+        "smaller is more private. δ is the small probability with which that bound may fail. These numbers "
+        "come from the model's privacy ledger, i.e. from how it was trained, not from the synthetic "
+        f"{SYNTHETIC_UNITS[kind]} below."
+    )
+
+
 NOTES = {
-    "privacy": (
-        "ε (epsilon) bounds how much any one person's row can change what the model releases: smaller is "
-        "more private. δ is the small probability with which that bound may fail. These numbers come from "
-        "the model's privacy ledger, i.e. from how it was trained, not from the synthetic rows below."
-    ),
     "utility": (
         "Each model is trained once on the synthetic rows (TSTR) and once on the real training rows (TRTR), "
         "and both are scored on the same real test rows. TSTR close to TRTR means the synthetic data is "
@@ -121,7 +143,8 @@ def render_report(
         "<p>Target column <b>{}</b>; {} real training rows, {} synthetic rows, {} real test rows.</p>".format(
             escape(str(metrics.get("target"))), *(escape(str(rows.get(k, "?"))) for k in ("real", "synthetic", "test"))
         ),
-        _privacy_section(metrics.get("privacy")),
+        headline_section(metrics.get("headline")),
+        _privacy_section(metrics.get("privacy"), "table"),
         _audit_section(metrics.get("audit")),
         _utility_section(metrics),
         _fidelity_section(metrics.get("fidelity", {}), metrics.get("columns", {}), real, synthetic, progress),
@@ -157,34 +180,54 @@ def _img(data: str, alt: str, cls: str = "plot") -> str:
     return f'<figure><img class="{cls}" alt="{escape(alt)}" src="data:image/png;base64,{data}"></figure>'
 
 
-def _privacy_section(privacy: dict[str, Any] | None) -> str:
+def headline_section(headline: dict[str, Any] | None) -> str:
+    """The report's first number: the kind's headline quality score beside real held-out data's
+    (dpgan.evaluation.headline), its components, and how it is computed. Empty without one."""
+    if not headline:
+        return ""
+    body = [[c["name"], c["synthetic"], c["real"], c["how"]] for c in headline["components"]]
+    return "\n".join(
+        [
+            "<h2>Headline quality</h2>",
+            f'<p class="headline"><b>{_fmt(headline["score"], 2)}</b> for the synthetic data; '
+            f"<b>{_fmt(headline['real'], 2)}</b> for real held-out data (scale 0 to 1, higher is better).</p>",
+            _table(["component", "synthetic", "real held-out", "how it is computed"], body),
+            _note(str(headline.get("method", ""))),
+        ]
+    )
+
+
+def _privacy_section(privacy: dict[str, Any] | None, kind: str = "table") -> str:
+    """The guarantee, worded for the kind's unit of privacy (a row, a series or an entity, an image)."""
     out = ["<h2>Privacy guarantee</h2>"]
     if not privacy:
         out.append(
             _note(
                 "No model was given (--model), so this report cannot state any privacy guarantee for the "
-                "synthetic data: ε and δ are only known from the ledger of the model that generated it.",
+                f"synthetic {SYNTHETIC_UNITS[kind]}: ε and δ are only known from the ledger of the model that "
+                "generated them.",
                 "warn",
             )
         )
-        out.append(_note(NOTES["privacy"]))
+        out.append(_note(privacy_note(kind)))
         return "\n".join(out)
+    unit = privacy.get("unit_of_privacy") or UNIT_OF_PRIVACY[kind]
     by = privacy.get("epsilon_by_accountant", {})
-    out.append(
-        _table(
-            ["quantity", "value"],
-            [
-                ["ε (reported, " + str(privacy.get("accountant")) + " accountant)", privacy.get("epsilon")],
-                ["target ε", privacy.get("target_epsilon")],
-                ["δ", privacy.get("delta")],
-                ["ε by RDP", by.get("rdp")],
-                ["ε by PLD", by.get("pld")],
-                ["neighbouring relation", privacy.get("neighbouring_relation")],
-                ["guarantee covers the schema", privacy.get("guarantee_covers_schema")],
-                ["model directory", privacy.get("model_dir")],
-            ],
-        )
-    )
+    rows = [
+        ["ε (reported, " + str(privacy.get("accountant")) + " accountant)", privacy.get("epsilon")],
+        ["target ε", privacy.get("target_epsilon")],
+        ["δ", privacy.get("delta")],
+        ["ε by RDP", by.get("rdp")],
+        ["ε by PLD", by.get("pld")],
+        ["unit of privacy (neighbouring inputs differ in it)", unit],
+        ["guarantee covers the schema", privacy.get("guarantee_covers_schema")],
+        ["model directory", privacy.get("model_dir")],
+    ]
+    out.append(_table(["quantity", "value"], [row for row in rows if row[1] is not None]))
+    if privacy.get("units_summary"):  # the readers' DP tally (dpgan.privacy.unit_rule), as a person reads it
+        out.append(f"<p><b>Input read (noisy counts).</b> {escape(str(privacy['units_summary']))}</p>")
+    if privacy.get("repairs_summary"):
+        out.append(f"<p><b>Cells mapped into the schema (noisy counts).</b> {escape(privacy['repairs_summary'])}</p>")
     if privacy.get("schema_source"):
         out.append(f"<p><b>Schema source.</b> {escape(str(privacy['schema_source']))}</p>")
     for key in ("warning", "seed_note"):
@@ -220,10 +263,47 @@ def _privacy_section(privacy: dict[str, Any] | None) -> str:
     training = privacy.get("training") or {}
     if training:
         out.append("<h3>Training</h3>")
-        shown = [[k, v] for k, v in training.items() if k not in TRAINING_SHOWN_ABOVE]
+        above = TRAINING_SHOWN_ABOVE + tuple(key for key, line in SUMMARISED.items() if privacy.get(line))
+        shown = [[k, readable_setting(k, v)] for k, v in training.items() if k not in above]
         out.append(_table(["setting", "value"], shown))
-    out.append(_note(NOTES["privacy"]))
+    out.append(_note(privacy_note(kind, privacy.get("unit_of_privacy"))))
     return "\n".join(out)
+
+
+# training-record entries of noisy counts that the privacy report already states as a line for a
+# person (ReleasedTally.describe names a dropped count only when it clears the noise; the raw sum would not)
+SUMMARISED = {
+    "units": "units_summary",
+    "estimated_dropped_units": "units_summary",
+    "preprocessing_repairs": "repairs_summary",
+}
+
+
+def readable_setting(key: str, value: Any) -> Any:
+    """A training-record value as a person reads it: a noisy count rounded, never negative, said to
+    be about that many (`estimated_*`, a dict of counts); a noisy tally by its own line; no setting
+    as "none", not a bare dash."""
+    if value is None:
+        return "none"
+    if key.startswith("estimated_") and _number(value):
+        return f"about {max(round(float(value)), 0):,} (noisy count)"
+    if key == "units" and isinstance(value, dict):
+        try:
+            return ReleasedTally.from_dict(value).describe() + " (noisy counts)"
+        except (KeyError, TypeError, ValueError):
+            pass
+    if isinstance(value, dict) and value and all(_number(v) for v in value.values()):
+        counts = ", ".join(f"{k}: about {max(round(float(v)), 0):,}" for k, v in value.items())
+        return counts + " (noisy counts)" if key == "preprocessing_repairs" else counts
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):  # notes: sentences, not a list repr
+        return "; ".join(value) or "none"
+    return value
+
+
+def _number(value: Any) -> bool:
+    return (
+        isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool) and np.isfinite(value)
+    )
 
 
 def _utility_section(metrics: dict[str, Any]) -> str:

@@ -1,5 +1,7 @@
 """The evaluation of synthetic series as one self-contained HTML page (the report's sequence section).
 
+First the headline quality score beside real held-out series' (dpgan.evaluation.headline) and the
+privacy guarantee, worded for the unit of privacy (a series, or an entity with its series).
 Figures: per value column the real and synthetic mean with their 10-90 % bands; generated series
 next to their nearest real series by DTW (dp-GAN's Fig. 3); the distribution of DTW distances to
 the nearest real training series, synthetic against held-out real (the floor); autocorrelations.
@@ -16,7 +18,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from dpgan.evaluation.plots import to_png_base64
-from dpgan.evaluation.report import CSS, _fmt, _img, _note, _privacy_section, _table
+from dpgan.evaluation.report import CSS, _fmt, _img, _note, _privacy_section, _table, headline_section
 from dpgan.evaluation.sequences import dtw_matrix, nearest_dtw
 
 EXAMPLES = 4
@@ -101,7 +103,8 @@ def render_sequence_report(
         "<h1>dpgan evaluation report: series</h1>",
         f"<p>{len(real)} real training series, {len(synthetic)} synthetic, {len(test)} held-out real; "
         f"value columns: {escape(', '.join(value_names))}.</p>",
-        _privacy_section(metrics.get("privacy")),
+        headline_section(metrics.get("headline")),
+        _privacy_section(metrics.get("privacy"), "sequence"),
         "<h2>Fidelity</h2>",
         _table(["measure", "value"], rows),
         _note(

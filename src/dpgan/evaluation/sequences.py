@@ -23,6 +23,8 @@ from scipy.stats import wasserstein_distance
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.metrics import accuracy_score, roc_auc_score
 
+from dpgan.evaluation.headline import sequence_headline
+
 QUANTILES = (0.1, 0.5, 0.9)
 MAX_DTW_SERIES = 2000  # series per side; the DTW matrix is n × m
 
@@ -172,6 +174,7 @@ def evaluate_sequences(
     )
     if real_labels is not None and synthetic_labels is not None and test_labels is not None:
         out["label_tstr"] = label_tstr(synthetic, synthetic_labels, real, real_labels, test, test_labels, seed)
+    out["headline"] = sequence_headline(real, synthetic, test, out)
     return out
 
 

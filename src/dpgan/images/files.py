@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
+from dpgan.atomic_files import released_sibling
 from dpgan.errors import InputError
 from dpgan.images.checks import encode_labels
 
@@ -96,13 +97,8 @@ def atomic_write(path: Path, overwrite: bool, folder: bool, write: Callable[[Pat
     made = _made_parents(path)
     tmp: Path | None = None
     try:
-        # a hidden, unique sibling made with the user's umask (tempfile's would be private, 0o600/0o700)
-        name = path.parent / f".{path.name}.{uuid.uuid4().hex}"
-        if folder:
-            name.mkdir()
-        else:
-            name.touch(exist_ok=False)
-        tmp = name
+        # a hidden, unique sibling made with the user's umask: a release (dpgan.atomic_files)
+        tmp = released_sibling(path, folder=folder)
         write(tmp)
         if folder and path.exists():
             old = path.parent / f".{path.name}.{uuid.uuid4().hex}.old"

@@ -119,7 +119,9 @@ def _read_npz(path: Path, labelled: bool | None) -> ImageSet:
         # our own handle: np.load leaves its file open when the zip is corrupt
         with path.open("rb") as fh, np.load(fh, allow_pickle=False) as archive:
             if "images" not in archive.files:
-                raise public_refusal(f"{path}: no array named 'images' (it holds {len(archive.files)} arrays)")
+                # the arrays' names are the file's structure (public), not its data: name them
+                held = ", ".join(repr(name) for name in archive.files) or "no arrays"
+                raise public_refusal(f"{path}: no array named 'images' (it holds {held})")
             if labelled and "labels" not in archive.files:
                 raise public_refusal(
                     f"{path}: no array named 'labels' (unlabelled images: fit with conditional=False / --unconditional)"

@@ -44,6 +44,7 @@ from dpgan.errors import InputError
 from dpgan.privacy.accounting import LedgerEntry, PrivacyLedger
 from dpgan.privacy.calibration import ShareTarget
 from dpgan.privacy.mechanisms import noisy_counts, set_union_threshold
+from dpgan.privacy.partition_selection import RELEASE_PROBABILITY, needs_second_chance, second_release
 from dpgan.privacy.unit_rule import ReleasedTally, UnitTally, release_tally
 
 LABELS_EVENT = "image count (kept per label, dropped per reason)"
@@ -53,6 +54,12 @@ CLASS_REASON = "label not in the class list"
 THRESHOLD_DELTA = 0.1  # of δ: the chance that a label only one image holds is released
 SHAPE_THRESHOLD_DELTA = 0.05  # of δ: the chance that a shape only one image holds is released
 MIN_SHARE = 1e-3  # floor on a released share, so that G still draws a rare released label
+# the label set's second chance (dpgan.privacy.partition_selection): a label of this many images is
+# released with probability 0.95 when the first release kept fewer than two, spending at most
+# SECOND_LABEL_SHARE more of ε (public settings, chosen on validation data: bench/RESULTS.md §19)
+LABEL_TARGET_IMAGES = 100.0
+SECOND_LABEL_SHARE = 0.10
+LABEL_SET_AGAIN_EVENT = "image count per label again (second chance for the label set)"
 
 
 def _noise_stream(rng: np.random.Generator) -> np.random.Generator:
@@ -72,6 +79,7 @@ class ReleasedLabels:
     total: float
     source: str  # "public", "dp" or "none"
     tally: ReleasedTally
+    second_chance: bool = False  # the label set needed the second release (its share is then spent)
 
     @property
     def shares(self) -> np.ndarray:
@@ -91,6 +99,7 @@ def release_labels(
     target: ShareTarget,
     ledger: PrivacyLedger,
     rng: np.random.Generator,
+    second_cap: ShareTarget | None = None,
 ) -> ReleasedLabels:
     """One Gaussian release of the image tally (module docstring), in `ledger`.
 
@@ -144,6 +153,24 @@ def release_labels(
     threshold = set_union_threshold(released.noise_multiplier, threshold_delta)
     names = [name for name, h in zip(label_names, held) if h]
     kept = [(name, c) for name, c in zip(names, noisy) if c > threshold]
+    second = second_cap is not None and needs_second_chance([c for _, c in kept], threshold)
+    if second:  # decided by the first release's output only (never by how many labels are present)
+        assert second_cap is not None
+        again = second_release(
+            present[held],
+            noisy,
+            released.noise_multiplier,
+            target_units=LABEL_TARGET_IMAGES,
+            threshold_delta=threshold_delta,
+            cap=second_cap,
+            ledger=ledger,
+            rng=noise,
+            event=LABEL_SET_AGAIN_EVENT,
+            note=f"the label counts again (fresh noise), combined with the first; a label with "
+            f"{LABEL_TARGET_IMAGES:g} images is released with probability {RELEASE_PROBABILITY:g}",
+        )
+        first_kept = {name for name, _ in kept}
+        kept = [(name, c) for name, c, r in zip(names, again.counts, again.released) if r or name in first_kept]
     released = replace(released, kept=float(sum(c for _, c in kept)))
     if len(kept) < 2:
         raise InputError(
@@ -152,7 +179,7 @@ def release_labels(
             "or fit unconditionally if the images carry no labels"
         )
     counts = np.array([c for _, c in kept])
-    return ReleasedLabels(tuple(n for n, _ in kept), counts, released.estimated_units, "dp", released)
+    return ReleasedLabels(tuple(n for n, _ in kept), counts, released.estimated_units, "dp", released, second)
 
 
 def kept_codes(label_names: list[str], codes: np.ndarray, released: ReleasedLabels) -> tuple[np.ndarray, np.ndarray]:
@@ -193,7 +220,10 @@ def release_shape(
 __all__ = [
     "CLASS_REASON",
     "LABELS_EVENT",
+    "LABEL_SET_AGAIN_EVENT",
     "LABEL_SET_EVENT",
+    "LABEL_TARGET_IMAGES",
+    "SECOND_LABEL_SHARE",
     "SHAPE_EVENT",
     "ReleasedLabels",
     "kept_codes",

@@ -29,14 +29,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from dpgan.errors import InputError
-from dpgan.privacy.accounting import LedgerEntry, PrivacyLedger
-from dpgan.privacy.calibration import ShareTarget
-from dpgan.privacy.mechanisms import noisy_counts
+
+if TYPE_CHECKING:  # the accountants load only when a tally is released: a reader's refusals stay light
+    from dpgan.privacy.accounting import PrivacyLedger
+    from dpgan.privacy.calibration import ShareTarget
 
 # a dropped count is named in a report when it clears this many noise standard deviations
 REPORT_SIGMAS = 3.0
@@ -163,6 +164,9 @@ def release_tally(
     `tally.kept`. `extra_delta` is the δ of a threshold the caller applies to the extra cells
     (Gaussian partition selection of keys not known in advance): σ is calibrated with it in the
     ledger, and the event carries it. Returns the released tally and the noisy extra cells."""
+    from dpgan.privacy.accounting import LedgerEntry
+    from dpgan.privacy.mechanisms import noisy_counts
+
     cells = np.concatenate([tally.vector(), np.asarray(extra_cells, dtype=np.float64)])
     pending = [LedgerEntry("threshold", 1.0, count=0, extra_delta=extra_delta)] if extra_delta else []
     sigma = target.sigma(1.0, 1, [*ledger.entries, *pending])

@@ -123,19 +123,21 @@ def label_names(codes: np.ndarray | None, schema: SequenceSchema) -> np.ndarray 
 
 
 def write_long(values: np.ndarray, labels: np.ndarray | None, schema: SequenceSchema) -> pd.DataFrame:
-    """Generated series (scaled) as a long table with the input's columns: ids 0..N-1, times
-    0..T-1; each synthetic series is its own entity (no real owner is behind it)."""
+    """Generated series (scaled) as a long table with the input's columns: series numbered 0..N-1 in
+    every id column (a label or entity among them gets its own value), times 0..T-1; each synthetic
+    series is its own entity (no real owner is behind it)."""
     n, length, _ = values.shape
-    ids = np.repeat(np.arange(n), length)
-    out = pd.DataFrame({schema.id: ids, schema.time: np.tile(np.arange(length), n)})
+    numbers = np.repeat(np.arange(n), length)
+    out = pd.DataFrame({c: numbers for c in schema.id_columns})
+    out[schema.time] = np.tile(np.arange(length), n)
     flat = unscale(values, schema).reshape(n * length, -1)
     for index, name in enumerate(schema.value_names):
         out[name] = flat[:, index]
+    if schema.entity is not None and schema.entity != schema.label:
+        out[schema.entity] = numbers  # each synthetic series is its own entity
     if schema.label is not None and labels is not None:
         out[schema.label] = label_names(np.repeat(labels, length), schema)
-    if schema.entity is not None and schema.entity != schema.label:
-        out[schema.entity] = ids  # each synthetic series is its own entity
-    return out
+    return out[[c for c in schema.columns if c in out]]
 
 
 __all__ = [

@@ -32,6 +32,10 @@ public cap on m: a label that only the added unit holds has count ≤ 1/√m ≤
 probability ≤ δ_τ/M, so any of its m ≤ M labels does with probability ≤ δ_τ, which the ledger adds to
 δ (`extra_delta`). Labels absent from the data have no count and are never released. Series whose
 label is not released are dropped (dpgan.sequences.codec.encode), and counted with the dropped units.
+When this first release looks incomplete (fewer than two labels kept, or one kept near the
+threshold: a decision on its output only), the counts are released once more and combined with the
+first (dpgan.privacy.partition_selection's second chance): a label held by LABEL_TARGET_UNITS
+units is then released with probability 0.95, for at most SECOND_LABELS_SHARE more of ε.
 
 Budget: BOUNDS_SHARE of ε for the bounds, LABELS_SHARE for the labels, each only when used, as
 cumulative shares of the ledger (dpgan.privacy.calibration.BudgetShares) before the unit counts and
@@ -58,12 +62,19 @@ from dpgan.privacy.mechanisms import (
     public_numeric_grid,
     set_union_threshold,
 )
+from dpgan.privacy.partition_selection import RELEASE_PROBABILITY, needs_second_chance, second_release
 from dpgan.sequences.reader import RawSeries
 from dpgan.sequences.schema import DP, SequenceSchema
 
 BOUNDS_SHARE = 0.04  # of ε, for the minima and maxima histograms (only when a bound is unknown)
 LABELS_SHARE = 0.04  # of ε, for the label set (only when it is unknown)
 LABEL_THRESHOLD_DELTA = 0.1  # of δ: the probability that a label only one unit holds is released
+# the label set's second chance (dpgan.privacy.partition_selection): a label of this many units is
+# released with probability 0.95 when the first release kept fewer than two labels, spending at
+# most SECOND_LABELS_SHARE more of ε (public settings, chosen on validation data: bench/RESULTS.md §19)
+LABEL_TARGET_UNITS = 50.0
+SECOND_LABELS_SHARE = 0.15
+LABELS_AGAIN_EVENT = "label set again (second chance, combined with the first)"
 BOUNDS_EVENT = "value bounds (unit minima and maxima histograms)"
 LABELS_EVENT = "label set (Gaussian partition selection)"
 # the chance that any empty bin of the bounds release clears the bar (sets z, module docstring)
@@ -95,7 +106,11 @@ def complete_schema(
         schema = release_bounds(raw, schema, target=shares.at(share), ledger=ledger, rng=rng)
     if schema.label is not None and not schema.categories:
         share += LABELS_SHARE
-        schema = release_labels(raw, schema, target=shares.at(share), ledger=ledger, rng=rng)
+        second_cap = shares.at(share + SECOND_LABELS_SHARE)
+        schema, again = release_labels(
+            raw, schema, target=shares.at(share), ledger=ledger, rng=rng, second_cap=second_cap
+        )
+        share += SECOND_LABELS_SHARE if again else 0.0
     return SchemaRelease(schema, share)
 
 
@@ -222,8 +237,11 @@ def release_labels(
     target: ShareTarget,
     ledger: PrivacyLedger,
     rng: np.random.Generator,
-) -> SequenceSchema:
-    """The label set by Gaussian partition selection (module docstring), recorded with its extra δ."""
+    second_cap: ShareTarget | None = None,
+) -> tuple[SequenceSchema, bool]:
+    """The label set by Gaussian partition selection (module docstring), recorded with its extra δ,
+    with the second chance of dpgan.privacy.partition_selection (up to `second_cap`) when the first
+    release looks incomplete. Returns the schema and whether the second release ran."""
     assert schema.label is not None
     cap = schema.max_series_per_entity if schema.entity is not None else 1
     sums = label_contributions(raw, cap, rng)
@@ -239,12 +257,30 @@ def release_labels(
     )
     ledger.add(LedgerEntry(LABELS_EVENT, sigma, count=1, extra_delta=threshold_delta, note=note))
     released = [k for k, c in zip(keys, noisy) if c > threshold]
+    again = second_cap is not None and needs_second_chance([c for c in noisy if c > threshold], threshold)
+    if again:  # decided by the first release's output only
+        assert second_cap is not None
+        second = second_release(
+            [sums[k] for k in keys],
+            noisy,
+            sigma,
+            target_units=LABEL_TARGET_UNITS,
+            threshold_delta=threshold_delta / cap,
+            extra_delta=threshold_delta,
+            cap=second_cap,
+            ledger=ledger,
+            rng=rng,
+            event=LABELS_AGAIN_EVENT,
+            note=f"the weighted label counts again (fresh noise), combined with the first; a label of "
+            f"{LABEL_TARGET_UNITS:g} {schema.units} is released with probability {RELEASE_PROBABILITY:g}",
+        )
+        released = [k for k, r in zip(keys, second.released) if r or k in released]
     if len(released) < 2:
         raise InputError(
             f"label column {schema.label!r}: fewer than two labels are frequent enough to release with DP at "
-            f"this ε; give them: --categories {schema.label}=A,B,..."
+            f"this ε (a decision on the DP release only); give them: --categories {schema.label}=A,B,..."
         )
-    return replace(schema, categories=public_order(released), categories_source=DP)
+    return replace(schema, categories=public_order(released), categories_source=DP), again
 
 
 def public_order(keys: list[str]) -> tuple[object, ...]:
@@ -258,8 +294,11 @@ def public_order(keys: list[str]) -> tuple[object, ...]:
 __all__ = [
     "BOUNDS_EVENT",
     "BOUNDS_SHARE",
+    "LABELS_AGAIN_EVENT",
     "LABELS_EVENT",
     "LABELS_SHARE",
+    "LABEL_TARGET_UNITS",
+    "SECOND_LABELS_SHARE",
     "SchemaRelease",
     "bin_bar",
     "complete_schema",

@@ -5,10 +5,11 @@ inputs only: the input's type, the schema's column names missing from the table'
 array's shape beyond N and its dtype, labels missing altogether when the schema names a label.
 Everything else is decided series by series, from that series' cells alone:
 
-- its identity: the canonical text of its id cell (`1`, `1.0` and `"1"` are one id; dpgan.
-  transforms.cells), and with an entity column the pair (entity, id), so one entity's rows can
-  never join or break another entity's series. A reading whose id (or entity) is missing belongs
-  to no unit: it is ignored, never counted (its own series, if it had one, is then incomplete);
+- its identity: the canonical text of its id cell(s) (`1`, `1.0` and `"1"` are one id; dpgan.
+  transforms.cells; a composite id is the tuple of its columns' texts), and with an entity column
+  the pair (entity, id), so one entity's rows can never join or break another entity's series.
+  A reading whose id (or entity) is missing belongs to no unit: it is ignored, never counted (its
+  own series, if it had one, is then incomplete);
 - its order: its time cells' kinds and keys (dpgan.sequences.times); the series order is the text
   order of the ids, which no other series changes;
 - whether it is kept: exactly `length` readings at distinct times of one kind, every value a
@@ -67,7 +68,7 @@ def read_long_raw(frame: pd.DataFrame, schema: SequenceSchema) -> RawSeries:
     if missing:
         raise public_refusal(f"the table lacks the schema's columns {', '.join(map(repr, missing))}")
     owner_column = [schema.entity] if schema.entity is not None else []
-    keys = {c: cell_keys(frame[c]) for c in [*owner_column, schema.id]}
+    keys = {c: cell_keys(frame[c]) for c in [*owner_column, *schema.id_columns]}
     rows = pd.DataFrame({f"key{i}": k for i, k in enumerate(keys.values())})
     times = time_keys(frame[schema.time])
     rows["time_kind"], rows["time"] = times.kind, times.key

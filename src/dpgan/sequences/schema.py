@@ -46,8 +46,8 @@ class ValueColumn:
     is estimated with DP at fit time; `source` is "dp" once a bound was (the other may be public)."""
 
     name: str
-    min: float | None
-    max: float | None
+    min: float | None = None
+    max: float | None = None
     scale: str = "linear"
     source: str = PUBLIC
 
@@ -74,9 +74,11 @@ class ValueColumn:
 
 @dataclass(frozen=True)
 class SequenceSchema:
-    """Column names of the long table, the series length, the value columns, the label and the entity."""
+    """Column names of the long table, the series length, the value columns, the label and the entity.
+    `id` is one column or several that name a series together (a district and a day); the label or
+    the entity may be one of them."""
 
-    id: str
+    id: str | tuple[str, ...]
     time: str
     length: int
     values: tuple[ValueColumn, ...]
@@ -88,16 +90,21 @@ class SequenceSchema:
     categories_source: str = PUBLIC
 
     def __post_init__(self) -> None:
+        if isinstance(self.id, (list, tuple)):
+            if not self.id:
+                raise InputError("the id needs at least one column")
+            object.__setattr__(self, "id", self.id[0] if len(self.id) == 1 else tuple(self.id))
         if isinstance(self.length, bool) or not isinstance(self.length, int) or not 2 <= self.length <= MAX_LENGTH:
             raise InputError(f"the series length must be a whole number from 2 to {MAX_LENGTH}")
         if not self.values or len(self.values) > MAX_VALUES:
             raise InputError(f"a sequence schema needs 1 to {MAX_VALUES} value columns")
-        names = [self.id, self.time, *(v.name for v in self.values)]
-        names += [c for c in (self.label, self.entity) if c is not None]
-        if not all(isinstance(n, str) and n for n in names):
+        names = [*self.id_columns, self.time, *(v.name for v in self.values)]
+        roles = [c for c in (self.label, self.entity) if c is not None]
+        if not all(isinstance(n, str) and n for n in [*names, *roles]):
             raise InputError("the id, time, label and entity columns need non-empty string names")
-        if self.entity is not None and self.entity == self.label:
-            names.pop()  # the label may name the owner (a district's days labelled by district)
+        # the label may name the owner (a district's days labelled by district), and either may be
+        # one of the id columns (a series named by its district and day)
+        names += [c for c in dict.fromkeys(roles) if c not in self.id_columns]
         if len(set(names)) != len(names):
             raise InputError("the id, time, value, label and entity columns must be different columns")
         if self.label is None and self.categories:
@@ -116,14 +123,19 @@ class SequenceSchema:
             raise InputError(f"max_series_per_entity must be a whole number from 1 to {MAX_SERIES_PER_ENTITY}")
 
     @property
+    def id_columns(self) -> tuple[str, ...]:
+        """The column(s) that name a series together."""
+        return self.id if isinstance(self.id, tuple) else (self.id,)
+
+    @property
     def value_names(self) -> list[str]:
         return [v.name for v in self.values]
 
     @property
     def columns(self) -> list[str]:
         """The long table's columns, in the order sampling writes them."""
-        out = [self.id, self.time, *self.value_names]
-        return out + list(dict.fromkeys(c for c in (self.label, self.entity) if c is not None))
+        out = [*self.id_columns, self.time, *self.value_names]
+        return out + [c for c in dict.fromkeys((self.label, self.entity)) if c is not None and c not in out]
 
     @property
     def complete(self) -> bool:
@@ -148,7 +160,8 @@ class SequenceSchema:
         return "series" if self.entity is None else "entities"
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"kind": "sequence", "id": self.id, "time": self.time, "length": self.length}
+        identity = list(self.id) if isinstance(self.id, tuple) else self.id
+        out: dict[str, Any] = {"kind": "sequence", "id": identity, "time": self.time, "length": self.length}
         out["values"] = [
             {"name": v.name, "min": v.min, "max": v.max}
             | ({"scale": v.scale} if v.scale != "linear" else {})
@@ -178,8 +191,9 @@ class SequenceSchema:
         entity = data.get("entity") or {}
         if not isinstance(label, dict) or not isinstance(entity, dict):
             raise InputError("'label' and 'entity' must be JSON objects")
+        identity = data.get("id")
         return cls(
-            id=data.get("id"),  # type: ignore[arg-type]
+            id=tuple(identity) if isinstance(identity, list) else identity,  # type: ignore[arg-type]
             time=data.get("time"),  # type: ignore[arg-type]
             length=data.get("length"),  # type: ignore[arg-type]
             values=tuple(
@@ -211,7 +225,7 @@ class SequenceSchema:
 def schema_from_options(
     columns: list[str],
     *,
-    id: str | None,
+    id: str | list[str] | tuple[str, ...] | None,
     time: str | None,
     length: int | None,
     bounds: dict[str, tuple[float, float]],
@@ -219,17 +233,24 @@ def schema_from_options(
     categories: dict[str, list[str]] | None = None,
     entity: str | None = None,
     max_series_per_entity: int = 1,
+    value_columns: list[str] | None = None,
 ) -> SequenceSchema:
-    """A schema from the CLI's public options and the table's header (names only, no value): every
-    column other than the id, time, label and entity is a value column; those without --bounds, and
-    a label without --categories, are left unknown for the fit to estimate with DP."""
+    """A schema from the CLI's public options and the table's header (names only, no value): the
+    value columns are `value_columns`, or every column other than the id, time, label and entity;
+    those without --bounds, and a label without --categories, are left unknown for the fit to
+    estimate with DP. Columns named by no role are not read."""
     if not id or not time or length is None:
         raise InputError("--kind sequence needs --id-column, --time-column and --length (or --schema)")
-    named = [c for c in (id, time, label, entity) if c is not None]
-    unknown = [c for c in named if c not in columns]
+    ids = [id] if isinstance(id, str) else list(id)
+    named = [c for c in (*ids, time, label, entity) if c is not None]
+    unknown = [c for c in [*named, *(value_columns or [])] if c not in columns]
     if unknown:
         raise InputError(f"{', '.join(map(repr, unknown))} is not a column of the table")
-    value_names = [c for c in columns if c not in named]
+    if value_columns is not None:
+        taken = [c for c in value_columns if c in named]
+        if taken:
+            raise InputError(f"--value-columns names {taken[0]!r}, which has another role")
+    value_names = list(value_columns) if value_columns is not None else [c for c in columns if c not in named]
     extra = [c for c in bounds if c not in value_names]
     if extra:
         raise InputError(f"--bounds names {extra[0]!r}, which is not a value column")
@@ -238,7 +259,7 @@ def schema_from_options(
         raise InputError(f"--categories names {extra_labels[0]!r}, which is not the --label-column")
     labels = tuple((categories or {}).get(label, ())) if label is not None else ()
     return SequenceSchema(
-        id=id,
+        id=tuple(ids),
         time=time,
         length=length,
         values=tuple(ValueColumn(c, *bounds.get(c, (None, None))) for c in value_names),
@@ -249,4 +270,22 @@ def schema_from_options(
     )
 
 
-__all__ = ["DP", "PUBLIC", "SequenceSchema", "ValueColumn", "schema_from_options"]
+def schema_for_array(shape: tuple[int, ...], labelled: bool) -> SequenceSchema:
+    """A schema for an (N, T) or (N, T, F) array given without one: T and F are the array's (the
+    caller built it: public), the value columns are named value_0, value_1, ... with no bounds and
+    the label (if labels are given) has no label set, so the fit estimates both with DP."""
+    if len(shape) not in (2, 3):
+        raise InputError("series must be an (N, T) or (N, T, F) array")
+    length, features = int(shape[1]), int(shape[2]) if len(shape) == 3 else 1
+    if features < 1:
+        raise InputError("series need at least one value per reading")
+    return SequenceSchema(
+        id="series",
+        time="step",
+        length=length,
+        values=tuple(ValueColumn(f"value_{i}") for i in range(features)),
+        label="label" if labelled else None,
+    )
+
+
+__all__ = ["DP", "PUBLIC", "SequenceSchema", "ValueColumn", "schema_for_array", "schema_from_options"]

@@ -19,11 +19,12 @@ import torch
 from dpgan.api import Synthesizer
 from dpgan.devices import seeded_generator
 from dpgan.errors import InputError
-from dpgan.privacy.accounting import PrivacyLedger
+from dpgan.privacy.accounting import LedgerEntry, PrivacyLedger
 from dpgan.privacy.calibration import TrainingBudget, sigma_and_steps
 from dpgan.training.config import TrainingConfig
 from dpgan.training.dp_critic import TrainingResult, train_dp_critic
 from dpgan.training.gan_loop import GeneratorHook
+from dpgan.training.progress import FitProgressFn, StepReporter
 from dpgan.training.schedule import Schedule, gan_schedule_for
 
 
@@ -58,8 +59,10 @@ def fit_dp_critic(
     critic: torch.nn.Module,
     generator_net: torch.nn.Module,
     hooks: Sequence[GeneratorHook] = (),
+    progress: FitProgressFn | None = None,
 ) -> CriticFit:
-    """Train `generator_net` against the DP `critic` on `units` with the rest of synth's budget."""
+    """Train `generator_net` against the DP `critic` on `units` with the rest of synth's budget;
+    `progress` (step, total, ε spent so far) as the tabular fit reports it (StepReporter)."""
     schedule = gan_schedule_for(config, rows, "critic")
     budget = sigma_and_steps(
         sample_rate=schedule.sample_rate,
@@ -72,6 +75,10 @@ def fit_dp_critic(
         noise_multiplier=synth.noise_multiplier,
         cap_steps=False,
     )
+    step_entry = LedgerEntry(
+        "step", budget.noise_multiplier, sampling_rate=schedule.sample_rate, sampling=schedule.sampling
+    )
+    reporter = StepReporter(progress, budget.steps, step_entry, ledger, synth.delta, synth.accountant)
     result = train_dp_critic(
         units,
         [],
@@ -85,6 +92,7 @@ def fit_dp_critic(
         critic=critic,
         generator_net=generator_net,
         hooks=hooks,
+        progress=reporter,
     )
     return CriticFit(result, schedule, budget)
 

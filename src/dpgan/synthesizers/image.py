@@ -40,21 +40,23 @@ from dpgan.devices import on_device, released_on_cpu, seeded_generator, to_devic
 from dpgan.errors import BudgetError, InputError, ModelFileError
 from dpgan.images.checks import INPUT_RULE, ImageGroups, ImageSet, check_images, check_shape, to_unit_range
 from dpgan.images.label_guide import ImageLabelGuideHook
-from dpgan.images.labels import ReleasedLabels, kept_codes, release_labels, release_shape
+from dpgan.images.labels import SECOND_LABEL_SHARE, ReleasedLabels, kept_codes, release_labels, release_shape
 from dpgan.models.conv import PROJECTION_GRIDS, halvings
 from dpgan.models.image_units import ImageUnitCritic, ImageUnitGenerator, mlp_critic
 from dpgan.models.noise_layer import NoiseLayerCritic
 from dpgan.privacy.accounting import Budget, PrivacyLedger
 from dpgan.privacy.calibration import BudgetShares
-from dpgan.privacy.feature_release import calibrate_feature_release
+from dpgan.privacy.feature_release import calibrate_feature_release, release_entry
 from dpgan.privacy.unit_rule import ReleasedTally
 from dpgan.recipes.images import NOT_CERTIFIED, ImageRecipe, get_image_recipe
 from dpgan.serialization import check_model_destination, read_model_dir, write_model_dir
 from dpgan.synthesizers.critic_fit import critic_config, fit_dp_critic
+from dpgan.threads import fit_threads
 from dpgan.training.aux_classifier import GUIDE_EVENT, fit_private_classifier
 from dpgan.training.config import TrainingConfig
 from dpgan.training.mode_seeking import ModeSeekingHook
 from dpgan.training.noise_layer import train_noise_layer_gan
+from dpgan.training.progress import FitProgressFn, StepReporter
 from dpgan.training.schedule import gan_schedule_for
 
 KIND = "image"
@@ -163,6 +165,7 @@ class ImageSynthesizer(Synthesizer):
         label_prior: list[float] | np.ndarray | None = None,
         image_shape: tuple[int, int, int] | list[int] | None = None,
         device: str | torch.device = "cpu",
+        threads: int | None = None,
         **settings: Any,
     ) -> None:
         super().__init__(
@@ -172,6 +175,7 @@ class ImageSynthesizer(Synthesizer):
             seed=seed,
             noise_multiplier=noise_multiplier,
             device=device,
+            threads=threads,
         )
         self.recipe: ImageRecipe = get_image_recipe(recipe)
         network_keys = {k: settings.pop(k) for k in list(settings) if k in ImageSettings.__dataclass_fields__}
@@ -196,21 +200,31 @@ class ImageSynthesizer(Synthesizer):
         self.released_units: ReleasedTally | None = None  # the fit's DP tally (not saved: its to_dict is)
         self.label_names: tuple[str, ...] = ()
         self.input_dtype = "uint8"
+        # the rank of the array fitted on: 3 for N×H×W (then sampled as n×H×W), else 4 (n×C×H×W;
+        # what read_images gives, and what model files written before the rank was saved sample)
+        self.input_rank = 4
 
     @property
     def certified(self) -> bool:
         return self.recipe.certified
 
     # ------------------------------------------------------------------ fit
-    def fit(self, images: np.ndarray | ImageSet | ImageGroups, labels: np.ndarray | None = None) -> ImageSynthesizer:
+    def fit(
+        self,
+        images: np.ndarray | ImageSet | ImageGroups,
+        labels: np.ndarray | None = None,
+        *,
+        progress: FitProgressFn | None = None,
+    ) -> ImageSynthesizer:
         """Train on `images` (an N×H×W or N×C×H×W array with, for a conditional model, its `labels`;
         or what dpgan.images.read_images gives, labels included: read a folder with `labelled=`
         declared, as the CLI does, so that its layout is public); spends at most (ε, δ), all of it
         recorded in `self.ledger` (nothing is claimed for `noise-layer`). Images that a rule of
         their own drops are counted in the DP tally (``training["units"]``), never refused.
-        Trains on `self.device`; the fitted generator is on the CPU (dpgan.devices)."""
-        with on_device(self.device):
-            self._fit(images, labels)
+        Trains on `self.device`; the fitted generator is on the CPU (dpgan.devices). `progress` is
+        called with (step, total, ε spent so far; NaN for the uncertified noise layer)."""
+        with on_device(self.device), fit_threads(self.threads):
+            self._fit(images, labels, progress)
         released_on_cpu(self.generator, getattr(self, "_critic_in_memory", None))
         return self
 
@@ -243,9 +257,16 @@ class ImageSynthesizer(Synthesizer):
         if self.recipe.architecture == "conv" and min(halvings(shape[1]), halvings(shape[2])) == 0:
             raise InputError("conv recipes need even image sides of at least 8 pixels; use recipe='dp-cgan'")
 
-    def _fit(self, images: np.ndarray | ImageSet | ImageGroups, labels: np.ndarray | None) -> None:
+    def _fit(
+        self,
+        images: np.ndarray | ImageSet | ImageGroups,
+        labels: np.ndarray | None,
+        progress: FitProgressFn | None = None,
+    ) -> None:
         # refusals on public inputs come first, before any release; after a release only its output decides
         given = self._public_input(images, labels)
+        # the caller's array rank is public (its form, not its content): samples come back in it
+        input_rank = 4 if isinstance(images, (ImageSet, ImageGroups)) or np.ndim(images) != 3 else 3
         if isinstance(given, ImageSet):
             self._check_shape(given.shape)
         elif self.declared_shape is not None:
@@ -277,7 +298,9 @@ class ImageSynthesizer(Synthesizer):
             target=shares.at(before + LABEL_SHARE),
             ledger=ledger,
             rng=rng,
+            second_cap=shares.at(before + LABEL_SHARE + SECOND_LABEL_SHARE),
         )
+        before += LABEL_SHARE + (SECOND_LABEL_SHARE if released.second_chance else 0.0)  # spent up to here
         unit_range = to_unit_range(data.images)  # float32 input comes back as the caller's own array:
         scaled = torch.from_numpy(unit_range)  # scale a copy of it, in place only what is already a copy
         scaled = scaled.mul(2.0) if np.may_share_memory(unit_range, data.images) else scaled.mul_(2.0)
@@ -298,16 +321,16 @@ class ImageSynthesizer(Synthesizer):
             G.set_label_shares(torch.tensor(prior, dtype=torch.float32))
         config = replace(self.config, noise_dim=G.noise_dim)
         if self.recipe.strategy == "noise-layer":
-            result = self._fit_noise_layer(units, shape, n_labels, G, config, released, ledger, rng)
+            result = self._fit_noise_layer(units, shape, n_labels, G, config, released, ledger, rng, progress)
         else:
-            result = self._fit_dp_critic(units, shape, n_labels, G, config, released, ledger, rng, before)
+            result = self._fit_dp_critic(units, shape, n_labels, G, config, released, ledger, rng, before, progress)
         if self.certified:
             spent = ledger.epsilon(self.delta, self.accountant)
             if spent > self.epsilon * (1 + 1e-9):
                 raise BudgetError(f"internal error: the ledger spent ε={spent:.4f} > target {self.epsilon}")
         self.image_shape, self.label_names, self.ledger = shape, released.names, ledger
         self.released_units = released.tally  # for the CLI's summary line; training["units"] is what is saved
-        self.input_dtype = input_dtype
+        self.input_dtype, self.input_rank = input_dtype, input_rank
         self.generator = result["generator"]
         self.training = {
             "recipe": self.recipe.name,
@@ -349,6 +372,7 @@ class ImageSynthesizer(Synthesizer):
         ledger: PrivacyLedger,
         rng: np.random.Generator,
         before: float = 0.0,
+        progress: FitProgressFn | None = None,
     ) -> dict[str, Any]:
         guide = self._label_guide(units, n_labels, config, released, ledger, rng, before)
         self._guide_in_memory = guide[0].classifier if guide else None  # the bench's measure only; never saved
@@ -362,6 +386,7 @@ class ImageSynthesizer(Synthesizer):
             critic=self._critic(shape, n_labels),
             generator_net=G,
             hooks=(*self._hooks(rng), *guide),
+            progress=progress,
         )
         result, schedule, budget = fitted.result, fitted.schedule, fitted.budget
         self._critic_in_memory = result.critic  # white-box attacks only; never saved
@@ -386,7 +411,7 @@ class ImageSynthesizer(Synthesizer):
     ) -> tuple[ImageLabelGuideHook, ...]:
         """The label guide's classifier, trained with DP-SGD on the images (one record each) before
         the critic, so the critic's σ is calibrated on what it leaves (dpgan.images.label_guide);
-        `before` is the share of ε spent before the tally (the shape release)."""
+        `before` is the share of ε spent before it (the shape and label releases)."""
         net = self.networks
         wanted = self.recipe.label_guide if net.label_guide is None else net.label_guide
         if not wanted or (not n_labels and net.label_guide is None):
@@ -405,9 +430,7 @@ class ImageSynthesizer(Synthesizer):
             lr=1e-3,
             hidden=net.label_guide_hidden,
             max_grad_norm=config.max_grad_norm,
-            share=BudgetShares(self.epsilon, self.delta, self.accountant).at(
-                before + LABEL_SHARE + net.label_guide_fraction
-            ),
+            share=BudgetShares(self.epsilon, self.delta, self.accountant).at(before + net.label_guide_fraction),
             ledger=ledger,
             generator=seeded_generator(int(rng.integers(0, 2**63 - 1))),
             mechanism=GUIDE_EVENT,
@@ -434,6 +457,7 @@ class ImageSynthesizer(Synthesizer):
         released: ReleasedLabels,
         ledger: PrivacyLedger,
         rng: np.random.Generator,
+        progress: FitProgressFn | None = None,
     ) -> dict[str, Any]:
         """The noise-layer GAN (dpgan.training.noise_layer). Both forms use the noise σ that the
         sound form's release would need for the rest of ε (same noise, so the two compare); only
@@ -452,6 +476,15 @@ class ImageSynthesizer(Synthesizer):
         capacity = int(math.ceil(schedule.expected_batch_size + 3.0 * math.sqrt(schedule.expected_batch_size)))
         critic = NoiseLayerCritic.build(shape, n_labels, width=self.networks.width)
         torch_gen = seeded_generator(int(rng.integers(0, 2**63 - 1)))
+        if self.certified:  # ε so far from the passes' own ledger entry, as for the DP critic
+            entry = release_entry(budget.noise_multiplier, schedule.sample_rate, capacity)
+            reporter = StepReporter(progress, budget.steps, entry, ledger, self.delta, self.accountant)
+        else:  # the published form claims no ε: the bar says so
+
+            def reporter(step: int) -> None:
+                if progress is not None:
+                    progress(step, budget.steps, math.nan)
+
         result = train_noise_layer_gan(
             units,
             config,
@@ -465,6 +498,7 @@ class ImageSynthesizer(Synthesizer):
             steps=budget.steps,
             generator=torch_gen,
             ledger=ledger if self.certified else None,
+            progress=reporter,
         )
         self._critic_in_memory = result.critic
         return {
@@ -480,8 +514,9 @@ class ImageSynthesizer(Synthesizer):
 
     # --------------------------------------------------------------- sample
     def sample(self, n: int, *, seed: int | None = None, label: Any = None) -> tuple[np.ndarray, np.ndarray | None]:
-        """n images (n, C, H, W) in the input's form (uint8, or float in [0, 1]) and their labels
-        (the label names, or None for an unlabelled model). `label` fixes every image's label."""
+        """n images in the input's form: (n, H, W) for a model fitted on an N×H×W array, else
+        (n, C, H, W); uint8, or float in [0, 1], as the input was. Also their labels (the label
+        names, or None for an unlabelled model). `label` fixes every image's label."""
         self._require_fitted()
         assert isinstance(self.generator, ImageUnitGenerator)
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= n <= MAX_SAMPLE:
@@ -504,6 +539,8 @@ class ImageSynthesizer(Synthesizer):
                 codes_out.append(codes.cpu().numpy())
         unit = np.concatenate(chunks)
         out = np.round(unit * 255).astype(np.uint8) if self.input_dtype == "uint8" else unit.astype(np.float32)
+        if self.input_rank == 3:  # one channel (an N×H×W input has C = 1): drop its axis again
+            out = out[:, 0]
         labels = np.array(self.label_names)[np.concatenate(codes_out)] if codes_out else None
         return out, labels
 
@@ -522,6 +559,9 @@ class ImageSynthesizer(Synthesizer):
             **self._report_details(),
             "training": dict(self.training),
         }
+
+    def _repr_details(self) -> dict[str, Any]:
+        return {"recipe": self.recipe.name}
 
     def _report_details(self) -> dict[str, Any]:
         return {
@@ -552,6 +592,7 @@ class ImageSynthesizer(Synthesizer):
             "image_shape": list(self.image_shape),
             "label_names": list(self.label_names),
             "input_dtype": self.input_dtype,
+            "input_rank": self.input_rank,
             "config": self.config.to_dict(),
             "networks": asdict(self.networks),
             "ledger": self.ledger.to_dict(),
@@ -581,9 +622,11 @@ class ImageSynthesizer(Synthesizer):
             synth.ledger = PrivacyLedger.from_dict(meta["ledger"])
             synth.training = dict(meta["training"])
             synth.input_dtype = str(meta["input_dtype"])
+            synth.input_rank = int(meta.get("input_rank", 4))  # files written before it: (n, C, H, W)
             synth.image_shape = tuple(int(s) for s in meta["image_shape"])  # type: ignore[assignment]
             synth.label_names = tuple(str(s) for s in meta["label_names"])
             assert synth.image_shape is not None and len(synth.image_shape) == 3
+            assert synth.input_rank == 4 or (synth.input_rank == 3 and synth.image_shape[0] == 1)
             G = synth._generator(synth.image_shape, len(synth.label_names))
             G.load_state_dict(tensors, strict=True)
             G.eval()

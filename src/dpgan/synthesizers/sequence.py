@@ -59,11 +59,13 @@ from dpgan.sequences.codec import (
 )
 from dpgan.sequences.dp_schema import complete_schema
 from dpgan.sequences.label_guide import LabelGuideHook
-from dpgan.sequences.schema import DP, SequenceSchema
+from dpgan.sequences.schema import DP, SequenceSchema, schema_for_array
 from dpgan.serialization import check_model_destination, read_model_dir, write_model_dir
 from dpgan.synthesizers.critic_fit import critic_config, fit_dp_critic
+from dpgan.threads import fit_threads
 from dpgan.training.aux_classifier import GUIDE_EVENT, fit_private_classifier
 from dpgan.training.config import TrainingConfig
+from dpgan.training.progress import FitProgressFn
 
 KIND = "sequence"
 COUNT_EVENT = "unit count (kept, dropped per reason)"
@@ -164,6 +166,7 @@ class SequenceSynthesizer(Synthesizer):
         noise_multiplier: float | None = None,
         critic: str = "mlp",
         device: str | torch.device = "cpu",
+        threads: int | None = None,
         **settings: Any,
     ) -> None:
         super().__init__(
@@ -173,6 +176,7 @@ class SequenceSynthesizer(Synthesizer):
             seed=seed,
             noise_multiplier=noise_multiplier,
             device=device,
+            threads=threads,
         )
         network_keys = {k: settings.pop(k) for k in list(settings) if k in SequenceSettings.__dataclass_fields__}
         self.networks = SequenceSettings(critic=critic, **network_keys)
@@ -185,21 +189,33 @@ class SequenceSynthesizer(Synthesizer):
     def fit(
         self,
         data: pd.DataFrame | np.ndarray,
-        schema: SequenceSchema | dict | str | Path,
+        schema: SequenceSchema | dict | str | Path | None = None,
         *,
         labels: np.ndarray | None = None,
+        progress: FitProgressFn | None = None,
     ) -> SequenceSynthesizer:
         """Train on `data` (a long table with the schema's columns, or an (N, T[, F]) array with
-        optional `labels`); spends at most (ε, δ), all of it recorded in `self.ledger`. Trains on
-        `self.device`; the fitted generator is on the CPU (dpgan.devices)."""
-        with on_device(self.device):
-            self._fit(data, schema, labels)
+        optional `labels`; an array needs no schema: its T and F are public, its value columns are
+        named value_0, ... and their bounds and the label set are estimated with DP); spends at most
+        (ε, δ), all of it recorded in `self.ledger`. Trains on
+        `self.device`; the fitted generator is on the CPU (dpgan.devices). `progress` is called with
+        (step, total, ε spent so far), as for tables."""
+        with on_device(self.device), fit_threads(self.threads):
+            self._fit(data, schema, labels, progress)
         released_on_cpu(self.generator)
         return self
 
     def _fit(
-        self, data: pd.DataFrame | np.ndarray, schema: SequenceSchema | dict | str | Path, labels: np.ndarray | None
+        self,
+        data: pd.DataFrame | np.ndarray,
+        schema: SequenceSchema | dict | str | Path | None,
+        labels: np.ndarray | None,
+        progress: FitProgressFn | None,
     ) -> None:
+        if schema is None:  # an array's T and F are public; bounds and labels are bought with DP
+            if not isinstance(data, np.ndarray):
+                raise InputError("a long table needs its schema (the id, time and value columns, the length)")
+            schema = schema_for_array(data.shape, labels is not None)
         schema = _coerce_schema(schema)
         if isinstance(data, pd.DataFrame):
             raw, form = read_long_raw(data, schema), "long"
@@ -243,7 +259,16 @@ class SequenceSynthesizer(Synthesizer):
         if net.label_guide:
             hooks = (*hooks, self._label_guide(units, schema, kept, ledger, rng, spent_share))
         fitted = fit_dp_critic(
-            self, units, config, rows=kept, ledger=ledger, rng=rng, critic=D, generator_net=G, hooks=hooks
+            self,
+            units,
+            config,
+            rows=kept,
+            ledger=ledger,
+            rng=rng,
+            critic=D,
+            generator_net=G,
+            hooks=hooks,
+            progress=progress,
         )
         result, schedule, budget = fitted.result, fitted.schedule, fitted.budget
         spent = ledger.epsilon(self.delta, self.accountant)
@@ -468,6 +493,13 @@ class SequenceSynthesizer(Synthesizer):
         if "units" not in self.training:  # a model saved before the per-reason counts
             return f"about {self.training['estimated_dropped_units']:.0f} {self.schema.units} dropped"
         return ReleasedTally.from_dict(self.training["units"]).describe()
+
+    def _repr_details(self) -> dict[str, Any]:
+        """The critic (series have one recipe) and, once fitted, the unit of privacy."""
+        details: dict[str, Any] = {"critic": self.networks.critic}
+        if self.schema is not None:
+            details["unit"] = self.schema.unit
+        return details
 
     def _report_details(self) -> dict[str, Any]:
         assert self.schema is not None

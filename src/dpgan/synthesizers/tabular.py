@@ -26,6 +26,7 @@ from dpgan.devices import on_device, released_on_cpu, seeded_fork
 from dpgan.errors import DPGanWarning, InputError, ModelFileError
 from dpgan.extras.label_model import LabelModel
 from dpgan.parquet_source import ParquetSource
+from dpgan.preparation import repair_noise_std, repairs_summary
 from dpgan.privacy.accounting import DEFAULT_ACCOUNTANT
 from dpgan.privacy.distributed import ProcessGroupContext, process_group_context
 from dpgan.recipes import Recipe, get_recipe
@@ -39,6 +40,7 @@ from dpgan.synthesizers.public_data import DEFAULT_WARM_START_STEPS, encode_publ
 from dpgan.synthesizers.resume import DEFAULT_CHECKPOINT_EVERY, resumable_fit, table_fingerprint
 from dpgan.synthesizers.sampling import MAX_SAMPLE_ROWS, TableSampler
 from dpgan.synthesizers.streamed_fit import fit_stream, stream_arguments
+from dpgan.threads import fit_threads
 from dpgan.training.config import TrainingConfig
 from dpgan.training.progress import FitProgressFn
 from dpgan.transforms.encoder import TableEncoder, public_dtypes
@@ -65,7 +67,8 @@ class TabularSynthesizer(Synthesizer):
     experiments only: production noise comes from OS entropy. With a categorical target in the
     schema, a DP label model (dpgan.extras.label_model) redraws the target of sampled rows;
     `label_model=False` keeps the generator's own. `device` ("cpu", "cuda", "cuda:N", "auto") is
-    where fit trains (dpgan.devices); the fitted model is on the CPU either way.
+    where fit trains (dpgan.devices); the fitted model is on the CPU either way. `threads`: the CPU
+    threads the fit uses (dpgan.threads; default $DPGAN_THREADS, else auto: the free cores).
     """
 
     def __init__(
@@ -84,6 +87,7 @@ class TabularSynthesizer(Synthesizer):
         seed: int | None = None,
         config: TrainingConfig | None = None,
         device: str | torch.device = "cpu",
+        threads: int | None = None,
         **config_overrides: Any,
     ) -> None:
         super().__init__(
@@ -93,6 +97,7 @@ class TabularSynthesizer(Synthesizer):
             seed=seed,
             noise_multiplier=noise_multiplier,
             device=device,
+            threads=threads,
         )
         self.recipe: Recipe = get_recipe(recipe)
         if condition is not None and not isinstance(condition, str):
@@ -213,6 +218,7 @@ class TabularSynthesizer(Synthesizer):
         fitted = _seeded_run(
             fit_seed,
             device,
+            self.threads,
             lambda rng: fit_table(data, schema, options, settings, progress, rng, resume, public, context),
         )
         self._adopt(fitted)
@@ -257,7 +263,10 @@ class TabularSynthesizer(Synthesizer):
         if public is not None and schema is not None:
             encode_public(public, schema, TableEncoder(schema, public_dtypes(schema)))  # refused before any read
         fitted = _seeded_run(
-            self.seed, self.device, lambda rng: fit_stream(opened, schema, options, settings, progress, rng, public)
+            self.seed,
+            self.device,
+            self.threads,
+            lambda rng: fit_stream(opened, schema, options, settings, progress, rng, public),
         )
         self._adopt(fitted)
         return self
@@ -346,6 +355,9 @@ class TabularSynthesizer(Synthesizer):
         return (_with_points(frame, fitted.schema, region_points, points_rng) for frame in chunks)
 
     # -------------------------------------------------------------- privacy
+    def _repr_details(self) -> dict[str, Any]:
+        return {"recipe": self.recipe.name}
+
     def _report_details(self) -> dict[str, Any]:
         """The recipe and whether the guarantee covers the schema (api.Synthesizer.privacy_report)."""
         covers = self.training.get("schema_source") != SOURCE_NOT_PRIVATE
@@ -357,6 +369,10 @@ class TabularSynthesizer(Synthesizer):
         }
         if not covers:
             details["warning"] = UNSAFE_SCHEMA_NOTE
+        # the noisy counts of cells mapped into the schema, as a person reads them (rounded, above the noise)
+        repairs, sigma = self.training.get("preprocessing_repairs"), self.training.get("preprocessing_noise_multiplier")
+        if isinstance(repairs, dict) and isinstance(sigma, (int, float)):
+            details["repairs_summary"] = repairs_summary(repairs, repair_noise_std(sigma))
         for key in ("public_data", "selection"):  # public: what warm-started G, what the selection chose
             if self.training.get(key) is not None:
                 details[key] = self.training[key]
@@ -405,15 +421,15 @@ def _with_points(frame: pd.DataFrame, schema: Schema, columns: Sequence[str], rn
     return frame
 
 
-def _seeded_run(seed: int | None, device: torch.device, run: Callable[[np.random.Generator], T]) -> T:
-    """`run(rng)` on `device` with the fit's generator: from `seed`, or OS entropy without one. Seeded,
-    the network weights (drawn from torch's global RNG) are seeded too, and the caller's global RNG
-    state is left as it was."""
+def _seeded_run(seed: int | None, device: torch.device, threads: int, run: Callable[[np.random.Generator], T]) -> T:
+    """`run(rng)` on `device` with `threads` CPU threads (dpgan.threads) and the fit's generator: from
+    `seed`, or OS entropy without one. Seeded, the network weights (drawn from torch's global RNG) are
+    seeded too, and the caller's global RNG state is left as it was."""
     rng = np.random.default_rng(secrets.randbits(64) if seed is None else seed)
     if seed is None:
-        with on_device(device):
+        with on_device(device), fit_threads(threads):
             return run(rng)
-    with seeded_fork(device), on_device(device):
+    with seeded_fork(device), on_device(device), fit_threads(threads):
         torch.manual_seed(int(rng.integers(0, 2**63 - 1)))
         return run(rng)
 

@@ -23,6 +23,7 @@ import torch
 
 from dpgan.models.output_spans import OutputSpan
 from dpgan.models.tabular import TabularGenerator
+from dpgan.threads import recheck as recheck_threads
 from dpgan.training.checkpoint import Snapshot
 from dpgan.training.conditions import ConditionPrior
 from dpgan.training.config import TrainingConfig, build_generator
@@ -135,6 +136,7 @@ class StepCallbacks:
         self.progress, self.monitor, self.every, self.keep = progress, monitor, every, keep
 
     def __call__(self, steps_done: int, side: GeneratorSide) -> None:
+        recheck_threads()  # auto threads follow the cores other jobs leave free (dpgan.threads)
         if self.progress is not None:
             self.progress(steps_done)
         if self.monitor is not None and self.every and steps_done % self.every == 0:

@@ -1,0 +1,60 @@
+"""The command line's progress bars (tqdm, on stderr): a fit's steps with the ε spent so far, and
+`evaluate`'s and `audit`'s stages. Shared by cli.py and cli_images.py; `--quiet` turns them off."""
+
+from __future__ import annotations
+
+import math
+import sys
+from typing import Any
+
+
+class ProgressBar:
+    """tqdm bar with steps and the ε spent so far (by the accountant in use)."""
+
+    def __init__(self, enabled: bool = True, accountant: str = "pld") -> None:
+        self.enabled = enabled
+        self.accountant = accountant
+        self.bar: Any = None
+
+    def __call__(self, step: int, total: int, epsilon: float) -> None:
+        if not self.enabled:
+            return
+        if self.bar is None:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, unit="step", desc="DP training", file=sys.stderr)
+        self.bar.update(step - self.bar.n)
+        spent = "no ε (not DP)" if math.isnan(epsilon) else f"ε spent {epsilon:.3f} ({self.accountant})"
+        self.bar.set_postfix_str(spent)
+        if step >= total:
+            self.bar.close()
+
+
+class StageProgress:
+    """tqdm bars for `evaluate`: one bar per stage ("utility", "fidelity", ...), on stderr."""
+
+    def __init__(self, enabled: bool = True) -> None:
+        self.enabled = enabled
+        self.bar: Any = None
+        self.stage: str | None = None
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        if not self.enabled:
+            return
+        from tqdm import tqdm
+
+        group = stage.split(":")[0]
+        if self.bar is None or group != self.stage:
+            self.close()
+            self.bar, self.stage = tqdm(total=total, desc=group, file=sys.stderr, leave=True), group
+        self.bar.total = max(total, 1)
+        self.bar.set_postfix_str(stage[len(group) + 1 :].strip(), refresh=False)
+        self.bar.update(done - self.bar.n)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+
+
+__all__ = ["ProgressBar", "StageProgress"]
