@@ -308,8 +308,10 @@ class SequenceSynthesizer(Synthesizer):
         )
         if released.kept < REPORT_SIGMAS * released.noise_multiplier:
             warnings.warn(
-                f"the DP count of readable {schema.units} is indistinguishable from none: check the schema's "
-                "column roles and length (every series needs exactly `length` readings)",
+                f"the DP count of readable {schema.units} (about {max(released.kept, 0.0):.0f}, noise std "
+                f"{released.noise_multiplier:.0f}) is indistinguishable from none: few {schema.units} for this ε, "
+                "or few could be read (check the column roles and the length: each series needs exactly "
+                "`length` readings)",
                 DPGanWarning,
                 stacklevel=3,
             )
