@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dpgan import Schema, datasets
-from dpgan.preparation import REPAIR_EVENT, preprocessing_events
 from dpgan.privacy.accounting import LedgerEntry
+from dpgan.tables.preparation import REPAIR_EVENT, preprocessing_events
 
 try:
     from dpgan.privacy.calibration import calibrate_noise_multiplier
@@ -21,10 +21,10 @@ except ImportError:  # timing the code before calibration had its own module (be
     from dpgan.privacy.accounting import calibrate_noise_multiplier  # type: ignore[attr-defined,no-redef]
 from dpgan.privacy.preprocessing import REPAIR_COUNT_SCALE, ROW_COUNT_SCALE, plan_preprocessing
 from dpgan.recipes import get_recipe
+from dpgan.tables.encoder import TableEncoder, public_dtypes
 from dpgan.training.config import TrainingConfig
 from dpgan.training.marginals import MARGINALS_EVENT, MarginalAnchor
 from dpgan.training.schedule import epochs_schedule, gan_schedule_for
-from dpgan.transforms.encoder import TableEncoder, public_dtypes
 
 ADULT_ROWS = 32_561
 

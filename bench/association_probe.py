@@ -45,13 +45,13 @@ import pandas as pd
 import torch
 
 from dpgan import Schema
-from dpgan.conform import conform
 from dpgan.evaluation.fidelity import association_matrix, column_kinds, fidelity, is_numeric_kind
 from dpgan.models.output_spans import SOFTMAX
+from dpgan.tables.conform import conform
+from dpgan.tables.encoder import TableEncoder, public_dtypes
 from dpgan.training.config import TrainingConfig
 from dpgan.training.dp_critic import train_dp_critic
 from dpgan.training.schedule import gan_schedule_for
-from dpgan.transforms.encoder import TableEncoder, public_dtypes
 from tables import schema_path, split
 
 RESULTS = Path(__file__).resolve().parent / "results" / "association_probe.jsonl"

@@ -42,8 +42,8 @@ from dpgan.errors import DPGanError
 from dpgan.evaluation import evaluate
 from dpgan.evaluation.every_column import every_column_tstr
 from dpgan.evaluation.fidelity import as_labels, column_kinds, fidelity, two_way_marginal_error
-from dpgan.schema import ColumnSpec
-from dpgan.table_io import read_private_table, read_table, write_table
+from dpgan.tables.schema import ColumnSpec
+from dpgan.tables.table_io import read_private_table, read_table, write_table
 from tables import TABLES, schema_path, split
 
 DELTA = 1e-5
@@ -208,7 +208,7 @@ def run_one(
         directory = Path(tmp)
         train_schema = round_trip(parts["train"], directory, "train", hand)
         scored = round_trip(parts[split_name], directory, split_name, hand)
-        # what `dpgan fit` reads: every CSV cell as text (dpgan.table_io.read_private_table)
+        # what `dpgan fit` reads: every CSV cell as text (dpgan.tables.table_io.read_private_table)
         train_user = read_private_table(directory / "train.csv")
 
     synth = TabularSynthesizer(epsilon=epsilon, delta=DELTA, seed=seed, **(settings or {}))

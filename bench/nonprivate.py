@@ -11,12 +11,12 @@ import pandas as pd
 import torch
 
 from dpgan import Schema
-from dpgan.extras.label_model import LabelModel, label_span, label_target
+from dpgan.tables.encoder import TableEncoder, public_dtypes
+from dpgan.tables.label_model import LabelModel, label_span, label_target
 from dpgan.training.aux_classifier import drop_span, train_dp_classifier
 from dpgan.training.config import TrainingConfig
 from dpgan.training.dp_critic import train_dp_critic
 from dpgan.training.schedule import gan_schedule_for
-from dpgan.transforms.encoder import TableEncoder, public_dtypes
 
 
 class NonPrivateGAN:

@@ -3,7 +3,7 @@
 For every numeric column (by its hand-written schema) of the bench tables' TRAIN splits and of
 Adult's training file, the column's grid histogram is released many times with the noise a
 no-schema fit at ε would add (σ from dpgan's own preprocessing plan for that table's shape), and
-the range rule of dpgan.schema_inference is applied with each setting of its knobs: the
+the range rule of dpgan.tables.schema_inference is applied with each setting of its knobs: the
 threshold in noise stds, the margin in bins, and whether whole decades may clear it together.
 Reported per setting: the mean share of training values outside the learned range (clamped) and
 the mean share of the learned range (on the encoding's scale: log for non-negative columns
@@ -25,10 +25,10 @@ import numpy as np
 import pandas as pd
 
 from dpgan import Schema, datasets
-from dpgan.preparation import preprocessing_events
 from dpgan.privacy.mechanisms import public_numeric_grid
 from dpgan.privacy.preprocessing import plan_preprocessing
-from dpgan.schema_inference import (
+from dpgan.tables.preparation import preprocessing_events
+from dpgan.tables.schema_inference import (
     NUMERIC,
     _kept_bins,
     domain_counts,

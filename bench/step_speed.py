@@ -46,6 +46,7 @@ import torch
 from dpgan import Schema, datasets
 from dpgan.models.tabular import TabularCritic
 from dpgan.privacy.accounting import PrivacyLedger
+from dpgan.tables.encoder import TableEncoder
 from dpgan.training.config import TrainingConfig
 from dpgan.training.dp_critic import (
     CriticStepSettings,
@@ -54,7 +55,6 @@ from dpgan.training.dp_critic import (
     fake_term_gradient,
     make_optimizer,
 )
-from dpgan.transforms.encoder import TableEncoder
 
 COMMAND = (
     "OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 PYTHONPATH=src python bench/step_speed.py"

@@ -23,9 +23,9 @@ from dpgan import Schema, datasets
 from dpgan.evaluation.utility import one_hot_features
 from dpgan.privacy.accounting import PrivacyLedger
 from dpgan.privacy.calibration import calibrate_noise_multiplier
+from dpgan.tables.encoder import TableEncoder
 from dpgan.training.config import TrainingConfig
 from dpgan.training.dp_critic import train_dp_critic
-from dpgan.transforms.encoder import TableEncoder
 
 
 def score(synthetic: pd.DataFrame, test: pd.DataFrame) -> dict:

@@ -10,14 +10,14 @@ import stat
 import pytest
 import torch
 
-from dpgan.conditioning import PRIOR_FROM_SCHEMA, Condition
 from dpgan.errors import InputError
 from dpgan.privacy.accounting import PrivacyLedger
 from dpgan.recipes import RECIPES
+from dpgan.tables.conditioning import PRIOR_FROM_SCHEMA, Condition
+from dpgan.tables.encoder import TableEncoder
 from dpgan.training import dp_critic, dp_generator
 from dpgan.training.checkpoint import STATE_FILE, FitCheckpoint, Snapshot
 from dpgan.training.config import TrainingConfig
-from dpgan.transforms.encoder import TableEncoder
 
 STEPS = 8
 

@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 
 from dpgan import ColumnSpec, InputError, Schema, TabularSynthesizer
-from dpgan.conform import (
+from dpgan.privacy.mechanisms import noisy_indicator_counts
+from dpgan.tables.conform import (
     INFINITE_VALUE,
     MISSING_IN_COMPLETE,
     NOT_A_NUMBER,
@@ -19,8 +20,7 @@ from dpgan.conform import (
     UNKNOWN_CATEGORY,
     conform,
 )
-from dpgan.preparation import REPAIR_EVENT
-from dpgan.privacy.mechanisms import noisy_indicator_counts
+from dpgan.tables.preparation import REPAIR_EVENT
 
 SECRET = "Alice Smith, HIV+"
 

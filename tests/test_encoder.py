@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from dpgan import ColumnSpec, Schema
-from dpgan.transforms.encoder import SOFTMAX, TANH, TableEncoder
+from dpgan.tables.encoder import SOFTMAX, TANH, TableEncoder
 
 
 def schema() -> Schema:

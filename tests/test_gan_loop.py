@@ -6,15 +6,15 @@ from __future__ import annotations
 import pytest
 import torch
 
-from dpgan.conditioning import PRIOR_FROM_SCHEMA, Condition
 from dpgan.models.tabular import TabularGenerator
 from dpgan.privacy.accounting import PrivacyLedger
 from dpgan.recipes import RECIPES
+from dpgan.tables.conditioning import PRIOR_FROM_SCHEMA, Condition
+from dpgan.tables.encoder import TableEncoder
 from dpgan.training import dp_critic, dp_generator
 from dpgan.training.config import TrainingConfig
 from dpgan.training.fake_rows import InputsFn
 from dpgan.training.gan_loop import GeneratorSide, generator_for
-from dpgan.transforms.encoder import TableEncoder
 
 
 @pytest.fixture(scope="module")

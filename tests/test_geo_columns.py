@@ -15,11 +15,11 @@ import torch
 from dpgan import Schema, TabularSynthesizer
 from dpgan.cli import main
 from dpgan.errors import InputError
-from dpgan.schema import ColumnSpec, with_geo
+from dpgan.tables.encoder import TableEncoder
+from dpgan.tables.geo import GeoTransform, region_points
+from dpgan.tables.schema import ColumnSpec, with_geo
 from dpgan.training.marginals import MarginalAnchor
 from dpgan.training.pair_marginals import PAIRS_EVENT, PairAnchor, span_pairs
-from dpgan.transforms.encoder import TableEncoder
-from dpgan.transforms.geo import GeoTransform, region_points
 
 TINY = {"generator_hidden": (32,), "critic_hidden": (32,), "noise_dim": 8}
 CITIES = {"north": (47.0, 8.0), "south": (41.0, -3.0), "east": (45.0, 12.0)}  # public centres, made up

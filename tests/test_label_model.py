@@ -14,10 +14,10 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from dpgan import InputError, ModelFileError, TabularSynthesizer
-from dpgan.extras.label_model import LabelModel, label_span
-from dpgan.preparation import REPAIR_EVENT
 from dpgan.privacy.accounting import epsilon_of
 from dpgan.serialization import HASH_KEY, content_hash
+from dpgan.tables.label_model import LabelModel, label_span
+from dpgan.tables.preparation import REPAIR_EVENT
 from dpgan.training.aux_classifier import AuxClassifier
 from dpgan.training.pair_marginals import PAIRS_EVENT
 

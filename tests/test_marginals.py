@@ -11,6 +11,7 @@ from dpgan import TabularSynthesizer
 from dpgan.cli import main
 from dpgan.errors import InputError
 from dpgan.inspection import inspect_model
+from dpgan.tables.encoder import TANH, TableEncoder
 from dpgan.training import marginals
 from dpgan.training.config import TrainingConfig, build_generator
 from dpgan.training.marginals import (
@@ -21,7 +22,6 @@ from dpgan.training.marginals import (
     position_pairs,
 )
 from dpgan.training.pair_marginals import PAIRS_EVENT
-from dpgan.transforms.encoder import TANH, TableEncoder
 
 torch.set_num_threads(1)
 

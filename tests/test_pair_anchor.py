@@ -12,7 +12,8 @@ import torch
 from dpgan import Schema, TabularSynthesizer
 from dpgan.cli import _synth_kwargs, build_parser, main
 from dpgan.errors import InputError
-from dpgan.schema import ColumnSpec
+from dpgan.tables.encoder import TableEncoder
+from dpgan.tables.schema import ColumnSpec
 from dpgan.training.config import TrainingConfig, build_generator
 from dpgan.training.marginals import marginal_spans
 from dpgan.training.pair_marginals import (
@@ -22,7 +23,6 @@ from dpgan.training.pair_marginals import (
     noisy_pair_tables,
     span_pairs,
 )
-from dpgan.transforms.encoder import TableEncoder
 
 torch.set_num_threads(1)
 

@@ -21,10 +21,10 @@ import dpgan
 from dpgan.errors import InputError
 from dpgan.images.checks import check_images
 from dpgan.images.io import read_images
-from dpgan.parquet_source import ParquetSource
 from dpgan.sequences import SequenceSchema, ValueColumn
 from dpgan.sequences.codec import encode
 from dpgan.sequences.reader import read_array_raw, read_long_raw
+from dpgan.tables.parquet_source import ParquetSource
 
 SOURCE = Path(dpgan.__file__).parent
 READERS = (
@@ -35,10 +35,10 @@ READERS = (
     "images/checks.py",
     "images/io.py",
     "images/labels.py",
-    "parquet_source.py",
-    "conform.py",
-    "table_io.py",
-    "preparation.py",
+    "tables/parquet_source.py",
+    "tables/conform.py",
+    "tables/table_io.py",
+    "tables/preparation.py",
 )
 # what a refusal may interpolate (reviewed: each is a path, a column or schema name, a declared or
 # structural shape, a dtype, an exception's type, or a DP output)

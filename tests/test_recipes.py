@@ -14,23 +14,23 @@ from torch.func import functional_call, grad
 
 from dpgan import Schema, TabularSynthesizer
 from dpgan.cli import main
-from dpgan.conditioning import PRIOR_FROM_DP_COUNTS, PRIOR_FROM_SCHEMA, Condition
 from dpgan.errors import BudgetError, InputError
 from dpgan.inspection import inspect_model
 from dpgan.models.tabular import TabularCritic
-from dpgan.preparation import REPAIR_EVENT
 from dpgan.privacy import dpsgd
 from dpgan.privacy.accounting import PrivacyLedger
 from dpgan.privacy.mlp_clipping import FEATURES_KEY, wgan_gp_clipped_sum
 from dpgan.privacy.step import GeneratorHookStep
 from dpgan.recipes import RECIPES
+from dpgan.tables.conditioning import PRIOR_FROM_DP_COUNTS, PRIOR_FROM_SCHEMA, Condition
+from dpgan.tables.encoder import TableEncoder
+from dpgan.tables.preparation import REPAIR_EVENT
 from dpgan.training import dp_critic, dp_generator
 from dpgan.training.config import TrainingConfig
 from dpgan.training.dp_generator import shard_of_rows
 from dpgan.training.generator_losses import GeneratorObjective, spherical_interpolate
 from dpgan.training.marginals import MARGINALS_EVENT
 from dpgan.training.pair_marginals import PAIRS_EVENT
-from dpgan.transforms.encoder import TableEncoder
 from random_critic import random_critic
 
 torch.set_num_threads(1)

@@ -18,9 +18,9 @@ from dpgan.evaluation.images import evaluate_images
 from dpgan.evaluation.report import _privacy_section, readable_setting, render_report
 from dpgan.evaluation.sequence_report import render_sequence_report
 from dpgan.evaluation.sequences import evaluate_sequences
-from dpgan.preparation import repairs_summary
 from dpgan.sequences.schema import SequenceSchema, ValueColumn
 from dpgan.synthesizers import ImageSynthesizer, SequenceSynthesizer
+from dpgan.tables.preparation import repairs_summary
 
 ROW_WORDS = ("person's row", "one row", "one record", "add/remove one record")
 TINY_IMAGES = {"epochs": 1.0, "batch_size": 16, "max_sample_rate": 0.3, "max_steps": 2, "width": 4}

@@ -147,14 +147,14 @@ def test_bundled_schema_is_valid_json_with_public_source():
     ],
 )
 def test_numeric_encoding_hints(kind, low, high, zero_share, smallest_positive, expected):
-    from dpgan.schema import numeric_encoding
+    from dpgan.tables.schema import numeric_encoding
 
     assert numeric_encoding(kind, low, high, zero_share, smallest_positive) == expected
     ColumnSpec("x", kind, min=low, max=high, **expected)  # and they make a valid column
 
 
 def test_schema_read_off_the_data_gets_the_same_hints(adult):
-    from dpgan.schema_inference import infer_schema_without_privacy
+    from dpgan.tables.schema_inference import infer_schema_without_privacy
 
     schema, _ = infer_schema_without_privacy(adult[0])
     gain = schema["capital-gain"]

@@ -15,9 +15,11 @@ import pandas as pd
 import pytest
 
 from dpgan import InputError, TabularSynthesizer
-from dpgan.preparation import CLASS_EVENT, SCHEMA_EVENT
-from dpgan.schema import kind_from_dtype
-from dpgan.schema_inference import (
+from dpgan.tables.cells import INFINITE, NULL, NUMBER, TEXT, classify
+from dpgan.tables.encoder import public_dtypes
+from dpgan.tables.preparation import CLASS_EVENT, SCHEMA_EVENT
+from dpgan.tables.schema import kind_from_dtype
+from dpgan.tables.schema_inference import (
     NUMERIC,
     OTHER,
     ClassCounts,
@@ -30,9 +32,7 @@ from dpgan.schema_inference import (
     infer_schema_without_privacy,
     release_domain,
 )
-from dpgan.table_io import read_private_table as read_table
-from dpgan.transforms.cells import INFINITE, NULL, NUMBER, TEXT, classify
-from dpgan.transforms.encoder import public_dtypes
+from dpgan.tables.table_io import read_private_table as read_table
 
 SIGMA = 8.0
 

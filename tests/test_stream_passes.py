@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from dpgan import ParquetSource, TabularSynthesizer
-from dpgan.parquet_source import OpenSource
+from dpgan.tables.parquet_source import OpenSource
 from parquet_parts import split_to_parquet
 
 

@@ -16,10 +16,10 @@ import pytest
 from dpgan import ParquetSource, TabularSynthesizer
 from dpgan.cli import main
 from dpgan.errors import DPGanWarning, InputError
-from dpgan.preparation import prepare_table
 from dpgan.privacy.accounting import PrivacyLedger
-from dpgan.schema_inference import PublicHints
-from dpgan.stream_preparation import prepare_stream
+from dpgan.tables.preparation import prepare_table
+from dpgan.tables.schema_inference import PublicHints
+from dpgan.tables.stream_preparation import prepare_stream
 
 SCHEMA = {
     "columns": [

@@ -13,11 +13,11 @@ from scipy import stats
 
 from dpgan import ParquetSource, TabularSynthesizer
 from dpgan.errors import InputError
-from dpgan.preparation import prepare_table
 from dpgan.privacy.accounting import PrivacyLedger
 from dpgan.privacy.block_sampling import BlockPoissonSampler, poisson_subset
-from dpgan.schema_inference import PublicHints
-from dpgan.stream_preparation import prepare_stream
+from dpgan.tables.preparation import prepare_table
+from dpgan.tables.schema_inference import PublicHints
+from dpgan.tables.stream_preparation import prepare_stream
 from dpgan.training.row_source import BlockRows
 from parquet_parts import split_to_parquet
 

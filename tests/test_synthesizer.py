@@ -10,8 +10,8 @@ import pytest
 import torch
 
 from dpgan import InputError, ModelFileError, TabularSynthesizer
-from dpgan.preparation import CLASS_EVENT, REPAIR_EVENT, SCHEMA_EVENT
 from dpgan.privacy.accounting import epsilon_of
+from dpgan.tables.preparation import CLASS_EVENT, REPAIR_EVENT, SCHEMA_EVENT
 from dpgan.training.pair_marginals import PAIRS_EVENT
 
 

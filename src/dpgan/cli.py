@@ -24,7 +24,7 @@ from dpgan.errors import DPGanError, DPGanWarning, InputError
 from dpgan.recipes import RECIPES
 from dpgan.recipes.images import IMAGE_RECIPES
 from dpgan.serialization import METADATA, check_model_destination, model_kind
-from dpgan.table_io import check_readable, check_writable
+from dpgan.tables.table_io import check_readable, check_writable
 from dpgan.threads import ENVIRONMENT, describe_threads, fit_threads, resolve_threads
 
 ACCOUNTANTS = ("pld", "rdp", "rdp-classic")
@@ -219,7 +219,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
             "--id-column, --time-column, --length, --label-column, --entity-column, --value-columns, --critic "
             "need --kind sequence"
         )
-    from dpgan.parquet_source import ParquetSource, should_stream
+    from dpgan.tables.parquet_source import ParquetSource, should_stream
 
     source = ParquetSource(args.data, memory_budget_mb=args.memory_budget_mb)
     # public inputs only: a directory of Parquet files, or --stream (never the file's size: a row could tip it)
@@ -235,13 +235,13 @@ def cmd_fit(args: argparse.Namespace) -> int:
             "--categorical, --categories and --bounds describe a table without a schema: write them into it"
         )
 
-    from dpgan.schema import Schema
+    from dpgan.tables.schema import Schema
 
     schema = Schema.from_json(schema_path) if schema_path is not None else None  # before PyTorch loads
 
     from dpgan.privacy.distributed import process_group_context
     from dpgan.synthesizers import TabularSynthesizer
-    from dpgan.table_io import read_private_table
+    from dpgan.tables.table_io import read_private_table
 
     synth = TabularSynthesizer(**_synth_kwargs(args))  # checks the remaining settings before reading data
     context = process_group_context(
@@ -300,7 +300,7 @@ def _fit_sequence(args: argparse.Namespace) -> int:
         raise InputError("--bounds and --categories describe series without a schema: write them into it")
 
     from dpgan.sequences.schema import SequenceSchema, schema_from_options
-    from dpgan.table_io import read_header
+    from dpgan.tables.table_io import read_header
 
     if schema_path is not None:
         schema = SequenceSchema.from_json(schema_path)
@@ -320,7 +320,7 @@ def _fit_sequence(args: argparse.Namespace) -> int:
         )
 
     from dpgan.synthesizers import SequenceSynthesizer
-    from dpgan.table_io import read_private_table
+    from dpgan.tables.table_io import read_private_table
 
     settings = loop_settings(args)
     synth = SequenceSynthesizer(
@@ -360,7 +360,7 @@ def _evaluate_sequences(args: argparse.Namespace) -> int:
     from dpgan.sequences.codec import label_names, read_long, unscale
     from dpgan.sequences.schema import SequenceSchema
     from dpgan.synthesizers import SequenceSynthesizer, load_model
-    from dpgan.table_io import read_table
+    from dpgan.tables.table_io import read_table
 
     model = load_model(args.model) if args.model is not None else None
     if model is not None and not isinstance(model, SequenceSynthesizer):
@@ -400,8 +400,8 @@ def cmd_schema(args: argparse.Namespace) -> int:
     if args.template:
         if args.epsilon is not None:
             raise InputError("--template reads no values and spends no budget: drop --epsilon")
-        from dpgan.schema_template import schema_template
-        from dpgan.table_io import read_header
+        from dpgan.tables.schema_template import schema_template
+        from dpgan.tables.table_io import read_header
 
         names, declared = read_header(data_path)
         out.write_text(json.dumps(schema_template(names, declared, target=args.target), indent=1) + "\n")
@@ -414,8 +414,8 @@ def cmd_schema(args: argparse.Namespace) -> int:
     _check_budget(args)
     categorical, bounds, categories = _categorical(args.categorical), _bounds(args.bounds), _categories(args.categories)
 
-    from dpgan.preparation import buy_schema
-    from dpgan.table_io import read_private_table
+    from dpgan.tables.preparation import buy_schema
+    from dpgan.tables.table_io import read_private_table
 
     schema, notes = buy_schema(
         read_private_table(data_path),
@@ -460,7 +460,7 @@ def cmd_sample(args: argparse.Namespace) -> int:
     conditions = parse_conditions(args.condition)
 
     from dpgan.synthesizers import SequenceSynthesizer, load_model
-    from dpgan.table_io import write_table
+    from dpgan.tables.table_io import write_table
 
     synth = load_model(args.model)
     if isinstance(synth, SequenceSynthesizer):  # -n series, written as a long table
@@ -552,9 +552,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
     _check_budget(args)
     from dpgan import datasets
     from dpgan.evaluation.utility import balanced_rf_accuracy, tstr_accuracy
-    from dpgan.schema import Schema
     from dpgan.synthesizers import TabularSynthesizer
-    from dpgan.table_io import write_table
+    from dpgan.tables.schema import Schema
+    from dpgan.tables.table_io import write_table
 
     out = Path(args.out_dir)
     train, test = datasets.load_adult()
@@ -609,8 +609,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     from dpgan.evaluation.evaluate import evaluate, save_metrics
     from dpgan.evaluation.headline import headline_line
     from dpgan.evaluation.report import write_report
-    from dpgan.schema import Schema
-    from dpgan.table_io import read_table
+    from dpgan.tables.schema import Schema
+    from dpgan.tables.table_io import read_table
 
     schema = Schema.from_json(schema_path) if schema_path is not None else None
     real, synthetic, test = (read_table(p, schema) for p in (args.real, args.synthetic, args.test))

@@ -21,7 +21,7 @@ from dpgan.evaluation.headline import table_headline
 from dpgan.evaluation.jsonable import to_jsonable
 from dpgan.evaluation.ml_efficacy import Progress, ml_efficacy
 from dpgan.evaluation.utility import balanced_rf_accuracy
-from dpgan.schema import Schema
+from dpgan.tables.schema import Schema
 
 UTILITY_PROTOCOL = (
     "DTGAN: scikit-learn defaults, one-hot categoricals, min-max scaled numerics; "

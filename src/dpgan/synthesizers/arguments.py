@@ -18,11 +18,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dpgan.conform import check_structure
 from dpgan.errors import InputError
 from dpgan.recipes import Recipe
-from dpgan.schema import Schema
-from dpgan.schema_inference import PublicHints
+from dpgan.tables.conform import check_structure
+from dpgan.tables.schema import Schema
+from dpgan.tables.schema_inference import PublicHints
 from dpgan.training.config import TrainingConfig
 
 

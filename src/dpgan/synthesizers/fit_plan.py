@@ -5,7 +5,7 @@ that would take it past the target (ε, δ)):
 
 1. the ledger opens with the schema's own DP purchase, if its file records one (public otherwise);
    a purchase of half of ε or more is refused before the data is touched;
-2. `prepare_table` (dpgan.preparation): the noisy row count, the schema's DP histograms when no
+2. `prepare_table` (dpgan.tables.preparation): the noisy row count, the schema's DP histograms when no
    schema is given (or nothing, on the non-private `schema_from_data_without_dp` path, which the
    report then says), the DP count of repaired cells; charged at `fraction` of ε;
 3. the encoder is built from the public (or DP) schema only; a public table for the warm start
@@ -51,23 +51,24 @@ import numpy as np
 import pandas as pd
 import torch
 
-from dpgan.conditioning import Condition, build_condition, check_condition_column
 from dpgan.devices import seeded_generator, to_device
 from dpgan.errors import BudgetError, DPGanWarning, InputError
-from dpgan.extras.label_model import LabelModel, fit_label_model, label_target
-from dpgan.extras.table_label_model import match_prior, naive_bayes_label_model
-from dpgan.preparation import Prepared, prepare_table, purchased_schema_entries
 from dpgan.privacy.accounting import Budget, LedgerEntry, PrivacyLedger
 from dpgan.privacy.calibration import BudgetShares, sigma_and_steps
 from dpgan.privacy.distributed import SINGLE_PROCESS, ProcessGroupContext
 from dpgan.recipes import Recipe
-from dpgan.schema import Schema, binary_coded, with_geo
-from dpgan.schema_inference import PublicHints
 from dpgan.synthesizers.arguments import FitOptions
 from dpgan.synthesizers.public_data import PublicTable, encode_public
 from dpgan.synthesizers.resume import ResumableFit, releases_fingerprint
 from dpgan.synthesizers.sampling import RowPostProcessor, TableSampler
 from dpgan.synthesizers.selection_plan import reserve_selection, select_released, split_heldout
+from dpgan.tables.conditioning import Condition, build_condition, check_condition_column
+from dpgan.tables.encoder import TableEncoder, public_dtypes
+from dpgan.tables.label_model import LabelModel, fit_label_model, label_target
+from dpgan.tables.preparation import Prepared, prepare_table, purchased_schema_entries
+from dpgan.tables.schema import Schema, binary_coded, with_geo
+from dpgan.tables.schema_inference import PublicHints
+from dpgan.tables.table_label_model import match_prior, naive_bayes_label_model
 from dpgan.training.aux_classifier import fit_aux_classifier
 from dpgan.training.checkpoint import FitCheckpoint
 from dpgan.training.config import TrainingConfig
@@ -84,7 +85,6 @@ from dpgan.training.selection import (
     SnapshotKeeper,
     snapshot_steps,
 )
-from dpgan.transforms.encoder import TableEncoder, public_dtypes
 
 # share of ε for the reads before training when the domain is bought with DP (row count, one
 # histogram per column, the repair count); with a schema only the row count and repairs: 1 %.
@@ -275,7 +275,7 @@ def _prepare(
     rng: np.random.Generator,
 ) -> tuple[Prepared, float, str | None]:
     """The table in the schema's domain and its noisy row count, charged at `fraction` of ε
-    (dpgan.preparation); returns it, the fraction and the condition column (checked first). Its
+    (dpgan.tables.preparation); returns it, the fraction and the condition column (checked first). Its
     notes are the caller's to print (after a resumable fit has pinned its seed)."""
     without_dp = schema is None and settings.schema_from_data_without_dp
     condition_column = _condition_column(settings, schema, options.hints, data)

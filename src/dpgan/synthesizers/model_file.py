@@ -15,14 +15,14 @@ from typing import Any
 import torch
 
 from dpgan import __version__
-from dpgan.conditioning import Condition
-from dpgan.extras.label_model import LabelModel, split_tensors
 from dpgan.privacy.accounting import PrivacyLedger
-from dpgan.schema import Schema
 from dpgan.synthesizers.fit_plan import FittedTable
+from dpgan.tables.conditioning import Condition
+from dpgan.tables.encoder import TableEncoder
+from dpgan.tables.label_model import LabelModel, split_tensors
+from dpgan.tables.schema import Schema
 from dpgan.training.config import TrainingConfig, build_generator
 from dpgan.training.selection import GeneratorMixture
-from dpgan.transforms.encoder import TableEncoder
 
 
 def model_metadata(

@@ -19,12 +19,12 @@ from typing import Any
 import pandas as pd
 import torch
 
-from dpgan.conform import STRICT_NOTE, conform
 from dpgan.errors import InputError
-from dpgan.schema import Schema
 from dpgan.synthesizers.resume import table_fingerprint
-from dpgan.table_io import check_readable, read_private_table
-from dpgan.transforms.encoder import TableEncoder
+from dpgan.tables.conform import STRICT_NOTE, conform
+from dpgan.tables.encoder import TableEncoder
+from dpgan.tables.schema import Schema
+from dpgan.tables.table_io import check_readable, read_private_table
 
 DEFAULT_WARM_START_STEPS = 500
 

@@ -38,8 +38,8 @@ import torch
 
 from dpgan import __version__
 from dpgan.errors import InputError
-from dpgan.schema import Schema
 from dpgan.synthesizers.arguments import FitOptions
+from dpgan.tables.schema import Schema
 from dpgan.training.checkpoint import IDENTITY_FILE, STATE_FILE, FitCheckpoint, check_every, read_checkpoint
 
 DEFAULT_CHECKPOINT_EVERY = 100

@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
-from dpgan.conditioning import Condition
 from dpgan.privacy.accounting import PrivacyLedger, Reservation
 from dpgan.privacy.events import EventEntry, pure_dp_event
+from dpgan.tables.conditioning import Condition
+from dpgan.tables.encoder import TableEncoder
 from dpgan.training.config import TrainingConfig
 from dpgan.training.gan_loop import generator_for
 from dpgan.training.selection import (
@@ -29,7 +30,6 @@ from dpgan.training.selection import (
     released_generator,
     select_snapshots,
 )
-from dpgan.transforms.encoder import TableEncoder
 
 if TYPE_CHECKING:  # fit_plan imports this module
     from dpgan.synthesizers.fit_plan import FitSettings

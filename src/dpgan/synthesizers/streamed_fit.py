@@ -1,9 +1,9 @@
 """The fit of a tabular synthesizer on a Parquet file or directory larger than memory.
 
 The same flow as dpgan.synthesizers.fit_plan (read its docstring), with the table read in record
-batches (dpgan.parquet_source) instead of held as a DataFrame:
+batches (dpgan.tables.parquet_source) instead of held as a DataFrame:
 1. the ledger opens with the schema's purchase, if any;
-2. dpgan.stream_preparation: N̂, the DP schema and the repair counts from streaming passes, the
+2. dpgan.tables.stream_preparation: N̂, the DP schema and the repair counts from streaming passes, the
    same releases as the in-memory path (equal for an equally seeded rng);
 3. the encoder from the schema only;
 4. a condition only from the schema's public or DP frequencies (no extra read);
@@ -22,7 +22,7 @@ batches (dpgan.parquet_source) instead of held as a DataFrame:
    (dpgan.privacy.block_sampling has the argument that this is Poisson sampling per step).
 Peak memory: one record batch (raw, conformed, encoded) plus the block, whatever the row count.
 
-Whether a fit streams is public (dpgan.parquet_source.should_stream: a directory or `--stream`,
+Whether a fit streams is public (dpgan.tables.parquet_source.should_stream: a directory or `--stream`,
 never the file's size), so the record's `"streamed": true` says nothing about the rows; a table
 with no rows streams like any other (N̂ says how many there were, dpgan.privacy.unit_rule).
 What a stream cannot do yet is refused before any read, by public settings only (never by the
@@ -46,14 +46,9 @@ import numpy as np
 import pandas as pd
 import torch
 
-from dpgan.conditioning import build_condition, check_condition_column
-from dpgan.conform import check_columns, conform
 from dpgan.devices import seeded_generator
 from dpgan.errors import BudgetError, DPGanWarning, InputError
-from dpgan.parquet_source import OpenSource, ParquetSource
 from dpgan.privacy.block_sampling import BlockPoissonSampler
-from dpgan.schema import Schema, binary_coded, with_geo
-from dpgan.stream_preparation import StreamPrepared, prepare_stream
 from dpgan.synthesizers.arguments import FitOptions, schema_with_hints
 from dpgan.synthesizers.fit_plan import (
     AnchorCounts,
@@ -66,11 +61,16 @@ from dpgan.synthesizers.fit_plan import (
     match_label_prior,
 )
 from dpgan.synthesizers.public_data import PublicTable, encode_public
+from dpgan.tables.conditioning import build_condition, check_condition_column
+from dpgan.tables.conform import check_columns, conform
+from dpgan.tables.encoder import TableEncoder, public_dtypes
+from dpgan.tables.parquet_source import OpenSource, ParquetSource
+from dpgan.tables.schema import Schema, binary_coded, with_geo
+from dpgan.tables.stream_preparation import StreamPrepared, prepare_stream
 from dpgan.training.progress import FitProgressFn
 from dpgan.training.public_warm_start import PublicWarmStart
 from dpgan.training.row_source import BlockRows, RowSource, TensorRows
 from dpgan.training.schedule import gan_schedule_for
-from dpgan.transforms.encoder import TableEncoder, public_dtypes
 
 BYTES_PER_CELL = 4  # the encoded table is float32
 

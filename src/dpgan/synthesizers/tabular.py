@@ -20,18 +20,11 @@ import pandas as pd
 import torch
 
 from dpgan.api import Synthesizer
-from dpgan.conditioning import Condition
-from dpgan.conform import INPUT_RULE
 from dpgan.devices import on_device, released_on_cpu, seeded_fork
 from dpgan.errors import DPGanWarning, InputError, ModelFileError
-from dpgan.extras.label_model import LabelModel
-from dpgan.parquet_source import ParquetSource
-from dpgan.preparation import repair_noise_std, repairs_summary
 from dpgan.privacy.accounting import DEFAULT_ACCOUNTANT
 from dpgan.privacy.distributed import ProcessGroupContext, process_group_context
 from dpgan.recipes import Recipe, get_recipe
-from dpgan.schema import Schema
-from dpgan.schema_inference import SOURCE_NOT_PRIVATE
 from dpgan.serialization import read_model_dir, write_model_dir
 from dpgan.synthesizers.arguments import fit_arguments, positive_int, training_config
 from dpgan.synthesizers.fit_plan import FitSettings, FittedTable, fit_table
@@ -40,11 +33,18 @@ from dpgan.synthesizers.public_data import DEFAULT_WARM_START_STEPS, encode_publ
 from dpgan.synthesizers.resume import DEFAULT_CHECKPOINT_EVERY, resumable_fit, table_fingerprint
 from dpgan.synthesizers.sampling import MAX_SAMPLE_ROWS, TableSampler
 from dpgan.synthesizers.streamed_fit import fit_stream, stream_arguments
+from dpgan.tables.conditioning import Condition
+from dpgan.tables.conform import INPUT_RULE
+from dpgan.tables.encoder import TableEncoder, public_dtypes
+from dpgan.tables.geo import region_points as add_region_points
+from dpgan.tables.label_model import LabelModel
+from dpgan.tables.parquet_source import ParquetSource
+from dpgan.tables.preparation import repair_noise_std, repairs_summary
+from dpgan.tables.schema import Schema
+from dpgan.tables.schema_inference import SOURCE_NOT_PRIVATE
 from dpgan.threads import fit_threads
 from dpgan.training.config import TrainingConfig
 from dpgan.training.progress import FitProgressFn
-from dpgan.transforms.encoder import TableEncoder, public_dtypes
-from dpgan.transforms.geo import region_points as add_region_points
 
 UNSAFE_SCHEMA_NOTE = (
     "The schema (bounds and category lists) was read from the data WITHOUT differential privacy: "
@@ -65,7 +65,7 @@ class TabularSynthesizer(Synthesizer):
     (stopping rule b). Give `noise_multiplier` instead to train until the next step
     would exceed ε (rule a; `epochs` then caps it). `seed` makes runs reproducible for
     experiments only: production noise comes from OS entropy. With a categorical target in the
-    schema, a DP label model (dpgan.extras.label_model) redraws the target of sampled rows;
+    schema, a DP label model (dpgan.tables.label_model) redraws the target of sampled rows;
     `label_model=False` keeps the generator's own. `device` ("cpu", "cuda", "cuda:N", "auto") is
     where fit trains (dpgan.devices); the fitted model is on the CPU either way. `threads`: the CPU
     threads the fit uses (dpgan.threads; default $DPGAN_THREADS, else auto: the free cores).
@@ -134,12 +134,12 @@ class TabularSynthesizer(Synthesizer):
     ) -> "TabularSynthesizer":
         """Train on `data`; every read of it is charged to the ledger, which never exceeds ε.
 
-        Without a schema the domain is bought with DP (dpgan.schema_inference); public hints make
+        Without a schema the domain is bought with DP (dpgan.tables.schema_inference); public hints make
         parts of it free: `target` (the column a label model and conditional recipes use),
         `categorical` (columns whose every value is a category), a column's public list of
         `categories` ({column: [values]}, e.g. a target's labels) and numeric `bounds`
         ({column: (low, high)}). With a schema, `target` may name or replace its target.
-        Cells that do not fit the schema are mapped into it and counted with DP (dpgan.conform);
+        Cells that do not fit the schema are mapped into it and counted with DP (dpgan.tables.conform);
         `strict=True` refuses them instead. `keep_identifiers` keeps nearly-unique text columns
         on the non-private `schema_from_data_without_dp` path (they are dropped by default).
         With a `checkpoint` directory the fit writes its state there every `checkpoint_every`
@@ -319,7 +319,7 @@ class TabularSynthesizer(Synthesizer):
         """Stream n synthetic rows into a .csv or .parquet file, one chunk in memory at a time;
         the same rows, in the same order, as `sample(n, seed=seed, ...)`. The file appears only
         once complete (written beside it, then renamed): an error part-way leaves none."""
-        from dpgan.table_io import check_writable, write_chunks
+        from dpgan.tables.table_io import check_writable, write_chunks
 
         check_writable(path)  # before anything is generated
         return write_chunks(self._chunks(n, seed, conditions, region_points), path)[0]

@@ -74,10 +74,10 @@ class TrainingConfig:
     betas: tuple[float, float] = (0.5, 0.9)
     categorical_activation: str = "gumbel"
     # Boob et al.'s binary codes: every integer column of at most 16 public levels (except the
-    # target and the condition) coded as ±1 bits (dpgan.schema.binary_coded). Off: RESULTS §14
+    # target and the condition) coded as ±1 bits (dpgan.tables.schema.binary_coded). Off: RESULTS §14
     binary_codes: bool = False
     # Boob et al.'s geo columns: (latitude, longitude) column pairs coded as one 2-D column
-    # (dpgan.transforms.geo.GeoTransform); added to the public schema at fit time (dpgan.schema.with_geo)
+    # (dpgan.tables.geo.GeoTransform); added to the public schema at fit time (dpgan.tables.schema.with_geo)
     geo_pairs: tuple[tuple[str, str], ...] = ()
     gumbel_tau: float = 0.2
     # --- recipe choices (dpgan.recipes sets these per paper; defaults are the dp-gan recipe) ---
@@ -126,12 +126,12 @@ class TrainingConfig:
     select_top: int = 1
     selection_holdout: float = 0.1
     selection_samples: int = 2000
-    # --- label model (dpgan.extras.label_model): a DP-SGD classifier of the schema's target
+    # --- label model (dpgan.tables.label_model): a DP-SGD classifier of the schema's target
     # redraws that column in every sampled row (its own share of ε; off for tables without a
     # categorical target). A linear model by default: on Adult it beat an MLP at the same ε.
     label_model: bool = True
     # "dp-sgd": a classifier trained with DP-SGD on label_model_budget_fraction of ε; "pair-tables":
-    # naive Bayes read off the 2-way anchor's DP tables (dpgan.extras.table_label_model), no ε of its
+    # naive Bayes read off the 2-way anchor's DP tables (dpgan.tables.table_label_model), no ε of its
     # own; "auto": pair-tables when the 2-way anchor measures the target, else dp-sgd. "auto" is the
     # default: on the validation splits of adult, hmda, chile, churn and flchain, at ε = 1 and 3, the
     # tables' naive Bayes had the smaller AUC gap on all five tables at both ε (RESULTS §14)

@@ -33,7 +33,7 @@ from dpgan.evaluation.attacks.results import jsonable, skipped
 from dpgan.evaluation.attacks.series_membership import shadow_membership_series
 from dpgan.evaluation.attacks.synthesizers import ModelRecipe, Synthesizer, SynthesizerFactory, model_recipe
 from dpgan.evaluation.attacks.targets import craft_outlier, isolated_records
-from dpgan.schema import Schema
+from dpgan.tables.schema import Schema
 
 __all__ = [
     "ATTACKS",

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 import pandas as pd
 
-from dpgan.schema import Schema
+from dpgan.tables.schema import Schema
 from dpgan.training.config import TrainingConfig
 
 

@@ -20,7 +20,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dpgan.conditioning import Condition, check_condition_column
 from dpgan.errors import InputError, ModelFileError
 from dpgan.evaluation.audit.units import UnitCritic, unit_critic_of
 from dpgan.privacy.accounting import (
@@ -32,11 +31,12 @@ from dpgan.privacy.accounting import (
 )
 from dpgan.privacy.calibration import calibrate_noise_multiplier
 from dpgan.recipes import Recipe, get_recipe
-from dpgan.schema import Schema
 from dpgan.serialization import read_model_dir
+from dpgan.tables.conditioning import Condition, check_condition_column
+from dpgan.tables.encoder import TableEncoder
+from dpgan.tables.schema import Schema
 from dpgan.training.config import TrainingConfig
 from dpgan.training.schedule import gan_schedule_for
-from dpgan.transforms.encoder import TableEncoder
 
 PUBLIC_PRIOR = "uniform over the schema's categories (public; audit configuration)"
 

@@ -21,8 +21,8 @@ import pandas as pd
 
 from dpgan.errors import InputError
 from dpgan.models.output_spans import SOFTMAX, TANH
-from dpgan.schema import ColumnSpec, Schema
-from dpgan.transforms.encoder import ColumnTransform, _restore_dtype, sample_categories
+from dpgan.tables.encoder import ColumnTransform, _restore_dtype, sample_categories
+from dpgan.tables.schema import ColumnSpec, Schema
 
 
 def geo_span_name(latitude: str, longitude: str) -> str:

@@ -4,7 +4,7 @@ Without a schema nothing about a column is public except its name. dpgan makes t
 releases per column, each a histogram whose cells every row falls into exactly one of
 (sensitivity 1 each):
 1. the class histogram, four cells: null (missing, empty, an infinity), whole number, fractional
-   number, text. Which class a cell is in comes from dpgan.transforms.cells, a rule that reads the
+   number, text. Which class a cell is in comes from dpgan.tables.cells, a rule that reads the
    cell alone; pandas' dtypes, which `read_csv` infers from every value, are never read. Four big
    cells are robust to noise, so this release runs at twice the base noise (a quarter of the cost);
 2. the domain histogram, chosen by the kind that (1) decided: for a numeric column, the bins of a
@@ -16,7 +16,7 @@ Everything in the schema is post-processing of those counts and of the noisy row
   fractional numbers clearly outweigh both their noise and 2 % of the numbers; boolean when the
   only released values spell true/false; categorical otherwise;
 - `nullable`: the cells that will be null (missing; and text, in a numeric column) clear both 3σ
-  and 0.5 % of N̂. A column judged complete still gets its few nulls mapped by dpgan.conform (to
+  and 0.5 % of N̂. A column judged complete still gets its few nulls mapped by dpgan.tables.conform (to
   `(other)`, or the row is dropped), counted with DP. The target is never nullable (a public
   rule): a label model or a condition needs every row labelled;
 - the numeric range: the heaviest run of grid bins whose noisy mass clears 3 noise standard
@@ -47,8 +47,8 @@ import pandas as pd
 
 from dpgan.errors import InputError
 from dpgan.privacy.mechanisms import bin_index, noisy_counts, public_numeric_grid, set_union_threshold
-from dpgan.schema import ColumnSpec, Schema, numeric_encoding
-from dpgan.transforms.cells import INFINITE, NULL, NUMBER, TEXT, Cells, cell_keys, classify
+from dpgan.tables.cells import INFINITE, NULL, NUMBER, TEXT, Cells, cell_keys, classify
+from dpgan.tables.schema import ColumnSpec, Schema, numeric_encoding
 
 OTHER = "(other)"
 # the class histogram's noise, in units of the base σ: four large cells need little precision
@@ -428,7 +428,7 @@ def schema_from_counts(
     target_noise_multiplier: float | None = None,
 ) -> tuple[Schema, list[str]]:
     """The releases of `infer_schema_private` from exact counts however they were gathered (the
-    whole frame, or merged over record batches: dpgan.stream_counts): column by column, the class
+    whole frame, or merged over record batches: dpgan.tables.stream_counts): column by column, the class
     release, then the domain release of the kind it decided, drawing from `rng` in that order. So
     equal exact counts and an equally seeded `rng` give an equal schema."""
     keyed = [c for c in names if hints.releases_keys(c)]

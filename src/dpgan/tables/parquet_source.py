@@ -14,7 +14,7 @@ The rule every reader follows (dpgan.privacy.unit_rule: no unit decides a public
   DataFrame's columns; every file must have the same names) and the files' row counts from their
   footers. The stored column types are not compared: a writer infers them from the values (one
   missing value turns pandas' int64 into float64), so every cell is classified on its own
-  (dpgan.transforms.cells) in every batch, whatever its file's type. The row count is private: it
+  (dpgan.tables.cells) in every batch, whatever its file's type. The row count is private: it
   is used only to index the rows for Poisson sampling (the in-memory path does the same with
   len(data)) and is released only as the Gaussian noisy count; a table with no rows is not
   refused (the fit runs on none, and N̂ says so). Refusals name the file (a path the user chose)
@@ -78,7 +78,7 @@ class ParquetSource:
         handle the passes read through. The column names are public structure and must agree; the
         stored types need not: a writer infers them from the values (pandas writes an int column
         with one missing value as float64), so a type would let one row decide whether the fit
-        runs. Every cell is classified on its own instead (dpgan.transforms.cells), in every batch
+        runs. Every cell is classified on its own instead (dpgan.tables.cells), in every batch
         of every file. A table with no rows is not refused either (dpgan.privacy.unit_rule)."""
         import pyarrow.parquet as pq
 
@@ -119,7 +119,7 @@ class OpenSource:
         """The table in record batches of at most `batch_rows` rows, always in the same order;
         each batch as a DataFrame with its file's stored types (which may differ between files)
         and the columns in the first file's order. Every reader of a batch classifies its cells
-        one by one (dpgan.transforms.cells), so a batch's types never decide anything."""
+        one by one (dpgan.tables.cells), so a batch's types never decide anything."""
         import pyarrow.parquet as pq
 
         for file in self.files:

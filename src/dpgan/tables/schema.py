@@ -20,7 +20,7 @@ from dpgan.errors import InputError
 KINDS = ("continuous", "integer", "categorical", "boolean")
 SCALES = ("linear", "log")  # "log": log1p(x - min), for long-tailed amounts
 # how an integer column is coded for the generator: "bins" (a softmax over bins or levels plus a
-# position, see dpgan.transforms.encoder) or "binary" (Boob et al.: the value's offset from 'min' as
+# position, see dpgan.tables.encoder) or "binary" (Boob et al.: the value's offset from 'min' as
 # a short string of ±1 bits, for ranges of at most MAX_BINARY_VALUES integers)
 ENCODINGS = ("bins", "binary")
 MAX_BINARY_VALUES = 16  # 0..15 above the minimum: four bits
@@ -63,7 +63,7 @@ class ColumnSpec:
     encoding: str = "bins"
     # categorical only, a region column (Boob et al.'s geo columns): each category's public bounding
     # box (category, south, north, west, east); sampling can add a point per row inside the row's
-    # box, drawn uniformly or at its centre (dpgan.transforms.geo.region_points)
+    # box, drawn uniformly or at its centre (dpgan.tables.geo.region_points)
     boxes: tuple[tuple[Any, float, float, float, float], ...] = ()
     placement: str = "uniform"
 
@@ -255,7 +255,7 @@ class Schema:
     # the DP events that bought this schema (`dpgan schema`), as ledger-entry dicts: a fit that
     # uses it starts its ledger with them, so the model's ε covers the schema too
     ledger: tuple[dict[str, Any], ...] = ()
-    # latitude/longitude column pairs modelled as one 2-D column (dpgan.transforms.geo.GeoTransform)
+    # latitude/longitude column pairs modelled as one 2-D column (dpgan.tables.geo.GeoTransform)
     geo: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
@@ -319,12 +319,12 @@ class Schema:
         return cls.from_dict(read_schema_file(path))
 
     def validate(self, frame: pd.DataFrame) -> pd.DataFrame:
-        """Refuse a table that does not fit the schema (dpgan.conform's strict mode; its messages
+        """Refuse a table that does not fit the schema (dpgan.tables.conform's strict mode; its messages
         name the column and the problem, never a value or a count); return it in schema order.
 
         Training does not call this: it maps such cells into the schema and counts them with DP.
         """
-        from dpgan.conform import conform  # conform builds on this module
+        from dpgan.tables.conform import conform  # conform builds on this module
 
         conform(frame, self, strict=True)
         return frame[self.names]

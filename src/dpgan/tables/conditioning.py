@@ -18,8 +18,8 @@ import torch
 from dpgan.errors import InputError
 from dpgan.privacy.accounting import LedgerEntry
 from dpgan.privacy.mechanisms import noisy_counts
-from dpgan.schema import Schema, category_index
-from dpgan.transforms.encoder import TableEncoder
+from dpgan.tables.encoder import TableEncoder
+from dpgan.tables.schema import Schema, category_index
 
 PRIOR_FROM_SCHEMA = "schema (public)"
 PRIOR_FROM_DP_COUNTS = "Gaussian noisy counts (in the ledger)"

@@ -1,11 +1,11 @@
-"""dpgan.preparation's private reads for a table read in record batches (dpgan.parquet_source).
+"""dpgan.tables.preparation's private reads for a table read in record batches (dpgan.tables.parquet_source).
 
 The same releases, in the same order, at the same σ, drawing from the same `rng`:
 1. the noisy row count N̂ of the files' row count (the footers' sum, equal to len(data));
 2. without a schema: one pass counts every column's classes, grid bins and values batch by batch
-   (dpgan.stream_counts; mergeable, so the sums are the table's exact counts) and
+   (dpgan.tables.stream_counts; mergeable, so the sums are the table's exact counts) and
    `schema_from_counts` releases them exactly as the in-memory path does;
-3. a second pass maps each batch into the schema (dpgan.conform: per-row rules, so a batch
+3. a second pass maps each batch into the schema (dpgan.tables.conform: per-row rules, so a batch
    conformed alone gives the rows the whole table would) and adds the repair indicators;
 4. their sums are released as the in-memory path releases the column sums of the indicators.
 So with an equally seeded `rng`, N̂, the schema, the repair counts and the ledger equal the
@@ -24,15 +24,6 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from dpgan.conform import REASONS, conform
-from dpgan.parquet_source import OpenSource
-from dpgan.preparation import (
-    charge_schema,
-    plan_for,
-    release_repairs,
-    repair_notes,
-    small_table_notes,
-)
 from dpgan.privacy.accounting import PrivacyLedger
 from dpgan.privacy.preprocessing import (
     REPAIR_COUNT_SCALE,
@@ -41,9 +32,18 @@ from dpgan.privacy.preprocessing import (
     PreprocessingPlan,
     private_row_count,
 )
-from dpgan.schema import Schema
-from dpgan.schema_inference import PublicHints, schema_from_counts
-from dpgan.stream_counts import DEFAULT_DISTINCT_CAP, count_batches, recount_values
+from dpgan.tables.conform import REASONS, conform
+from dpgan.tables.parquet_source import OpenSource
+from dpgan.tables.preparation import (
+    charge_schema,
+    plan_for,
+    release_repairs,
+    repair_notes,
+    small_table_notes,
+)
+from dpgan.tables.schema import Schema
+from dpgan.tables.schema_inference import PublicHints, schema_from_counts
+from dpgan.tables.stream_counts import DEFAULT_DISTINCT_CAP, count_batches, recount_values
 
 
 @dataclass

@@ -1,14 +1,14 @@
 """The private reads of a table before training, in order, each charged to the ledger.
 
 1. the noisy row count N̂ (it sets q = L/N̂, the step count and the schema's thresholds);
-2. without a schema: two noisy histograms per column (dpgan.schema_inference);
-3. the table is mapped into the schema cell by cell (dpgan.conform), never failing on a row;
+2. without a schema: two noisy histograms per column (dpgan.tables.schema_inference);
+3. the table is mapped into the schema cell by cell (dpgan.tables.conform), never failing on a row;
 4. a noisy count, per kind of repair, of the rows that needed one (sensitivity √5 for the five
    kinds, noise 2σ·√5: one Gaussian event at 2σ), so the user hears about unknown categories or
    words in numeric columns without any row deciding whether the fit runs.
 They share one base σ (dpgan.privacy.preprocessing.plan_preprocessing), so that together they
 cost the preprocessing share of ε. A condition's DP frequencies, when needed, are one more event
-at the same σ, read later by dpgan.conditioning.
+at the same σ, read later by dpgan.tables.conditioning.
 
 No unit decides a public fact (dpgan.privacy.unit_rule): nothing here refuses a table for what its
 rows hold, and a table with no rows (its header only: the columns are public) is not refused
@@ -30,15 +30,6 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
-from dpgan.conform import (
-    INFINITE_VALUE,
-    MISSING_IN_COMPLETE,
-    NOT_A_NUMBER,
-    OUT_OF_BOUNDS,
-    REASONS,
-    UNKNOWN_CATEGORY,
-    conform,
-)
 from dpgan.errors import InputError
 from dpgan.privacy.accounting import Entry, LedgerEntry, PrivacyLedger, check_epsilon_delta, entry_from_dict
 from dpgan.privacy.mechanisms import noisy_indicator_sums
@@ -50,8 +41,17 @@ from dpgan.privacy.preprocessing import (
     plan_preprocessing,
     private_row_count,
 )
-from dpgan.schema import Schema
-from dpgan.schema_inference import (
+from dpgan.tables.conform import (
+    INFINITE_VALUE,
+    MISSING_IN_COMPLETE,
+    NOT_A_NUMBER,
+    OUT_OF_BOUNDS,
+    REASONS,
+    UNKNOWN_CATEGORY,
+    conform,
+)
+from dpgan.tables.schema import Schema
+from dpgan.tables.schema_inference import (
     CLASS_HISTOGRAM_SCALE,
     PublicHints,
     infer_schema_private,
@@ -114,7 +114,7 @@ def plan_for(
     accountant: str,
 ) -> PreprocessingPlan:
     """The base σ of steps 1–4 for a table with these (public) columns: shared by the in-memory
-    path and the streamed one (dpgan.stream_preparation), so both release at the same σ."""
+    path and the streamed one (dpgan.tables.stream_preparation), so both release at the same σ."""
     return plan_preprocessing(
         epsilon=epsilon,
         delta=delta,
@@ -208,7 +208,7 @@ def learn_schema(
     ledger: PrivacyLedger,
     rng: np.random.Generator,
 ) -> tuple[Schema, list[str]]:
-    """The schema from two noisy histograms per column (dpgan.schema_inference), charged to `ledger`."""
+    """The schema from two noisy histograms per column (dpgan.tables.schema_inference), charged to `ledger`."""
     sigma, target_sigma = plan.sigma(), plan.sigma(TARGET_HISTOGRAM_SCALE)
     schema, notes = infer_schema_private(
         data,
@@ -280,7 +280,7 @@ def buy_schema(
     return replace(schema, source=source, ledger=tuple(e.to_dict() for e in ledger.entries)), notes
 
 
-# a repair's reason (dpgan.conform.REASONS) as the cell a person would say a row had
+# a repair's reason (dpgan.tables.conform.REASONS) as the cell a person would say a row had
 REPAIR_PHRASES = {
     UNKNOWN_CATEGORY: "an unknown category",
     MISSING_IN_COMPLETE: "a missing value in a complete column",
@@ -317,6 +317,6 @@ def repair_notes(repairs: dict[str, float], sigma: float) -> list[str]:
     shown = noticeable_repairs(repairs, sigma * float(np.sqrt(len(REASONS))))
     return [
         f"about {count:,} rows (noisy count) had a cell with {REPAIR_PHRASES.get(reason, reason)}: mapped into "
-        "the schema (dpgan.conform)"
+        "the schema (dpgan.tables.conform)"
         for reason, count in shown.items()
     ]

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from dpgan.models.output_spans import SOFTMAX, TANH, OutputSpan
-from dpgan.schema import ColumnSpec, Schema
+from dpgan.tables.schema import ColumnSpec, Schema
 
 
 class ColumnTransform:
@@ -266,7 +266,7 @@ class TableEncoder:
     """All column transforms of a schema side by side, and the layout of the encoded row."""
 
     def __init__(self, schema: Schema, dtypes: dict[str, str] | None = None) -> None:
-        from dpgan.transforms.geo import GeoTransform  # it builds on this module's ColumnTransform
+        from dpgan.tables.geo import GeoTransform  # it builds on this module's ColumnTransform
 
         dtypes = dtypes or {}
         self.schema = schema

@@ -26,10 +26,10 @@ from dpgan.models.output_spans import SOFTMAX
 from dpgan.privacy.accounting import PrivacyLedger
 from dpgan.privacy.calibration import ShareTarget
 from dpgan.privacy.distributed import SINGLE_PROCESS, ProcessGroupContext
-from dpgan.schema import Schema, category_index
+from dpgan.tables.encoder import TableEncoder, sample_categories
+from dpgan.tables.schema import Schema, category_index
 from dpgan.training.aux_classifier import AuxClassifier, drop_span, fit_private_classifier
 from dpgan.training.config import TrainingConfig
-from dpgan.transforms.encoder import TableEncoder, sample_categories
 
 TENSOR_PREFIX = "label_model."
 

@@ -38,8 +38,7 @@ import numpy as np
 import pandas as pd
 
 from dpgan.errors import InputError
-from dpgan.schema import ColumnSpec, Schema
-from dpgan.transforms.cells import (
+from dpgan.tables.cells import (
     INFINITE,
     NULL,
     NUMBER,
@@ -49,6 +48,7 @@ from dpgan.transforms.cells import (
     classify,
     per_value,
 )
+from dpgan.tables.schema import ColumnSpec, Schema
 
 UNKNOWN_CATEGORY = "unknown category"
 MISSING_IN_COMPLETE = "missing value in a complete column"
@@ -193,7 +193,7 @@ def _numeric(spec: ColumnSpec, series: pd.Series) -> _Column:
 
 def _boolean(spec: ColumnSpec, series: pd.Series) -> _Column:
     null = classify(series).kind == NULL
-    # once per distinct value where the column allows (dpgan.transforms.cells.per_value)
+    # once per distinct value where the column allows (dpgan.tables.cells.per_value)
     parsed = per_value(series, _boolean_values, None)
     parsed[null] = None
     unknown = ~null & np.array([p is None for p in parsed], dtype=bool)

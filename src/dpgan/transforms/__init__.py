@@ -1,1 +1,0 @@
-"""Column transforms: encode rows for the networks, decode generated rows (from public specs only)."""
