@@ -91,3 +91,37 @@ def test_no_new_breach_of_the_import_rules():
 def test_the_list_of_known_breaches_only_shrinks():
     gone = KNOWN_EXCEPTIONS - breaches()
     assert not gone, f"these imports are gone: remove them from KNOWN_EXCEPTIONS: {sorted(gone)}"
+
+
+def _calls_outside_privacy(names: set[str]) -> list[str]:
+    """Every call of a function or method named in `names` in src/dpgan outside privacy/."""
+    found = []
+    for path in sorted(PACKAGE_ROOT.rglob("*.py")):
+        if within(module_name(path), "dpgan.privacy"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call):
+                func = node.func
+                name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+                if name in names:
+                    found.append(f"{path.relative_to(PACKAGE_ROOT)}:{node.lineno} {name}")
+    return found
+
+
+def test_ledger_events_are_built_and_dp_noise_is_drawn_only_in_privacy():
+    """Every release's event comes from dpgan.privacy (releases.py, the private step), and every DP
+    noise draw from dpgan.privacy.noise: what is charged and what is drawn are decided in one place.
+    (A generator's latent draws, torch.randn of G's inputs, are not DP noise: they read no data.)"""
+    assert _calls_outside_privacy({"LedgerEntry", "EventEntry"}) == []
+    assert _calls_outside_privacy({"normal", "normal_", "laplace", "gumbel"}) == []
+
+
+def test_the_release_check_sees_a_planted_breach(tmp_path, monkeypatch):
+    """The check above can fail: a planted module outside privacy/ that builds an entry is found."""
+    planted = PACKAGE_ROOT / "_planted_breach.py"
+    planted.write_text("def f(rng):\n    return LedgerEntry('x', 1.0), rng.normal(0, 1)\n")
+    try:
+        found = _calls_outside_privacy({"LedgerEntry", "normal"})
+    finally:
+        planted.unlink()
+    assert found == ["_planted_breach.py:2 LedgerEntry", "_planted_breach.py:2 normal"]

@@ -520,11 +520,12 @@ def cmd_privacy(args: argparse.Namespace) -> int:
     if (args.noise_multiplier is None) == (args.epsilon is None):
         raise InputError("give exactly one of --noise-multiplier (to get ε) or --epsilon (to get σ)")
     _check_budget(args)
-    from dpgan.privacy.accounting import LedgerEntry, epsilon_of
+    from dpgan.privacy.accounting import epsilon_of
     from dpgan.privacy.calibration import calibrate_noise_multiplier
+    from dpgan.privacy.releases import sampled_steps_event
 
     if args.noise_multiplier is not None:
-        entry = LedgerEntry("dp-sgd", args.noise_multiplier, sampling_rate=args.sample_rate, count=args.steps)
+        entry = sampled_steps_event("dp-sgd", args.noise_multiplier, sampling_rate=args.sample_rate, count=args.steps)
         result: dict[str, Any] = {
             "rdp": epsilon_of([entry], args.delta, "rdp"),
             "pld": epsilon_of([entry], args.delta, "pld"),

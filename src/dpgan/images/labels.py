@@ -41,10 +41,11 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from dpgan.errors import InputError
-from dpgan.privacy.accounting import LedgerEntry, PrivacyLedger
+from dpgan.privacy.accounting import PrivacyLedger
 from dpgan.privacy.calibration import ShareTarget
 from dpgan.privacy.mechanisms import noisy_counts, set_union_threshold
 from dpgan.privacy.partition_selection import RELEASE_PROBABILITY, needs_second_chance, second_release
+from dpgan.privacy.releases import charge_gaussian, threshold_pending
 from dpgan.privacy.unit_rule import ReleasedTally, UnitTally, release_tally
 
 LABELS_EVENT = "image count (kept per label, dropped per reason)"
@@ -201,12 +202,12 @@ def release_shape(
     (module docstring): the released shape with the largest noisy count. Refuses when none is
     released, a decision on the DP release only."""
     threshold_delta = SHAPE_THRESHOLD_DELTA * target.delta
-    pending = LedgerEntry("shape threshold", 1.0, count=0, extra_delta=threshold_delta)
+    pending = threshold_pending(threshold_delta)
     sigma = target.sigma(1.0, 1, [*ledger.entries, pending])
     threshold = set_union_threshold(sigma, threshold_delta)
     keys = sorted(counts)  # a public order (by shape), so the noise each key draws is not data-ordered
     note = f"images per (C, H, W) present; released above τ={threshold:.4g}, extra δ for a shape one image holds"
-    ledger.add(LedgerEntry(SHAPE_EVENT, sigma, count=1, extra_delta=threshold_delta, note=note))
+    charge_gaussian(ledger, SHAPE_EVENT, sigma, extra_delta=threshold_delta, note=note)
     noisy = noisy_counts(np.array([counts[k] for k in keys], dtype=np.float64), sigma, _noise_stream(rng))
     released = [(c, k) for k, c in zip(keys, noisy) if c > threshold]
     if not released:

@@ -25,9 +25,11 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from dpgan.privacy.accounting import LedgerEntry, PrivacyLedger
+from dpgan.privacy.accounting import PrivacyLedger
 from dpgan.privacy.calibration import ShareTarget
 from dpgan.privacy.mechanisms import noisy_counts
+from dpgan.privacy.noise import gaussian_array
+from dpgan.privacy.releases import charge_gaussian
 
 EVENT = "Gaussian per-step means and spreads of the series, per label"
 MIN_SHARE = 1e-3
@@ -63,15 +65,15 @@ def measure_step_statistics(
     groups = max(1, n_labels)
     sigma = share.sigma(1.0, 3, ledger.entries)
     note = f"per label: count (Δ {per_unit}), sums of values and squares (Δ {per_unit}·√(T·F) each)"
-    ledger.add(LedgerEntry(EVENT, sigma, count=3, note=note))
+    charge_gaussian(ledger, EVENT, sigma, count=3, note=note)
     flat_labels = labels.reshape(-1)
     flat_values = values.reshape(-1, length, n_values)
     counts = noisy_counts(np.bincount(flat_labels, minlength=groups).astype(np.float64), sigma * per_unit, rng)
     sum_scale = sigma * per_unit * math.sqrt(length * n_values)
     sums = np.stack([flat_values[flat_labels == g].sum(axis=0) for g in range(groups)])
     squares = np.stack([(flat_values[flat_labels == g] ** 2).sum(axis=0) for g in range(groups)])
-    sums = sums + rng.normal(0.0, sum_scale, sums.shape)
-    squares = squares + rng.normal(0.0, sum_scale, squares.shape)
+    sums = sums + gaussian_array(sums.shape, sum_scale, rng)
+    squares = squares + gaussian_array(squares.shape, sum_scale, rng)
     safe = np.maximum(counts, 1.0)[:, None, None]
     mean = np.clip(sums / safe, -1.0, 1.0)
     sd = np.sqrt(np.clip(squares / safe - mean**2, 1e-4, 1.0))

@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from dpgan.privacy.accounting import Budget, LedgerEntry, PrivacyLedger
+from dpgan.privacy.accounting import Budget, PrivacyLedger
 from dpgan.privacy.calibration import ShareTarget
 from dpgan.privacy.mechanisms import noisy_counts
+from dpgan.privacy.noise import gaussian_array
+from dpgan.privacy.releases import charge_gaussian
 from dpgan.sequences.codec import SeriesSet
 
 EVENT = "Gaussian mean and covariance of flattened series per label"
@@ -53,14 +55,14 @@ class DPGaussianSeries:
         target = share if share is not None else ShareTarget(self.epsilon, self.delta, self.accountant)
         sigma = target.sigma(1.0, 3, ledger.entries)
         note = "per label: count (Δ 1), sum (Δ √d), second moments (Δ d); labels in parallel"
-        ledger.add(LedgerEntry(EVENT, sigma, count=3, note=note))
+        charge_gaussian(ledger, EVENT, sigma, count=3, note=note)
         counts = noisy_counts(np.bincount(labels, minlength=groups).astype(np.float64), sigma, rng)
         self.shares = np.maximum(counts, 0.0) / max(np.maximum(counts, 0.0).sum(), 1e-12)
         self.means, self.factors = [], []
         for label in range(groups):
             rows = flat[labels == label]
-            total = rows.sum(axis=0) + rng.normal(0.0, sigma * np.sqrt(d), d)
-            noise = rng.normal(0.0, sigma * d, (d, d))
+            total = rows.sum(axis=0) + gaussian_array(d, sigma * np.sqrt(d), rng)
+            noise = gaussian_array((d, d), sigma * d, rng)
             second = rows.T @ rows + (noise + noise.T) / np.sqrt(2.0)  # symmetric, same per-entry variance
             count = max(float(counts[label]), 1.0)
             mean = np.clip(total / count, -1.0, 1.0)

@@ -53,7 +53,7 @@ import pandas as pd
 from scipy.stats import norm
 
 from dpgan.errors import InputError
-from dpgan.privacy.accounting import LedgerEntry, PrivacyLedger
+from dpgan.privacy.accounting import PrivacyLedger
 from dpgan.privacy.calibration import BudgetShares, ShareTarget
 from dpgan.privacy.mechanisms import (
     bin_index,
@@ -63,6 +63,7 @@ from dpgan.privacy.mechanisms import (
     set_union_threshold,
 )
 from dpgan.privacy.partition_selection import RELEASE_PROBABILITY, needs_second_chance, second_release
+from dpgan.privacy.releases import charge_gaussian, threshold_pending
 from dpgan.sequences.reader import RawSeries
 from dpgan.sequences.schema import DP, SequenceSchema
 
@@ -151,7 +152,7 @@ def release_bounds(
         f"{len(wanted)} histograms of per-{schema.unit} minima/maxima over the public grid; "
         f"one {schema.unit} adds 1 to one bin of each (L2 sensitivity √{len(wanted)})"
     )
-    ledger.add(LedgerEntry(BOUNDS_EVENT, sigma, count=1, note=note))
+    charge_gaussian(ledger, BOUNDS_EVENT, sigma, note=note)
     bar = bin_bar(sigma * math.sqrt(len(wanted)), noisy.size)
     found: dict[tuple[int, str], float] = {}
     for (f, side), counts in zip(wanted, noisy):
@@ -246,7 +247,7 @@ def release_labels(
     cap = schema.max_series_per_entity if schema.entity is not None else 1
     sums = label_contributions(raw, cap, rng)
     threshold_delta = LABEL_THRESHOLD_DELTA * target.delta
-    pending = LedgerEntry("label threshold", 1.0, count=0, extra_delta=threshold_delta)
+    pending = threshold_pending(threshold_delta)
     sigma = target.sigma(1.0, 1, [*ledger.entries, pending])
     threshold = set_union_threshold(sigma, threshold_delta / cap)
     keys = sorted(sums)
@@ -255,7 +256,7 @@ def release_labels(
         f"weighted label counts, one {schema.unit} adds 1/√m to each of its m ≤ {cap} labels (L2 ≤ 1); "
         f"released above τ={threshold:.4g}, extra δ for a label only one {schema.unit} holds"
     )
-    ledger.add(LedgerEntry(LABELS_EVENT, sigma, count=1, extra_delta=threshold_delta, note=note))
+    charge_gaussian(ledger, LABELS_EVENT, sigma, extra_delta=threshold_delta, note=note)
     released = [k for k, c in zip(keys, noisy) if c > threshold]
     again = second_cap is not None and needs_second_chance([c for c in noisy if c > threshold], threshold)
     if again:  # decided by the first release's output only

@@ -19,8 +19,9 @@ import torch
 from dpgan.api import Synthesizer
 from dpgan.devices import seeded_generator
 from dpgan.errors import InputError
-from dpgan.privacy.accounting import LedgerEntry, PrivacyLedger
+from dpgan.privacy.accounting import PrivacyLedger
 from dpgan.privacy.calibration import TrainingBudget, sigma_and_steps
+from dpgan.privacy.releases import sampled_steps_event
 from dpgan.training.config import TrainingConfig
 from dpgan.training.dp_critic import TrainingResult, train_dp_critic
 from dpgan.training.gan_loop import GeneratorHook
@@ -75,7 +76,7 @@ def fit_dp_critic(
         noise_multiplier=synth.noise_multiplier,
         cap_steps=False,
     )
-    step_entry = LedgerEntry(
+    step_entry = sampled_steps_event(
         "step", budget.noise_multiplier, sampling_rate=schedule.sample_rate, sampling=schedule.sampling
     )
     reporter = StepReporter(progress, budget.steps, step_entry, ledger, synth.delta, synth.accountant)

@@ -53,9 +53,10 @@ import torch
 
 from dpgan.devices import seeded_generator, to_device
 from dpgan.errors import BudgetError, DPGanWarning, InputError
-from dpgan.privacy.accounting import Budget, LedgerEntry, PrivacyLedger
+from dpgan.privacy.accounting import Budget, PrivacyLedger
 from dpgan.privacy.calibration import BudgetShares, sigma_and_steps
 from dpgan.privacy.distributed import SINGLE_PROCESS, ProcessGroupContext
+from dpgan.privacy.releases import sampled_steps_event
 from dpgan.recipes import Recipe
 from dpgan.synthesizers.arguments import FitOptions
 from dpgan.synthesizers.public_data import PublicTable, encode_public
@@ -489,7 +490,7 @@ def _train_gan(
     sigma, steps = budget.noise_multiplier, budget.steps
     if keeper is not None:
         keeper.steps = snapshot_steps(steps, cfg.select_checkpoints)
-    step_entry = LedgerEntry("step", sigma, sampling_rate=schedule.sample_rate, sampling=schedule.sampling)
+    step_entry = sampled_steps_event("step", sigma, sampling_rate=schedule.sample_rate, sampling=schedule.sampling)
     reporter = StepReporter(progress, steps, step_entry, ledger, settings.delta, settings.accountant)
     result: TrainingResult
     if settings.recipe.dp_on == "generator":

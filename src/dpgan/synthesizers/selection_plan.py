@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 from dpgan.privacy.accounting import PrivacyLedger, Reservation
-from dpgan.privacy.events import EventEntry, pure_dp_event
+from dpgan.privacy.releases import pure_dp_event_entry
 from dpgan.tables.conditioning import Condition
 from dpgan.tables.encoder import TableEncoder
 from dpgan.training.config import TrainingConfig
@@ -74,7 +74,7 @@ def reserve_selection(ledger: PrivacyLedger, settings: "FitSettings") -> Selecti
         f"marginals summed over held-out records (each in [-1, 1], range {SCORE_RANGE:g}); pure ε-DP, "
         "accounted as binary randomized response (its dominating pair)"
     )
-    entry = EventEntry(SELECTION_EVENT, pure_dp_event(epsilon / cfg.select_top), note=note)
+    entry = pure_dp_event_entry(SELECTION_EVENT, epsilon / cfg.select_top, note=note)
     return Selection(ledger.reserve(entry, cfg.select_top), epsilon, SnapshotKeeper([]))
 
 

@@ -18,6 +18,7 @@ import torch
 from dpgan.errors import InputError
 from dpgan.privacy.accounting import LedgerEntry
 from dpgan.privacy.mechanisms import noisy_counts
+from dpgan.privacy.releases import gaussian_event
 from dpgan.tables.encoder import TableEncoder
 from dpgan.tables.schema import Schema, category_index
 
@@ -128,7 +129,7 @@ def build_condition(
     probs = probs / probs.sum() if probs.sum() > 0 else np.full(len(probs), 1.0 / len(probs))
     probs = np.maximum(probs, MIN_PROBABILITY)
     probs = probs / probs.sum()
-    entry = LedgerEntry(
+    entry = gaussian_event(
         f"condition frequencies ({column})", noise_multiplier, note="Gaussian noisy histogram, sensitivity 1"
     )
     return Condition(column, spec.categories, start, tuple(float(p) for p in probs), PRIOR_FROM_DP_COUNTS), entry

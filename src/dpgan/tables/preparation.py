@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from dpgan.errors import InputError
-from dpgan.privacy.accounting import Entry, LedgerEntry, PrivacyLedger, check_epsilon_delta, entry_from_dict
+from dpgan.privacy.accounting import Entry, PrivacyLedger, check_epsilon_delta, entry_from_dict
 from dpgan.privacy.mechanisms import noisy_indicator_sums
 from dpgan.privacy.preprocessing import (
     REPAIR_COUNT_SCALE,
@@ -41,6 +41,7 @@ from dpgan.privacy.preprocessing import (
     plan_preprocessing,
     private_row_count,
 )
+from dpgan.privacy.releases import charge_gaussian
 from dpgan.tables.conform import (
     INFINITE_VALUE,
     MISSING_IN_COMPLETE,
@@ -186,7 +187,7 @@ def release_repairs(
     of the rows' 0/1 repair indicators; a streamed fit adds them up batch by batch)."""
     repair_sigma = plan.sigma(REPAIR_COUNT_SCALE)
     noisy = noisy_indicator_sums(sums, repair_sigma, rng)
-    ledger.add(LedgerEntry(REPAIR_EVENT, repair_sigma, note=f"{len(REASONS)} counts, sensitivity √{len(REASONS)}"))
+    charge_gaussian(ledger, REPAIR_EVENT, repair_sigma, note=f"{len(REASONS)} counts, sensitivity √{len(REASONS)}")
     return {reason: float(value) for reason, value in zip(REASONS, noisy)}
 
 
@@ -227,11 +228,11 @@ def charge_schema(ledger: PrivacyLedger, plan: PreprocessingPlan, columns: int, 
     """The ledger events of a schema learned from two noisy histograms per column."""
     sigma, target_sigma = plan.sigma(), plan.sigma(TARGET_HISTOGRAM_SCALE)
     others = columns - int(hints.target is not None)
-    ledger.add(LedgerEntry(CLASS_EVENT, plan.sigma(CLASS_HISTOGRAM_SCALE), count=columns, note="4 cells each"))
+    charge_gaussian(ledger, CLASS_EVENT, plan.sigma(CLASS_HISTOGRAM_SCALE), count=columns, note="4 cells each")
     note = "numeric: bins of a public grid; other kinds: values above a threshold (its failure δ added)"
-    ledger.add(LedgerEntry(SCHEMA_EVENT, sigma, count=others, extra_delta=plan.threshold_delta, note=note))
+    charge_gaussian(ledger, SCHEMA_EVENT, sigma, count=others, extra_delta=plan.threshold_delta, note=note)
     if hints.target is not None:
-        ledger.add(LedgerEntry(f"schema: the target's values ({hints.target})", target_sigma, note=note))
+        charge_gaussian(ledger, f"schema: the target's values ({hints.target})", target_sigma, note=note)
 
 
 def buy_schema(

@@ -27,9 +27,10 @@ import torch
 
 from dpgan.models.output_spans import TANH, OutputSpan, position_bin_pairs
 from dpgan.models.tabular import TabularGenerator
-from dpgan.privacy.accounting import LedgerEntry, PrivacyLedger
+from dpgan.privacy.accounting import PrivacyLedger
 from dpgan.privacy.calibration import ShareTarget
 from dpgan.privacy.mechanisms import noisy_counts
+from dpgan.privacy.releases import charge_gaussian
 from dpgan.training.config import TrainingConfig
 from dpgan.training.fake_rows import InputsFn
 
@@ -306,5 +307,5 @@ def measure_anchor(
         f"{len(anchor.spans)} histograms (categories, bins, nulls) and {2 * len(anchor.positions)} per-bin "
         "sums of numeric positions and their squares; sensitivity 1 each"
     )
-    ledger.add(LedgerEntry(MARGINALS_EVENT, sigma, count=releases, note=note))
+    charge_gaussian(ledger, MARGINALS_EVENT, sigma, count=releases, note=note)
     return anchor

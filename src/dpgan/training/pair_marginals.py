@@ -29,9 +29,10 @@ import torch
 
 from dpgan.models.output_spans import OutputSpan
 from dpgan.models.tabular import TabularGenerator
-from dpgan.privacy.accounting import LedgerEntry, PrivacyLedger
+from dpgan.privacy.accounting import PrivacyLedger
 from dpgan.privacy.calibration import ShareTarget
 from dpgan.privacy.mechanisms import noisy_counts
+from dpgan.privacy.releases import charge_gaussian
 from dpgan.training.config import TrainingConfig
 from dpgan.training.fake_rows import InputsFn
 from dpgan.training.marginals import WARM_START_LR_FACTOR, marginal_spans, span_codes
@@ -248,5 +249,5 @@ def measure_pair_anchor(
     sigma = share.sigma(1.0, releases, ledger.entries)
     anchor = PairAnchor.release(counts, sigma, rng)
     note = f"{releases} two-way tables of categories, bins and null indicators; sensitivity 1 each"
-    ledger.add(LedgerEntry(PAIRS_EVENT, sigma, count=releases, note=note))
+    charge_gaussian(ledger, PAIRS_EVENT, sigma, count=releases, note=note)
     return anchor

@@ -57,7 +57,8 @@ from dpgan.evaluation.audit.statistics import epsilon_lower_bound, one_run_epsil
 from dpgan.evaluation.audit.target import AuditTarget, public_rows
 from dpgan.evaluation.audit.units import UnitCanary
 from dpgan.models.tabular import TabularCritic
-from dpgan.privacy.accounting import ONE_OF_SHARDS, POISSON, LedgerEntry, PrivacyLedger, epsilon_of
+from dpgan.privacy.accounting import ONE_OF_SHARDS, POISSON, PrivacyLedger, epsilon_of
+from dpgan.privacy.releases import sampled_steps_event
 from dpgan.privacy.sampling import PoissonSampler
 from dpgan.privacy.step import PrivateStep
 from dpgan.training.dp_critic import CriticStepSettings, critic_release, critic_step, importance_weights
@@ -88,7 +89,7 @@ class Audit:
 
 def claimed_epsilon(sigma: float, sample_rate: float, steps: int, delta: float, sampling: str = POISSON) -> float:
     """ε that dpgan's accountant (PLD; RDP for shard events) gives the audited releases."""
-    entry = LedgerEntry("audited steps", sigma, sampling_rate=sample_rate, count=steps, sampling=sampling)
+    entry = sampled_steps_event("audited steps", sigma, sampling_rate=sample_rate, count=steps, sampling=sampling)
     return epsilon_of([entry], delta, "pld")
 
 
