@@ -31,7 +31,7 @@ def main() -> None:
     for recipe in ("dp-gan", "dtgan-d", "dtgan-g"):
         for epsilon in (1.0, 3.0, 7.0):
             plan = adult_gan_plan(recipe, epsilon, "pld", DELTA)
-            accounting._prefix_pld.cache_clear()
+            accounting.prefix_pld.cache_clear()
             if hasattr(accounting, "_epsilon_of"):  # absent in the code before this round
                 accounting._epsilon_of.cache_clear()
             start = time.perf_counter()

@@ -62,8 +62,8 @@ def bisect_sigma(eps_at, target: float, tol: float = 1e-3) -> float:
 
 
 def clear_caches() -> None:
-    accounting._prefix_pld.cache_clear()  # noqa: SLF001
-    accounting._step_rdp.cache_clear()  # noqa: SLF001
+    accounting.prefix_pld.cache_clear()
+    accounting.step_rdp.cache_clear()
     accounting.binomial_buckets.cache_clear()
 
 

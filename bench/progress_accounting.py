@@ -28,8 +28,8 @@ REFRESHES = 50
 
 
 def clear_caches() -> None:
-    accounting._prefix_pld.cache_clear()  # noqa: SLF001
-    accounting._step_rdp.cache_clear()  # noqa: SLF001
+    accounting.prefix_pld.cache_clear()
+    accounting.step_rdp.cache_clear()
     accounting.binomial_buckets.cache_clear()
 
 

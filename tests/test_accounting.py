@@ -26,7 +26,6 @@ from dpgan.privacy.accounting import (
     CLASSIC_2019_ORDERS,
     LedgerEntry,
     PrivacyLedger,
-    _rdp_curve,
     binomial_buckets,
     composed_event,
     epsilon_of,
@@ -34,6 +33,7 @@ from dpgan.privacy.accounting import (
     rdp_log_delta,
 )
 from dpgan.privacy.calibration import calibrate_noise_multiplier, max_steps
+from dpgan.privacy.rdp_accounting import rdp_curve
 
 LOCAL_FIXTURES = Path(__file__).resolve().parent / "fixtures" / "privacy-fixtures.json"
 SHARED_FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "privacy-fixtures.json"
@@ -144,7 +144,7 @@ def test_rdp_epsilon_of_heterogeneous_composition_agrees_with_opacus():
 def test_rdp_curve_equals_opacus_at_integer_orders_and_never_undercuts_it(case: dict):
     """Same RDP at integer orders; at fractional ones ours may only be larger (conservative)."""
     orders = np.asarray(sorted(set(DEFAULT_RDP_ORDERS) | set(CLASSIC_2019_ORDERS)), dtype=np.float64)
-    ours = _rdp_curve(_sgd(case).to_dp_event(), orders)
+    ours = rdp_curve(_sgd(case).to_dp_event(), orders)
     theirs = _opacus_rdp([_sgd(case)], orders)
     integer = orders == np.round(orders)
     np.testing.assert_allclose(ours[integer], theirs[integer], rtol=1e-6)
@@ -152,7 +152,7 @@ def test_rdp_curve_equals_opacus_at_integer_orders_and_never_undercuts_it(case: 
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
-def test_classic_epsilon_is_mironov_conversion_of_the_rdp_curve(case: dict):
+def test_classic_epsilon_is_mironov_conversion_of_therdp_curve(case: dict):
     """rdp-classic is min_α RDP(α) + log(1/δ)/(α−1) on the 2019 grid, bracketed by Opacus's RDP."""
     orders = np.asarray(CLASSIC_2019_ORDERS, dtype=np.float64)
     integer = orders == np.round(orders)
@@ -160,7 +160,7 @@ def test_classic_epsilon_is_mironov_conversion_of_the_rdp_curve(case: dict):
     theirs = _opacus_rdp([_sgd(case)], orders) + slack
     ours = epsilon_of([_sgd(case)], case["delta"], "rdp-classic")
     assert theirs.min() * (1 - 1e-6) <= ours <= theirs[integer].min() * (1 + 1e-6)
-    assert ours == pytest.approx(float(np.min(_rdp_curve(_sgd(case).to_dp_event(), orders) + slack)), rel=1e-12)
+    assert ours == pytest.approx(float(np.min(rdp_curve(_sgd(case).to_dp_event(), orders) + slack)), rel=1e-12)
 
 
 # --- calibration and step budgets -------------------------------------------------------------

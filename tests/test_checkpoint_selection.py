@@ -211,14 +211,15 @@ def test_bad_selection_settings_are_refused_before_any_read(settings, message):
 
 
 def test_cli_selection_flags_reach_the_training_config():
-    from dpgan.cli import _synth_kwargs, build_parser
+    from dpgan.cli import build_parser
+    from dpgan.cli.arguments import synth_kwargs
 
     parser = build_parser()
     base = ["fit", "t.csv", "--epsilon", "1", "--out", "m"]
-    off = TabularSynthesizer(**_synth_kwargs(parser.parse_args(base))).config
+    off = TabularSynthesizer(**synth_kwargs(parser.parse_args(base))).config
     assert off.select_checkpoints == 0
     flags = ["--select-checkpoints", "5", "--select-top", "2", "--selection-budget-fraction", "0.1"]
-    on = TabularSynthesizer(**_synth_kwargs(parser.parse_args([*base, *flags]))).config
+    on = TabularSynthesizer(**synth_kwargs(parser.parse_args([*base, *flags]))).config
     assert (on.select_checkpoints, on.select_top, on.selection_budget_fraction) == (5, 2, 0.1)
 
 

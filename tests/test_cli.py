@@ -188,16 +188,17 @@ def test_demo_runs_end_to_end_on_a_short_budget(tmp_path):
 def test_fit_clipping_flags_reach_the_training_config():
     """--clipping-groups and --adaptive-clip-quantile pass through the facade like other overrides
     (the saved model's config records them); both are off without the flags."""
-    from dpgan.cli import _synth_kwargs, build_parser
+    from dpgan.cli import build_parser
+    from dpgan.cli.arguments import synth_kwargs
     from dpgan.synthesizers import TabularSynthesizer
 
     parser = build_parser()
     args = parser.parse_args(["fit", "t.csv", "--epsilon", "1", "--out", "m"])
-    off = TabularSynthesizer(**_synth_kwargs(args)).config
+    off = TabularSynthesizer(**synth_kwargs(args)).config
     assert (off.clipping_groups, off.adaptive_clip_quantile) == ("none", 0.0)
     flags = ["--clipping-groups", "per-layer", "--adaptive-clip-quantile", "0.7"]
     args = parser.parse_args(["fit", "t.csv", "--epsilon", "1", "--out", "m", *flags])
-    on = TabularSynthesizer(**_synth_kwargs(args)).config
+    on = TabularSynthesizer(**synth_kwargs(args)).config
     assert (on.clipping_groups, on.adaptive_clip_quantile) == ("per-layer", 0.7)
 
 

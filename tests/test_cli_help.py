@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from dpgan import cli
+from dpgan.cli import arguments, options
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 FIT_SECTIONS = (
@@ -83,23 +84,23 @@ def test_the_loop_defaults_are_given_as_numbers_per_kind(monkeypatch, capsys):
 
 
 def test_the_numbers_in_help_are_the_code_s():
-    """cli.py states the defaults without importing PyTorch: pinned here to where they live."""
+    """dpgan.cli.options states the defaults without importing PyTorch: pinned here to where they live."""
     from dpgan.recipes import RECIPES
     from dpgan.synthesizers.image import IMAGE_DEFAULTS
     from dpgan.synthesizers.sequence import SEQUENCE_DEFAULTS
     from dpgan.training.config import LABEL_MODEL_KINDS, TrainingConfig
 
     base = TrainingConfig()
-    for key, value in cli.LOOP_DEFAULTS["table"].items():
+    for key, value in options.LOOP_DEFAULTS["table"].items():
         assert getattr(base, key) == value
         for name, recipe in RECIPES.items():
-            expected = cli.DTGAN_G_LOOP.get(key, value) if name == "dtgan-g" else value
+            expected = options.DTGAN_G_LOOP.get(key, value) if name == "dtgan-g" else value
             assert recipe.overrides.get(key, value) == expected, (name, key)
     for kind, defaults in (("sequence", SEQUENCE_DEFAULTS), ("image", IMAGE_DEFAULTS)):
-        for key, value in cli.LOOP_DEFAULTS[kind].items():
+        for key, value in options.LOOP_DEFAULTS[kind].items():
             assert defaults.get(key, getattr(base, key)) == value, (kind, key)
-    assert base.max_sample_rate == cli.MAX_SAMPLE_RATE and base.pair_budget_fraction == cli.PAIR_SHARE
-    assert tuple(cli.LABEL_MODEL_KINDS) == LABEL_MODEL_KINDS
+    assert base.max_sample_rate == options.MAX_SAMPLE_RATE and base.pair_budget_fraction == options.PAIR_SHARE
+    assert tuple(options.LABEL_MODEL_KINDS) == LABEL_MODEL_KINDS
 
 
 def test_label_model_kind_auto_is_accepted():
@@ -107,7 +108,7 @@ def test_label_model_kind_auto_is_accepted():
     parser = cli.build_parser()
     for kind in ("auto", "pair-tables", "dp-sgd"):
         args = parser.parse_args(["fit", "d.csv", "--epsilon", "1", "--out", "m", "--label-model-kind", kind])
-        assert cli._synth_kwargs(args)["label_model_kind"] == kind
+        assert arguments.synth_kwargs(args)["label_model_kind"] == kind
 
 
 def test_demo_help_and_readme_give_the_same_time(monkeypatch, capsys):

@@ -310,7 +310,7 @@ def test_one_release_covers_the_count_the_labels_and_the_drops(digits) -> None:
 
 def test_cli_image_shape_option_and_the_noisy_summary(folders, tmp_path, capsys) -> None:
     from dpgan.cli import main
-    from dpgan.cli_images import parse_image_shape
+    from dpgan.cli.images import parse_image_shape
 
     assert parse_image_shape("1x8x8") == (1, 8, 8) and parse_image_shape("3×32×32") == (3, 32, 32)
     assert parse_image_shape(None) is None

@@ -4,7 +4,7 @@
   new data kind (series, images) reuses the private step without touching it;
 - models/ holds networks only: nothing of dpgan;
 - training/ imports no data kind (the tabular schema, codec, conditions, table I/O);
-- nothing imports cli.py (so evaluation and the library never depend on the command line);
+- nothing outside dpgan/cli/ imports it (so evaluation and the library never depend on the command line);
 - the facades (dpgan.synthesizers) sit on top: the engine and the data kinds below them
   (privacy, models, training, recipes, and the kinds: tables/, sequences/, images/) never import them.
 
@@ -69,7 +69,7 @@ def breaches() -> set[tuple[str, str, str]]:
                 found.add((importer, imported, "models"))
             if within(importer, "dpgan.training") and any(within(imported, kind) for kind in DATA_KINDS):
                 found.add((importer, imported, "training"))
-            if within(imported, "dpgan.cli") and importer not in ("dpgan.cli", "dpgan.__main__"):
+            if within(imported, "dpgan.cli") and not (within(importer, "dpgan.cli") or importer == "dpgan.__main__"):
                 found.add((importer, imported, "cli"))
             if within(imported, "dpgan.synthesizers") and any(within(importer, low) for low in BELOW_FACADES):
                 found.add((importer, imported, "facades"))

@@ -10,7 +10,8 @@ import pytest
 import torch
 
 from dpgan import Schema, TabularSynthesizer
-from dpgan.cli import _synth_kwargs, build_parser, main
+from dpgan.cli import build_parser, main
+from dpgan.cli.arguments import synth_kwargs
 from dpgan.errors import InputError
 from dpgan.tables.encoder import TableEncoder
 from dpgan.tables.schema import ColumnSpec
@@ -173,15 +174,15 @@ def test_bad_pair_settings_are_refused(settings):
 
 def test_cli_pair_anchor_flag_reaches_the_config(tmp_path, capsys):
     parser = build_parser()
-    default = TabularSynthesizer(**_synth_kwargs(parser.parse_args(["fit", "t.csv", "--epsilon", "1", "--out", "m"])))
+    default = TabularSynthesizer(**synth_kwargs(parser.parse_args(["fit", "t.csv", "--epsilon", "1", "--out", "m"])))
     assert (default.config.pair_anchor, default.config.pair_budget_fraction) == (True, 0.3)
     args = parser.parse_args(["fit", "t.csv", "--epsilon", "1", "--out", "m", "--no-pair-anchor"])
-    assert TabularSynthesizer(**_synth_kwargs(args)).config.pair_anchor is False
+    assert TabularSynthesizer(**synth_kwargs(args)).config.pair_anchor is False
     args = parser.parse_args(["fit", "t.csv", "--epsilon", "1", "--out", "m", "--pair-anchor"])
-    on = TabularSynthesizer(**_synth_kwargs(args)).config
+    on = TabularSynthesizer(**synth_kwargs(args)).config
     assert (on.pair_anchor, on.pair_budget_fraction) == (True, 0.3)
     args = parser.parse_args(["fit", "t.csv", "--epsilon", "1", "--out", "m", "--pair-anchor", "0.5"])
-    assert TabularSynthesizer(**_synth_kwargs(args)).config.pair_budget_fraction == 0.5
+    assert TabularSynthesizer(**synth_kwargs(args)).config.pair_budget_fraction == 0.5
     table = tmp_path / "t.csv"
     table.write_text("a,b\n1,2\n")
     assert main(["fit", str(table), "--epsilon", "1", "--out", str(tmp_path / "m"), "--pair-anchor", "2"]) != 0

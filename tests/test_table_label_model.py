@@ -12,7 +12,8 @@ import pytest
 import torch
 
 from dpgan import Schema, TabularSynthesizer
-from dpgan.cli import _synth_kwargs, build_parser
+from dpgan.cli import build_parser
+from dpgan.cli.arguments import synth_kwargs
 from dpgan.errors import InputError
 from dpgan.tables.encoder import TableEncoder
 from dpgan.tables.schema import ColumnSpec
@@ -115,7 +116,7 @@ def test_cli_flag_reaches_the_config():
     args = build_parser().parse_args(
         ["fit", "t.csv", "--epsilon", "1", "--out", "m", "--label-model-kind", "pair-tables"]
     )
-    assert TabularSynthesizer(**_synth_kwargs(args)).config.label_model_kind == "pair-tables"
+    assert TabularSynthesizer(**synth_kwargs(args)).config.label_model_kind == "pair-tables"
 
 
 def test_auto_reads_the_tables_when_the_anchor_is_on_and_trains_otherwise():

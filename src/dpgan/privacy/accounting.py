@@ -87,205 +87,43 @@ joint distribution of two counts; nothing in dpgan builds such a ledger, so it i
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import logging
 import math
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 
-import numpy as np
-from dp_accounting import dp_event
 from dp_accounting.pld import privacy_loss_distribution as pld_lib
-from dp_accounting.rdp.rdp_privacy_accountant import compute_epsilon as rdp_to_epsilon
-from scipy import optimize, stats
 
 from dpgan.errors import BudgetError, InputError
-from dpgan.privacy.events import EVENT_MECHANISM, EventEntry, describe, event_pld, event_rdp, supporting_accountants
-
-ACCOUNTANTS = ("pld", "rdp", "rdp-classic")
-DEFAULT_ACCOUNTANT = "pld"
-PLD_DISCRETIZATION = 1e-4
-# TF-Privacy's 2019 order grid; with Mironov's Prop. 3 conversion it reproduces the seed papers'
-# printed ε (1.26, 9.6, 3.7). Offered for comparison only: it is valid but looser.
-CLASSIC_2019_ORDERS = tuple([1 + x / 10.0 for x in range(1, 100)] + list(range(12, 64)))
-# RdpAccountant's default orders (kept explicit so two accountants' curves can be added)
-RDP_ORDERS = tuple([1 + x / 10.0 for x in range(1, 100)] + list(range(11, 64)) + [128, 256, 512, 1024])
-POISSON = "poisson"
-# one of N_d disjoint shards chosen uniformly per step (dtgan-g): the binomial mixture of the
-# module docstring. Never the Poisson add/remove model, which is only a lower bound here.
-ONE_OF_SHARDS = "one-of-shards"
-SAMPLINGS = (POISSON, ONE_OF_SHARDS)
-# RDP mixture over n: buckets (a, b] are charged δ_b; width 1 up to n = 1/BUCKET_WIDTH, then
-# BUCKET_WIDTH·n; the binomial mass above the last bucket, at most BINOMIAL_TAIL·δ, is charged 1.
-BUCKET_WIDTH = 1e-3
-BINOMIAL_TAIL = 1e-6
-
-
-@dataclass(frozen=True)
-class LedgerEntry:
-    """One DP release: a Gaussian mechanism, optionally Poisson-subsampled, repeated `count` times.
-
-    `noise_multiplier` is the noise std divided by the L2 sensitivity (σ, not σ·C).
-    `sampling="one-of-shards"` with `sampling_rate` = 1/N_d is a dtgan-g generator step (module
-    docstring). `extra_delta` is the probability of a failure event that lies outside the
-    accountant (the threshold of a DP set-union over unknown categories); it is added to δ,
-    never hidden. Any other mechanism is an EventEntry (dpgan.privacy.events; module docstring).
-    """
-
-    name: str
-    noise_multiplier: float
-    sampling_rate: float = 1.0
-    count: int = 1
-    extra_delta: float = 0.0
-    note: str = ""
-    sampling: str = POISSON
-
-    def __post_init__(self) -> None:
-        if self.sampling not in SAMPLINGS:
-            raise InputError(f"{self.name}: sampling must be one of {', '.join(SAMPLINGS)}")
-        if not (self.noise_multiplier > 0 and math.isfinite(self.noise_multiplier)):
-            raise InputError(f"{self.name}: noise multiplier must be a positive number")
-        if not 0.0 < self.sampling_rate <= 1.0:
-            raise InputError(f"{self.name}: sampling rate must be in (0, 1]")
-        if self.sampling == ONE_OF_SHARDS:
-            shards = 1.0 / self.sampling_rate
-            if abs(shards - round(shards)) > 1e-9 or round(shards) < 1:
-                raise InputError(f"{self.name}: one-of-shards needs a sampling rate 1/n")
-        if self.count < 0 or int(self.count) != self.count:
-            raise InputError(f"{self.name}: count must be a non-negative integer")
-        if not 0.0 <= self.extra_delta < 1.0:
-            raise InputError(f"{self.name}: extra_delta must be in [0, 1)")
-
-    @property
-    def num_shards(self) -> int:
-        return int(round(1.0 / self.sampling_rate))
-
-    def to_dp_event(self) -> dp_event.DpEvent:
-        """The dp-accounting event of a Poisson entry. A one-of-shards entry has none: it is a
-        binomial mixture (module docstring), computed by `epsilon_of` itself."""
-        if self.sampling == ONE_OF_SHARDS:
-            raise InputError(f"{self.name}: a one-of-shards entry has no dp-accounting event; use epsilon_of")
-        event: dp_event.DpEvent = dp_event.GaussianDpEvent(self.noise_multiplier)
-        if self.sampling_rate < 1.0:
-            event = dp_event.PoissonSampledDpEvent(self.sampling_rate, event)
-        if self.count == 0:
-            return dp_event.NoOpDpEvent()
-        if self.count > 1:
-            event = dp_event.SelfComposedDpEvent(event, int(self.count))
-        return event
-
-    def describe(self) -> str:
-        """One line for reports: the mechanism and its parameters."""
-        if self.sampling == ONE_OF_SHARDS:
-            return f"Gaussian σ={self.noise_multiplier:.4g}, one of {self.num_shards} shards per step"
-        if self.sampling_rate < 1.0:
-            return f"Gaussian σ={self.noise_multiplier:.4g}, Poisson q={self.sampling_rate:.4g}"
-        return f"Gaussian σ={self.noise_multiplier:.4g}"
-
-    def to_dict(self) -> dict:
-        return {"mechanism": "gaussian", **asdict(self)}
-
-    @classmethod
-    def from_dict(cls, data: dict) -> "LedgerEntry":
-        if not isinstance(data, dict) or data.get("mechanism") != "gaussian":
-            raise InputError(f"unknown ledger event {data!r}")
-        missing = {"name", "noise_multiplier", "sampling_rate", "count"} - set(data)
-        if missing:
-            raise InputError(f"ledger event lacks {sorted(missing)}")
-        return cls(
-            name=str(data["name"]),
-            noise_multiplier=float(data["noise_multiplier"]),
-            sampling_rate=float(data["sampling_rate"]),
-            count=int(data["count"]),
-            extra_delta=float(data.get("extra_delta", 0.0)),
-            note=str(data.get("note", "")),
-            sampling=str(data.get("sampling", POISSON)),
-        )
-
-
-# A ledger entry: the Gaussian fast path or a general dp-accounting event (dpgan.privacy.events).
-Entry = LedgerEntry | EventEntry
-
-
-def entry_from_dict(data: dict) -> Entry:
-    """A saved entry of either kind: "mechanism" is "gaussian" (LedgerEntry, every ledger saved
-    before general entries existed) or "dp_event" (EventEntry)."""
-    if isinstance(data, dict) and data.get("mechanism") == EVENT_MECHANISM:
-        return EventEntry.from_dict(data)
-    return LedgerEntry.from_dict(data)
-
-
-def is_shard(entry: Entry) -> bool:
-    return isinstance(entry, LedgerEntry) and entry.sampling == ONE_OF_SHARDS
-
-
-def check_accountable(entries: Iterable[Entry], accountant: str) -> None:
-    """InputError naming the first general entry that `accountant` cannot account (add/remove-one)."""
-    for e in entries:
-        if isinstance(e, EventEntry) and accountant not in supporting_accountants(e.event):
-            others = ", ".join(supporting_accountants(e.event))
-            raise InputError(
-                f"{e.name}: the {accountant} accountant cannot account {describe(e.event)} under add/remove-one "
-                f"neighbours; choose {others}"
-            )
-
-
-def check_accountant(accountant: str) -> str:
-    if accountant not in ACCOUNTANTS:
-        raise InputError(f"accountant must be one of {', '.join(ACCOUNTANTS)}, not {accountant!r}")
-    return accountant
-
-
-def check_epsilon_delta(epsilon: float, delta: float) -> None:
-    """Reject budgets that make no sense before any work is done."""
-    if not isinstance(epsilon, (int, float)) or not math.isfinite(epsilon) or epsilon <= 0:
-        raise InputError(f"epsilon must be a positive finite number, got {epsilon!r}")
-    if not isinstance(delta, (int, float)) or not (0.0 < delta < 1.0):
-        raise InputError(f"delta must be in (0, 1), got {delta!r}")
-
-
-def composed_event(entries: Iterable[Entry]) -> dp_event.DpEvent:
-    return dp_event.ComposedDpEvent([e.to_dp_event() for e in entries])
-
-
-def _rdp_curve(event: dp_event.DpEvent, orders: Sequence[float]) -> np.ndarray:
-    """RDP of `event` at `orders`, computed by dp-accounting's RdpAccountant (events.event_rdp)."""
-    return event_rdp(event, orders)
-
-
-@contextlib.contextmanager
-def _quiet_rdp_orders() -> Iterator[None]:
-    """dp-accounting logs a warning for every RDP order it drops as non-convergent (small σ).
-
-    Dropping an order keeps ε a valid upper bound (it is a minimum over the remaining orders);
-    the warnings would flood a user's terminal during calibration, so they are held back here.
-    """
-    logger = logging.getLogger("absl")
-    level = logger.level
-    logger.setLevel(logging.ERROR)
-    try:
-        yield
-    finally:
-        logger.setLevel(level)
-
-
-def split_shard_entry(entries: Iterable[Entry]) -> tuple[list[Entry], LedgerEntry | None]:
-    """The add/remove entries (count > 0, in order) and the ledger's one shard kind, merged.
-
-    Entries of one shard kind (σ, N_d) are one entry with the summed count: the binomial argument
-    is per step. Two kinds are refused (module docstring)."""
-    entries = list(entries)
-    regular = [e for e in entries if e.count > 0 and not is_shard(e)]
-    shards = [e for e in entries if e.count > 0 and is_shard(e)]
-    if not shards:
-        return regular, None
-    if len({(e.noise_multiplier, e.num_shards) for e in shards}) > 1:
-        raise InputError(
-            "a ledger may hold one kind of one-of-shards event (one noise multiplier and shard count); "
-            f"got {len(shards)} entries of different kinds"
-        )
-    return regular, replace(shards[0], count=sum(e.count for e in shards))
+from dpgan.privacy.events import EventEntry
+from dpgan.privacy.ledger_entry import (
+    ACCOUNTANTS,
+    BINOMIAL_TAIL,
+    BUCKET_WIDTH,
+    CLASSIC_2019_ORDERS,
+    DEFAULT_ACCOUNTANT,
+    ONE_OF_SHARDS,
+    PLD_DISCRETIZATION,
+    POISSON,
+    RDP_ORDERS,
+    Entry,
+    LedgerEntry,
+    check_accountable,
+    check_accountant,
+    check_epsilon_delta,
+    composed_event,
+    entry_from_dict,
+    split_shard_entry,
+)
+from dpgan.privacy.pld_accounting import composed_pld, entry_pld, pld_discretization, pld_epsilon, prefix_pld, step_pld
+from dpgan.privacy.rdp_accounting import (
+    binomial_buckets,
+    quiet_rdp_orders,
+    rdp_epsilon,
+    rdp_log_delta,
+    regular_rdp,
+    step_rdp,
+)
 
 
 def epsilon_of(
@@ -310,202 +148,12 @@ def _epsilon_of(entries: tuple[Entry, ...], delta: float, accountant: str, pld_c
     regular, shard = split_shard_entry(entries)
     if not regular and shard is None:
         return 0.0
-    with _quiet_rdp_orders():
+    with quiet_rdp_orders():
         if accountant == "pld":
             ordered = (*regular, shard) if shard is not None else tuple(regular)
-            return _pld_epsilon(ordered, accountant_delta, pld_coarsening)
+            return pld_epsilon(ordered, accountant_delta, pld_coarsening)
         orders = CLASSIC_2019_ORDERS if accountant == "rdp-classic" else RDP_ORDERS
         return rdp_epsilon(orders, regular_rdp(tuple(regular), orders), shard, accountant_delta, accountant)
-
-
-def _pld_epsilon(ordered: tuple[Entry, ...], delta: float, coarsening: float) -> float:
-    """PLD's ε on the ledger's grid (coarsening 1) or on a grid `coarsening` times wider."""
-    discretization = pld_discretization(ordered) * coarsening
-    return float(composed_pld(ordered, discretization).get_epsilon_for_delta(delta))
-
-
-def pld_discretization(entries: Sequence[Entry]) -> float:
-    """The PLD grid step for `entries`: 1e-4, widened as 1/σ² below σ ≈ 0.32.
-
-    A Gaussian's privacy loss spans a range that grows as 1/σ², so a fixed step makes the grid, and
-    the time, grow as 1/σ² (ε = 1000 took minutes). Widening the step with it keeps the grid's size
-    bounded. dp-accounting's PLD rounds pessimistically, so a coarser grid only loosens the bound
-    (at σ = 0.15, 1,000 steps: the same ε to 4 decimals, 5 s instead of 26 s). General entries
-    (EventEntry) do not widen it: their PLDs are built on whatever grid the Gaussians need."""
-    sigmas = [e.noise_multiplier for e in entries if isinstance(e, LedgerEntry)]
-    if not sigmas:
-        return PLD_DISCRETIZATION
-    smallest = min(sigmas)
-    return PLD_DISCRETIZATION * max(1.0, 1.0 / (10.0 * smallest**2))
-
-
-# --- PLD ----------------------------------------------------------------------------------------
-
-
-def step_pld(entry: LedgerEntry, discretization: float) -> pld_lib.PrivacyLossDistribution:
-    """dp-accounting's pessimistic PLD of ONE step of `entry` (its count is ignored).
-
-    Poisson: the subsampled Gaussian, as PLDAccountant builds it. One of N_d shards: the Gaussian
-    mixed with the identity (no loss) at weight 1/N_d, whose T-fold composition is the binomial
-    mixture of the module docstring."""
-    if entry.sampling == ONE_OF_SHARDS:
-        gaussian = pld_lib.from_gaussian_mechanism(entry.noise_multiplier, value_discretization_interval=discretization)
-        return gaussian.compute_mixture(pld_lib.identity(discretization), entry.sampling_rate)
-    return pld_lib.from_gaussian_mechanism(
-        entry.noise_multiplier, value_discretization_interval=discretization, sampling_prob=entry.sampling_rate
-    )
-
-
-def entry_pld(entry: Entry, discretization: float) -> pld_lib.PrivacyLossDistribution:
-    """The PLD of all `count` steps of `entry`, built exactly as dp-accounting's PLDAccountant does
-    (an unsampled Gaussian repeated c times is one Gaussian of multiplier σ/√c); a general entry's
-    is the PLDAccountant's own (events.event_pld)."""
-    if isinstance(entry, EventEntry):
-        return _accounted(entry, event_pld, entry.event, int(entry.count), discretization)
-    if entry.sampling == POISSON and entry.sampling_rate == 1.0:
-        return pld_lib.from_gaussian_mechanism(
-            entry.noise_multiplier / math.sqrt(entry.count), value_discretization_interval=discretization
-        )
-    return step_pld(entry, discretization).self_compose(int(entry.count))
-
-
-def composed_pld(entries: tuple[Entry, ...], discretization: float) -> pld_lib.PrivacyLossDistribution:
-    """The entries' PLDs composed in order from the identity, as PLDAccountant composes them.
-
-    Every proper prefix is cached, so calibration (the same prior, a new last entry each time)
-    composes the prior once; the last entry's PLD is not kept."""
-    if not entries:
-        return pld_lib.identity(discretization)
-    return _prefix_pld(entries[:-1], discretization).compose(entry_pld(entries[-1], discretization))
-
-
-@functools.lru_cache(maxsize=8)
-def _prefix_pld(entries: tuple[Entry, ...], discretization: float) -> pld_lib.PrivacyLossDistribution:
-    return composed_pld(entries, discretization)
-
-
-# --- RDP ----------------------------------------------------------------------------------------
-
-
-@functools.lru_cache(maxsize=256)
-def _step_rdp(noise_multiplier: float, sampling_rate: float, orders: tuple[float, ...]) -> np.ndarray:
-    """dp-accounting's RDP curve of one (Poisson-subsampled) Gaussian step."""
-    event: dp_event.DpEvent = dp_event.GaussianDpEvent(noise_multiplier)
-    if sampling_rate < 1.0:
-        event = dp_event.PoissonSampledDpEvent(sampling_rate, event)
-    curve = _rdp_curve(event, orders)
-    curve.setflags(write=False)
-    return curve
-
-
-def regular_rdp(entries: tuple[Entry, ...], orders: tuple[float, ...]) -> np.ndarray:
-    """RDP curve of add/remove entries: count × the step curve, summed in order (as RdpAccountant
-    composes a SelfComposedDpEvent); a general entry's step curve is RdpAccountant's own."""
-    rdp = np.zeros(len(orders))
-    for e in entries:
-        if isinstance(e, EventEntry):
-            rdp += e.count * _accounted(e, _event_rdp, e.event, orders)
-        else:
-            rdp += e.count * _step_rdp(e.noise_multiplier, e.sampling_rate, orders)
-    return rdp
-
-
-@functools.lru_cache(maxsize=256)
-def _event_rdp(event: dp_event.DpEvent, orders: tuple[float, ...]) -> np.ndarray:
-    curve = event_rdp(event, orders)
-    curve.setflags(write=False)
-    return curve
-
-
-def _accounted(entry: EventEntry, compute, *args):  # noqa: ANN001, ANN202
-    """`compute(*args)`, with dp-accounting's refusal of the event's parameters (a ValueError,
-    e.g. a RepeatAndSelect shape it has no formula for) turned into one line naming the entry."""
-    try:
-        return compute(*args)
-    except (ValueError, ArithmeticError) as exc:
-        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise InputError(f"{entry.name}: dp-accounting cannot account {describe(entry.event)}: {first}") from None
-
-
-def rdp_log_delta(orders: Sequence[float], rdp: np.ndarray, epsilon: float, classic: bool = False) -> np.ndarray:
-    """log δ(ε) for each row of `rdp` (shape (..., orders)), vectorised.
-
-    classic=False is dp-accounting's `compute_delta` (Balle et al. 2020 Prop. 12, with the KL
-    bound for α near 1), row by row; classic=True is Mironov's Prop. 3, min_α (α−1)(RDP(α) − ε).
-    The per-n RDP mixture needs it for hundreds of curves per ε, which the library's loop over
-    orders makes too slow for calibration; tests check it equals `compute_delta`."""
-    a = np.asarray(orders, dtype=np.float64)
-    rdp = np.asarray(rdp, dtype=np.float64)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        if classic:
-            return np.min((a - 1.0) * (rdp - epsilon), axis=-1)
-        kl = np.where(rdp > 0, 0.5 * np.log1p(-np.exp(-rdp)), -np.inf)
-        bound = np.where(a > 1.01, (a - 1.0) * (rdp - epsilon + np.log1p(-1.0 / a)) - np.log(a), np.inf)
-        return np.min(np.minimum(kl, bound), axis=-1)
-
-
-@functools.lru_cache(maxsize=64)
-def binomial_buckets(trials: int, rate: float, tail: float) -> tuple[np.ndarray, np.ndarray, float]:
-    """Buckets of n ~ Binomial(trials, rate) for a mixture whose terms grow with n.
-
-    Returns (tops, weights, mass_above): bucket i holds the n in (tops[i-1], tops[i]] (the first
-    [0, tops[0]]) with probability weights[i], and is charged at its top; mass_above ≤ `tail` is
-    the probability of n > tops[-1], to be charged at most 1. Buckets have width 1 up to
-    n = 1/BUCKET_WIDTH and then BUCKET_WIDTH·n."""
-    if rate >= 1.0:
-        return np.array([trials], dtype=np.int64), np.array([1.0]), 0.0
-    dist = stats.binom(trials, rate)
-    low = int(max(0, dist.ppf(tail) - 1))
-    high = int(min(trials, dist.isf(tail)))
-    while high < trials and dist.sf(high) > tail:
-        high += 1
-    unit = int(1.0 / BUCKET_WIDTH)
-    tops = np.arange(low, min(high, unit) + 1, dtype=np.int64)
-    if high > unit:
-        start = max(low, unit)
-        k = np.arange(int(math.ceil(math.log(high / start) / math.log1p(BUCKET_WIDTH))) + 2)
-        wide = np.unique(np.ceil(start * (1.0 + BUCKET_WIDTH) ** k).astype(np.int64))
-        tops = np.unique(np.concatenate([tops, np.minimum(wide, high)]))
-    below = dist.cdf(tops)
-    above = dist.sf(tops)
-    # P(prev < n ≤ top), from whichever tail keeps it accurate
-    mean = trials * rate
-    prev_below = np.concatenate([[0.0], below[:-1]])
-    prev_above = np.concatenate([[1.0], above[:-1]])
-    weights = np.where(tops <= mean, below - prev_below, prev_above - above)
-    weights = np.maximum(weights, 0.0)
-    return tops, weights, float(above[-1])
-
-
-def rdp_epsilon(
-    orders: tuple[float, ...], base: np.ndarray, shard: LedgerEntry | None, delta: float, accountant: str
-) -> float:
-    """ε at δ for the RDP curve `base` of the add/remove events, mixed over the shard entry's n.
-
-    Without a shard entry it is dp-accounting's conversion of `base` (Mironov's for rdp-classic).
-    With one, δ(ε) = Σ_buckets P(bucket)·δ(base + n_top·α/(2σ²); ε) + P(n above the buckets),
-    solved for ε (module docstring)."""
-    classic = accountant == "rdp-classic"
-    if shard is None:
-        if classic:
-            return float(np.min(base + math.log(1.0 / delta) / (np.asarray(orders) - 1.0)))
-        return float(rdp_to_epsilon(orders, base, delta)[0])
-    unit = _step_rdp(shard.noise_multiplier, 1.0, orders)
-    tops, weights, above = binomial_buckets(int(shard.count), shard.sampling_rate, BINOMIAL_TAIL * delta)
-    curves = base[None, :] + tops[:, None].astype(np.float64) * unit[None, :]
-
-    def excess(epsilon: float) -> float:
-        deltas = np.minimum(np.exp(rdp_log_delta(orders, curves, epsilon, classic)), 1.0)
-        return float(weights @ deltas) + above - delta
-
-    if excess(0.0) <= 0:
-        return 0.0
-    high = 1.0
-    while excess(high) > 0:
-        high *= 2.0
-        if high > 1e7:
-            return math.inf
-    return float(optimize.brentq(excess, 0.0, high, xtol=1e-12, rtol=1e-10))
 
 
 @dataclass(frozen=True)
@@ -712,7 +360,7 @@ class IncrementalAccountant:
         split_shard_entry([*prior, self.step])  # two shard kinds are refused here, not at the first call
         self._delta = delta - sum(e.extra_delta for e in prior) - step.extra_delta
         self._steps = 0
-        with _quiet_rdp_orders():
+        with quiet_rdp_orders():
             if accountant == "pld":
                 prior_entries = (*prior_regular, *([self._prior_shard] if self._prior_shard else []))
                 grid = discretization or pld_discretization([*prior_entries, self.step])
@@ -725,7 +373,7 @@ class IncrementalAccountant:
                 self._orders = CLASSIC_2019_ORDERS if accountant == "rdp-classic" else RDP_ORDERS
                 self._base = regular_rdp(tuple(prior_regular), self._orders)
                 if self.step.sampling == POISSON:
-                    self._unit = _step_rdp(self.step.noise_multiplier, self.step.sampling_rate, self._orders)
+                    self._unit = step_rdp(self.step.noise_multiplier, self.step.sampling_rate, self._orders)
 
     def epsilon_after(self, steps: int) -> float:
         """ε at δ after `steps` steps (and the prior)."""
@@ -734,7 +382,7 @@ class IncrementalAccountant:
         steps = int(steps)
         if self._delta <= 0:
             return math.inf
-        with _quiet_rdp_orders():
+        with quiet_rdp_orders():
             if self.accountant == "pld":
                 return self._pld_epsilon(steps)
             return self._rdp_epsilon(steps)
@@ -759,3 +407,39 @@ class IncrementalAccountant:
         elif steps > 0:
             shard = replace(self.step, count=steps + (shard.count if shard is not None else 0))
         return rdp_epsilon(self._orders, base, shard, self._delta, self.accountant)
+
+
+# one interface: the ledger, ε(δ), and the entries and accountant sides it is built from
+__all__ = [
+    "ACCOUNTANTS",
+    "BINOMIAL_TAIL",
+    "BUCKET_WIDTH",
+    "CLASSIC_2019_ORDERS",
+    "DEFAULT_ACCOUNTANT",
+    "ONE_OF_SHARDS",
+    "PLD_DISCRETIZATION",
+    "POISSON",
+    "RDP_ORDERS",
+    "Budget",
+    "Entry",
+    "EventEntry",
+    "IncrementalAccountant",
+    "LedgerEntry",
+    "PrivacyLedger",
+    "Reservation",
+    "binomial_buckets",
+    "check_accountant",
+    "check_epsilon_delta",
+    "composed_event",
+    "composed_pld",
+    "entry_from_dict",
+    "entry_pld",
+    "epsilon_of",
+    "pld_discretization",
+    "prefix_pld",
+    "rdp_epsilon",
+    "rdp_log_delta",
+    "regular_rdp",
+    "step_pld",
+    "step_rdp",
+]

@@ -1,7 +1,9 @@
-"""The image commands of the CLI (`dpgan fit|sample|evaluate` with image models), kept out of cli.py.
+"""The image commands of the CLI (`dpgan fit|sample|evaluate` with image models), kept apart from
+the table and series commands.
 
-Same rules as cli.py: every argument is checked before PyTorch or the images are loaded, and the
-model's destination before any private image is read. Imported by cli.py only.
+Same rules as the other commands: every argument is checked before PyTorch or the images are loaded, and the
+model's destination before any private image is read. Imported by the other
+commands of dpgan.cli only.
 
 The fit reads its images by the unit rule (dpgan.privacy.unit_rule): the folder is read with the
 layout the flags declare (labelled unless --unconditional) and at the declared --image-shape, so
@@ -16,7 +18,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from dpgan.cli_progress import ProgressBar
+from dpgan.cli.output import ProgressBar
 from dpgan.errors import InputError
 from dpgan.recipes.images import IMAGE_RECIPES
 from dpgan.serialization import check_model_destination
@@ -71,7 +73,7 @@ def _classes(text: str | None) -> list[str] | None:
 
 def fit_image(args: argparse.Namespace, settings: dict[str, Any]) -> int:
     """`dpgan fit --kind image`: an .npz (arrays `images`, optional `labels`) or a folder of PNGs;
-    `settings` are the loop's flags the user gave (dpgan.cli.loop_settings)."""
+    `settings` are the loop's flags the user gave (dpgan.cli.arguments.loop_settings)."""
     source = check_image_source(args.data)
     out = check_model_destination(args.out, args.overwrite)  # before any private image is read
     recipe = args.recipe or "dcgan"

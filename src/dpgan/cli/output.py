@@ -1,5 +1,6 @@
-"""The command line's progress bars (tqdm, on stderr): a fit's steps with the ε spent so far, and
-`evaluate`'s and `audit`'s stages. Shared by cli.py and cli_images.py; `--quiet` turns them off."""
+"""What the command line prints besides results: progress bars (tqdm, on stderr) with a fit's steps
+and the ε spent so far, `evaluate`'s and `audit`'s stages (`--quiet` turns them off), the ledger's
+warning, and numbers as the commands show them."""
 
 from __future__ import annotations
 
@@ -58,3 +59,12 @@ class StageProgress:
 
 
 __all__ = ["ProgressBar", "StageProgress"]
+
+
+def print_report_warning(report: dict[str, Any]) -> None:
+    if report.get("warning"):
+        print("WARNING: " + report["warning"])
+
+
+def short(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.4f}"

@@ -1,0 +1,261 @@
+"""The parser's shared pieces: one-line usage errors, defaults in the help, and the option groups
+that `fit`, `demo`, `schema` and `audit` share. No PyTorch: the defaults are numbers pinned by tests."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from dpgan.cli.arguments import ACCOUNTANTS
+from dpgan.recipes import RECIPES
+from dpgan.recipes.images import IMAGE_RECIPES
+from dpgan.threads import ENVIRONMENT
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, with its usage errors as one line like every other error (exit code 2)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        print(f"dpgan: error: {message} (see {self.prog} --help)", file=sys.stderr)
+        sys.exit(2)
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """Shows "(default: X)" after an option's help when it has a meaningful default and the help
+    does not state one itself (a default given as a rule, e.g. per data kind, is written in the help)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        default = action.default
+        stated = "%(default)" in text or "default:" in text
+        if not stated and default not in (None, False, argparse.SUPPRESS) and action.option_strings:
+            text += " (default: %(default)s)"
+        return text
+
+
+# The loop's defaults per data kind, shown in `fit --help` as numbers. the CLI cannot import them (that
+# would load PyTorch before the arguments are checked): tests/test_cli_help.py pins them to
+# TrainingConfig, the recipes, SEQUENCE_DEFAULTS and IMAGE_DEFAULTS.
+LOOP_DEFAULTS: dict[str, dict[str, float]] = {
+    "table": {"epochs": 60.0, "batch_size": 1024, "max_steps": 0, "max_examples": 0},
+    "sequence": {"epochs": 60.0, "batch_size": 256, "max_steps": 0, "max_examples": 0},
+    "image": {"epochs": 200.0, "batch_size": 1024, "max_steps": 0, "max_examples": 1_024_000},
+}
+
+
+DTGAN_G_LOOP = {"epochs": 10.0, "batch_size": 64}  # the one table recipe with its own loop
+
+
+MAX_SAMPLE_RATE = 0.05  # the expected batch is at most this share of the rows (TrainingConfig.max_sample_rate)
+
+
+PAIR_SHARE = 0.3  # --pair-anchor's default share of ε (TrainingConfig.pair_budget_fraction)
+
+
+LABEL_MODEL_KINDS = ("auto", "dp-sgd", "pair-tables")  # dpgan.training.config.LABEL_MODEL_KINDS
+
+
+def number(value: float) -> str:
+    """1024 → "1,024", 60.0 → "60": a default as a person reads it."""
+    return f"{int(value):,}" if float(value).is_integer() else f"{value:g}"
+
+
+def per_kind(key: str) -> str:
+    """The default rule in numbers, e.g. `1,024 for tables (dtgan-g: 64), 256 for series, 1,024 for images`."""
+    table = f"{number(LOOP_DEFAULTS['table'][key])} for tables"
+    if key in DTGAN_G_LOOP:
+        table += f" (dtgan-g: {number(DTGAN_G_LOOP[key])})"
+    return (
+        f"{table}, {number(LOOP_DEFAULTS['sequence'][key])} for series, "
+        f"{number(LOOP_DEFAULTS['image'][key])} for images"
+    )
+
+
+def option_groups(parser: argparse.ArgumentParser, *keys: str) -> dict[str, Any]:
+    """The help's sections, in this order: what every kind shares, then each kind's own, then the
+    loop and the published options that are off by default."""
+    sections = {
+        "data": ("data", "the private input and its public description (costs no budget)"),
+        "budget": ("budget", "the (ε, δ) guarantee and how ε is computed"),
+        "output": ("output", None),
+        "compute": ("compute", None),
+        "tables": ("tables (--kind table, the default)", None),
+        "series": ("series (--kind sequence)", "a long table, one row per reading"),
+        "images": ("images (--kind image)", "an .npz (arrays 'images' [+ 'labels']) or a folder of PNGs"),
+        "loop": (
+            "training loop",
+            f"the expected batch is at most {MAX_SAMPLE_RATE:.0%} of the rows; steps T = ⌈epochs·N/L⌉, then the caps",
+        ),
+        "advanced": ("advanced", "published options, off by default"),
+    }
+    return {key: parser.add_argument_group(*sections[key]) for key in keys}
+
+
+def budget_options(g: dict[str, Any], epsilon_default: float | None) -> None:
+    """The budget, loop, table and advanced options of `fit` and `demo`; `g` maps a section name
+    (`option_groups`) to its argument group. Help strings go through argparse's %-formatting, so a
+    percent sign is written %% (`{rate:.0%}%` prints "5%")."""
+    budget, loop, tables, advanced = g["budget"], g["loop"], g["tables"], g["advanced"]
+    budget.add_argument(
+        "--epsilon",
+        type=float,
+        default=epsilon_default,
+        required=epsilon_default is None,
+        help="the privacy budget ε: what the whole fit may spend, every private read included",
+    )
+    budget.add_argument("--delta", type=float, default=1e-5, help="δ of the (ε, δ) guarantee; keep it below 1/rows")
+    budget.add_argument("--accountant", default="pld", choices=ACCOUNTANTS, help="how ε is computed from the ledger")
+    budget.add_argument(
+        "--noise-multiplier",
+        type=float,
+        help="fix σ instead and train until ε is spent (default: σ calibrated so that the planned steps land on ε)",
+    )
+    budget.add_argument("--seed", type=int, help="reproducible runs, for experiments only (not for a release)")
+    g["output"].add_argument("--quiet", action="store_true", help="no progress bar")
+    loop.add_argument(
+        "--recipe",
+        choices=list(dict.fromkeys([*RECIPES, *IMAGE_RECIPES])),
+        help="training recipe (default: dp-gan for tables, dcgan for images; series have one; see README 'Recipes')",
+    )
+    loop.add_argument(
+        "--epochs",
+        type=float,
+        help=f"passes over the data; σ is calibrated to land on ε (default: {per_kind('epochs')})",
+    )
+    loop.add_argument(
+        "--batch-size",
+        type=int,
+        help=f"expected Poisson batch size L, q = L/N (default: {per_kind('batch_size')}; "
+        f"never above {MAX_SAMPLE_RATE:.0%}% of the rows)",
+    )
+    loop.add_argument(
+        "--max-steps",
+        type=int,
+        help="at most this many private steps whatever --epochs gives (default: 0, no cap)",
+    )
+    loop.add_argument(
+        "--max-examples",
+        type=int,
+        help="at most E per-example gradients, T ≤ ⌈E/L⌉ (default: 0, no cap, for tables and series; "
+        f"{number(LOOP_DEFAULTS['image']['max_examples'])} for images)",
+    )
+    tables.add_argument(
+        "--condition-column", help="categorical column to condition on (conditional recipes: the target)"
+    )
+    tables.add_argument(
+        "--no-label-model",
+        action="store_true",
+        help="keep the generator's own target column (no DP classifier redraws it)",
+    )
+    tables.add_argument(
+        "--label-model-kind",
+        choices=list(LABEL_MODEL_KINDS),
+        default=None,
+        help="dp-sgd: a classifier on its own share of ε; pair-tables: naive Bayes from the 2-way tables (no ε); "
+        "auto: pair-tables when the 2-way tables measure the target, else dp-sgd (default: auto)",
+    )
+    tables.add_argument(
+        "--marginal-anchor",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="spend 5%% of ε on DP one-way statistics that warm-start and anchor G "
+        "(default: on for dtgan-g only; --no-marginal-anchor runs dtgan-g as in the paper)",
+    )
+    tables.add_argument(
+        "--pair-anchor",
+        type=float,
+        nargs="?",
+        const=PAIR_SHARE,
+        default=None,
+        metavar="SHARE",
+        help="spend SHARE of ε on DP 2-way tables of every pair of columns that warm-start and anchor G, so "
+        f"that it learns how columns depend on each other (default: on, SHARE {PAIR_SHARE:g})",
+    )
+    tables.add_argument(
+        "--no-pair-anchor",
+        action="store_true",
+        help="no 2-way tables: G learns how columns go together from the critic alone (as the papers' recipes)",
+    )
+    tables.add_argument(
+        "--geo",
+        action="append",
+        metavar="LAT,LON",
+        help="model a latitude and a longitude column as one 2-D column (a grid of their bins; repeatable)",
+    )
+    tables.add_argument(
+        "--binary-codes",
+        action="store_true",
+        help="code integer columns of at most 16 public levels as bits instead of bins (Boob et al.; default: off)",
+    )
+    advanced.add_argument(
+        "--clipping-groups",
+        choices=["none", "per-layer"],
+        default=None,
+        help="per-layer: clip each critic layer to C/sqrt(k) with its own noise (same ε; default: none)",
+    )
+    advanced.add_argument(
+        "--adaptive-clip-quantile",
+        type=float,
+        default=None,
+        metavar="Q",
+        help="move the clipping norm towards this quantile of the records' gradient norms, from a noisy "
+        "count inside each step's ε (Andrew et al. 2021; default: off)",
+    )
+    advanced.add_argument(
+        "--select-checkpoints",
+        type=int,
+        default=None,
+        metavar="K",
+        help="keep G at K evenly spaced steps and release the best on a held-out 10%% of the rows, chosen "
+        "by the exponential mechanism (Boob et al.; default: off)",
+    )
+    advanced.add_argument(
+        "--select-top",
+        type=int,
+        default=None,
+        metavar="Q",
+        help="with --select-checkpoints: release the union of the top Q generators' samples (default: 1)",
+    )
+    advanced.add_argument(
+        "--selection-budget-fraction",
+        type=float,
+        default=None,
+        metavar="F",
+        help="with --select-checkpoints: the selection's share of ε (default: 0.05)",
+    )
+
+
+def hint_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--target", help="the column to predict: the label model and conditional recipes use it")
+    p.add_argument(
+        "--categorical",
+        action="append",
+        metavar="COLUMN[,COLUMN...]",
+        help="columns whose values are categories even if they look like numbers (public hint, free)",
+    )
+    p.add_argument(
+        "--categories",
+        action="append",
+        metavar="COLUMN=VALUE[,VALUE...]",
+        help="a column's public list of values, e.g. a target's labels (free; no value is lost to a threshold)",
+    )
+    p.add_argument(
+        "--bounds",
+        action="append",
+        metavar="COLUMN=LOW:HIGH",
+        help="public bounds of a numeric column (free; values outside are clamped; a sequence value column "
+        "without them gets DP-estimated bounds)",
+    )
+
+
+def compute_options(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """--threads and --verbose, on every command that trains or evaluates (dpgan.threads)."""
+    parser.add_argument(
+        "--threads",
+        metavar="N|auto",
+        help=f"CPU threads for PyTorch and BLAS (default: ${ENVIRONMENT}, else auto: the cores other jobs "
+        "leave free, re-read as the fit runs; small networks thrash on a core another job holds)",
+    )
+    parser.add_argument("--verbose", action="store_true", help="print the compute settings chosen (threads)")
+    return parser

@@ -1,0 +1,266 @@
+"""`dpgan`'s argument parser: every command, its options and the function that runs it."""
+
+from __future__ import annotations
+
+import argparse
+
+from dpgan import __version__
+from dpgan.cli.arguments import ACCOUNTANTS
+from dpgan.cli.commands import cmd_demo, cmd_inspect, cmd_privacy, cmd_sample
+from dpgan.cli.evaluate import cmd_audit, cmd_evaluate
+from dpgan.cli.fit import cmd_fit, cmd_schema
+from dpgan.cli.options import (
+    DTGAN_G_LOOP,
+    LOOP_DEFAULTS,
+    MAX_SAMPLE_RATE,
+    HelpFormatter,
+    Parser,
+    budget_options,
+    compute_options,
+    hint_options,
+    number,
+    option_groups,
+)
+from dpgan.recipes import RECIPES
+
+
+def audit_options(audit: argparse.ArgumentParser) -> None:
+    audit.add_argument(
+        "model",
+        nargs="?",
+        help="saved model directory: a table, sequence or image (dcgan, dp-cgan) model; its settings are audited, "
+        "never data",
+    )
+    audit.add_argument("--epsilon", type=float, help="audit a configuration instead: its target ε")
+    audit.add_argument("--delta", type=float, help="with --epsilon (default: 1e-5)")
+    audit.add_argument("--recipe", choices=list(RECIPES), help="with --epsilon (default: dp-gan)")
+    audit.add_argument("--rows", type=int, help="with --epsilon: table size N (default: 32561, Adult's)")
+    audit.add_argument(
+        "--batch-size",
+        type=int,
+        help=f"with --epsilon (default: {number(LOOP_DEFAULTS['table']['batch_size'])}, "
+        f"dtgan-g {number(DTGAN_G_LOOP['batch_size'])}; at most {MAX_SAMPLE_RATE:.0%}% of --rows)",
+    )
+    audit.add_argument(
+        "--epochs",
+        type=float,
+        help=f"with --epsilon (default: {number(LOOP_DEFAULTS['table']['epochs'])}, "
+        f"dtgan-g {number(DTGAN_G_LOOP['epochs'])})",
+    )
+    audit.add_argument("--schema", help="with --epsilon: public schema JSON (default: the bundled Adult schema)")
+    audit.add_argument("--accountant", choices=ACCOUNTANTS, help="with --epsilon: calibrates σ (default: pld)")
+    audit.add_argument(
+        "--mode",
+        default="step",
+        choices=("step", "one-run", "black-box"),
+        help="what is audited (README 'Audit'; sequence and image models: step)",
+    )
+    audit.add_argument("--trials", type=int, help="trials per world (step: 10000; black-box: 30 trainings)")
+    audit.add_argument("--steps", type=int, help="private steps per trial (step: 1; one-run: the model's T)")
+    audit.add_argument("--sample-rate", type=float, help="Poisson rate of the audited steps (step: 1)")
+    audit.add_argument(
+        "--ablate", choices=("noise", "clipping"), help="switch it off in the audited step: a control that must fail"
+    )
+    audit.add_argument("--confidence", type=float, default=0.95, help="confidence of the bound")
+    audit.add_argument("--seed", type=int, default=0, help="seed of the audit's own randomness")
+    audit.add_argument("--json", action="store_true", help="print the result as JSON")
+    audit.add_argument("--quiet", action="store_true", help="no progress bar")
+    audit.set_defaults(func=cmd_audit)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = Parser(
+        prog="dpgan", description="Differentially private synthetic data with GANs.", formatter_class=HelpFormatter
+    )
+    parser.add_argument("--version", action="version", version=f"dpgan {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def command(name: str, help_text: str) -> argparse.ArgumentParser:
+        return sub.add_parser(name, help=help_text, description=help_text, formatter_class=HelpFormatter)
+
+    demo = command("demo", "fit on the bundled UCI Adult at ε=3 and check utility (about 2 minutes on 2 cores)")
+    g = option_groups(demo, "budget", "output", "compute", "tables", "loop", "advanced")
+    compute_options(g["compute"])
+    budget_options(g, 3.0)
+    g["output"].add_argument("--out-dir", default="dpgan-demo", help="where the synthetic CSV and the model go")
+    demo.set_defaults(func=cmd_demo)
+
+    fit = command("fit", "fit a DP synthesizer on a table, series or images and save the model")
+    g = option_groups(fit, "data", "budget", "output", "compute", "tables", "series", "images", "loop", "advanced")
+    data, output, compute = g["data"], g["output"], g["compute"]
+    tables, series, images = g["tables"], g["series"], g["images"]
+    data.add_argument(
+        "data", help="the private data: a .csv or .parquet table or a Parquet folder; an .npz or PNG folder"
+    )
+    data.add_argument(
+        "--kind",
+        choices=["table", "sequence", "image"],
+        default="table",
+        help="a table of rows, series in a long table, or images (an .npz or a folder of PNGs)",
+    )
+    data.add_argument("--schema", help="public schema JSON (costs no budget); without it the domain is bought with DP")
+    hint_options(data)
+    data.add_argument(
+        "--strict",
+        action="store_true",
+        help="refuse cells outside the schema instead of mapping them in (messages never show the values)",
+    )
+    data.add_argument(
+        "--stream",
+        action="store_true",
+        help="read a Parquet file in record batches, never whole (a directory of Parquet files always is)",
+    )
+    budget_options(g, None)
+    output.add_argument("--out", required=True, help="model directory (new or empty)")
+    output.add_argument("--overwrite", action="store_true", help="replace an existing model in --out")
+    output.add_argument(
+        "--checkpoint",
+        help="directory for the fit's checkpoint; rerun the same command to resume a killed fit (secret: "
+        "it holds the fit's noise seed; deleted when the fit succeeds)",
+    )
+    output.add_argument(
+        "--checkpoint-every", type=int, default=100, help="with --checkpoint: private steps between checkpoints"
+    )
+    compute_options(compute)
+    compute.add_argument(
+        "--device",
+        default="cpu",
+        metavar="{cpu,cuda,cuda:N,auto}",
+        help="where to train, for every --kind (auto: cuda when there is a GPU); the model is saved for the CPU",
+    )
+    compute.add_argument(
+        "--memory-budget-mb",
+        type=float,
+        default=512.0,
+        help="with --stream or a directory: the encoded rows held at once stay under this many MiB "
+        "(it changes the work, not the model)",
+    )
+    tables.add_argument(
+        "--schema-from-data-without-dp",
+        action="store_true",
+        help="read bounds and categories off the data WITHOUT privacy (the guarantee then excludes the schema)",
+    )
+    tables.add_argument(
+        "--keep-identifier-columns",
+        action="store_true",
+        help="with --schema-from-data-without-dp: keep text columns that are nearly unique per row",
+    )
+    tables.add_argument(
+        "--public-data",
+        metavar="FILE",
+        help="a PUBLIC table of the same schema (.csv or .parquet): G and the critic are pre-trained on it "
+        "without noise (no ε spent; the model records its name, SHA-256 and rows). Never a part of the private table",
+    )
+    tables.add_argument(
+        "--public-warm-start-steps",
+        type=int,
+        default=500,
+        metavar="N",
+        help="with --public-data: non-private rounds on it",
+    )
+    series.add_argument("--id-column", help="the column naming each series, or several (district,day) that do together")
+    series.add_argument(
+        "--value-columns", help="the measured columns A,B,... (default: every column that has no other role)"
+    )
+    series.add_argument("--time-column", help="the column ordering readings within a series")
+    series.add_argument("--length", type=int, help="readings per series (others are dropped, counted)")
+    series.add_argument(
+        "--label-column",
+        help="a label constant along each series (public labels: --categories L=A,B; else released with DP)",
+    )
+    series.add_argument("--entity-column", help="protect every series of one owner together")
+    series.add_argument("--max-series-per-entity", type=int, default=1, help="series kept per entity (public)")
+    series.add_argument("--critic", choices=["mlp", "lstm"], default="mlp", help="the critic on a series")
+    images.add_argument(
+        "--classes", help="the public label list A,B,... (free); without it the label set is released with DP"
+    )
+    images.add_argument("--unconditional", action="store_true", help="ignore labels (an unconditional GAN)")
+    images.add_argument(
+        "--image-shape",
+        metavar="CxHxW",
+        help="the public image shape, e.g. 1x28x28; PNGs of another shape are dropped and counted "
+        "(without it a folder's shape is released with DP)",
+    )
+    fit.set_defaults(func=cmd_fit)
+
+    schema = command("schema", "learn a schema with DP (or write a template) to inspect, edit and reuse with --schema")
+    schema.add_argument("data", help="the private table (.csv or .parquet)")
+    schema.add_argument("--epsilon", type=float, help="budget for the schema; a fit with it counts this too")
+    schema.add_argument("--delta", type=float, default=1e-5, help="δ for the schema's release")
+    schema.add_argument("--accountant", default="pld", choices=ACCOUNTANTS, help="how ε is computed")
+    schema.add_argument("--seed", type=int, help="reproducible noise, for experiments only")
+    schema.add_argument(
+        "--template", action="store_true", help="read only the header (names, declared types): no values, no budget"
+    )
+    hint_options(schema)
+    schema.add_argument("--out", required=True, help="schema JSON to write")
+    schema.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
+    schema.set_defaults(func=cmd_schema)
+
+    sample = command("sample", "sample rows, series or images from a saved model (post-processing: no privacy cost)")
+    compute_options(sample)
+    sample.add_argument("model", help="model directory written by fit")
+    sample.add_argument("-n", type=int, required=True, help="number of rows (tables), series or images")
+    sample.add_argument(
+        "--out", required=True, help="output: a .csv or .parquet table (tables, series); an .npz or a folder (images)"
+    )
+    sample.add_argument(
+        "--overwrite", action="store_true", help="replace an existing --out (atomically: the old one stays until done)"
+    )
+    sample.add_argument("--seed", type=int, help="reproducible sampling")
+    sample.add_argument(
+        "--condition",
+        action="append",
+        metavar="COLUMN=VALUE",
+        help="generate rows with this value (a conditional model's column, or the label model's target)",
+    )
+    sample.add_argument(
+        "--region-points",
+        action="append",
+        metavar="COLUMN",
+        help="add COLUMN_latitude/_longitude: a point in each row's region box from the schema (repeatable)",
+    )
+    sample.set_defaults(func=cmd_sample)
+
+    inspect = command("inspect", "print a saved model's privacy ledger and ε")
+    inspect.add_argument("model", help="model directory written by fit")
+    inspect.add_argument("--json", action="store_true", help="the full report as JSON")
+    inspect.set_defaults(func=cmd_inspect)
+
+    privacy = command("privacy", "ε of Poisson-subsampled Gaussian DP-SGD, or σ for a target ε")
+    privacy.add_argument("--sample-rate", type=float, required=True, help="Poisson sampling rate q")
+    privacy.add_argument("--steps", type=int, required=True, help="number of noisy steps T")
+    privacy.add_argument("--delta", type=float, required=True, help="δ")
+    privacy.add_argument("--noise-multiplier", type=float, help="σ (noise std / clipping norm): prints ε")
+    privacy.add_argument("--epsilon", type=float, help="target ε: prints the σ that reaches it")
+    privacy.add_argument("--accountant", default="pld", choices=ACCOUNTANTS, help="how ε is computed")
+    privacy.add_argument("--json", action="store_true", help="print JSON")
+    privacy.set_defaults(func=cmd_privacy)
+
+    evaluate = command("evaluate", "utility, fidelity, privacy ledger (and attacks) of a synthetic table")
+    compute_options(evaluate)
+    evaluate.add_argument("--real", required=True, help="the real training table the model was fitted on")
+    evaluate.add_argument("--synthetic", required=True, help="the synthetic table to evaluate")
+    evaluate.add_argument("--test", required=True, help="real rows the model never saw")
+    evaluate.add_argument("--target", help="column to predict in the utility tests (tables)")
+    evaluate.add_argument(
+        "--kind", choices=["table", "sequence", "image"], default="table", help="tables, series or images"
+    )
+    evaluate.add_argument("--classes", help="image: the label list A,B,... (default: the --model's)")
+    evaluate.add_argument("--schema", help="public schema JSON (column kinds)")
+    evaluate.add_argument("--model", help="the model directory that generated the synthetic table (its ledger)")
+    evaluate.add_argument("--attacks", action="store_true", help="also run the privacy attacks (slow)")
+    evaluate.add_argument("--audit", action="store_true", help="also run the default privacy audit of --model")
+    evaluate.add_argument("--attack-shadows", type=int, help="shadow sets per target in the membership attack")
+    evaluate.add_argument("--attack-test-runs", type=int, help="fresh test fits per target in the membership attack")
+    evaluate.add_argument("--attack-epochs", type=float, help="epochs of the attacks' retrained models (cost knob)")
+    evaluate.add_argument("--seed", type=int, default=0, help="seed of the evaluation models")
+    evaluate.add_argument("--jobs", type=int, default=1, help="CPU cores for the evaluation models")
+    evaluate.add_argument("--quiet", action="store_true", help="no progress bars")
+    evaluate.add_argument("--out", required=True, help="report directory: metrics.json and report.html")
+    evaluate.set_defaults(func=cmd_evaluate)
+
+    audit_options(
+        compute_options(command("audit", "an empirical lower bound on ε (privacy audit), next to the claimed ε"))
+    )
+    return parser
