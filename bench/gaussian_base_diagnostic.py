@@ -14,41 +14,41 @@ import argparse
 import json
 import math
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import torch
 
-import dpgan.synthesizers.sequence as sequence_module
 import sequences_water as bench
 from dpgan.evaluation import sequences as sequence_evaluation
 from dpgan.sequences.codec import label_names, unscale
-from dpgan.synthesizers.critic_fit import CriticFit
+from dpgan.sequences.fit_kind import SequenceKind
 from dpgan.synthesizers.sequence import SequenceSynthesizer
+from dpgan.training.config import TrainingConfig
 from dpgan.training.dp_critic import train_dp_critic
 from dpgan.training.schedule import gan_schedule_for
+from dpgan.training.strategies import StrategyResult
 
 OUT = Path(__file__).resolve().parent / "results" / "gaussian_base_diagnostic.jsonl"
 
 
-def _nonprivate_fit(seed: int):
-    """A stand-in for fit_dp_critic: σ = 0, no clipping, the same schedule, no ledger (not DP)."""
+@dataclass(frozen=True)
+class NonPrivateCriticStrategy:
+    """A stand-in for the DP critic's strategy: σ = 0, no clipping, the same schedule, no ledger (not DP)."""
 
-    def fit(synth, units, config, *, rows, ledger, rng, critic, generator_net, hooks=()):  # noqa: ANN001, ANN202
-        config = replace(config, max_grad_norm=math.inf)
+    seed: int
+    config: TrainingConfig
+
+    def train(self, ctx, units, rows, generator, critic, hooks, progress):  # noqa: ANN001, ANN201
+        config = replace(self.config, max_grad_norm=math.inf)
         plan = gan_schedule_for(config, rows, "critic")
         result = train_dp_critic(
             units, [], config, sample_rate=plan.sample_rate, expected_batch_size=plan.expected_batch_size,
-            noise_multiplier=0.0, steps=plan.steps, generator=torch.Generator().manual_seed(seed), ledger=None,
-            critic=critic, generator_net=generator_net,
+            noise_multiplier=0.0, steps=plan.steps, generator=torch.Generator().manual_seed(self.seed), ledger=None,
+            critic=critic, generator_net=generator, hooks=hooks,
         )  # fmt: skip
-        return CriticFit(result, plan, _Budget())  # type: ignore[arg-type]
-
-    return fit
-
-
-class _Budget:
-    noise_multiplier = 0.0
+        record = {"noise_multiplier": 0.0, "sample_rate": plan.sample_rate, "steps": result.steps}
+        return StrategyResult(result.generator, result.critic, record)
 
 
 def main() -> None:
@@ -62,8 +62,12 @@ def main() -> None:
     sequence_evaluation.MAX_DTW_SERIES = args.dtw_series
     bench.SCALE = "log"
     torch.set_num_threads(1)
-    if args.nonprivate_critic:
-        sequence_module.fit_dp_critic = _nonprivate_fit(args.seed)
+    if args.nonprivate_critic:  # the sequence kind's strategy, replaced for this diagnostic
+
+        def strategy(kind: SequenceKind, generator: torch.nn.Module) -> NonPrivateCriticStrategy:
+            return NonPrivateCriticStrategy(args.seed, replace(kind.config, noise_dim=generator.noise_dim))
+
+        SequenceKind.strategy = strategy  # type: ignore[method-assign]
     parts, labels = bench.load()
     schema = bench.schema_for(labels, False)
     real, real_labels = bench.arrays(parts["train"], schema)

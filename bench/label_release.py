@@ -20,12 +20,12 @@ from pathlib import Path
 import numpy as np
 
 from dpgan.images.labels import LABEL_TARGET_IMAGES, THRESHOLD_DELTA
+from dpgan.images.settings import LABEL_SHARE
 from dpgan.privacy.accounting import Budget, LedgerEntry, PrivacyLedger, epsilon_of
 from dpgan.privacy.calibration import BudgetShares
 from dpgan.privacy.mechanisms import set_union_threshold
 from dpgan.privacy.partition_selection import SECOND_CHANCE_MARGIN, second_release
 from dpgan.sequences.dp_schema import LABEL_TARGET_UNITS, LABELS_SHARE
-from dpgan.synthesizers.image import LABEL_SHARE
 
 DELTA = 1e-5
 KINDS = {  # first share, target units, candidate caps of the second release

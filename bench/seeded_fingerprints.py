@@ -55,7 +55,7 @@ def _table_case(recipe: str) -> Callable[[Path], dict]:
     return run
 
 
-def _sequence_case(critic: str) -> Callable[[Path], dict]:
+def _sequence_case(critic: str, entity: str | None = None, **settings: object) -> Callable[[Path], dict]:
     def run(folder: Path) -> dict:
         water = datasets.load_water_districts()
         days = water[water["day"].isin(sorted(water["day"].unique())[:40])]
@@ -66,8 +66,10 @@ def _sequence_case(critic: str) -> Callable[[Path], dict]:
             values=(ValueColumn("inflow", 0.0, 200.0, "log"),),
             label="district",
             categories=tuple(sorted(days["district"].unique())),
+            entity=entity,
+            max_series_per_entity=2 if entity else 1,
         )
-        synth = SequenceSynthesizer(epsilon=3.0, seed=0, max_steps=3, critic=critic, accountant="rdp")
+        synth = SequenceSynthesizer(epsilon=3.0, seed=0, max_steps=3, critic=critic, accountant="rdp", **settings)
         synth.fit(days, schema)
         synth.save(folder / "model")
         sample = synth.sample(10, seed=1).to_csv(index=False).encode()
@@ -95,6 +97,12 @@ def _image_case(recipe: str) -> Callable[[Path], dict]:
 CASES: dict[str, Callable[[Path], dict]] = {
     **{f"table/{r}": _table_case(r) for r in TABLE_RECIPES},
     **{f"sequence/{c}": _sequence_case(c) for c in ("mlp", "lstm")},
+    "sequence/plug-ins": _sequence_case(
+        "mlp", label_profile=True, step_anchor=True, moment_anchor=True, label_guide=True, label_guide_epochs=1.0
+    ),
+    "sequence/anchors": _sequence_case("mlp", label_profile=True, step_anchor=True, moment_anchor=True),
+    "sequence/gaussian-base": _sequence_case("mlp", gaussian_base=True),
+    "sequence/entity": _sequence_case("mlp", entity="district"),
     **{f"image/{r}": _image_case(r) for r in IMAGE_RECIPES},
 }
 

@@ -42,6 +42,7 @@ from dpgan.evaluation.sequences import evaluate_sequences
 from dpgan.sequences import SequenceSchema, ValueColumn
 from dpgan.sequences.baseline import DPGaussianSeries
 from dpgan.sequences.codec import label_names, read_long, unscale
+from dpgan.sequences.fit_kind import series_critic, series_generator, series_units
 from dpgan.synthesizers.sequence import SequenceSynthesizer
 from dpgan.training.dp_critic import train_dp_critic
 from dpgan.training.schedule import gan_schedule_for
@@ -125,8 +126,8 @@ def arrays(frame, schema: SequenceSchema) -> tuple[np.ndarray, np.ndarray]:
 def nonprivate_generator(series, schema: SequenceSchema, seed: int, settings: dict):
     """The non-private control: the same networks and loop, σ = 0, no clipping, no plug-ins."""
     synth = SequenceSynthesizer(epsilon=1.0, seed=seed, **(settings | {"max_grad_norm": math.inf}))
-    units = synth._units(series, schema, np.random.default_rng(seed))
-    G, D = synth._networks(schema)
+    units = series_units(series, schema, np.random.default_rng(seed))
+    G, D = series_generator(synth.networks, schema), series_critic(synth.networks, schema)
     config = replace(synth.config, noise_dim=G.noise_dim)
     plan = gan_schedule_for(config, len(units), "critic")
     torch.manual_seed(seed)

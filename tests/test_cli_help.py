@@ -85,9 +85,9 @@ def test_the_loop_defaults_are_given_as_numbers_per_kind(monkeypatch, capsys):
 
 def test_the_numbers_in_help_are_the_code_s():
     """dpgan.cli.options states the defaults without importing PyTorch: pinned here to where they live."""
+    from dpgan.images.settings import IMAGE_DEFAULTS
     from dpgan.recipes import RECIPES
-    from dpgan.synthesizers.image import IMAGE_DEFAULTS
-    from dpgan.synthesizers.sequence import SEQUENCE_DEFAULTS
+    from dpgan.sequences.settings import SEQUENCE_DEFAULTS
     from dpgan.training.config import LABEL_MODEL_KINDS, TrainingConfig
 
     base = TrainingConfig()

@@ -3,15 +3,19 @@ and that a fit with it spends exactly what a fit without it spends (it reads no 
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 import torch
 from sklearn.datasets import load_digits
 
 from dpgan.errors import InputError
+from dpgan.fit import KindData
+from dpgan.images.fit_kind import ImageKind
 from dpgan.models.image_units import ImageUnitGenerator
 from dpgan.synthesizers import ImageSynthesizer
-from dpgan.training.mode_seeking import ModeSeekingHook, mode_seeking_loss
+from dpgan.training.mode_seeking import ModeSeekingHook, ModeSeekingPlugin, mode_seeking_loss
 
 FAST = {"epochs": 1.0, "batch_size": 64, "max_sample_rate": 0.1, "width": 4}
 
@@ -75,7 +79,15 @@ def test_bad_weight_is_one_clear_line():
         ImageSynthesizer(epsilon=1.0, mode_seeking=-0.5)
 
 
+def mode_seeking_weights(synth: ImageSynthesizer) -> list[float]:
+    """The weights of the mode-seeking plug-ins the image kind gives the pipeline for these settings."""
+    kind = ImageKind(synth.recipe, synth.networks, synth.config, conditional=False)
+    data = KindData(torch.zeros(1, 1), 1.0, SimpleNamespace(n_labels=0))
+    return [plugin.weight for plugin in kind.plugins(data) if isinstance(plugin, ModeSeekingPlugin)]
+
+
 def test_dcgan_uses_the_term_by_default_and_other_recipes_do_not():
-    assert ImageSynthesizer(epsilon=1.0)._hooks(np.random.default_rng(0))[0].weight == 0.3
-    assert ImageSynthesizer(epsilon=1.0, mode_seeking=0)._hooks(np.random.default_rng(0)) == ()
-    assert ImageSynthesizer(epsilon=1.0, recipe="dp-cgan")._hooks(np.random.default_rng(0)) == ()
+    assert mode_seeking_weights(ImageSynthesizer(epsilon=1.0)) == [0.3]
+    assert mode_seeking_weights(ImageSynthesizer(epsilon=1.0, mode_seeking=0)) == []
+    assert mode_seeking_weights(ImageSynthesizer(epsilon=1.0, recipe="dp-cgan")) == []
+    assert mode_seeking_weights(ImageSynthesizer(epsilon=1.0, recipe="noise-layer", mode_seeking=0.5)) == []

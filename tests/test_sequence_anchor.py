@@ -11,7 +11,8 @@ from dpgan.privacy.accounting import Budget, PrivacyLedger
 from dpgan.privacy.calibration import ShareTarget
 from dpgan.sequences.anchor import EVENT, StepStatistics, measure_step_statistics, statistics_penalty
 from dpgan.sequences.codec import read_long
-from dpgan.synthesizers.sequence import COUNT_EVENT, SequenceSynthesizer
+from dpgan.sequences.settings import COUNT_EVENT
+from dpgan.synthesizers.sequence import SequenceSynthesizer
 from test_sequence_synthesizer import FAST, _long, _schema
 
 

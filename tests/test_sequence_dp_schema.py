@@ -27,7 +27,8 @@ from dpgan.sequences.dp_schema import (
     unit_extremes,
 )
 from dpgan.sequences.reader import LABEL_OUTSIDE
-from dpgan.synthesizers.sequence import COUNT_EVENT, COUNT_SHARE, SequenceSynthesizer
+from dpgan.sequences.settings import COUNT_EVENT, COUNT_SHARE
+from dpgan.synthesizers.sequence import SequenceSynthesizer
 
 T = 12
 DELTA = 1e-5

@@ -14,7 +14,8 @@ from dpgan.errors import InputError
 from dpgan.models.sequence_units import SeriesUnitCritic, SeriesUnitGenerator
 from dpgan.privacy.accounting import epsilon_of
 from dpgan.sequences.baseline import EVENT as GAUSSIAN_EVENT
-from dpgan.synthesizers.sequence import COUNT_EVENT, COUNT_SHARE, SequenceSynthesizer
+from dpgan.sequences.settings import COUNT_EVENT, COUNT_SHARE
+from dpgan.synthesizers.sequence import SequenceSynthesizer
 from test_sequence_synthesizer import FAST, _fit, _long, _schema
 
 CRITIC_EVENT = "DP-SGD on the critic"

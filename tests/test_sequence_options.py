@@ -13,7 +13,9 @@ from dpgan.models.sequence_units import SeriesUnitCritic, SeriesUnitGenerator
 from dpgan.privacy import grad_sample
 from dpgan.sequences.anchor import EVENT as STATISTICS_EVENT
 from dpgan.sequences.label_guide import guide_loss
-from dpgan.synthesizers.sequence import COUNT_EVENT, GUIDE_EVENT, SequenceSynthesizer
+from dpgan.sequences.settings import COUNT_EVENT
+from dpgan.synthesizers.sequence import SequenceSynthesizer
+from dpgan.training.aux_classifier import GUIDE_EVENT
 from test_sequence_synthesizer import FAST, T, _fit, _long, _schema
 
 CRITIC_EVENT = "DP-SGD on the critic"

@@ -14,8 +14,10 @@ from dpgan.errors import InputError, ModelFileError
 from dpgan.models.sequence_units import SeriesUnitCritic, SeriesUnitGenerator
 from dpgan.sequences import SequenceSchema, ValueColumn
 from dpgan.sequences.codec import read_array, read_long, write_long
+from dpgan.sequences.fit_kind import series_units
 from dpgan.sequences.reader import LABEL_OUTSIDE, NO_SINGLE_LABEL, TIME_UNREADABLE, VALUE_UNREADABLE
-from dpgan.synthesizers.sequence import COUNT_EVENT, SequenceSynthesizer
+from dpgan.sequences.settings import COUNT_EVENT
+from dpgan.synthesizers.sequence import SequenceSynthesizer
 from dpgan.training import dp_critic
 from dpgan.training.config import TrainingConfig
 from headless_browser import decoded_images
@@ -179,9 +181,8 @@ def test_entity_units_hold_k_series_of_one_entity_and_count_entities():
     frame = _long(120, entities=15)  # 8 series per home
     frame["flow"] = frame["home"] * 2.0 + 1.0  # each home has its own flat level: units are traceable
     schema = _schema(entity="home", max_series_per_entity=3)
-    synth = SequenceSynthesizer(epsilon=3.0, seed=0, **FAST)
     series = read_long(frame, schema)
-    units = synth._units(series, schema, np.random.default_rng(0))
+    units = series_units(series, schema, np.random.default_rng(0))
     assert units.shape == (15, 3, T, 1 + 2)
     levels = units[..., 0]
     assert bool((levels == levels[:, :1, :1]).all())  # every series of a unit comes from one home

@@ -11,8 +11,8 @@ import torch
 from sklearn.datasets import load_digits
 
 from dpgan.errors import InputError
+from dpgan.images.settings import IMAGE_DEFAULTS
 from dpgan.synthesizers import ImageSynthesizer
-from dpgan.synthesizers.image import IMAGE_DEFAULTS
 from dpgan.training.config import TrainingConfig
 from dpgan.training.dp_critic import CRITIC_EVENT
 from dpgan.training.schedule import epochs_schedule, gan_schedule, gan_schedule_for

@@ -22,6 +22,7 @@ from dpgan.errors import InputError
 from dpgan.privacy.accounting import DEFAULT_ACCOUNTANT, PrivacyLedger, check_accountant, check_epsilon_delta
 from dpgan.privacy.unit_rule import ReleasedTally
 from dpgan.threads import resolve_threads
+from dpgan.training.context import FitBudget
 
 SEED_NOTE = "trained with a fixed seed: for experiments only, not for a release"
 
@@ -98,6 +99,10 @@ class Synthesizer(ABC):
         else:
             state = f"fitted: ε={self._spent_epsilon():.4g}"
         return f"{type(self).__name__}({', '.join(settings)}, {state})"
+
+    def fit_budget(self) -> FitBudget:
+        """The privacy settings a fit runs under (dpgan.fit): (ε, δ), the accountant, a fixed σ, the seed."""
+        return FitBudget(self.epsilon, self.delta, self.accountant, self.noise_multiplier, self.seed)
 
     def _spent_epsilon(self) -> float:
         """The ledger's ε at δ, computed once per ledger (a PLD composition is not free; repr is)."""

@@ -28,6 +28,7 @@ from dpgan.privacy.dpsgd import Grads, clip_per_example, per_example_gradients, 
 from dpgan.privacy.step import PrivateStep
 from dpgan.training.conditions import ConditionPrior
 from dpgan.training.config import TrainingConfig
+from dpgan.training.context import FitContext
 from dpgan.training.schedule import epochs_schedule
 
 RecordLoss = Callable[[Grads, torch.Tensor, torch.Tensor], torch.Tensor]
@@ -200,6 +201,7 @@ __all__ = [
     "classifier_record_loss",
     "drop_span",
     "classifier_clipped_sum",
+    "fit_label_guide",
     "train_dp_classifier",
 ]
 
@@ -276,4 +278,39 @@ def fit_aux_classifier(
         mechanism="DP-SGD on the auxiliary classifier",
         note=f"predicts {condition.column!r}; its loss guides the generator",
         context=context,
+    )
+
+
+def fit_label_guide(
+    ctx: FitContext,
+    values: torch.Tensor,
+    labels: torch.Tensor,
+    num_classes: int,
+    *,
+    rows: float,
+    epochs: float,
+    hidden: tuple[int, ...],
+    config: TrainingConfig,
+    share: float,
+    note: str,
+) -> AuxClassifier:
+    """A label guide's classifier (series and images): DP-SGD on (values, label), one record per
+    unit, at the loop's batch, rate cap and clipping norm, calibrated so that the ledger reaches the
+    fit's spent share plus `share` of ε (its steps one ledger entry, GUIDE_EVENT)."""
+    return fit_private_classifier(
+        values,
+        labels,
+        num_classes,
+        rows=max(int(round(rows)), 1),
+        epochs=epochs,
+        batch_size=config.batch_size,
+        max_sample_rate=config.max_sample_rate,
+        lr=1e-3,
+        hidden=hidden,
+        max_grad_norm=config.max_grad_norm,
+        share=ctx.target(share),
+        ledger=ctx.ledger,
+        generator=ctx.torch_generator(),
+        mechanism=GUIDE_EVENT,
+        note=note,
     )

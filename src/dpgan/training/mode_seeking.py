@@ -12,10 +12,13 @@ only public inputs and DP outputs), so nothing is charged.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 import torch
 
+from dpgan.training.context import FitContext
 from dpgan.training.fake_rows import InputsFn
 
 EPSILON = 1e-5
@@ -63,4 +66,17 @@ class ModeSeekingHook:
         return []
 
 
-__all__ = ["ModeSeekingHook", "mode_seeking_loss"]
+@dataclass(frozen=True)
+class ModeSeekingPlugin:
+    """The MSGAN term as a plug-in of the fit pipeline (dpgan.fit): public only, it spends nothing;
+    its pairs are drawn from a generator seeded by the fit's."""
+
+    weight: float
+    pairs: int
+    share: float = 0.0
+
+    def release(self, ctx: FitContext, data: object, generator: torch.nn.Module) -> Sequence[ModeSeekingHook]:
+        return (ModeSeekingHook(self.weight, self.pairs, ctx.torch_generator()),)
+
+
+__all__ = ["ModeSeekingHook", "ModeSeekingPlugin", "mode_seeking_loss"]

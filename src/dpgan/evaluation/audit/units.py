@@ -42,6 +42,8 @@ import torch
 from torch import nn
 
 from dpgan.errors import InputError, ModelFileError
+from dpgan.images.fit_kind import image_critic
+from dpgan.sequences.fit_kind import series_critic
 
 CANARY_MARGIN = 1e3  # the canary's gradient in W[index] is this many times C before clipping
 Units = Callable[[int, np.random.Generator], torch.Tensor]
@@ -93,7 +95,7 @@ def _one_hot_labels(n: int, per: tuple[int, ...], labels: int, rng: np.random.Ge
 def _sequence_critic(synth: Any) -> UnitCritic:
     schema = synth.schema
     with torch.random.fork_rng(devices=[]):
-        _, probe = synth._networks(schema)  # the facade's own critic for this schema and settings
+        probe = series_critic(synth.networks, schema)  # the facade's own critic for this schema and settings
     n_values = len(schema.values)
     n_labels = len(schema.categories) if schema.label is not None else 0
     per_unit = schema.max_series_per_entity if schema.entity is not None else 1
@@ -119,7 +121,7 @@ def _sequence_critic(synth: Any) -> UnitCritic:
 
     return UnitCritic(
         kind="sequence",
-        build=lambda: synth._networks(schema)[1],
+        build=lambda: series_critic(synth.networks, schema),
         unit_shape=(per_unit, length, channels),
         parameter=parameter,
         index=index,
@@ -133,7 +135,7 @@ def _image_critic(synth: Any) -> UnitCritic:
     shape = tuple(synth.image_shape)
     n_labels = len(synth.label_names)
     with torch.random.fork_rng(devices=[]):
-        probe = synth._critic(shape, n_labels)  # the facade's own critic for this shape and settings
+        probe = image_critic(synth.recipe, synth.networks, shape, n_labels)  # the facade's own critic
     channels, plane = shape[0], shape[1] * shape[2]
     pixels = channels * plane
     star = channels - 1  # the last image channel
@@ -153,7 +155,7 @@ def _image_critic(synth: Any) -> UnitCritic:
 
     return UnitCritic(
         kind="image",
-        build=lambda: synth._critic(shape, n_labels),
+        build=lambda: image_critic(synth.recipe, synth.networks, shape, n_labels),
         unit_shape=(pixels + n_labels,),
         parameter=parameter,
         index=index,

@@ -1,0 +1,252 @@
+"""The image kind in the fit pipeline (dpgan.fit): its data releases, networks, plug-ins, record.
+
+The unit of privacy is one image with its label. The data releases, each charged to the ledger:
+1. a PNG folder read without a declared shape: the shape released by partition selection over the
+   shapes present (dpgan.images.labels.release_shape; SHAPE_SHARE of ε, extra δ); PNGs of other
+   shapes dropped and counted;
+2. one Gaussian release of the image tally (dpgan.images.labels): kept per label (or one kept cell),
+   dropped per reason. It gives the count N̂ that sets the Poisson rate and the step count, the
+   label shares the generator draws from (a public prior replaces them when given), the dropped
+   counts (``training["units"]``) and, without a public class list, the label set itself (partition
+   selection, extra δ in the ledger); images whose label is not released, or not in the class
+   list, are dropped.
+Then the plug-ins (the DP label guide, the public mode-seeking term) and the recipe's strategy:
+DP-SGD on the critic, or the noise-layer GAN (dpgan.training.strategies).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+import torch
+
+from dpgan.devices import to_device
+from dpgan.errors import InputError
+from dpgan.fit import KindData, Plugin, Strategy, register_kind
+from dpgan.images.checks import ImageGroups, ImageSet, to_unit_range
+from dpgan.images.label_guide import ImageLabelGuideHook
+from dpgan.images.labels import SECOND_LABEL_SHARE, ReleasedLabels, kept_codes, release_labels, release_shape
+from dpgan.images.settings import LABEL_GUIDE_BATCH, LABEL_SHARE, MODE_SEEKING_PAIRS, SHAPE_SHARE, ImageSettings
+from dpgan.models.conv import halvings
+from dpgan.models.image_units import ImageUnitCritic, ImageUnitGenerator, mlp_critic
+from dpgan.models.noise_layer import NoiseLayerCritic
+from dpgan.recipes.images import ImageRecipe
+from dpgan.training.aux_classifier import AuxClassifier, fit_label_guide
+from dpgan.training.config import TrainingConfig
+from dpgan.training.context import FitContext
+from dpgan.training.gan_loop import GeneratorHook
+from dpgan.training.mode_seeking import ModeSeekingPlugin
+from dpgan.training.strategies import DPCriticStrategy, NoiseLayerStrategy, StrategyResult
+
+UNIT = "one image (with its label)"
+
+
+@dataclass(frozen=True)
+class ImageDetails:
+    """The image kind's released facts: the shape (and where it came from), the released labels."""
+
+    shape: tuple[int, int, int]
+    shape_source: str
+    released: ReleasedLabels
+    input_dtype: str
+
+    @property
+    def n_labels(self) -> int:
+        return len(self.released.names)
+
+
+def check_conv_shape(recipe: ImageRecipe, shape: tuple[int, int, int]) -> None:
+    if recipe.architecture == "conv" and min(halvings(shape[1]), halvings(shape[2])) == 0:
+        raise InputError("conv recipes need even image sides of at least 8 pixels; use recipe='dp-cgan'")
+
+
+def image_generator(
+    recipe: ImageRecipe, net: ImageSettings, noise_dim: int, shape, n_labels: int
+) -> ImageUnitGenerator:  # noqa: ANN001
+    return ImageUnitGenerator(
+        shape,
+        n_labels,
+        architecture=recipe.architecture,
+        noise_dim=noise_dim,
+        width=net.conv_generator_width,
+        hidden=net.mlp_generator_hidden,
+        upsample=net.generator_upsampling == "upsample",
+    )
+
+
+def image_critic(
+    recipe: ImageRecipe, net: ImageSettings, shape: tuple[int, int, int], n_labels: int
+) -> torch.nn.Module:
+    """The DP-critic recipes' critic: an MLP, or the conv critic (GroupNorm, never BatchNorm)."""
+    if recipe.architecture == "mlp":
+        return mlp_critic(shape, n_labels, net.mlp_critic_hidden)
+    return ImageUnitCritic(shape, n_labels, width=net.width, norm=net.critic_norm, projection=net.critic_projection)
+
+
+def image_units(data: ImageSet, released: ReleasedLabels) -> torch.Tensor:
+    """One row per kept image: its pixels in [-1, 1], then its label one-hot (labelled sets)."""
+    shape = data.shape
+    unit_range = to_unit_range(data.images)  # float32 input comes back as the caller's own array:
+    scaled = torch.from_numpy(unit_range)  # scale a copy of it, in place only what is already a copy
+    scaled = scaled.mul(2.0) if np.may_share_memory(unit_range, data.images) else scaled.mul_(2.0)
+    pixels = scaled.sub_(1.0).reshape(len(data), math.prod(shape))
+    del unit_range, scaled
+    if data.labels is None:
+        return pixels
+    assert data.label_names is not None
+    keep, codes = kept_codes(data.label_names, data.labels, released)
+    one_hot = torch.nn.functional.one_hot(torch.from_numpy(codes), len(released.names)).to(pixels.dtype)
+    return torch.cat([pixels[torch.from_numpy(keep)], one_hot], dim=1)
+
+
+@dataclass
+class ImageLabelGuidePlugin:
+    """A DP-SGD classifier of the label (one record per image), trained before the critic, whose
+    cross-entropy on G's images joins G's loss (dpgan.images.label_guide). Keeps its classifier
+    for the bench's measure (never saved)."""
+
+    share: float
+    n_labels: int
+    settings: ImageSettings
+    config: TrainingConfig
+    classifier: AuxClassifier | None = None
+
+    def release(self, ctx: FitContext, data: KindData, generator: torch.nn.Module) -> Sequence[GeneratorHook]:
+        units, net = data.units, self.settings
+        pixels = units.shape[1] - self.n_labels
+        self.classifier = fit_label_guide(
+            ctx,
+            units[:, :pixels],
+            units[:, pixels:].argmax(dim=1),
+            self.n_labels,
+            rows=data.rows,
+            epochs=net.label_guide_epochs,
+            hidden=net.label_guide_hidden,
+            config=self.config,
+            share=self.share,
+            note="Poisson; each image's cross-entropy gradient clipped",
+        )
+        hook = ImageLabelGuideHook(self.classifier, net.label_guide_weight, LABEL_GUIDE_BATCH, ctx.torch_generator())
+        return (hook,)
+
+
+class ImageKind:
+    """Images of one recipe: the fit pipeline's image kind."""
+
+    name = "image"
+
+    def __init__(
+        self,
+        recipe: ImageRecipe,
+        networks: ImageSettings,
+        config: TrainingConfig,
+        *,
+        conditional: bool,
+        declared_shape: tuple[int, int, int] | None = None,
+        classes: Sequence[str] | None = None,
+        label_prior: Sequence[float] | None = None,
+    ) -> None:
+        self.recipe, self.networks, self.config = recipe, networks, config
+        self.conditional, self.declared_shape = conditional, declared_shape
+        self.classes, self.label_prior = classes, label_prior
+        self.certified = recipe.certified
+        self.label_guide: ImageLabelGuidePlugin | None = None
+
+    def release_data(self, ctx: FitContext, data: ImageSet | ImageGroups) -> KindData:
+        if isinstance(data, ImageSet):  # an array's shape, or a folder read at a declared shape
+            images, shape_source = data, "public" if self.declared_shape is None else "declared"
+        elif self.declared_shape is not None:
+            images, shape_source = data.select(self.declared_shape), "declared"
+        else:
+            chosen = release_shape(data.counts(), target=ctx.target(SHAPE_SHARE), ledger=ctx.ledger, rng=ctx.rng)
+            check_conv_shape(self.recipe, chosen)  # post-processing of the DP release
+            images, shape_source = data.select(chosen), "dp"
+            ctx.spend(SHAPE_SHARE)
+        if not self.conditional:
+            images = ImageSet(images.images, reasons=images.reasons, dropped=images.dropped)
+        released = release_labels(
+            images.label_names,
+            images.labels,
+            len(images.images),
+            reasons=images.reasons,
+            dropped=images.dropped,
+            classes=self.classes,
+            target=ctx.target(LABEL_SHARE),
+            ledger=ctx.ledger,
+            rng=ctx.rng,
+            second_cap=ctx.shares.at(ctx.spent_share + LABEL_SHARE + SECOND_LABEL_SHARE),
+        )
+        ctx.spend(LABEL_SHARE + (SECOND_LABEL_SHARE if released.second_chance else 0.0))
+        input_dtype = "uint8" if images.images.dtype == np.uint8 else "float"
+        units = to_device(image_units(images, released))  # read from NumPy on the CPU: onto the fit's device
+        return KindData(units, released.total, ImageDetails(images.shape, shape_source, released, input_dtype))
+
+    def generator(self, data: KindData) -> torch.nn.Module:
+        details: ImageDetails = data.details
+        G = image_generator(self.recipe, self.networks, self.config.noise_dim, details.shape, details.n_labels)
+        if details.n_labels:
+            prior = self.label_prior if self.label_prior is not None else details.released.shares
+            G.set_label_shares(torch.tensor(prior, dtype=torch.float32))
+        return G
+
+    def plugins(self, data: KindData) -> Sequence[Plugin]:
+        """The DP label guide (the user's switch, else the recipe's; labelled sets) and the public
+        mode-seeking term (the user's λ, else the recipe's): for the DP-critic recipes."""
+        if self.recipe.strategy == "noise-layer":
+            return ()
+        net, n_labels = self.networks, data.details.n_labels
+        found: list[Plugin] = []
+        wanted = self.recipe.label_guide if net.label_guide is None else net.label_guide
+        if wanted and not n_labels and net.label_guide is not None:
+            raise InputError("label_guide needs labels (a conditional model)")
+        if wanted and n_labels:
+            self.label_guide = ImageLabelGuidePlugin(net.label_guide_fraction, n_labels, net, self.config)
+            found.append(self.label_guide)
+        weight = self.recipe.mode_seeking if net.mode_seeking is None else net.mode_seeking
+        if weight:
+            found.append(ModeSeekingPlugin(weight, MODE_SEEKING_PAIRS))
+        return found
+
+    def critic(self, data: KindData) -> torch.nn.Module:
+        details: ImageDetails = data.details
+        net, shape, labels = self.networks, details.shape, details.n_labels
+        if self.recipe.strategy == "noise-layer":
+            return NoiseLayerCritic.build(shape, labels, width=net.width)
+        return image_critic(self.recipe, net, shape, labels)
+
+    def strategy(self, generator: torch.nn.Module) -> Strategy:
+        config = replace(self.config, noise_dim=generator.noise_dim)  # type: ignore[arg-type]
+        if self.recipe.strategy == "noise-layer":
+            return NoiseLayerStrategy(config, self.certified, self.networks.activation_bound)
+        return DPCriticStrategy(config)
+
+    def record(self, data: KindData, trained: StrategyResult) -> dict[str, Any]:
+        details: ImageDetails = data.details
+        released = details.released
+        return {
+            "recipe": self.recipe.name,
+            "certified": self.certified,
+            "estimated_images": released.total,
+            "label_source": released.source,
+            "shape_source": details.shape_source,
+            "units": released.tally.to_dict(),
+            "unit": UNIT,
+            **trained.record,
+        }
+
+
+register_kind(ImageKind.name, ImageKind)
+
+__all__ = [
+    "ImageDetails",
+    "ImageKind",
+    "ImageLabelGuidePlugin",
+    "check_conv_shape",
+    "image_critic",
+    "image_generator",
+    "image_units",
+]

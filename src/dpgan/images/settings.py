@@ -1,0 +1,108 @@
+"""The image kind's settings: the networks' shapes, the plug-ins' switches and shares (the loop's
+own settings stay in TrainingConfig), the loop's defaults for images and the releases' shares."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from dpgan.errors import InputError
+from dpgan.models.conv import PROJECTION_GRIDS
+
+LABEL_SHARE = 0.02  # of ε, for the image tally (kept per label, dropped per reason)
+SHAPE_SHARE = 0.01  # of ε, for the image shape of a PNG folder read without a declared shape
+MAX_SAMPLE = 1_000_000
+MODE_SEEKING_PAIRS = 64  # noise pairs per generator step for the mode-seeking term
+LABEL_GUIDE_BATCH = 64  # generated images per generator step for the label guide
+# the tabular loop's defaults with a faster average; 200 epochs (4,000 steps at the 0.05 rate cap)
+# and one critic step per G step were chosen on the validation split of the digits at ε = 3 and 10,
+# 3 seeds (bench/RESULTS.md §17). On larger sets 200 epochs would be tens of thousands of steps, and
+# longer scored lower: a budget of about a million per-image gradients caps them, spent as batches
+# of 1,024 (1,000 steps), which scored above 256 × 4,000 (Fashion-MNIST's validation split, ε = 10,
+# 3 seeds: bench/RESULTS.md §17d–f). On the digits and MNIST-5k neither binds: their batch is the
+# rate cap (at most 200 images) and their 4,000 steps use at most 0.8M gradients.
+IMAGE_DEFAULTS: dict[str, Any] = {
+    "batch_size": 1024,
+    "epochs": 200.0,
+    "max_examples": 1_024_000,
+    "n_critic": 1,
+    "ema_decay": 0.99,
+    "noise_dim": 64,
+}
+
+
+def _whole_sizes(sizes: tuple[int, ...]) -> bool:
+    """Every size a whole number (not a bool) from 1 to 4096."""
+    return all(isinstance(s, int) and not isinstance(s, bool) and 1 <= s <= 4096 for s in sizes)
+
+
+@dataclass(frozen=True)
+class ImageSettings:
+    """Network shapes (the loop's settings stay in TrainingConfig)."""
+
+    # conv channels of the first stage (doubled per stage): 16 rather than DCGAN's wider nets, since
+    # DP noise spread over fewer parameters keeps G from collapsing to one image per label on 28×28
+    # (chosen on the validation splits of digits, 3 seeds, and MNIST-5k, seed 0: bench/RESULTS.md §17)
+    width: int = 16
+    # the conv generator's first-stage channels (None: `width`); G is post-processing, so its size
+    # costs no ε, while the critic's size sets how far DP noise spreads
+    generator_width: int | None = None
+    # the conv generator's upsampling: "transpose" (DCGAN's strided transposed convolutions) or
+    # "upsample" (nearest-neighbour upsampling + 3×3 convolutions, a last 3×3 convolution at full size)
+    generator_upsampling: str = "transpose"
+    critic_norm: str = "group"  # "group" (GroupNorm, per image) or "none"; never BatchNorm
+    # the conv critic's label projection: "full" (against every last-stage activation), "grid" (their
+    # means over 3×3 regions) or "pooled" (their spatial means): fewer weights for DP noise to spread
+    # over, less say of the label (dpgan.models.conv.ConvCritic)
+    critic_projection: str = "full"
+    mlp_generator_hidden: tuple[int, ...] = (256, 512)
+    mlp_critic_hidden: tuple[int, ...] = (512, 256)
+    # noise-layer recipes: the activation bound R and the noise std σ·R in the noise layer
+    activation_bound: float = 1.0
+    # λ of the generator's mode-seeking term (dpgan.training.mode_seeking; free of privacy cost);
+    # None: the recipe's (0.3 for dcgan, chosen on the validation splits: bench/RESULTS.md §17b)
+    mode_seeking: float | None = None
+    # a DP-SGD classifier of the label (trained first, at label_guide_fraction of ε) whose
+    # cross-entropy on generated images joins G's loss (dpgan.images.label_guide); dp-critic recipes,
+    # labelled sets; None: the recipe's (on for dcgan, chosen on validation splits: RESULTS §17c)
+    label_guide: bool | None = None
+    label_guide_fraction: float = 0.1
+    label_guide_weight: float = 1.0
+    label_guide_epochs: float = 10.0
+    label_guide_hidden: tuple[int, ...] = ()
+
+    @property
+    def conv_generator_width(self) -> int:
+        return self.width if self.generator_width is None else self.generator_width
+
+    def check(self) -> None:
+        sizes = (self.width, self.conv_generator_width, *self.mlp_generator_hidden, *self.mlp_critic_hidden)
+        if not _whole_sizes(sizes):
+            raise InputError("network sizes must be whole numbers from 1 to 4096")
+        if self.generator_upsampling not in ("transpose", "upsample"):
+            raise InputError("generator_upsampling must be 'transpose' or 'upsample'")
+        if not (0.0 < self.label_guide_fraction < 0.5 and self.label_guide_epochs > 0 and self.label_guide_weight >= 0):
+            raise InputError("label_guide_fraction must be in (0, 0.5), label_guide_epochs > 0, label_guide_weight ≥ 0")
+        if not _whole_sizes(self.label_guide_hidden):
+            raise InputError("label_guide_hidden must list whole numbers from 1 to 4096")
+        if self.critic_projection not in PROJECTION_GRIDS:
+            raise InputError(f"critic_projection must be one of {', '.join(map(repr, PROJECTION_GRIDS))}")
+        if self.critic_norm not in ("group", "none"):
+            raise InputError("critic_norm must be 'group' or 'none' (BatchNorm would couple the images of a batch)")
+        if not self.activation_bound > 0:
+            raise InputError("activation_bound must be positive")
+        if self.mode_seeking is not None and not (
+            isinstance(self.mode_seeking, (int, float)) and 0 <= self.mode_seeking <= 100
+        ):
+            raise InputError("mode_seeking must be a number from 0 to 100")
+
+
+__all__ = [
+    "IMAGE_DEFAULTS",
+    "LABEL_GUIDE_BATCH",
+    "LABEL_SHARE",
+    "MAX_SAMPLE",
+    "MODE_SEEKING_PAIRS",
+    "SHAPE_SHARE",
+    "ImageSettings",
+]

@@ -1,0 +1,137 @@
+"""The sequence kind's plug-ins: DP statistics released before the GAN, handed to the generator.
+
+Each is one release at its share of ε, calibrated after the releases before it (dpgan.fit runs
+them in order and moves the spent share on), and what it gives G is post-processing of it:
+- `StepStatisticsPlugin`: per-label, per-step means and spreads (dpgan.sequences.anchor) as G's
+  label profile and/or its step anchor;
+- `GaussianBasePlugin`: the DP Gaussian (dpgan.sequences.baseline: per-label mean and covariance
+  factor) as G's base, a gated LSTM residual on top (series unit only);
+- `MomentAnchorPlugin`: the same Gaussian's moments as an anchor on G's loss (series unit only);
+- `SeriesLabelGuidePlugin`: a DP-SGD classifier of the label from the values guiding G (series unit).
+The Gaussian ones measure one series per unit: with an entity column a unit owns several series,
+so `SequenceKind` refuses them there (public facts only, before any read).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from dpgan.fit import KindData
+from dpgan.sequences.anchor import MomentAnchorHook, StepStatisticsHook, measure_step_statistics
+from dpgan.sequences.baseline import DPGaussianSeries
+from dpgan.sequences.label_guide import LabelGuideHook
+from dpgan.training.aux_classifier import fit_label_guide
+from dpgan.training.config import TrainingConfig
+from dpgan.training.context import FitContext
+from dpgan.training.gan_loop import GeneratorHook
+
+
+def _tensor(array: np.ndarray) -> torch.Tensor:
+    return torch.tensor(np.asarray(array), dtype=torch.float32)
+
+
+@dataclass(frozen=True)
+class StepStatisticsPlugin:
+    """Per-label, per-step DP statistics: G's label shares and mean profile (`profile`) and/or the
+    step anchor on its loss (`anchor`)."""
+
+    share: float
+    n_values: int
+    n_labels: int
+    profile: bool
+    anchor: bool
+    warmup: int
+    weight: float
+
+    def release(self, ctx: FitContext, data: KindData, generator: torch.nn.Module) -> Sequence[GeneratorHook]:
+        stats = measure_step_statistics(
+            data.units, self.n_values, self.n_labels, share=ctx.target(self.share), ledger=ctx.ledger, rng=ctx.rng
+        )
+        if self.profile:
+            generator.set_profile(stats.shares, stats.mean)  # type: ignore[operator]
+        return (StepStatisticsHook(stats, self.n_values, self.warmup, self.weight),) if self.anchor else ()
+
+
+def release_gaussian(ctx: FitContext, data: KindData, share: float, n_labels: int) -> DPGaussianSeries:
+    """The DP Gaussian of the series (the baseline's mechanism and sensitivities, one series per
+    unit), calibrated so that the ledger reaches the spent share plus `share` of ε."""
+    budget = ctx.budget
+    return DPGaussianSeries(budget.epsilon, budget.delta, budget.accountant).fit(
+        data.details.series, n_labels, ctx.rng, ledger=ctx.ledger, share=ctx.target(share)
+    )
+
+
+def _label_shares(gauss: DPGaussianSeries) -> torch.Tensor:
+    shares = np.maximum(gauss.shares, 1e-3)
+    return _tensor(shares / shares.sum())
+
+
+@dataclass(frozen=True)
+class GaussianBasePlugin:
+    """G's series are draws of the DP Gaussian plus its residual (dpgan.models.sequence_units)."""
+
+    share: float
+    n_labels: int
+
+    def release(self, ctx: FitContext, data: KindData, generator: torch.nn.Module) -> Sequence[GeneratorHook]:
+        gauss = release_gaussian(ctx, data, self.share, self.n_labels)
+        generator.set_base(_label_shares(gauss), _tensor(np.stack(gauss.means)), _tensor(np.stack(gauss.factors)))  # type: ignore[operator]
+        return ()
+
+
+@dataclass(frozen=True)
+class MomentAnchorPlugin:
+    """The DP Gaussian's per-label means and covariances as an anchor on G's loss."""
+
+    share: float
+    n_values: int
+    n_labels: int
+    warmup: int
+    weight: float
+
+    def release(self, ctx: FitContext, data: KindData, generator: torch.nn.Module) -> Sequence[GeneratorHook]:
+        gauss = release_gaussian(ctx, data, self.share, self.n_labels)
+        means, covariances = _tensor(np.stack(gauss.means)), _tensor(np.stack(gauss.covariances()))
+        return (MomentAnchorHook(_label_shares(gauss), means, covariances, self.n_values, self.warmup, self.weight),)
+
+
+@dataclass(frozen=True)
+class SeriesLabelGuidePlugin:
+    """A DP-SGD classifier of the label from the values (one record per series), trained before the
+    critic, whose cross-entropy on G's series joins G's loss (dpgan.sequences.label_guide)."""
+
+    share: float
+    n_values: int
+    n_labels: int
+    epochs: float
+    weight: float
+    config: TrainingConfig
+
+    def release(self, ctx: FitContext, data: KindData, generator: torch.nn.Module) -> Sequence[GeneratorHook]:
+        units = data.units
+        classifier = fit_label_guide(
+            ctx,
+            units[:, 0, :, : self.n_values].reshape(units.shape[0], -1),
+            units[:, 0, 0, self.n_values :].argmax(dim=1),
+            self.n_labels,
+            rows=data.rows,
+            epochs=self.epochs,
+            hidden=(128,),
+            config=self.config,
+            share=self.share,
+            note="Poisson; each series' cross-entropy gradient clipped",
+        )
+        return (LabelGuideHook(classifier, self.n_values, self.weight),)
+
+
+__all__ = [
+    "GaussianBasePlugin",
+    "MomentAnchorPlugin",
+    "SeriesLabelGuidePlugin",
+    "StepStatisticsPlugin",
+    "release_gaussian",
+]

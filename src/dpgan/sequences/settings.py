@@ -1,0 +1,85 @@
+"""The sequence kind's settings: the networks' shapes and the plug-ins' switches and shares (the
+loop's own settings stay in TrainingConfig), and the loop's defaults for series."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dpgan.errors import InputError
+from dpgan.models.sequence_units import CRITICS
+
+COUNT_EVENT = "unit count (kept, dropped per reason)"
+COUNT_SHARE = 0.01  # of ε, for the counts
+
+
+@dataclass(frozen=True)
+class SequenceSettings:
+    """The sequence networks' shapes and the step-statistics anchor (the loop's settings stay in
+    TrainingConfig)."""
+
+    critic: str = "mlp"
+    critic_hidden: tuple[int, ...] = (128, 128)
+    generator_hidden: int = 64
+    generator_layers: int = 1
+    step_noise: int = 4
+    series_noise: int = 0  # a series-wide latent of this size beside the per-step noise
+    # the label enters the MLP critic as a projection term instead of input channels
+    label_projection: bool = False
+    # G draws labels from the released label shares and adds the released per-label, per-step mean
+    # profile (the step statistics, at step_anchor_fraction of ε) to its LSTM's read-out
+    label_profile: bool = False
+    profile_offset: bool = True  # False: only the label shares
+    # a DP-SGD classifier of the label (at label_guide_fraction of ε) guides G (series unit only)
+    label_guide: bool = False
+    label_guide_fraction: float = 0.1
+    label_guide_weight: float = 1.0
+    label_guide_epochs: float = 5.0
+    # DP per-label, per-step means and spreads as a generator plug-in (dpgan.sequences.anchor)
+    step_anchor: bool = False
+    step_anchor_fraction: float = 0.2
+    step_anchor_warmup: int = 300
+    step_anchor_weight: float = 10.0
+    # the DP Gaussian's per-label mean and covariance (dpgan.sequences.baseline) as a generator
+    # plug-in, at step_anchor_fraction of ε, with the same warm start and weight (series unit only)
+    moment_anchor: bool = False
+    # G = a draw of the DP Gaussian (dpgan.sequences.baseline, released at gaussian_base_fraction of
+    # ε) plus the LSTM's residual times a learned gate that starts at gaussian_base_gate (series unit)
+    gaussian_base: bool = False
+    gaussian_base_fraction: float = 0.6
+    gaussian_base_gate: float = 0.0
+    critic_differences: bool = False  # the critic also reads the first differences of the values
+
+    def check(self) -> None:
+        if self.critic not in CRITICS:
+            raise InputError(f"critic must be one of {', '.join(CRITICS)}, not {self.critic!r}")
+        sizes = (*self.critic_hidden, self.generator_hidden, self.generator_layers, self.step_noise)
+        if not all(isinstance(s, int) and not isinstance(s, bool) and 1 <= s <= 4096 for s in sizes):
+            raise InputError("network sizes must be whole numbers from 1 to 4096")
+        if not 0.0 < self.step_anchor_fraction < 0.5:
+            raise InputError("step_anchor_fraction must be in (0, 0.5)")
+        if self.label_projection and self.critic != "mlp":
+            raise InputError("label_projection needs the mlp critic")
+        if (
+            isinstance(self.series_noise, bool)
+            or not isinstance(self.series_noise, int)
+            or not 0 <= self.series_noise <= 4096
+        ):
+            raise InputError("series_noise must be a whole number from 0 to 4096")
+        if not 0.0 < self.label_guide_fraction < 0.5 or not self.label_guide_epochs > 0:
+            raise InputError("label_guide_fraction must be in (0, 0.5) and label_guide_epochs > 0")
+        if self.step_anchor_warmup < 0 or not self.step_anchor_weight >= 0 or not self.label_guide_weight >= 0:
+            raise InputError("step_anchor_warmup and the plug-ins' weights must be ≥ 0")
+        if self.gaussian_base:
+            if not 0.0 < self.gaussian_base_fraction <= 0.85:
+                raise InputError("gaussian_base_fraction must be in (0, 0.85]: the critic needs the rest of ε")
+            if not -10.0 <= self.gaussian_base_gate <= 10.0:
+                raise InputError("gaussian_base_gate must be in [-10, 10]")
+            if self.label_profile or self.step_anchor or self.moment_anchor or self.label_guide:
+                raise InputError("gaussian_base takes none of label_profile, step_anchor, moment_anchor, label_guide")
+
+
+# dp-GAN's loop on series: the tabular defaults with a smaller batch cap (a few thousand series)
+SEQUENCE_DEFAULTS = {"batch_size": 256, "epochs": 60.0, "ema_decay": 0.99}
+
+
+__all__ = ["COUNT_EVENT", "COUNT_SHARE", "SEQUENCE_DEFAULTS", "SequenceSettings"]
