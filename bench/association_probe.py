@@ -47,7 +47,7 @@ import torch
 from dpgan import Schema
 from dpgan.evaluation.fidelity import association_matrix, column_kinds, fidelity, is_numeric_kind
 from dpgan.models.output_spans import SOFTMAX
-from dpgan.tables.conform import conform
+from dpgan.tables.conform import conform, validate_table
 from dpgan.tables.encoder import TableEncoder, public_dtypes
 from dpgan.training.config import TrainingConfig
 from dpgan.training.dp_critic import train_dp_critic
@@ -141,7 +141,7 @@ def fit_and_sample(
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
     config = replace(config, max_grad_norm=math.inf, label_model=False)
     encoder = TableEncoder(schema, public_dtypes(schema))
-    encoded = torch.from_numpy(encoder.encode(schema.validate(train)))
+    encoded = torch.from_numpy(encoder.encode(validate_table(train, schema)))
     n = len(train)
     if schedule == "control":
         batch = float(min(config.batch_size, n))

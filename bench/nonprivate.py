@@ -11,6 +11,7 @@ import pandas as pd
 import torch
 
 from dpgan import Schema
+from dpgan.tables.conform import validate_table
 from dpgan.tables.encoder import TableEncoder, public_dtypes
 from dpgan.tables.label_model import LabelModel, label_span, label_target
 from dpgan.training.aux_classifier import drop_span, train_dp_classifier
@@ -29,7 +30,7 @@ class NonPrivateGAN:
     def fit(self, data: pd.DataFrame, schema: Schema | None = None) -> "NonPrivateGAN":
         assert schema is not None
         self.encoder = TableEncoder(schema, public_dtypes(schema))
-        encoded = torch.from_numpy(self.encoder.encode(schema.validate(data)))
+        encoded = torch.from_numpy(self.encoder.encode(validate_table(data, schema)))
         # the library's schedule (q ≤ max_sample_rate), so the control runs the steps a DP fit runs;
         # it was batch min(1,024, n) for `epochs`, which starved small tables (RESULTS §13). Adult's
         # 32,561 rows give the same schedule either way (L = 1,024 ≤ 0.05·n).

@@ -41,12 +41,14 @@ def _files(folder: Path) -> dict[str, str]:
     return {p.name: _digest(p.read_bytes()) for p in sorted(folder.iterdir()) if p.is_file()}
 
 
-def _table_case(recipe: str) -> Callable[[Path], dict]:
+def _table_case(recipe: str, **settings: object) -> Callable[[Path], dict]:
     def run(folder: Path) -> dict:
         train, _ = datasets.load_adult()
         data = train.sample(600, random_state=0).reset_index(drop=True)
         schema = Schema.from_json(datasets.adult_schema_path())
-        synth = TabularSynthesizer(recipe=recipe, epsilon=3.0, seed=0, max_steps=3, batch_size=64, accountant="rdp")
+        synth = TabularSynthesizer(
+            recipe=recipe, epsilon=3.0, seed=0, max_steps=3, batch_size=64, accountant="rdp", **settings
+        )
         synth.fit(data, schema=schema)
         synth.save(folder / "model")
         sample = synth.sample(50, seed=1).to_csv(index=False).encode()
@@ -96,6 +98,7 @@ def _image_case(recipe: str) -> Callable[[Path], dict]:
 
 CASES: dict[str, Callable[[Path], dict]] = {
     **{f"table/{r}": _table_case(r) for r in TABLE_RECIPES},
+    "table/dp-gan-sgd-label-marginals": _table_case("dp-gan", label_model_kind="dp-sgd", marginal_anchor=True),
     **{f"sequence/{c}": _sequence_case(c) for c in ("mlp", "lstm")},
     "sequence/plug-ins": _sequence_case(
         "mlp", label_profile=True, step_anchor=True, moment_anchor=True, label_guide=True, label_guide_epochs=1.0

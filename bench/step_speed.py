@@ -48,13 +48,8 @@ from dpgan.models.tabular import TabularCritic
 from dpgan.privacy.accounting import PrivacyLedger
 from dpgan.tables.encoder import TableEncoder
 from dpgan.training.config import TrainingConfig
-from dpgan.training.dp_critic import (
-    CriticStepSettings,
-    critic_release,
-    critic_step,
-    fake_term_gradient,
-    make_optimizer,
-)
+from dpgan.training.critic_step import CriticStepSettings, critic_release, critic_step
+from dpgan.training.dp_critic import fake_term_gradient, make_optimizer
 
 COMMAND = (
     "OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 PYTHONPATH=src python bench/step_speed.py"

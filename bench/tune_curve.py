@@ -23,6 +23,7 @@ from dpgan import Schema, datasets
 from dpgan.evaluation.utility import one_hot_features
 from dpgan.privacy.accounting import PrivacyLedger
 from dpgan.privacy.calibration import calibrate_noise_multiplier
+from dpgan.tables.conform import validate_table
 from dpgan.tables.encoder import TableEncoder
 from dpgan.training.config import TrainingConfig
 from dpgan.training.dp_critic import train_dp_critic
@@ -64,7 +65,7 @@ def main() -> None:
     schema = Schema.from_json(datasets.adult_schema_path())
     config = TrainingConfig.from_dict({**TrainingConfig().to_dict(), **json.loads(args.config)})
     encoder = TableEncoder(schema, {c: str(train[c].dtype) for c in train.columns})
-    data = torch.from_numpy(encoder.encode(schema.validate(train)))
+    data = torch.from_numpy(encoder.encode(validate_table(train, schema)))
     batch = float(config.batch_size)
     q = batch / len(train)
     steps = int(math.ceil(config.epochs * len(train) / batch))

@@ -18,7 +18,7 @@ from dpgan.models.tabular import TabularCritic
 from dpgan.privacy.accounting import PrivacyLedger
 from dpgan.privacy.adaptive_clipping import AdaptiveClipping
 from dpgan.privacy.distributed import SINGLE_PROCESS, ProcessGroupContext
-from dpgan.training.dp_critic import CriticStepSettings, CriticUnits, critic_step
+from dpgan.training.critic_step import CriticStepSettings, CriticUnits, critic_step
 
 WIDTH, BATCH = 6, 13  # an odd batch: the two shares differ in size
 NOISE_RELEASES = 60  # releases of pure noise for the variance check
@@ -112,6 +112,19 @@ FIT_SETTINGS = {
 }
 # the default recipe (its 2-way anchor on): G's step and the fake term split across ranks too
 GAN_FIT_SETTINGS = {**FIT_SETTINGS, "recipe": "dp-gan"}
+PARQUET_DIR = "parquet"
+
+
+def write_parquet_dir(out: Path) -> Path:
+    """The fits' 300 Adult rows as a directory of two Parquet files (read in record batches)."""
+    from dpgan import datasets
+
+    table = datasets.load_adult()[0].sample(300, random_state=0).reset_index(drop=True)
+    folder = out / PARQUET_DIR
+    folder.mkdir(exist_ok=True)
+    table.iloc[:170].to_parquet(folder / "part-0.parquet", index=False)
+    table.iloc[170:].to_parquet(folder / "part-1.parquet", index=False)
+    return folder
 
 
 def fit_summary(synth: Any) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
@@ -149,11 +162,15 @@ def run(rank: int, world_size: int, init_file: str, out: str, jobs: tuple[str, .
 def fit_job(job: str, out: Path) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
     """ "fit": a whole fit (checkpointing as it goes); "killed": the same fit killed after step 3;
     "resumed": that fit resumed from its checkpoint; "fit-gan": the default dp-gan recipe's fit,
-    without a checkpoint. The model is saved (by rank 0 only)."""
+    without a checkpoint; "stream": that fit on the table written as a Parquet directory
+    (`write_parquet_dir`). The model is saved (by rank 0 only)."""
     from dpgan import Schema, TabularSynthesizer, datasets
 
     table = datasets.load_adult()[0].sample(300, random_state=0).reset_index(drop=True)
     schema = Schema.from_json(datasets.adult_schema_path())
+    if job == "stream":  # a directory of Parquet files, read in record batches by every rank
+        synth = TabularSynthesizer(**GAN_FIT_SETTINGS).fit(out / PARQUET_DIR, schema=schema)
+        return fit_summary(synth)
     if job == "fit-gan":
         synth = TabularSynthesizer(**GAN_FIT_SETTINGS).fit(table, schema=schema)
         return fit_summary(synth)
@@ -179,4 +196,5 @@ def _kill_at(step: int):
     return progress
 
 
-__all__ = ["FIT_SETTINGS", "GAN_FIT_SETTINGS", "SINGLE_PROCESS", "engine_releases", "fit_summary", "run"]
+__all__ = ["FIT_SETTINGS", "GAN_FIT_SETTINGS", "SINGLE_PROCESS", "engine_releases", "fit_summary", "run",
+           "write_parquet_dir"]  # fmt: skip

@@ -15,6 +15,7 @@ from dpgan.privacy.accounting import PrivacyLedger
 from dpgan.recipes import RECIPES
 from dpgan.tables.conditioning import PRIOR_FROM_SCHEMA, Condition
 from dpgan.tables.encoder import TableEncoder
+from dpgan.training import critic_step as critic_step_module
 from dpgan.training import dp_critic, dp_generator
 from dpgan.training.checkpoint import STATE_FILE, FitCheckpoint, Snapshot
 from dpgan.training.config import TrainingConfig
@@ -146,8 +147,8 @@ def test_a_corrupt_checkpoint_is_refused_and_a_kill_mid_write_keeps_the_last_one
 
 
 def reserved_step(ledger: PrivacyLedger, steps: int):
-    return dp_critic.critic_step(
-        dp_critic.CriticStepSettings.from_config(config()),
+    return critic_step_module.critic_step(
+        critic_step_module.CriticStepSettings.from_config(config()),
         units=100,
         sample_rate=0.1,
         noise_multiplier=1.0,

@@ -42,7 +42,8 @@ def results(tmp: Path, job: str) -> list[tuple[dict[str, torch.Tensor], dict]]:
 @pytest.fixture(scope="module")
 def ran(tmp_path_factory) -> Path:
     tmp = tmp_path_factory.mktemp("distributed")
-    spawn(tmp, ("engine", "fit", "killed", "fit-gan"))
+    worker.write_parquet_dir(tmp)
+    spawn(tmp, ("engine", "fit", "killed", "fit-gan", "stream"))
     spawn(tmp, ("resumed",))
     return tmp
 
@@ -152,6 +153,22 @@ def test_a_two_process_fit_has_the_single_process_ledger_and_weights(ran, single
         assert values["epsilon"] == pytest.approx(ref_values["epsilon"], rel=1e-12)
         assert values["training"]["world_size"] == WORLD and ref_values["training"]["world_size"] == 1
         assert set(tensors) == set(ref_tensors) and any(k.startswith("L/") for k in tensors)
+        for key, ref in ref_tensors.items():
+            torch.testing.assert_close(tensors[key], ref, rtol=1e-3, atol=1e-4)
+
+
+def test_a_streamed_parquet_directory_fits_under_two_ranks_with_the_single_process_ledger(ran):
+    """Streaming × data-parallel: every rank streams the same files in lockstep; the ledger and ε
+    are the one-process streamed fit's, the weights equal up to the order of float additions."""
+    schema = Schema.from_json(datasets.adult_schema_path())
+    single = TabularSynthesizer(**worker.GAN_FIT_SETTINGS).fit(ran / worker.PARQUET_DIR, schema=schema)
+    ref_tensors, ref_values = worker.fit_summary(single)
+    assert ref_values["training"]["streamed"] and ref_values["training"]["world_size"] == 1
+    for tensors, values in results(ran, "stream"):
+        assert values["ledger"] == ref_values["ledger"]
+        assert values["epsilon"] == pytest.approx(ref_values["epsilon"], rel=1e-12)
+        assert values["training"]["streamed"] and values["training"]["world_size"] == WORLD
+        assert set(tensors) == set(ref_tensors)
         for key, ref in ref_tensors.items():
             torch.testing.assert_close(tensors[key], ref, rtol=1e-3, atol=1e-4)
 

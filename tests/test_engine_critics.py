@@ -20,7 +20,7 @@ from dpgan.models.recurrent import LSTMCritic
 from dpgan.privacy import grad_sample
 from dpgan.privacy.accounting import PrivacyLedger
 from dpgan.privacy.mlp_clipping import FEATURES_KEY
-from dpgan.training import dp_critic
+from dpgan.training import critic_step, dp_critic
 from dpgan.training.config import TrainingConfig
 
 CLIP = 0.5
@@ -45,13 +45,13 @@ class Recorder:
         self.calls.append({**record, "clipped": {k: v.detach().clone() for k, v in record["clipped"].items()}})
 
 
-def settings(**changes) -> dp_critic.CriticStepSettings:
-    return dp_critic.CriticStepSettings.from_config(TrainingConfig(**changes))
+def settings(**changes) -> critic_step.CriticStepSettings:
+    return critic_step.CriticStepSettings.from_config(TrainingConfig(**changes))
 
 
 def release(kind, critic, real, *, sigma, ledger, recorder=None, with_features=False, seed=0):
     step_settings = settings()
-    step = dp_critic.critic_step(
+    step = critic_step.critic_step(
         step_settings,
         units=100,
         sample_rate=0.1,
@@ -64,7 +64,7 @@ def release(kind, critic, real, *, sigma, ledger, recorder=None, with_features=F
         recorder=recorder,
     )
     partners = batch(kind, len(real), seed=99)
-    out = dp_critic.critic_release(
+    out = critic_step.critic_release(
         step,
         critic,
         real,
@@ -108,7 +108,7 @@ def test_generic_critic_neighbouring_batches_move_the_clipped_sum_by_at_most_c(k
     sums = []
     for rows in (real, real[:-1]):
         step_settings = settings()
-        units = dp_critic.CriticUnits(
+        units = critic_step.CriticUnits(
             real=rows,
             weight=torch.ones(len(rows)),
             partners=batch(kind, 6, seed=3)[: len(rows)],
@@ -116,7 +116,7 @@ def test_generic_critic_neighbouring_batches_move_the_clipped_sum_by_at_most_c(k
             groups=None,
             with_features=False,
         )
-        summed, _ = dp_critic.critic_clipped_sum(step_settings)(critic, units, CLIP)
+        summed, _ = critic_step.critic_clipped_sum(step_settings)(critic, units, CLIP)
         sums.append(flat(summed))
     assert float((sums[0] - sums[1]).norm()) <= CLIP * (1 + 1e-5)
     assert float((sums[0] - sums[1]).norm()) > 0.5 * CLIP  # the removed unit was clipped to C

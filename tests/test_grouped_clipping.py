@@ -22,7 +22,7 @@ from dpgan.privacy.grouped_clipping import GroupedClipping, layer_groups
 from dpgan.privacy.mlp_clipping import FEATURES_KEY
 from dpgan.privacy.step import PrivateStep
 from dpgan.training.config import TrainingConfig
-from dpgan.training.dp_critic import CriticStepSettings, CriticUnits, critic_clipped_sum
+from dpgan.training.critic_step import CriticStepSettings, CriticUnits, critic_clipped_sum
 
 WIDTH, HIDDEN, BETA = 6, (5, 4), 0.5
 SETTINGS = CriticStepSettings(

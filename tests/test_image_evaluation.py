@@ -193,7 +193,7 @@ def test_the_report_decodes_in_a_headless_browser(report, tmp_path):
 
 
 def test_colour_images_plot_and_bad_settings_are_refused(digits):
-    from dpgan.evaluation.images import nearest_figure, sample_grid
+    from dpgan.evaluation.image_figures import nearest_figure, sample_grid
 
     rng = np.random.default_rng(0)
     colour, labels = rng.random((30, 3, 12, 12), dtype=np.float32), np.arange(30) % 3

@@ -17,7 +17,7 @@ from dpgan.errors import InputError, ModelFileError
 from dpgan.images.labels import LABEL_SET_EVENT, LABELS_EVENT
 from dpgan.synthesizers import ImageSynthesizer, load_model
 from dpgan.training.aux_classifier import GUIDE_EVENT
-from dpgan.training.dp_critic import CRITIC_EVENT
+from dpgan.training.critic_step import CRITIC_EVENT
 
 FAST = {"epochs": 1.0, "batch_size": 64, "max_sample_rate": 0.1, "width": 4}
 

@@ -25,7 +25,7 @@ from dpgan.images.checks import LABEL_REASON, OTHER_SHAPE_REASON, PIXELS_REASON,
 from dpgan.images.io import read_images, write_images
 from dpgan.images.labels import CLASS_REASON, LABEL_SET_EVENT, LABELS_EVENT, SHAPE_EVENT
 from dpgan.synthesizers import ImageSynthesizer, load_model
-from dpgan.training.dp_critic import CRITIC_EVENT
+from dpgan.training.critic_step import CRITIC_EVENT
 
 # RDP: its calibration is ten times faster than PLD's, and these tests compare two fits, not ε
 TINY = {"epochs": 1.0, "batch_size": 32, "max_sample_rate": 0.1, "width": 4, "max_steps": 2, "label_guide": False}

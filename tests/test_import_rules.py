@@ -5,6 +5,7 @@
 - models/ holds networks only: nothing of dpgan;
 - training/ imports no data kind (the tabular schema, codec, conditions, table I/O);
 - the fit pipeline (dpgan.fit) imports no data kind: kinds register themselves with it;
+- no import cycle anywhere, function-level and TYPE_CHECKING imports included;
 - nothing outside dpgan/cli/ imports it (so evaluation and the library never depend on the command line);
 - the facades (dpgan.synthesizers) sit on top: the engine and the data kinds below them
   (privacy, models, training, recipes, and the kinds: tables/, sequences/, images/) never import them.
@@ -128,3 +129,94 @@ def test_the_release_check_sees_a_planted_breach(tmp_path, monkeypatch):
     finally:
         planted.unlink()
     assert found == ["_planted_breach.py:2 LedgerEntry", "_planted_breach.py:2 normal"]
+
+
+def import_graph(root: Path = PACKAGE_ROOT) -> dict[str, set[str]]:
+    """module → the dpgan modules it imports, at any depth (function-level and TYPE_CHECKING
+    imports count: a cycle hidden behind either is still a cycle of the design). `from pkg import
+    name` is an edge to pkg.name when that is a module, else to the package."""
+
+    def name_of(path: Path) -> str:
+        parts = path.relative_to(root.parent).with_suffix("").parts
+        return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+    modules = {name_of(path): path for path in root.rglob("*.py")}
+
+    def resolve(name: str) -> str | None:
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        edges: set[str | None] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").split(".")[0] == "dpgan":
+                edges.update(f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in modules
+                             else resolve(node.module) for a in node.names)  # fmt: skip
+            elif isinstance(node, ast.Import):
+                edges.update(resolve(a.name) for a in node.names if a.name.split(".")[0] == "dpgan")
+        graph[name] = {edge for edge in edges if edge is not None and edge != name}
+    return graph
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, successors = work[-1]
+            advanced = False
+            for nxt in successors:
+                if nxt not in graph:
+                    continue
+                if nxt not in index:
+                    index[nxt] = low[nxt] = len(index)
+                    stack.append(nxt)
+                    on_stack.add(nxt)
+                    work.append((nxt, iter(sorted(graph[nxt]))))
+                    advanced = True
+                    break
+                if nxt in on_stack:
+                    low[node] = min(low[node], index[nxt])
+            if advanced:
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    cycles.append(sorted(component))
+    return cycles
+
+
+def test_no_import_cycle_in_the_package():
+    """No two modules import each other, directly or around a loop, at any depth."""
+    assert import_cycles(import_graph()) == []
+
+
+def test_the_cycle_check_sees_a_cycle_hidden_in_a_function(tmp_path):
+    package = tmp_path / "dpgan"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "a.py").write_text("from dpgan.b import g\n")
+    (package / "b.py").write_text("def g():\n    from dpgan import a\n")
+    (package / "c.py").write_text("from dpgan import a\n")
+    assert import_cycles(import_graph(package)) == [["dpgan.a", "dpgan.b"]]

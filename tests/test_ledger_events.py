@@ -480,7 +480,7 @@ def test_report_of_a_mixed_ledger_lists_each_entry_with_its_own_epsilon():
 def test_reports_name_the_mechanism_of_both_kinds_of_entry():
     """`privacy_report()` / `dpgan inspect` / the HTML report describe a general entry by its event
     and a Gaussian entry by σ and q (they used to read σ off every entry)."""
-    from dpgan.evaluation.report import _privacy_section
+    from dpgan.evaluation.report_core import privacy_section
 
     ledger = PrivacyLedger(
         [
@@ -491,7 +491,7 @@ def test_reports_name_the_mechanism_of_both_kinds_of_entry():
     report = ledger.report(1e-5, "pld")
     texts = [e["mechanism_text"] for e in report["events"]]
     assert texts == ["Gaussian σ=1.1, Poisson q=0.01", "Laplace"]
-    html = _privacy_section(report)
+    html = privacy_section(report)
     assert "Gaussian σ=1.1, Poisson q=0.01" in html and "<td>Laplace</td>" in html
 
 

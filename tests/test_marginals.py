@@ -11,6 +11,7 @@ from dpgan import TabularSynthesizer
 from dpgan.cli import main
 from dpgan.errors import InputError
 from dpgan.inspection import inspect_model
+from dpgan.tables.conform import validate_table
 from dpgan.tables.encoder import TANH, TableEncoder
 from dpgan.training import marginals
 from dpgan.training.config import TrainingConfig, build_generator
@@ -30,7 +31,7 @@ TINY_G = {"generator_hidden": (32,), "critic_hidden": (32,), "noise_dim": 8, "nu
 
 @pytest.fixture(scope="module")
 def encoded(adult_small, adult_schema):
-    data = adult_schema.validate(adult_small)
+    data = validate_table(adult_small, adult_schema)
     encoder = TableEncoder(adult_schema, {c: str(data[c].dtype) for c in data.columns})
     return torch.from_numpy(encoder.encode(data)), encoder, data
 

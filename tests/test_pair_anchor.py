@@ -13,6 +13,7 @@ from dpgan import Schema, TabularSynthesizer
 from dpgan.cli import build_parser, main
 from dpgan.cli.arguments import synth_kwargs
 from dpgan.errors import InputError
+from dpgan.tables.conform import validate_table
 from dpgan.tables.encoder import TableEncoder
 from dpgan.tables.schema import ColumnSpec
 from dpgan.training.config import TrainingConfig, build_generator
@@ -31,7 +32,7 @@ TINY = {"generator_hidden": (32,), "critic_hidden": (32,), "noise_dim": 8}
 
 
 def _encoded(frame: pd.DataFrame, schema: Schema) -> tuple[torch.Tensor, TableEncoder]:
-    data = schema.validate(frame)
+    data = validate_table(frame, schema)
     encoder = TableEncoder(schema, {c: str(data[c].dtype) for c in data.columns})
     return torch.from_numpy(encoder.encode(data)), encoder
 

@@ -23,8 +23,10 @@ from dpgan.privacy.mlp_clipping import FEATURES_KEY, wgan_gp_clipped_sum
 from dpgan.privacy.step import GeneratorHookStep
 from dpgan.recipes import RECIPES
 from dpgan.tables.conditioning import PRIOR_FROM_DP_COUNTS, PRIOR_FROM_SCHEMA, Condition
+from dpgan.tables.conform import validate_table
 from dpgan.tables.encoder import TableEncoder
 from dpgan.tables.preparation import REPAIR_EVENT
+from dpgan.training import critic_step as critic_step_module
 from dpgan.training import dp_critic, dp_generator
 from dpgan.training.config import TrainingConfig
 from dpgan.training.dp_generator import shard_of_rows
@@ -145,7 +147,7 @@ def test_recipe_fits_samples_reports_and_round_trips(recipe, recipe_fits, adult_
 
     sample = synth.sample(120, seed=1)
     assert list(sample.columns) == adult_schema.names and len(sample) == 120
-    adult_schema.validate(sample)
+    validate_table(sample, adult_schema)
 
     assert report["epsilon"] <= EPSILON
     assert report["epsilon"] > 0.8 * EPSILON  # σ is calibrated to land on ε
@@ -986,11 +988,11 @@ def noised_sum_and_gp_free_sum(encoded, microbatches: int) -> tuple[torch.Tensor
 
     data = encoded[0]
     config = tiny_config(gp_weight=10.0, one_sided_penalty=False, microbatches=microbatches)
-    settings = dp_critic.CriticStepSettings.from_config(config)
+    settings = critic_step_module.CriticStepSettings.from_config(config)
     critic = TabularCritic(data.shape[1], config.critic_hidden)
     recorder, C = Recorder(), config.max_grad_norm
     gen = torch.Generator().manual_seed(0)
-    step = dp_critic.critic_step(
+    step = critic_step_module.critic_step(
         settings,
         units=data.shape[0],
         sample_rate=1.0,
@@ -1005,7 +1007,7 @@ def noised_sum_and_gp_free_sum(encoded, microbatches: int) -> tuple[torch.Tensor
     )
     real = data[step.sample()]
     replay = torch.Generator().set_state(gen.get_state())  # the release's own draws: α, then microbatch ids
-    dp_critic.critic_release(
+    critic_step_module.critic_release(
         step, critic, real, torch.ones(40), real.flip(0), settings, max_norm=C, with_features=False, generator=gen
     )
     torch.rand(40, 1, generator=replay)

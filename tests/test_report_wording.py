@@ -15,7 +15,8 @@ from dpgan.evaluation.evaluate import evaluate
 from dpgan.evaluation.headline import auc_score, distance_score, headline_line, ratio_score
 from dpgan.evaluation.image_report import render_image_report
 from dpgan.evaluation.images import evaluate_images
-from dpgan.evaluation.report import _privacy_section, readable_setting, render_report
+from dpgan.evaluation.report import render_report
+from dpgan.evaluation.report_core import privacy_section, readable_setting
 from dpgan.evaluation.sequence_report import render_sequence_report
 from dpgan.evaluation.sequences import evaluate_sequences
 from dpgan.sequences.schema import SequenceSchema, ValueColumn
@@ -45,7 +46,7 @@ def image_privacy() -> dict:
 
 
 def test_the_table_guarantee_is_about_one_row(fitted):
-    text = text_of(_privacy_section(fitted.privacy_report(), "table"))
+    text = text_of(privacy_section(fitted.privacy_report(), "table"))
     assert "adding or removing one row can change what the model releases" in text
     assert "person's row" not in text and "guarantee covers the schema True" in text
 
@@ -54,20 +55,20 @@ def test_the_table_guarantee_is_about_one_row(fitted):
 def test_series_and_image_guarantees_name_their_unit_and_no_row(kind, series_privacy, image_privacy):
     privacy = series_privacy if kind == "sequence" else image_privacy
     unit = "one series" if kind == "sequence" else "one image with its label"
-    text = text_of(_privacy_section(privacy, kind))
+    text = text_of(privacy_section(privacy, kind))
     assert f"adding or removing {unit} can change what the model releases" in text
     assert not any(words in text for words in ROW_WORDS), text
     assert "guarantee covers the schema" not in text  # a kind without the row: no dangling "–"
-    html = _privacy_section(privacy, kind)
+    html = privacy_section(privacy, kind)
     assert "<td>–</td>" not in html and "estimated_dropped_units" not in html  # the tally line says it
     assert "Input read (noisy counts). about" in text  # the readers' tally, as units_summary says it
-    bare = text_of(_privacy_section(None, kind))
+    bare = text_of(privacy_section(None, kind))
     assert f"adding or removing {unit}" in bare and not any(words in bare for words in ROW_WORDS)
 
 
 def test_an_entity_unit_is_named_with_its_series():
     privacy = {"unit_of_privacy": "one 'home' entity with all its series (at most 3 of them used, clipped as one unit)"}
-    text = text_of(_privacy_section(privacy | {"epsilon": 1.0}, "sequence"))
+    text = text_of(privacy_section(privacy | {"epsilon": 1.0}, "sequence"))
     assert "adding or removing one &#x27;home&#x27; entity with all its series can change" in text
 
 
@@ -84,7 +85,7 @@ def test_noisy_counts_are_rounded_and_never_negative(fitted):
     assert readable_setting("units", units).startswith("about 59 images kept")
     report = fitted.privacy_report()
     assert "beyond the noise" in report["repairs_summary"] or "rows had a cell" in report["repairs_summary"]
-    html = _privacy_section(report, "table")
+    html = privacy_section(report, "table")
     assert "preprocessing_repairs" not in html  # said once, as a line above, not as a raw dict
     assert not re.search(r"<td>-\d", html)  # no negative count anywhere in the tables
 

@@ -18,7 +18,7 @@ from dpgan.sequences.fit_kind import series_units
 from dpgan.sequences.reader import LABEL_OUTSIDE, NO_SINGLE_LABEL, TIME_UNREADABLE, VALUE_UNREADABLE
 from dpgan.sequences.settings import COUNT_EVENT
 from dpgan.synthesizers.sequence import SequenceSynthesizer
-from dpgan.training import dp_critic
+from dpgan.training import critic_step as critic_step_module
 from dpgan.training.config import TrainingConfig
 from headless_browser import decoded_images
 
@@ -201,11 +201,11 @@ def test_an_entity_unit_moves_the_clipped_sum_by_at_most_c():
     units = torch.randn(5, 3, T, 3, generator=torch.Generator().manual_seed(1)) * 5
     partners = torch.randn(5, 3, T, 3, generator=torch.Generator().manual_seed(2))
     alpha = torch.rand(5, 1, generator=torch.Generator().manual_seed(3))
-    settings = dp_critic.CriticStepSettings.from_config(TrainingConfig())
+    settings = critic_step_module.CriticStepSettings.from_config(TrainingConfig())
     sums = []
     for n in (5, 4):
-        batch = dp_critic.CriticUnits(units[:n], torch.ones(n), partners[:n], alpha[:n], None, False)
-        summed, norms = dp_critic.critic_clipped_sum(settings)(critic, batch, 0.5)
+        batch = critic_step_module.CriticUnits(units[:n], torch.ones(n), partners[:n], alpha[:n], None, False)
+        summed, norms = critic_step_module.critic_clipped_sum(settings)(critic, batch, 0.5)
         sums.append(torch.cat([t.reshape(-1) for _, t in sorted(summed.items())]))
     difference = float((sums[0] - sums[1]).norm())
     assert 0.25 < difference <= 0.5 * (1 + 1e-5)

@@ -14,7 +14,7 @@ from dpgan.errors import InputError
 from dpgan.images.settings import IMAGE_DEFAULTS
 from dpgan.synthesizers import ImageSynthesizer
 from dpgan.training.config import TrainingConfig
-from dpgan.training.dp_critic import CRITIC_EVENT
+from dpgan.training.critic_step import CRITIC_EVENT
 from dpgan.training.schedule import epochs_schedule, gan_schedule, gan_schedule_for
 
 

@@ -15,7 +15,7 @@ import torch
 from dpgan import ParquetSource, TabularSynthesizer
 from dpgan.errors import InputError
 from dpgan.models.output_spans import OutputSpan
-from dpgan.synthesizers import fit_plan
+from dpgan.tables import plugins as table_plugins
 from dpgan.training.marginals import MARGINALS_EVENT, MarginalCounts, continued_sums
 from dpgan.training.pair_marginals import PAIRS_EVENT, PairCounts
 from parquet_parts import split_to_parquet
@@ -113,7 +113,7 @@ def anchored(tmp_path_factory):
     directory = _split(frame, tmp_path_factory.mktemp("anchored") / "t")
     settings = dict(epsilon=2.0, seed=7, epochs=1, batch_size=150, marginal_anchor=True, pair_warmup_steps=3, **TINY)
     released: list[list] = []
-    measure_m, measure_p = fit_plan.measure_anchor, fit_plan.measure_pair_anchor
+    measure_m, measure_p = table_plugins.measure_anchor, table_plugins.measure_pair_anchor
 
     def record(measure):
         def wrapped(*args, **kwargs):
@@ -126,8 +126,8 @@ def anchored(tmp_path_factory):
     fits = []
     with pytest.MonkeyPatch.context() as patch, warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        patch.setattr(fit_plan, "measure_anchor", record(measure_m))
-        patch.setattr(fit_plan, "measure_pair_anchor", record(measure_p))
+        patch.setattr(table_plugins, "measure_anchor", record(measure_m))
+        patch.setattr(table_plugins, "measure_pair_anchor", record(measure_p))
         for data in (
             pd.read_parquet(directory),
             ParquetSource(directory, memory_budget_mb=0.005, batch_rows=256),  # blocks: one counting pass
@@ -163,8 +163,8 @@ def _other_seed_pairs() -> torch.Tensor:
         warnings.simplefilter("ignore")
         with pytest.MonkeyPatch.context() as patch:
             out = []
-            measure = fit_plan.measure_pair_anchor
-            patch.setattr(fit_plan, "measure_pair_anchor", lambda *a, **k: out.append(measure(*a, **k)) or out[-1])
+            measure = table_plugins.measure_pair_anchor
+            patch.setattr(table_plugins, "measure_pair_anchor", lambda *a, **k: out.append(measure(*a, **k)) or out[-1])
             TabularSynthesizer(epsilon=2.0, seed=8, epochs=1, batch_size=150, pair_warmup_steps=1, **TINY).fit(
                 frame, target="y"
             )

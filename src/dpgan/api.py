@@ -10,9 +10,11 @@ for tables) implements fit, sample, save, load and the kind-specific lines of th
 from __future__ import annotations
 
 import math
+import secrets
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import torch
@@ -25,6 +27,9 @@ from dpgan.threads import resolve_threads
 from dpgan.training.context import FitBudget
 
 SEED_NOTE = "trained with a fixed seed: for experiments only, not for a release"
+
+
+SettingsT = TypeVar("SettingsT")
 
 
 class Synthesizer(ABC):
@@ -130,3 +135,36 @@ class Synthesizer(ABC):
     def _require_fitted(self) -> None:
         if self.generator is None:
             raise InputError("the synthesizer is not fitted yet: call fit() or load() first")
+
+
+def check_sample_count(n: Any, most: int) -> int:
+    """`n` to sample: a whole number from 1 to `most` (one clear line otherwise)."""
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= n <= most:
+        raise InputError(f"n must be a whole number from 1 to {most:,}")
+    return int(n)
+
+
+def imposed_labels(label: Any, names: Sequence[str], n: int, unlabelled: str) -> torch.Tensor | None:
+    """Every sample's label code fixed to `label` (None: drawn by the generator); `unlabelled` is the
+    refusal for a model without labels."""
+    if label is None:
+        return None
+    if not names:
+        raise InputError(unlabelled)
+    if str(label) not in names:
+        raise InputError(f"{label!r} is not a label of this model; choose one of {', '.join(names)}")
+    return torch.full((n,), list(names).index(str(label)), dtype=torch.long)
+
+
+def sampling_generator(seed: int | None) -> torch.Generator:
+    """The CPU generator of a sample call: seeded, or fresh randomness."""
+    return torch.Generator(device="cpu").manual_seed(seed if seed is not None else secrets.randbits(63))
+
+
+def network_settings(cls: type[SettingsT], settings: dict[str, Any], **given: Any) -> SettingsT:
+    """Take the settings dataclass `cls`'s fields out of `settings` (the rest are the loop's) and
+    build it, checked."""
+    keys = {key: settings.pop(key) for key in list(settings) if key in cls.__dataclass_fields__}  # type: ignore[attr-defined]
+    built = cls(**given, **keys)
+    built.check()  # type: ignore[attr-defined]
+    return built

@@ -111,18 +111,24 @@ def run_fit(kind: DataKind, data: Any, budget: FitBudget, progress: FitProgressF
     ctx = FitContext(budget)
     released = kind.release_data(ctx, data)
     generator = kind.generator(released)
-    hooks: list[GeneratorHook] = []
-    for plugin in kind.plugins(released):
-        hooks.extend(plugin.release(ctx, released, generator))
-        ctx.spend(plugin.share)
+    hooks = release_plugins(ctx, kind.plugins(released), released, generator)
     critic = kind.critic(released)
-    trained = kind.strategy(generator).train(
-        ctx, released.units, released.rows, generator, critic, tuple(hooks), progress
-    )
+    trained = kind.strategy(generator).train(ctx, released.units, released.rows, generator, critic, hooks, progress)
     if kind.certified:
         ctx.check_spent()
     record = {**kind.record(released, trained), "seeded": budget.seed is not None}
     return FittedModel(ctx.ledger, trained.generator, trained.critic, released, record)
+
+
+def release_plugins(
+    ctx: FitContext, plugins: Sequence[Plugin], data: KindData, generator: torch.nn.Module | None
+) -> tuple[GeneratorHook, ...]:
+    """Each plug-in's release in order, at its share after those before it; their hooks, in order."""
+    hooks: list[GeneratorHook] = []
+    for plugin in plugins:
+        hooks.extend(plugin.release(ctx, data, generator))  # type: ignore[arg-type]
+        ctx.spend(plugin.share)
+    return tuple(hooks)
 
 
 KINDS: dict[str, Callable[..., DataKind]] = {}
@@ -143,4 +149,4 @@ def data_kind(name: str, **settings: Any) -> DataKind:
 
 
 __all__ = ["DataKind", "FitBudget", "FitContext", "FittedModel", "KindData", "Plugin", "Strategy", "data_kind",
-           "register_kind", "run_fit"]  # fmt: skip
+           "register_kind", "release_plugins", "run_fit"]  # fmt: skip

@@ -77,8 +77,6 @@ def cmd_fit(args: argparse.Namespace) -> int:
     context = process_group_context(
         device=str(synth.device)
     )  # under torchrun: every rank fits, rank 0 alone prints and writes
-    if streamed and context.distributed:
-        raise InputError("a Parquet table read in batches is fitted in one process: run it without torchrun")
     try:
         data = source if streamed else read_private_table(data_path)
         return fit_table(args, synth, data, schema, out, context.is_main)

@@ -13,10 +13,11 @@ data sets or kinds.
   distance on the real range, capped at 1) and associations (1 − half the RMS difference of the
   association matrices' off-diagonal entries, which lie in [−1, 1]). Real: TRTR, and the held-out
   rows against the training rows.
-- Series: shape (the held-out real series' mean DTW distance to the nearest training series over
-  the synthetic ones', capped at 1), the mean profile (1 − its MAE over the real values' standard
-  deviation, capped), autocorrelation (1 − its MAE, capped) and, with labels, the label's TSTR AUC
-  as for tables. Real: held-out series against the training series.
+- Series (assembled in dpgan.evaluation.sequences): shape (the held-out real series' mean DTW
+  distance to the nearest training series over the synthetic ones', capped at 1), the mean profile
+  (1 − its MAE over the real values' standard deviation, capped), autocorrelation (1 − its MAE,
+  capped) and, with labels, the label's TSTR AUC as for tables. Real: held-out series against the
+  training series.
 - Images: students (the mean macro AuROC of the students, (AuROC − 0.5) / 0.5) and, when it was
   measured, realism (the Fréchet distance's real floor over the synthetic distance, capped at 1).
 """
@@ -126,51 +127,6 @@ def table_headline(metrics: Mapping[str, Any], heldout_fidelity: Mapping[str, An
     )
 
 
-def sequence_headline(
-    real: np.ndarray, synthetic: np.ndarray, test: np.ndarray, metrics: Mapping[str, Any]
-) -> dict[str, Any] | None:
-    """Series: from `evaluate_sequences`' metrics and the (N, T, F) arrays (for the held-out side)."""
-    from dpgan.evaluation.sequences import autocorrelation
-
-    dtw = metrics["dtw_nearest"]
-    scale = float(np.mean(real.std(axis=(0, 1)))) if real.size else 0.0
-    real_mean = real.mean(axis=0)
-    real_acf = autocorrelation(real)
-    parts = [
-        component(
-            "shape (DTW)",
-            ratio_score(dtw["heldout_mean"], dtw["synthetic_mean"]),
-            1.0,
-            "mean DTW distance of held-out real series to their nearest training series over that of the "
-            "synthetic series (capped at 1); real: 1 by definition",
-        ),
-        component(
-            "mean profile",
-            distance_score(float(np.abs(real_mean - synthetic.mean(axis=0)).mean()), scale),
-            distance_score(float(np.abs(real_mean - test.mean(axis=0)).mean()), scale),
-            "1 − MAE of the per-step mean against the training series, over the values' standard deviation",
-        ),
-        component(
-            "autocorrelation",
-            distance_score(float(np.abs(real_acf - autocorrelation(synthetic)).mean())),
-            distance_score(float(np.abs(real_acf - autocorrelation(test)).mean())),
-            "1 − MAE of the autocorrelations at lags 1..T/2 against the training series",
-        ),
-    ]
-    if "label_tstr" in metrics:
-        auc = metrics["label_tstr"]["roc_auc"]
-        parts.append(
-            component(
-                "label utility (TSTR)",
-                auc_score(auc.get("tstr")),
-                auc_score(auc.get("trtr")),
-                "ROC AUC of a random forest trained on synthetic (real: on real) series, tested on held-out "
-                "series; (AUC − 0.5) / 0.5",
-            )
-        )
-    return headline(parts)
-
-
 def image_headline(metrics: Mapping[str, Any]) -> dict[str, Any] | None:
     """Images: from `evaluate_images`' metrics."""
     students = metrics.get("students") or {}
@@ -248,6 +204,5 @@ __all__ = [
     "headline",
     "image_headline",
     "ratio_score",
-    "sequence_headline",
     "table_headline",
 ]

@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from dpgan.evaluation.images import distance_histogram, nearest_figure, sample_grid
-from dpgan.evaluation.report import CSS, _img, _note, _privacy_section, _table, headline_section
+from dpgan.evaluation.image_figures import distance_histogram, nearest_figure, sample_grid
+from dpgan.evaluation.report_core import CSS, headline_section, html_table, img, note, privacy_section
 
 STUDENT_NAMES = {"logreg": "logistic regression", "mlp": "MLP", "cnn": "CNN"}
 PER_CLASS = 10
@@ -43,8 +43,8 @@ def _students_section(students: dict[str, dict[str, dict[str, float | None]]]) -
     return "\n".join(
         [
             "<h2>Utility: students tested on real images</h2>",
-            _table(["student", "trained on synthetic", "trained on real"], rows),
-            _note(
+            html_table(["student", "trained on synthetic", "trained on real"], rows),
+            note(
                 "Each student is trained on the synthetic images (left) or on the real training images "
                 "(right, the ceiling) and tested on the same real held-out images. AuROC is the mean of the "
                 "one-vs-rest ROC AUCs over classes (the DP-CGAN paper's measure); 0.5 is chance."
@@ -70,17 +70,17 @@ def _memorisation_section(nearest: dict[str, Any], synthetic_x: np.ndarray, real
             "<h2>Memorisation: nearest real training images</h2>",
             f"<p>{counts['synthetic']} synthetic and {counts['heldout']} held-out real images against all "
             f"{counts['train']} real training images (L2 distance on pixels in [0, 1]).</p>",
-            _table(["measure", "value"], rows),
-            _note(
+            html_table(["measure", "value"], rows),
+            note(
                 "A synthetic image much closer to a training image than held-out real images are (ratio well "
                 "below 1, many below the held-out 5th percentile, any exact copy) suggests the generator "
                 "copies training images; far above 1 means it misses what real images look like."
             ),
             '<div class="wide">',
-            _img(nearest_figure(synthetic_x, real_x, NEAREST_EXAMPLES), "nearest real images"),
+            img(nearest_figure(synthetic_x, real_x, NEAREST_EXAMPLES), "nearest real images"),
             "</div>",
             '<div class="grid">',
-            _img(distance_histogram(nearest["histogram"]), "distance histogram"),
+            img(distance_histogram(nearest["histogram"]), "distance histogram"),
             "</div>",
         ]
     )
@@ -101,8 +101,8 @@ def _frechet_section(frechet: dict[str, Any] | None) -> str:
             f"<p>{frechet['images']} images per side, in the {frechet['features']} features of a small CNN "
             "trained to classify the real training images (FID's formula; not comparable with published "
             "FIDs, which use an Inception network).</p>",
-            _table(["Fréchet distance", "value"], rows),
-            _note(
+            html_table(["Fréchet distance", "value"], rows),
+            note(
                 "Lower is better. The floor is what a second sample of real images scores at the same size "
                 "(the estimate grows as samples shrink). The students above can score well on images that "
                 "only carry each class's typical features; this distance compares the whole spread of "
@@ -139,18 +139,18 @@ def render_image_report(
         f"{sum(counts['test'])} held-out real; images {escape(shape)} (channels × height × width); "
         f"{n_classes} classes: {escape(', '.join(names))}.</p>",
         headline_section(metrics.get("headline")),
-        _privacy_section(privacy if privacy is not None else metrics.get("privacy"), "image"),
+        privacy_section(privacy if privacy is not None else metrics.get("privacy"), "image"),
         _students_section(metrics["students"]),
         _frechet_section(metrics.get("frechet")),
     ]
     if missing:
-        parts.append(_note(f"The synthetic set has no image of class {', '.join(missing)}.", "warn"))
+        parts.append(note(f"The synthetic set has no image of class {', '.join(missing)}.", "warn"))
     parts += [
         "<h2>Samples</h2>",
         '<div class="tables">',
-        _img(sample_grid(synthetic_x, synthetic_y, n_classes, PER_CLASS, class_names=names, title="synthetic"),
+        img(sample_grid(synthetic_x, synthetic_y, n_classes, PER_CLASS, class_names=names, title="synthetic"),
              "synthetic samples per class"),
-        _img(sample_grid(real_x, real_y, n_classes, PER_CLASS, class_names=names, title="real training"),
+        img(sample_grid(real_x, real_y, n_classes, PER_CLASS, class_names=names, title="real training"),
              "real samples per class"),
         "</div>",
         _memorisation_section(metrics["nearest"], synthetic_x, real_x),

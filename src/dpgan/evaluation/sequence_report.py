@@ -18,7 +18,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from dpgan.evaluation.plots import to_png_base64
-from dpgan.evaluation.report import CSS, _fmt, _img, _note, _privacy_section, _table, headline_section
+from dpgan.evaluation.report_core import CSS, fmt, headline_section, html_table, img, note, privacy_section
 from dpgan.evaluation.sequences import dtw_matrix, nearest_dtw
 
 EXAMPLES = 4
@@ -88,14 +88,14 @@ def render_sequence_report(
     """The page as a string, from `evaluate_sequences`' metrics (plus the arrays, for the figures)."""
     dtw = metrics["dtw_nearest"]
     rows = [
-        ["mean DTW to nearest real: synthetic", _fmt(dtw["synthetic_mean"])],
-        ["mean DTW to nearest real: held-out real (floor)", _fmt(dtw["heldout_mean"])],
-        ["ratio to the floor", _fmt(dtw["ratio_to_floor"])],
-        ["mean profile error (MAE)", _fmt(metrics["mean_profile_mae"])],
-        ["autocorrelation error (MAE)", _fmt(metrics["autocorrelation_mae"])],
-        ["membership attack by distance (AUC; 0.5 = no signal)", _fmt(metrics.get("membership_auc"))],
+        ["mean DTW to nearest real: synthetic", fmt(dtw["synthetic_mean"])],
+        ["mean DTW to nearest real: held-out real (floor)", fmt(dtw["heldout_mean"])],
+        ["ratio to the floor", fmt(dtw["ratio_to_floor"])],
+        ["mean profile error (MAE)", fmt(metrics["mean_profile_mae"])],
+        ["autocorrelation error (MAE)", fmt(metrics["autocorrelation_mae"])],
+        ["membership attack by distance (AUC; 0.5 = no signal)", fmt(metrics.get("membership_auc"))],
     ]
-    rows += [[f"Wasserstein distance of series totals ({label})", _fmt(v)] for label, v in metrics["total_wd"].items()]
+    rows += [[f"Wasserstein distance of series totals ({label})", fmt(v)] for label, v in metrics["total_wd"].items()]
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8"><title>dpgan sequence evaluation</title>',
@@ -104,10 +104,10 @@ def render_sequence_report(
         f"<p>{len(real)} real training series, {len(synthetic)} synthetic, {len(test)} held-out real; "
         f"value columns: {escape(', '.join(value_names))}.</p>",
         headline_section(metrics.get("headline")),
-        _privacy_section(metrics.get("privacy"), "sequence"),
+        privacy_section(metrics.get("privacy"), "sequence"),
         "<h2>Fidelity</h2>",
-        _table(["measure", "value"], rows),
-        _note(
+        html_table(["measure", "value"], rows),
+        note(
             "A synthetic series far from every real one (ratio above 1) misses the real shapes; one much "
             "closer than held-out real series are (ratio well below 1) may copy training series."
         ),
@@ -117,21 +117,21 @@ def render_sequence_report(
     examples = synthetic[rng.choice(len(synthetic), min(EXAMPLES, len(synthetic)), replace=False)]
     reference = real[rng.choice(len(real), min(len(real), 500), replace=False)]
     for index, name in enumerate(value_names):
-        parts.append(_img(_bands_plot(name, index, metrics), f"{name} bands"))
-        parts.append(_img(_acf_plot(name, index, metrics), f"{name} autocorrelation"))
+        parts.append(img(_bands_plot(name, index, metrics), f"{name} bands"))
+        parts.append(img(_acf_plot(name, index, metrics), f"{name} autocorrelation"))
     parts.append(
-        _img(_distance_plot(nearest_dtw(synthetic[:500], reference), nearest_dtw(test[:500], reference)), "DTW")
+        img(_distance_plot(nearest_dtw(synthetic[:500], reference), nearest_dtw(test[:500], reference)), "DTW")
     )
     parts.append("</div>")
     for index, name in enumerate(value_names):
-        parts.append(_img(_nearest_plot(reference, examples, name, index), f"{name} nearest", cls="wide"))
+        parts.append(img(_nearest_plot(reference, examples, name, index), f"{name} nearest", cls="wide"))
     if "label_tstr" in metrics:
         tstr = metrics["label_tstr"]
         parts.append("<h2>Utility: the label from the series</h2>")
         parts.append(
-            _table(
+            html_table(
                 ["metric", "trained on synthetic", "trained on real"],
-                [[m, _fmt(tstr[m]["tstr"]), _fmt(tstr[m]["trtr"])] for m in ("accuracy", "roc_auc")],
+                [[m, fmt(tstr[m]["tstr"]), fmt(tstr[m]["trtr"])] for m in ("accuracy", "roc_auc")],
             )
         )
     parts.append("</body></html>")

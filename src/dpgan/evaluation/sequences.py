@@ -16,6 +16,7 @@ All arrays are (N, T, F) in the data's own units; labels are arrays of category 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -23,7 +24,7 @@ from scipy.stats import wasserstein_distance
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.metrics import accuracy_score, roc_auc_score
 
-from dpgan.evaluation.headline import sequence_headline
+from dpgan.evaluation.headline import auc_score, component, distance_score, headline, ratio_score
 
 QUANTILES = (0.1, 0.5, 0.9)
 MAX_DTW_SERIES = 2000  # series per side; the DTW matrix is n × m
@@ -187,3 +188,46 @@ __all__ = [
     "nearest_dtw",
     "step_bands",
 ]
+
+
+def sequence_headline(
+    real: np.ndarray, synthetic: np.ndarray, test: np.ndarray, metrics: Mapping[str, Any]
+) -> dict[str, Any] | None:
+    """Series: from `evaluate_sequences`' metrics and the (N, T, F) arrays (for the held-out side)."""
+    dtw = metrics["dtw_nearest"]
+    scale = float(np.mean(real.std(axis=(0, 1)))) if real.size else 0.0
+    real_mean = real.mean(axis=0)
+    real_acf = autocorrelation(real)
+    parts = [
+        component(
+            "shape (DTW)",
+            ratio_score(dtw["heldout_mean"], dtw["synthetic_mean"]),
+            1.0,
+            "mean DTW distance of held-out real series to their nearest training series over that of the "
+            "synthetic series (capped at 1); real: 1 by definition",
+        ),
+        component(
+            "mean profile",
+            distance_score(float(np.abs(real_mean - synthetic.mean(axis=0)).mean()), scale),
+            distance_score(float(np.abs(real_mean - test.mean(axis=0)).mean()), scale),
+            "1 − MAE of the per-step mean against the training series, over the values' standard deviation",
+        ),
+        component(
+            "autocorrelation",
+            distance_score(float(np.abs(real_acf - autocorrelation(synthetic)).mean())),
+            distance_score(float(np.abs(real_acf - autocorrelation(test)).mean())),
+            "1 − MAE of the autocorrelations at lags 1..T/2 against the training series",
+        ),
+    ]
+    if "label_tstr" in metrics:
+        auc = metrics["label_tstr"]["roc_auc"]
+        parts.append(
+            component(
+                "label utility (TSTR)",
+                auc_score(auc.get("tstr")),
+                auc_score(auc.get("trtr")),
+                "ROC AUC of a random forest trained on synthetic (real: on real) series, tested on held-out "
+                "series; (AUC − 0.5) / 0.5",
+            )
+        )
+    return headline(parts)

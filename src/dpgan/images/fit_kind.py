@@ -27,7 +27,7 @@ import torch
 from dpgan.devices import to_device
 from dpgan.errors import InputError
 from dpgan.fit import KindData, Plugin, Strategy, register_kind
-from dpgan.images.checks import ImageGroups, ImageSet, to_unit_range
+from dpgan.images.checks import ImageGroups, ImageSet, check_images, to_unit_range
 from dpgan.images.label_guide import ImageLabelGuideHook
 from dpgan.images.labels import SECOND_LABEL_SHARE, ReleasedLabels, kept_codes, release_labels, release_shape
 from dpgan.images.settings import LABEL_GUIDE_BATCH, LABEL_SHARE, MODE_SEEKING_PAIRS, SHAPE_SHARE, ImageSettings
@@ -57,6 +57,52 @@ class ImageDetails:
     @property
     def n_labels(self) -> int:
         return len(self.released.names)
+
+
+def public_input(
+    images: np.ndarray | ImageSet | ImageGroups,
+    labels: np.ndarray | None,
+    *,
+    conditional: bool,
+    declared_shape: tuple[int, int, int] | None,
+) -> ImageSet | ImageGroups:
+    """The input as an ImageSet (an array's shape is public) or ImageGroups (a folder read
+    without a shape), refused on public structure only: labels given or not, the layout, the
+    declared shape against an array's."""
+    if isinstance(images, (ImageSet, ImageGroups)):
+        if labels is not None:
+            raise InputError("an image set read by read_images carries its own labels: pass no labels")
+        labelled = images.labelled if isinstance(images, ImageGroups) else images.labels is not None
+        if conditional and not labelled:
+            raise InputError(
+                "a conditional model needs labelled images (label subfolders, or an .npz 'labels' array), "
+                "or conditional=False"
+            )
+        data = images
+    else:
+        if conditional and labels is None:
+            raise InputError("a conditional model needs labels (or conditional=False)")
+        data = check_images(images, labels if conditional else None)
+    if isinstance(data, ImageSet) and declared_shape is not None and data.shape != declared_shape:
+        raise InputError("the images' shape (C, H, W) is not the declared image_shape")
+    return data
+
+
+def public_labels(
+    classes: Sequence[str] | None, label_prior: Sequence[float] | np.ndarray | None
+) -> tuple[tuple[str, ...] | None, np.ndarray | None]:
+    """The public class list (at least two distinct) and a prior over it (one non-negative weight
+    per class, not all zero), checked."""
+    names = None if classes is None else tuple(str(c) for c in classes)
+    if names is not None and (len(names) < 2 or len(set(names)) != len(names)):
+        raise InputError("classes must list at least two distinct labels")
+    prior = None if label_prior is None else np.asarray(label_prior, dtype=np.float64)
+    if prior is not None:
+        if names is None or prior.shape != (len(names),):
+            raise InputError("label_prior needs classes and one non-negative weight per class")
+        if not (np.all(np.isfinite(prior)) and np.all(prior >= 0) and prior.sum()):
+            raise InputError("label_prior needs one non-negative weight per class, not all zero")
+    return names, prior
 
 
 def check_conv_shape(recipe: ImageRecipe, shape: tuple[int, int, int]) -> None:

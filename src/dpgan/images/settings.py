@@ -71,6 +71,16 @@ class ImageSettings:
     label_guide_epochs: float = 10.0
     label_guide_hidden: tuple[int, ...] = ()
 
+    @classmethod
+    def saved(cls, networks: dict[str, Any]) -> dict[str, Any]:
+        """A model file's `networks` entry as keyword arguments (JSON lists back to tuples; files
+        written before the label guide have no `label_guide_hidden`)."""
+        out = dict(networks)
+        for key in ("mlp_generator_hidden", "mlp_critic_hidden", "label_guide_hidden"):
+            if key in out:
+                out[key] = tuple(out[key])
+        return out
+
     @property
     def conv_generator_width(self) -> int:
         return self.width if self.generator_width is None else self.generator_width

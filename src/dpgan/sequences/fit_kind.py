@@ -31,6 +31,7 @@ from dpgan.fit import KindData, Plugin, register_kind
 from dpgan.models.sequence_units import SeriesUnitCritic, SeriesUnitGenerator
 from dpgan.privacy.unit_rule import REPORT_SIGMAS, ReleasedTally, release_tally
 from dpgan.sequences.codec import RawSeries, SeriesSet, encode
+from dpgan.sequences.describe import dp_bounds, dropped_policy
 from dpgan.sequences.dp_schema import complete_schema
 from dpgan.sequences.plugins import (
     GaussianBasePlugin,
@@ -38,7 +39,7 @@ from dpgan.sequences.plugins import (
     SeriesLabelGuidePlugin,
     StepStatisticsPlugin,
 )
-from dpgan.sequences.schema import DP, SequenceSchema
+from dpgan.sequences.schema import SequenceSchema
 from dpgan.sequences.settings import COUNT_EVENT, COUNT_SHARE, SequenceSettings
 from dpgan.training.config import TrainingConfig
 from dpgan.training.context import FitContext
@@ -205,7 +206,7 @@ class SequenceKind:
 
     def record(self, data: KindData, trained: StrategyResult) -> dict[str, Any]:
         schema, tally = data.details.schema, data.details.tally
-        dp_bounds = [v.name for v in schema.values if v.source == DP]
+        estimated = dp_bounds(schema)
         clipping = "values outside the value columns' bounds are clipped to them"
         gate = {"gaussian_base_gate": float(trained.generator.gate.detach())} if self.networks.gaussian_base else {}
         return {
@@ -215,28 +216,13 @@ class SequenceKind:
             "estimated_dropped_units": tally.estimated_dropped,
             "units": tally.to_dict(),
             "dropped_policy": dropped_policy(schema),
-            "clipping": clipping + (f" (bounds estimated with DP: {', '.join(dp_bounds)})" if dp_bounds else ""),
+            "clipping": clipping + (f" (bounds estimated with DP: {', '.join(estimated)})" if estimated else ""),
             **trained.record,
             **gate,
         }
 
 
-def dropped_policy(schema: SequenceSchema) -> str:
-    """The input rule in words: which series are dropped (and counted with DP), for the record."""
-    policy = (
-        "each series is kept or dropped by its own cells: dropped when its times are missing, unreadable or "
-        "of mixed kinds, when it has not exactly `length` readings at distinct times, a missing or "
-        "non-numeric value, or not one label"
-    )
-    if schema.label is not None:
-        source = "DP-released" if schema.categories_source == DP else "public"
-        policy += f", or a label outside the {source} label set"
-    if schema.entity is not None:
-        policy += f"; an {schema.entity!r} entity is dropped when none of its series is kept"
-    return policy + "; the dropped are counted with DP, per reason"
-
-
 register_kind(SequenceKind.name, SequenceKind)
 
-__all__ = ["SequenceKind", "SeriesDetails", "count_units", "dropped_policy", "series_critic", "series_generator",
+__all__ = ["SequenceKind", "SeriesDetails", "count_units", "series_critic", "series_generator",
            "series_units"]  # fmt: skip

@@ -288,4 +288,15 @@ def schema_for_array(shape: tuple[int, ...], labelled: bool) -> SequenceSchema:
     )
 
 
-__all__ = ["DP", "PUBLIC", "SequenceSchema", "ValueColumn", "schema_for_array", "schema_from_options"]
+def coerce_schema(schema: SequenceSchema | dict | str | Path) -> SequenceSchema:
+    """A SequenceSchema from itself, its dict or its JSON file."""
+    if isinstance(schema, SequenceSchema):
+        return schema
+    if isinstance(schema, dict):
+        return SequenceSchema.from_dict(schema)
+    if isinstance(schema, (str, Path)):
+        return SequenceSchema.from_json(schema)
+    raise InputError("schema must be a SequenceSchema, a dict or a path to a JSON file")
+
+
+__all__ = ["DP", "PUBLIC", "SequenceSchema", "ValueColumn", "coerce_schema", "schema_for_array", "schema_from_options"]

@@ -52,33 +52,31 @@ import pandas as pd
 import torch
 
 from dpgan.devices import seeded_generator, to_device
-from dpgan.errors import BudgetError, DPGanWarning, InputError
+from dpgan.errors import BudgetError, DPGanWarning
+from dpgan.fit import KindData, release_plugins
 from dpgan.privacy.accounting import Budget, PrivacyLedger
-from dpgan.privacy.calibration import BudgetShares, sigma_and_steps
+from dpgan.privacy.calibration import sigma_and_steps
 from dpgan.privacy.distributed import SINGLE_PROCESS, ProcessGroupContext
 from dpgan.privacy.releases import sampled_steps_event
 from dpgan.recipes import Recipe
 from dpgan.synthesizers.arguments import FitOptions
 from dpgan.synthesizers.public_data import PublicTable, encode_public
-from dpgan.synthesizers.resume import ResumableFit, releases_fingerprint
+from dpgan.synthesizers.resume import ResumableFit, releases_before_training
 from dpgan.synthesizers.sampling import RowPostProcessor, TableSampler
 from dpgan.synthesizers.selection_plan import reserve_selection, select_released, split_heldout
-from dpgan.tables.conditioning import Condition, build_condition, check_condition_column
+from dpgan.tables.conditioning import Condition, build_condition, condition_column_for
 from dpgan.tables.encoder import TableEncoder, public_dtypes
-from dpgan.tables.label_model import LabelModel, fit_label_model, label_target
+from dpgan.tables.label_model import LabelModel, label_target
+from dpgan.tables.plugins import AnchorCounts, TableExtras, label_model_from_tables, table_plugins
 from dpgan.tables.preparation import Prepared, prepare_table, purchased_schema_entries
 from dpgan.tables.schema import Schema, binary_coded, with_geo
-from dpgan.tables.schema_inference import PublicHints
-from dpgan.tables.table_label_model import match_prior, naive_bayes_label_model
-from dpgan.training.aux_classifier import fit_aux_classifier
+from dpgan.tables.table_label_model import match_prior
 from dpgan.training.checkpoint import FitCheckpoint
 from dpgan.training.config import TrainingConfig
+from dpgan.training.context import FitBudget, FitContext
 from dpgan.training.dp_critic import TrainingResult, train_dp_critic
 from dpgan.training.dp_generator import train_dp_generator
-from dpgan.training.gan_loop import GeneratorHook
 from dpgan.training.generator_losses import GeneratorObjective
-from dpgan.training.marginals import AnchorHook, MarginalCounts, measure_anchor
-from dpgan.training.pair_marginals import PairAnchorHook, PairCounts, measure_pair_anchor
 from dpgan.training.progress import FitProgressFn, StepReporter
 from dpgan.training.public_warm_start import PublicWarmStart
 from dpgan.training.schedule import Schedule, gan_schedule_for
@@ -195,10 +193,10 @@ def fit_table(
     )
     selection = None
     if holdout is not None:  # reserved before σ is calibrated, so training leaves room for it
-        selection = reserve_selection(ledger, settings)
+        selection = reserve_selection(ledger, settings.config, settings.epsilon)
     checkpoint = None
     if resume is not None:
-        checkpoint = resume.checkpoint(_releases_before_training(ledger, schema, condition, extras))
+        checkpoint = resume.checkpoint(releases_before_training(ledger, schema, condition, extras))
         checkpoint.writer = context.is_main
     result, schedule, sigma = _train_gan(  # step 6
         encoded,
@@ -218,7 +216,9 @@ def fit_table(
     )
     selection_record = None
     if selection is not None and holdout is not None:  # step 6b
-        generator, selection_record = select_released(selection, holdout, encoder, condition, settings, torch_gen, rng)
+        generator, selection_record = select_released(
+            selection, holdout, encoder, condition, settings.config, torch_gen, rng
+        )
         result = replace(result, generator=generator)
     match_label_prior(extras, result.generator, encoder, condition, settings, rng)
     spent = ledger.epsilon(settings.delta, settings.accountant)  # step 7
@@ -279,7 +279,10 @@ def _prepare(
     (dpgan.tables.preparation); returns it, the fraction and the condition column (checked first). Its
     notes are the caller's to print (after a resumable fit has pinned its seed)."""
     without_dp = schema is None and settings.schema_from_data_without_dp
-    condition_column = _condition_column(settings, schema, options.hints, data)
+    condition_column = condition_column_for(
+        settings.condition_column, recipe=settings.recipe.name, conditional=settings.recipe.conditional,
+        schema=schema, target_hint=options.hints.target, columns=list(data.columns),
+    )  # fmt: skip
     needs_prior = condition_column is not None and (
         without_dp or (schema is not None and not schema[condition_column].frequencies)
     )
@@ -303,55 +306,6 @@ def _prepare(
     return prepared, fraction, condition_column
 
 
-def label_model_from_tables(cfg: TrainingConfig, label_column: str | None, condition_column: str | None) -> bool:
-    """Whether the label model is read off the 2-way tables: asked for, or "auto" with the anchor
-    on and the target measured (the conditioning column is not)."""
-    if cfg.label_model_kind == "auto":
-        measured = cfg.pair_anchor and condition_column != label_column
-        return label_column is not None and measured
-    return cfg.label_model_kind == "pair-tables"
-
-
-@dataclass
-class AnchorCounts:
-    """The exact per-row sums the anchors the config asks for release (None for one that is off).
-
-    `add` takes encoded rows: the whole table in memory, or a streamed fit's batches in table
-    order; the sums are equal either way (dpgan.training.marginals.continued_sums), so the
-    releases, drawn from the same rng at the same σ, are equal too."""
-
-    marginals: MarginalCounts | None
-    pairs: PairCounts | None
-
-    @classmethod
-    def for_config(cls, cfg: TrainingConfig, encoder: TableEncoder, condition_column: str | None) -> "AnchorCounts":
-        marginals = MarginalCounts.empty(encoder.spans, condition_column) if cfg.marginal_anchor else None
-        pairs = PairCounts.empty(encoder.spans, condition_column) if cfg.pair_anchor else None
-        return cls(marginals, pairs)
-
-    @property
-    def wanted(self) -> bool:
-        return self.marginals is not None or self.pairs is not None
-
-    def add(self, encoded: torch.Tensor) -> None:
-        for counts in (self.marginals, self.pairs):
-            if counts is not None:
-                counts.add(encoded)
-
-
-@dataclass
-class _Extras:
-    """The DP extras of step 5: the generator's objective (with its auxiliary classifier, if
-    any), the label model, its column and how it was made ("dp-sgd" or "pair-tables"; None
-    without one), and the generator's plug-ins (the marginal anchor)."""
-
-    objective: GeneratorObjective
-    label_column: str | None
-    label_model: LabelModel | None
-    hooks: tuple[GeneratorHook, ...]
-    label_model_kind: str | None = None
-
-
 def _fit_extras(
     encoded: torch.Tensor | None,
     encoder: TableEncoder,
@@ -365,9 +319,9 @@ def _fit_extras(
     torch_gen: torch.Generator,
     context: ProcessGroupContext = SINGLE_PROCESS,
     counts: AnchorCounts | None = None,
-) -> _Extras:
-    """Each extra the config asks for, trained with DP until the ledger reaches its cumulative
-    share of ε (`spent` so far plus its own fraction): classifier, label model, anchors.
+) -> TableExtras:
+    """Each extra the config asks for (dpgan.tables.plugins), released in order at its cumulative
+    share of ε after `spent`: classifier, label model, anchors.
 
     The anchors read only `counts` (the table's exact sums; counted here from `encoded` when not
     given). A streamed fit passes `counts` and no `encoded`: the DP-SGD extras, which need the
@@ -376,68 +330,24 @@ def _fit_extras(
     objective = GeneratorObjective(
         cfg.loss, info_weight=cfg.info_loss_weight, classifier_weight=cfg.classifier_loss_weight
     )
-    shares = BudgetShares(settings.epsilon, settings.delta, settings.accountant)
     skip = condition.column if condition is not None else None
-    if cfg.classifier_loss_weight > 0 and condition is not None:
-        if encoded is None:
-            raise RuntimeError("internal error: the auxiliary classifier needs the encoded table")
-        spent += cfg.classifier_budget_fraction
-        objective.condition = condition
-        objective.classifier = fit_aux_classifier(
-            encoded,
-            condition,
-            cfg,
-            rows=rows,
-            share=shares.at(spent),
-            ledger=ledger,
-            generator=torch_gen,
-            context=context,
-        )
     label_column = label_target(encoder.schema) if cfg.label_model else None
-    label_model = None
     from_tables = label_model_from_tables(cfg, label_column, skip)
-    if label_column is not None and not from_tables:
-        if encoded is None:
-            raise RuntimeError("internal error: the DP-SGD label model needs the encoded table")
-        spent += cfg.label_model_budget_fraction
-        label_model = fit_label_model(
-            encoded,
-            encoder,
-            label_column,
-            cfg,
-            rows=rows,
-            share=shares.at(spent),
-            ledger=ledger,
-            generator=torch_gen,
-            context=context,
-        )
     if counts is None:
         if encoded is None:
             raise RuntimeError("internal error: the anchors need the encoded table or its counts")
         counts = AnchorCounts.for_config(cfg, encoder, skip)
         counts.add(encoded)  # the same counting a streamed fit does batch by batch
-    hooks: tuple[GeneratorHook, ...] = ()
-    if cfg.marginal_anchor:
-        assert counts.marginals is not None
-        spent += cfg.marginal_budget_fraction
-        anchor = measure_anchor(counts.marginals, share=shares.at(spent), ledger=ledger, rng=rng)
-        hooks = (AnchorHook.from_config(anchor, cfg),)
-    if cfg.pair_anchor:
-        assert counts.pairs is not None
-        spent += cfg.pair_budget_fraction
-        pairs = measure_pair_anchor(counts.pairs, share=shares.at(spent), ledger=ledger, rng=rng)
-        # never warm up for longer than the GAN trains (a short fit, e.g. a test's, stays short)
-        steps = gan_schedule_for(cfg, rows, settings.recipe.dp_on).steps
-        hooks = (*hooks, PairAnchorHook.from_config(pairs, cfg, max_warmup_steps=steps))
-        if label_column is not None and from_tables:  # post-processing of the tables: no entry
-            label_model = naive_bayes_label_model(pairs, encoder, label_column)
-            label_column = None if label_model is None else label_column
-    kind = None if label_column is None else ("pair-tables" if from_tables else "dp-sgd")
-    return _Extras(objective, label_column, label_model, hooks, kind)
+    extras = TableExtras(encoded, encoder, condition, rows, counts, objective, torch_gen, context)
+    budget = FitBudget(settings.epsilon, settings.delta, settings.accountant, settings.noise_multiplier)
+    ctx = FitContext.holding(budget, ledger, rng, spent)
+    plugins = table_plugins(cfg, settings.recipe.dp_on, condition, label_column, from_tables)
+    extras.hooks = release_plugins(ctx, plugins, KindData(encoded, rows, extras), None)  # type: ignore[arg-type]
+    return extras
 
 
 def match_label_prior(
-    extras: _Extras,
+    extras: TableExtras,
     generator: torch.nn.Module,
     encoder: TableEncoder,
     condition: Condition | None,
@@ -457,7 +367,7 @@ def _train_gan(
     encoded: torch.Tensor,
     encoder: TableEncoder,
     condition: Condition | None,
-    extras: _Extras,
+    extras: TableExtras,
     rows: int,
     settings: FitSettings,
     *,
@@ -532,42 +442,3 @@ def _train_gan(
             context=context,
         )
     return result, schedule, sigma
-
-
-def _releases_before_training(
-    ledger: PrivacyLedger, schema: Schema, condition: Condition | None, extras: _Extras
-) -> str:
-    """The fingerprint a resumed fit's replay must reproduce: every release before the loop."""
-    tensors: list[torch.Tensor] = []
-    if extras.label_model is not None:
-        tensors += list(extras.label_model.tensors().values())
-    if isinstance(extras.objective.classifier, torch.nn.Module):
-        tensors += list(extras.objective.classifier.state_dict().values())
-    for hook in extras.hooks:
-        tensors += hook.released()
-    values = {
-        "ledger": ledger.to_dict(),
-        "schema": schema.to_dict(),
-        "condition": None if condition is None else condition.to_dict(),
-    }
-    return releases_fingerprint(values, tensors)
-
-
-def _condition_column(
-    settings: FitSettings, schema: Schema | None, hints: PublicHints, data: pd.DataFrame
-) -> str | None:
-    """The column to condition on: the user's, else the target for conditional recipes."""
-    column = settings.condition_column
-    if column is None and settings.recipe.conditional:
-        column = schema.target if schema is not None else hints.target
-        if column is None:
-            raise InputError(
-                f"recipe {settings.recipe.name} conditions on a column: pass condition=COLUMN "
-                "(or name a target: target=COLUMN, --target, or a schema with a 'target')"
-            )
-    if column is not None:
-        if column not in data.columns:
-            raise InputError(f"condition column {column!r} is not in the table")
-        if schema is not None:
-            check_condition_column(schema, column)
-    return column

@@ -1,32 +1,15 @@
 """ImageSynthesizer: DP synthetic images (DP-CGAN, a DCGAN-style conv GAN, the noise-layer GAN).
 
 The unit of privacy is one image with its label, and no image decides a public fact
-(dpgan.privacy.unit_rule): whether the fit runs, the image shape, the label names and their
-order, and what model.json records depend on public inputs (the array's dtype and non-N shape,
-the declared `image_shape` and `classes`, the folder's layout) and on DP releases in the ledger.
-The flow, each private read charged to one ledger:
-1. the images are checked by public rules and a rule per image (dpgan.images.checks, .io): an
-   image with a pixel outside [0, 1], an unusable label or an unreadable PNG is dropped and
-   counted, never a reason to refuse the set; uint8 scaled by /255, then all to [-1, 1];
-2. a PNG folder read without a declared shape: the shape released by partition selection over the
-   shapes present (dpgan.images.labels.release_shape; SHAPE_SHARE of ε, extra δ); PNGs of other
-   shapes dropped and counted;
-3. one Gaussian release of the image tally (dpgan.images.labels): kept per label (or one kept cell),
-   dropped per reason. It gives the count N̂ that sets the Poisson rate and the step count, the
-   label shares the generator draws from (a public prior replaces them when given), the dropped
-   counts (``training["units"]``) and, without a public class list, the label set itself (partition
-   selection, extra δ in the ledger); images whose label is not released, or not in the class
-   list, are dropped;
-4. the GAN, by recipe (dpgan.recipes.images): WGAN-GP or BCE with DP-SGD on the critic through the
-   engine (dpgan.training.dp_critic: Poisson sampling of images, the real term and the gradient
-   penalty clipped together per image, one ledger event per critic step), or the noise-layer GAN
-   (dpgan.training.noise_layer), whose published form claims no ε.
-The generator (its average) is released; sampling from it is post-processing.
+(dpgan.privacy.unit_rule): the fit, the shape, the label names and their order, and model.json
+depend on public inputs (the array's dtype and non-N shape, the declared `image_shape` and
+`classes`, the folder's layout) and on DP releases in the ledger; an image that breaks a rule of
+its own (dpgan.images.checks, .io) is dropped and counted. The fit is the one pipeline (dpgan.fit)
+with the image kind (dpgan.images.fit_kind); sampling the released generator is post-processing.
 """
 
 from __future__ import annotations
 
-import secrets
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -34,12 +17,20 @@ from typing import Any
 import numpy as np
 import torch
 
-from dpgan.api import Synthesizer
+from dpgan.api import Synthesizer, check_sample_count, imposed_labels, network_settings, sampling_generator
 from dpgan.devices import on_device, released_on_cpu
 from dpgan.errors import InputError, ModelFileError
 from dpgan.fit import run_fit
-from dpgan.images.checks import INPUT_RULE, ImageGroups, ImageSet, check_images, check_shape
-from dpgan.images.fit_kind import ImageDetails, ImageKind, check_conv_shape, image_generator
+from dpgan.images.checks import INPUT_RULE, ImageGroups, ImageSet, check_shape
+from dpgan.images.fit_kind import (
+    ImageDetails,
+    ImageKind,
+    check_conv_shape,
+    image_generator,
+    public_input,
+    public_labels,
+)
+from dpgan.images.sampling import render_samples
 from dpgan.images.settings import IMAGE_DEFAULTS, MAX_SAMPLE, ImageSettings
 from dpgan.models.image_units import ImageUnitGenerator
 from dpgan.privacy.accounting import PrivacyLedger
@@ -84,22 +75,12 @@ class ImageSynthesizer(Synthesizer):
             threads=threads,
         )
         self.recipe: ImageRecipe = get_image_recipe(recipe)
-        network_keys = {k: settings.pop(k) for k in list(settings) if k in ImageSettings.__dataclass_fields__}
-        self.networks = ImageSettings(**network_keys)
-        self.networks.check()
+        self.networks = network_settings(ImageSettings, settings)
         if self.networks.label_guide and self.recipe.strategy != "dp-critic":
             raise InputError("label_guide is for the dp-critic recipes (dcgan, dp-cgan)")
         self.config = critic_config(IMAGE_DEFAULTS | self.recipe.overrides, settings)
         self.conditional = bool(conditional)
-        self.classes = None if classes is None else tuple(str(c) for c in classes)
-        if self.classes is not None and (len(self.classes) < 2 or len(set(self.classes)) != len(self.classes)):
-            raise InputError("classes must list at least two distinct labels")
-        self.label_prior = None if label_prior is None else np.asarray(label_prior, dtype=np.float64)
-        if self.label_prior is not None:
-            if self.classes is None or self.label_prior.shape != (len(self.classes),):
-                raise InputError("label_prior needs classes and one non-negative weight per class")
-            if not (np.all(np.isfinite(self.label_prior)) and np.all(self.label_prior >= 0) and self.label_prior.sum()):
-                raise InputError("label_prior needs one non-negative weight per class, not all zero")
+        self.classes, self.label_prior = public_labels(classes, label_prior)
         # the declared (C, H, W): public, so a PNG folder's other shapes are dropped and nothing is bought
         self.declared_shape = None if image_shape is None else check_shape(image_shape)
         self.image_shape: tuple[int, int, int] | None = None  # the fitted shape
@@ -134,31 +115,6 @@ class ImageSynthesizer(Synthesizer):
         released_on_cpu(self.generator, getattr(self, "_critic_in_memory", None))
         return self
 
-    def _public_input(
-        self, images: np.ndarray | ImageSet | ImageGroups, labels: np.ndarray | None
-    ) -> ImageSet | ImageGroups:
-        """The input as an ImageSet (an array's shape is public) or ImageGroups (a folder read
-        without a shape), refused on public structure only: labels given or not, the layout, the
-        declared shape against an array's."""
-        if isinstance(images, (ImageSet, ImageGroups)):
-            if labels is not None:
-                raise InputError("an image set read by read_images carries its own labels: pass no labels")
-            labelled = images.labelled if isinstance(images, ImageGroups) else images.labels is not None
-            if self.conditional and not labelled:
-                raise InputError(
-                    "a conditional model needs labelled images (label subfolders, or an .npz 'labels' array), "
-                    "or conditional=False"
-                )
-            data = images
-        else:
-            if self.conditional and labels is None:
-                raise InputError("a conditional model needs labels (or conditional=False)")
-            data = check_images(images, labels if self.conditional else None)
-        if isinstance(data, ImageSet):
-            if self.declared_shape is not None and data.shape != self.declared_shape:
-                raise InputError("the images' shape (C, H, W) is not the declared image_shape")
-        return data
-
     def _fit(
         self,
         images: np.ndarray | ImageSet | ImageGroups,
@@ -166,7 +122,7 @@ class ImageSynthesizer(Synthesizer):
         progress: FitProgressFn | None = None,
     ) -> None:
         # refusals on public inputs come first, before any release; after a release only its output decides
-        given = self._public_input(images, labels)
+        given = public_input(images, labels, conditional=self.conditional, declared_shape=self.declared_shape)
         # the caller's array rank is public (its form, not its content): samples come back in it
         input_rank = 4 if isinstance(images, (ImageSet, ImageGroups)) or np.ndim(images) != 3 else 3
         if isinstance(given, ImageSet):
@@ -194,30 +150,12 @@ class ImageSynthesizer(Synthesizer):
         names, or None for an unlabelled model). `label` fixes every image's label."""
         self._require_fitted()
         assert isinstance(self.generator, ImageUnitGenerator)
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= n <= MAX_SAMPLE:
-            raise InputError(f"n must be a whole number from 1 to {MAX_SAMPLE:,}")
-        imposed = None
-        if label is not None:
-            if not self.label_names:
-                raise InputError("this model has no labels: it cannot generate by label")
-            if str(label) not in self.label_names:
-                raise InputError(f"{label!r} is not a label of this model; choose one of {', '.join(self.label_names)}")
-            imposed = torch.full((int(n),), self.label_names.index(str(label)), dtype=torch.long)
-        generator = torch.Generator(device="cpu").manual_seed(seed if seed is not None else secrets.randbits(63))
-        chunks, codes_out = [], []
-        for start in range(0, int(n), 4096):
-            size = min(4096, int(n) - start)
-            part = None if imposed is None else imposed[start : start + size]
-            images, codes = self.generator.sample(size, generator, part)
-            chunks.append(((images.clamp(-1, 1) + 1) / 2).cpu().numpy())
-            if codes is not None:
-                codes_out.append(codes.cpu().numpy())
-        unit = np.concatenate(chunks)
-        out = np.round(unit * 255).astype(np.uint8) if self.input_dtype == "uint8" else unit.astype(np.float32)
-        if self.input_rank == 3:  # one channel (an N×H×W input has C = 1): drop its axis again
-            out = out[:, 0]
-        labels = np.array(self.label_names)[np.concatenate(codes_out)] if codes_out else None
-        return out, labels
+        n = check_sample_count(n, MAX_SAMPLE)
+        imposed = imposed_labels(label, self.label_names, n, "this model has no labels: it cannot generate by label")
+        generator = sampling_generator(seed)
+        return render_samples(
+            self.generator, n, generator, imposed, self.input_dtype, self.input_rank, self.label_names
+        )
 
     # ------------------------------------------------------------ report, save, load
     def privacy_report(self) -> dict[str, Any]:
@@ -281,11 +219,7 @@ class ImageSynthesizer(Synthesizer):
         if meta.get("kind") != KIND:
             raise ModelFileError(f"{path} is not an image model")
         try:
-            networks = dict(meta["networks"])
-            for key in ("mlp_generator_hidden", "mlp_critic_hidden"):
-                networks[key] = tuple(networks[key])
-            if "label_guide_hidden" in networks:  # absent from files written before the label guide
-                networks["label_guide_hidden"] = tuple(networks["label_guide_hidden"])
+            networks = ImageSettings.saved(meta["networks"])
             synth = cls(
                 epsilon=meta["epsilon_target"],
                 delta=meta["delta"],

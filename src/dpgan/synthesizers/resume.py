@@ -38,7 +38,10 @@ import torch
 
 from dpgan import __version__
 from dpgan.errors import InputError
+from dpgan.privacy.accounting import PrivacyLedger
 from dpgan.synthesizers.arguments import FitOptions
+from dpgan.tables.conditioning import Condition
+from dpgan.tables.plugins import TableExtras
 from dpgan.tables.schema import Schema
 from dpgan.training.checkpoint import IDENTITY_FILE, STATE_FILE, FitCheckpoint, check_every, read_checkpoint
 
@@ -175,3 +178,22 @@ def releases_fingerprint(values: dict[str, Any], tensors: Iterable[torch.Tensor]
 def _json_digest(value: Any) -> str:
     """SHA-256 of `value` as canonical JSON (sorted keys; what JSON lacks, as its str)."""
     return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def releases_before_training(
+    ledger: PrivacyLedger, schema: Schema, condition: Condition | None, extras: TableExtras
+) -> str:
+    """The fingerprint a resumed fit's replay must reproduce: every release before the loop."""
+    tensors: list[torch.Tensor] = []
+    if extras.label_model is not None:
+        tensors += list(extras.label_model.tensors().values())
+    if isinstance(extras.objective.classifier, torch.nn.Module):
+        tensors += list(extras.objective.classifier.state_dict().values())
+    for hook in extras.hooks:
+        tensors += hook.released()
+    values = {
+        "ledger": ledger.to_dict(),
+        "schema": schema.to_dict(),
+        "condition": None if condition is None else condition.to_dict(),
+    }
+    return releases_fingerprint(values, tensors)

@@ -11,7 +11,7 @@ the ledger (parallel composition would be tighter; it is not claimed).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import torch
@@ -30,9 +30,6 @@ from dpgan.training.selection import (
     released_generator,
     select_snapshots,
 )
-
-if TYPE_CHECKING:  # fit_plan imports this module
-    from dpgan.synthesizers.fit_plan import FitSettings
 
 
 @dataclass
@@ -64,10 +61,9 @@ class Selection:
     keeper: SnapshotKeeper
 
 
-def reserve_selection(ledger: PrivacyLedger, settings: "FitSettings") -> Selection:
+def reserve_selection(ledger: PrivacyLedger, cfg: TrainingConfig, fit_epsilon: float) -> Selection:
     """Q pure (ε_sel/Q)-DP releases, ε_sel = selection_budget_fraction·ε, reserved in the ledger."""
-    cfg = settings.config
-    epsilon = cfg.selection_budget_fraction * settings.epsilon
+    epsilon = cfg.selection_budget_fraction * fit_epsilon
     note = (
         f"exponential mechanism (Gumbel report-noisy-max) over {cfg.select_checkpoints} snapshots of G, "
         f"{cfg.select_top} round(s) at ε={epsilon / cfg.select_top:.4g} each; utility: Brier score of 2-way "
@@ -83,12 +79,11 @@ def select_released(
     holdout: Holdout,
     encoder: TableEncoder,
     condition: Condition | None,
-    settings: "FitSettings",
+    cfg: TrainingConfig,
     torch_gen: torch.Generator,
     rng: np.random.Generator,
 ) -> tuple[torch.nn.Module, dict[str, Any]]:
     """The DP choice among the snapshots (charged to its reservation) and what the model records."""
-    cfg = settings.config
     steps_states = selection.keeper.candidates()
     states = [state for _, state in steps_states]
 

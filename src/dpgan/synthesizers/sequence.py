@@ -1,35 +1,21 @@
 """SequenceSynthesizer: DP synthetic fixed-length series (Frigerio et al.'s dp-GAN for time series).
 
-The flow, each private read charged to one ledger:
-1. the series are read with the schema's column roles by the unit rule (dpgan.sequences.reader): each
-   series is kept or dropped (with a reason) by its own cells, its readings ordered by its own times;
-   nothing about one series is refused or decides how another is read;
-2. what the schema leaves unknown (value bounds, the label set) is released with DP
-   (dpgan.sequences.dp_schema: minima/maxima histograms, Gaussian partition selection), then the
-   series are scaled with the completed schema, clipped to its bounds, and those whose label was not
-   released are dropped;
-3. one Gaussian release of the unit counts (units kept, units dropped per reason, after 1-2): adding
-   or removing one unit (a series, or an entity with all its series) changes one count by 1, so
-   sensitivity 1 (dpgan.privacy.unit_rule). The kept count N̂ sets the Poisson rate q = L/N̂ and the
-   step count; the dropped counts are the report's. A fit on no readable series still runs (warned);
-4. units are built: one series each, or, with an entity column, `max_series_per_entity` series
-   drawn at random (with replacement when an entity has fewer) from each entity's complete series,
-   so one entity is one unit however many series it owns: the accountant's neighbour is one entity;
-5. WGAN-GP with DP-SGD on the critic through the engine (dpgan.training.dp_critic): Poisson
-   sampling of units, the real term and the gradient penalty clipped together per unit, Gaussian
-   noise, one ledger event per critic step; an LSTM generator, an MLP (default) or LSTM critic.
-The generator (its average) is released; sampling from it is post-processing.
+The series are read with the schema's column roles by the unit rule (dpgan.sequences.reader): each
+series is kept or dropped (with a reason) by its own cells, its readings ordered by its own times;
+nothing about one series is refused or decides how another is read. The fit is the one pipeline
+(dpgan.fit) with the sequence kind (dpgan.sequences.fit_kind: the DP schema and unit counts, units
+of one series or one entity, the plug-ins of dpgan.sequences.plugins), then WGAN-GP with DP-SGD on
+the critic through the engine: an LSTM generator, an MLP (default) or LSTM critic. The generator
+(its average) is released; sampling from it is post-processing.
 
-With `gaussian_base`, step 5 is preceded by the DP Gaussian's release (dpgan.sequences.baseline's
-mechanism, charged at `gaussian_base_fraction` of ε) and G's series are draws of it plus a gated LSTM
-residual (dpgan.models.sequence_units); the critic's DP-SGD gets the rest of ε. Measured on the water
-days at ε = 3 (bench/results/sequences_water_gaussian_base.jsonl), it does not beat the Gaussian fitted
-on all of ε, so it stays off.
+With `gaussian_base`, G's series are draws of the DP Gaussian (released first at
+`gaussian_base_fraction` of ε) plus a gated LSTM residual. Measured on the water days at ε = 3
+(bench/results/sequences_water_gaussian_base.jsonl), it does not beat the Gaussian fitted on all
+of ε, so it stays off.
 """
 
 from __future__ import annotations
 
-import secrets
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -38,7 +24,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from dpgan.api import Synthesizer
+from dpgan.api import Synthesizer, check_sample_count, imposed_labels, network_settings, sampling_generator
 from dpgan.devices import on_device, released_on_cpu
 from dpgan.errors import InputError, ModelFileError
 from dpgan.fit import run_fit
@@ -52,8 +38,9 @@ from dpgan.sequences.codec import (
     unscale,
     write_long,
 )
-from dpgan.sequences.fit_kind import SequenceKind, dropped_policy, series_generator
-from dpgan.sequences.schema import DP, SequenceSchema, schema_for_array
+from dpgan.sequences.describe import dp_items, dropped_policy, schema_source
+from dpgan.sequences.fit_kind import SequenceKind, series_generator
+from dpgan.sequences.schema import SequenceSchema, coerce_schema, schema_for_array
 from dpgan.sequences.settings import SEQUENCE_DEFAULTS, SequenceSettings
 from dpgan.serialization import check_model_destination, read_model_dir, write_model_dir
 from dpgan.threads import fit_threads
@@ -63,16 +50,6 @@ from dpgan.training.strategies import critic_config
 
 KIND = "sequence"
 MAX_SAMPLE = 1_000_000
-
-
-def _coerce_schema(schema: SequenceSchema | dict | str | Path) -> SequenceSchema:
-    if isinstance(schema, SequenceSchema):
-        return schema
-    if isinstance(schema, dict):
-        return SequenceSchema.from_dict(schema)
-    if isinstance(schema, (str, Path)):
-        return SequenceSchema.from_json(schema)
-    raise InputError("schema must be a SequenceSchema, a dict or a path to a JSON file")
 
 
 class SequenceSynthesizer(Synthesizer):
@@ -100,9 +77,7 @@ class SequenceSynthesizer(Synthesizer):
             device=device,
             threads=threads,
         )
-        network_keys = {k: settings.pop(k) for k in list(settings) if k in SequenceSettings.__dataclass_fields__}
-        self.networks = SequenceSettings(critic=critic, **network_keys)
-        self.networks.check()
+        self.networks = network_settings(SequenceSettings, settings, critic=critic)
         self.config = critic_config(SEQUENCE_DEFAULTS, settings)
         self.schema: SequenceSchema | None = None
         self.input_form = "long"
@@ -138,7 +113,7 @@ class SequenceSynthesizer(Synthesizer):
             if not isinstance(data, np.ndarray):
                 raise InputError("a long table needs its schema (the id, time and value columns, the length)")
             schema = schema_for_array(data.shape, labels is not None)
-        schema = _coerce_schema(schema)
+        schema = coerce_schema(schema)
         if isinstance(data, pd.DataFrame):
             raw, form = read_long_raw(data, schema), "long"
         elif isinstance(data, np.ndarray):
@@ -157,18 +132,11 @@ class SequenceSynthesizer(Synthesizer):
         or (array (n, T, F), labels or None). `label` fixes every series' label (conditional)."""
         self._require_fitted()
         assert self.schema is not None and isinstance(self.generator, SeriesUnitGenerator)
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= n <= MAX_SAMPLE:
-            raise InputError(f"n must be a whole number from 1 to {MAX_SAMPLE:,}")
-        imposed = None
-        if label is not None:
-            if self.schema.label is None:
-                raise InputError("this model has no label column: it cannot generate by label")
-            names = [str(c) for c in self.schema.categories]
-            if str(label) not in names:
-                raise InputError(f"{label!r} is not a label of this model; choose one of {', '.join(names)}")
-            imposed = torch.full((int(n),), names.index(str(label)), dtype=torch.long)
-        generator = torch.Generator(device="cpu").manual_seed(seed if seed is not None else secrets.randbits(63))
-        values, codes = self.generator.sample(int(n), generator, imposed)
+        n = check_sample_count(n, MAX_SAMPLE)
+        names = [str(c) for c in self.schema.categories] if self.schema.label is not None else []
+        imposed = imposed_labels(label, names, n, "this model has no label column: it cannot generate by label")
+        generator = sampling_generator(seed)
+        values, codes = self.generator.sample(n, generator, imposed)
         values_np = values.cpu().numpy()
         codes_np = None if codes is None else codes.cpu().numpy()
         if self.input_form == "array":
@@ -204,8 +172,8 @@ class SequenceSynthesizer(Synthesizer):
             "kind": KIND,
             "unit_of_privacy": protected,
             "input_rule": dropped_policy(self.schema),
-            "schema_source": _schema_source(self.schema),
-            "dp_schema": _dp_items(self.schema),
+            "schema_source": schema_source(self.schema),
+            "dp_schema": dp_items(self.schema),
         }
 
     def save(self, path: str | Path, *, overwrite: bool = False) -> Path:
@@ -248,35 +216,6 @@ class SequenceSynthesizer(Synthesizer):
         except (KeyError, TypeError, ValueError, RuntimeError, InputError) as exc:
             raise ModelFileError(f"{path} holds an inconsistent model: {exc}") from None
         return synth
-
-
-def _dp_bounds(schema: SequenceSchema) -> list[str]:
-    return [v.name for v in schema.values if v.source == DP]
-
-
-def _dp_items(schema: SequenceSchema) -> dict[str, Any]:
-    """What the fit estimated with DP (in the ledger), as released: bounds by column, the label set."""
-    out: dict[str, Any] = {}
-    bounds = {v.name: [v.min, v.max] for v in schema.values if v.source == DP}
-    if bounds:
-        out["bounds"] = bounds
-    if schema.categories_source == DP:
-        out["labels"] = {str(schema.label): list(schema.categories)}
-    return out
-
-
-def _schema_source(schema: SequenceSchema) -> str:
-    """One line: which parts of the schema are public and which are DP estimates in the ledger."""
-    dp = [f"bounds of {name!r}" for name in _dp_bounds(schema)]
-    if schema.categories_source == DP:
-        dp.append(f"the label set of {schema.label!r}")
-    if not dp:
-        return schema.source
-    public = [f"bounds of {v.name!r}" for v in schema.values if v.source != DP]
-    if schema.label is not None and schema.categories_source != DP:
-        public.append(f"the label set of {schema.label!r}")
-    line = f"{schema.source}; estimated with DP (in the ledger): {', '.join(dp)}"
-    return line + (f"; public: {', '.join(public)}" if public else "")
 
 
 __all__ = ["SequenceSettings", "SequenceSynthesizer"]

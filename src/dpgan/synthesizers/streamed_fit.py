@@ -10,8 +10,8 @@ batches (dpgan.tables.parquet_source) instead of held as a DataFrame:
 5. the marginal and 2-way anchors (and the label model read off the 2-way tables): their exact
    counts are sums over rows, added batch by batch over the encoded rows (the in-memory path
    makes the same `AnchorCounts.add` call on the whole table; the sums are equal bit for bit) and
-   released by fit_plan's `_fit_extras` at the same σ from the same `rng`, so their ledger entries
-   and released tables equal the in-memory ones. They are added in the conform pass of step 2
+   released by fit_plan's `_fit_extras` (dpgan.tables.plugins) at the same σ from the same `rng`,
+   so their ledger entries and released tables equal the in-memory ones. They are added in the conform pass of step 2
    (`ConformPass`: each batch is conformed once, then encoded, counted and, while the encoded
    table fits the memory budget, held), so no pass of its own;
 6. σ and the steps from what is left, then the DP-critic loop. Its rows come through a row
@@ -49,22 +49,22 @@ import torch
 from dpgan.devices import seeded_generator
 from dpgan.errors import BudgetError, DPGanWarning, InputError
 from dpgan.privacy.block_sampling import BlockPoissonSampler
+from dpgan.privacy.distributed import SINGLE_PROCESS, ProcessGroupContext
 from dpgan.synthesizers.arguments import FitOptions, schema_with_hints
 from dpgan.synthesizers.fit_plan import (
-    AnchorCounts,
     FitSettings,
     FittedTable,
     _fit_extras,
     _open_ledger,
     _train_gan,
-    label_model_from_tables,
     match_label_prior,
 )
 from dpgan.synthesizers.public_data import PublicTable, encode_public
-from dpgan.tables.conditioning import build_condition, check_condition_column
+from dpgan.tables.conditioning import build_condition, condition_column_for
 from dpgan.tables.conform import check_columns, conform
 from dpgan.tables.encoder import TableEncoder, public_dtypes
 from dpgan.tables.parquet_source import OpenSource, ParquetSource
+from dpgan.tables.plugins import AnchorCounts, label_model_from_tables
 from dpgan.tables.schema import Schema, binary_coded, with_geo
 from dpgan.tables.stream_preparation import StreamPrepared, prepare_stream
 from dpgan.training.progress import FitProgressFn
@@ -135,12 +135,23 @@ def fit_stream(
     progress: FitProgressFn | None,
     rng: np.random.Generator,
     public: PublicTable | None = None,
+    context: ProcessGroupContext = SINGLE_PROCESS,
 ) -> FittedTable:
     """Train on the stream following the module's flow; the draws from `rng` come in the order of
-    dpgan.synthesizers.fit_plan's, so the ledger equals the in-memory fit's for the same seed."""
+    dpgan.synthesizers.fit_plan's, so the ledger equals the in-memory fit's for the same seed.
+
+    Data-parallel (`context`, under torchrun): every rank reads the whole stream in the same order
+    with the same `rng` (its seed broadcast by the facade), so every release before training is
+    made identically on every rank, and the Poisson batches are the same row indices on every rank;
+    each rank gathers a batch's rows from the stream and clips its share of positions, and the
+    clipped sums are all-reduced before the one noise draw (dpgan.privacy.distributed), as for a
+    table in memory. The ledger is the single-process one."""
     torch_gen = seeded_generator(int(rng.integers(0, 2**63 - 1)))  # on the fit's device (dpgan.devices)
     ledger, purchased = _open_ledger(schema, settings)  # step 1
-    condition_column = _condition_column(settings, schema, options)
+    condition_column = condition_column_for(
+        settings.condition_column, recipe=settings.recipe.name, conditional=settings.recipe.conditional,
+        schema=schema, target_hint=options.hints.target,
+    )  # fmt: skip
     needs_prior = condition_column is not None and schema is not None and not schema[condition_column].frequencies
     if needs_prior:
         raise InputError(
@@ -185,6 +196,7 @@ def fit_stream(
         ledger=ledger,
         rng=rng,
         torch_gen=torch_gen,
+        context=context,
         counts=counts,
     )
     schedule = gan_schedule_for(settings.config, prepared.rows, settings.recipe.dp_on)
@@ -205,6 +217,7 @@ def fit_stream(
         torch_gen=torch_gen,
         checkpoint=None,
         public=warm_start,
+        context=context,
     )
     match_label_prior(extras, result.generator, encoder, condition, settings, rng)
     spent = ledger.epsilon(settings.delta, settings.accountant)
@@ -227,23 +240,13 @@ def fit_stream(
         "label_model_kind": extras.label_model_kind,
         "seeded": settings.seeded,
         "streamed": True,
+        "world_size": context.world_size,
     }
     if public is not None:
         training["public_data"] = dict(public.record)
     return FittedTable(
         ledger, schema, encoder, result.generator, condition, extras.label_model, training, result.critic
     )
-
-
-def _condition_column(settings: FitSettings, schema: Schema | None, options: FitOptions) -> str | None:
-    column = settings.condition_column
-    if column is None and settings.recipe.conditional:
-        column = schema.target if schema is not None else options.hints.target
-        if column is None:
-            raise InputError(f"recipe {settings.recipe.name} conditions on a column: pass condition=COLUMN")
-    if column is not None and schema is not None:
-        check_condition_column(schema, column)
-    return column
 
 
 def training_schema(schema: Schema, settings: FitSettings, condition_column: str | None) -> Schema:

@@ -38,7 +38,7 @@ from dpgan.tables.conform import INPUT_RULE
 from dpgan.tables.encoder import TableEncoder, public_dtypes
 from dpgan.tables.geo import region_points as add_region_points
 from dpgan.tables.label_model import LabelModel
-from dpgan.tables.parquet_source import ParquetSource
+from dpgan.tables.parquet_source import ParquetSource, files_digest
 from dpgan.tables.preparation import repair_noise_std, repairs_summary
 from dpgan.tables.schema import Schema
 from dpgan.tables.schema_inference import SOURCE_NOT_PRIVATE
@@ -243,10 +243,8 @@ class TabularSynthesizer(Synthesizer):
     def _fit_stream(
         self, data, schema, target, categorical, bounds, categories, strict, progress, public_data, warm_steps
     ) -> "TabularSynthesizer":
-        """`fit` on a Parquet file or directory, read in record batches (dpgan.synthesizers.streamed_fit).
-        One process only: ranks streaming on their own would each make their own releases."""
-        if process_group_context().distributed:
-            raise InputError("a Parquet table read in batches is fitted in one process: run it without torchrun")
+        """`fit` on a Parquet file or directory, read in record batches (dpgan.synthesizers.streamed_fit);
+        under torchrun every rank streams the same files in lockstep (rank 0's seed)."""
         settings = self._settings()
         opened, schema, options = stream_arguments(
             data,
@@ -262,13 +260,23 @@ class TabularSynthesizer(Synthesizer):
         public = None if public_data is None else load_public_table(public_data, warm_steps)
         if public is not None and schema is not None:
             encode_public(public, schema, TableEncoder(schema, public_dtypes(schema)))  # refused before any read
+        context = process_group_context(device=str(self.device))
+        device = torch.device(context.device) if context.distributed and self.device.type == "cuda" else self.device
+        seed = self.seed
+        if context.distributed:
+            if not context.agree(files_digest(opened.files)):
+                raise InputError(
+                    "the ranks of a distributed fit were given different Parquet files: give each the same"
+                )
+            seed = context.shared_seed(seed)
         fitted = _seeded_run(
-            self.seed,
-            self.device,
+            seed,
+            device,
             self.threads,
-            lambda rng: fit_stream(opened, schema, options, settings, progress, rng, public),
+            lambda rng: fit_stream(opened, schema, options, settings, progress, rng, public, context),
         )
         self._adopt(fitted)
+        self._writes_files = context.is_main
         return self
 
     def _adopt(self, fitted: FittedTable) -> None:

@@ -8,6 +8,7 @@ are never used.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -146,3 +147,29 @@ def condition_codes(condition: Condition, conditions: dict[str, Any] | None, n: 
         names = ", ".join(map(str, unknown))
         raise InputError(f"this model is conditioned on {condition.column!r} only; cannot condition on {names}")
     return torch.full((n,), condition.code_of(conditions[condition.column]), dtype=torch.long, device=generator.device)
+
+
+def condition_column_for(
+    column: str | None,
+    *,
+    recipe: str,
+    conditional: bool,
+    schema: Schema | None,
+    target_hint: str | None,
+    columns: Sequence[str] | None = None,
+) -> str | None:
+    """The column to condition on: the user's, else the target for conditional recipes; checked
+    against the table's `columns` (when known) and the schema, both public."""
+    if column is None and conditional:
+        column = schema.target if schema is not None else target_hint
+        if column is None:
+            raise InputError(
+                f"recipe {recipe} conditions on a column: pass condition=COLUMN "
+                "(or name a target: target=COLUMN, --target, or a schema with a 'target')"
+            )
+    if column is not None:
+        if columns is not None and column not in columns:
+            raise InputError(f"condition column {column!r} is not in the table")
+        if schema is not None:
+            check_condition_column(schema, column)
+    return column

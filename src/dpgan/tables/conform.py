@@ -141,6 +141,15 @@ def conform(frame: pd.DataFrame, schema: Schema, *, strict: bool = False) -> Con
     return Conformed(clean.reset_index(drop=True), repairs)
 
 
+def validate_table(frame: pd.DataFrame, schema: Schema) -> pd.DataFrame:
+    """Refuse a table that does not fit the schema (strict mode: the messages name the column and
+    the problem, never a value or a count); return it in schema order.
+
+    Training does not call this: it maps such cells into the schema and counts them with DP."""
+    conform(frame, schema, strict=True)
+    return frame[schema.names]
+
+
 def _refuse(spec: ColumnSpec, column: _Column) -> None:
     messages = [m for reason, m in REFUSED.items() if reason in column.reasons and bool(column.reasons[reason].any())]
     for message in [*messages, *column.strict_refusals]:

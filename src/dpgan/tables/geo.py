@@ -21,7 +21,7 @@ import pandas as pd
 
 from dpgan.errors import InputError
 from dpgan.models.output_spans import SOFTMAX, TANH
-from dpgan.tables.encoder import ColumnTransform, _restore_dtype, sample_categories
+from dpgan.tables.column_transforms import ColumnTransform, restore_dtype, sample_categories
 from dpgan.tables.schema import ColumnSpec, Schema
 
 
@@ -99,7 +99,7 @@ class GeoTransform(ColumnTransform):
             low, high = float(spec.min), float(spec.max)  # type: ignore[arg-type]
             values = low + (index + position[:, axis]) / spec.bins * (high - low)
             values[missing] = np.nan
-            columns[spec.name] = _restore_dtype(pd.Series(values, name=spec.name), self.dtypes[axis])
+            columns[spec.name] = restore_dtype(pd.Series(values, name=spec.name), self.dtypes[axis])
         return pd.DataFrame(columns)
 
 

@@ -23,6 +23,7 @@ The rule every reader follows (dpgan.privacy.unit_rule: no unit decides a public
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -140,3 +141,13 @@ def should_stream(path: str | Path, asked: bool = False) -> bool:
     with the rows, so a budget between the sizes of two neighbouring tables would send them down
     different paths (different refusals, a different model.json): one row would decide it."""
     return asked or Path(path).is_dir()
+
+
+def files_digest(files: Sequence[Path]) -> int:
+    """A digest of the files' names, sizes and modification times, for the ranks of a distributed
+    fit to check that they read the same files (compared between the processes only, never released)."""
+    digest = hashlib.sha256()
+    for file in files:
+        stat = file.stat()
+        digest.update(f"{file.name}\0{stat.st_size}\0{stat.st_mtime_ns}\0".encode())
+    return int(digest.hexdigest()[:15], 16)

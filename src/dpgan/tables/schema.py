@@ -318,17 +318,6 @@ class Schema:
     def from_json(cls, path: str | Path) -> "Schema":
         return cls.from_dict(read_schema_file(path))
 
-    def validate(self, frame: pd.DataFrame) -> pd.DataFrame:
-        """Refuse a table that does not fit the schema (dpgan.tables.conform's strict mode; its messages
-        name the column and the problem, never a value or a count); return it in schema order.
-
-        Training does not call this: it maps such cells into the schema and counts them with DP.
-        """
-        from dpgan.tables.conform import conform  # conform builds on this module
-
-        conform(frame, self, strict=True)
-        return frame[self.names]
-
 
 def _check_geo(schema: Schema) -> None:
     """A geo pair: two different linear numeric columns inside [-90, 90] and [-180, 180] degrees,

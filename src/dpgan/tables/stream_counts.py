@@ -26,14 +26,8 @@ import pandas as pd
 
 from dpgan.privacy.mechanisms import bin_index, public_numeric_grid
 from dpgan.tables.cells import NUMBER, Cells, cell_keys, classify
-from dpgan.tables.schema_inference import (
-    CATEGORICAL,
-    NUMERIC,
-    ClassCounts,
-    DomainCounts,
-    PublicHints,
-    class_counts_of,
-)
+from dpgan.tables.column_kinds import CATEGORICAL, NUMERIC, ClassCounts, PublicHints, class_counts_of
+from dpgan.tables.schema_inference import DomainCounts
 
 DEFAULT_DISTINCT_CAP = 100_000
 # with a public list of categories only the listed values are counted, the rest summed under a key

@@ -50,6 +50,18 @@ class FitContext:
         self.shares = BudgetShares(budget.epsilon, budget.delta, budget.accountant)
         self.spent_share = 0.0  # the share of ε the releases so far reach (releases before the GAN)
 
+    @classmethod
+    def holding(
+        cls, budget: FitBudget, ledger: PrivacyLedger, rng: np.random.Generator, spent_share: float
+    ) -> FitContext:
+        """A context around the ledger and generator a fit already holds, its releases so far
+        reaching `spent_share` of ε (the tables' plan, which opens its ledger with a schema's purchase)."""
+        ctx = cls.__new__(cls)
+        ctx.budget, ctx.rng, ctx.ledger = budget, rng, ledger
+        ctx.shares = BudgetShares(budget.epsilon, budget.delta, budget.accountant)
+        ctx.spent_share = spent_share
+        return ctx
+
     def target(self, share: float) -> ShareTarget:
         """The target of a release of `share` of ε after those made so far."""
         return self.shares.at(self.spent_share + share)

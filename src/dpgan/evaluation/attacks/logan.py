@@ -25,6 +25,7 @@ from dpgan.evaluation.attacks.progress import Progress
 from dpgan.evaluation.attacks.results import skipped
 from dpgan.evaluation.attacks.scoring import membership_scores
 from dpgan.evaluation.attacks.synthesizers import SynthesizerFactory
+from dpgan.tables.conform import validate_table
 
 STAGE = "attacks: LOGAN (white-box critic)"
 Scorer = Callable[[pd.DataFrame], np.ndarray]
@@ -40,7 +41,7 @@ def critic_scorer(synthesizer: Any) -> Scorer | None:
 
     def score(frame: pd.DataFrame) -> np.ndarray:
         if schema is not None:
-            frame = schema.validate(frame)
+            frame = validate_table(frame, schema)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             x = torch.as_tensor(np.asarray(encoder.encode(frame), dtype=np.float32))

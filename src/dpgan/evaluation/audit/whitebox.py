@@ -1,7 +1,7 @@
 """White-box audits: a canary through dpgan's real private step, in many independent trials.
 
 What is audited is one release of the engine's private step (dpgan.privacy.step), built and driven
-exactly as training builds and drives it: `training.dp_critic.critic_step` + `critic_release` (or,
+exactly as training builds and drives it: `training.critic_step.critic_step` + `critic_release` (or,
 for dtgan-g, `training.dp_generator.generator_hook_step` and its hook): everything after a release
 (optimiser, generator, EMA) is post-processing, so a distinguisher that sees the release itself is
 the strongest one. The audit calls those functions, never a copy of them; its steps charge a ledger
@@ -61,7 +61,8 @@ from dpgan.privacy.accounting import ONE_OF_SHARDS, POISSON, PrivacyLedger, epsi
 from dpgan.privacy.releases import sampled_steps_event
 from dpgan.privacy.sampling import PoissonSampler
 from dpgan.privacy.step import PrivateStep
-from dpgan.training.dp_critic import CriticStepSettings, critic_release, critic_step, importance_weights
+from dpgan.training.critic_step import CriticStepSettings, critic_release, critic_step
+from dpgan.training.dp_critic import importance_weights
 from dpgan.training.dp_generator import generator_hook_step
 
 ABLATIONS = ("noise", "clipping")
