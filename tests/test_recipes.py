@@ -335,9 +335,9 @@ def test_condition_on_another_column_with_an_unconditional_recipe(adult_small, a
 def test_bad_condition_columns_are_refused_before_training(
     recipe, condition, changes, message, adult_small, adult_schema, monkeypatch
 ):
-    import dpgan.synthesizers.fit_plan as fit_plan
+    import dpgan.training.strategies as strategies
 
-    monkeypatch.setattr(fit_plan, "train_dp_critic", lambda *a, **k: pytest.fail("trained"))
+    monkeypatch.setattr(strategies, "train_dp_critic", lambda *a, **k: pytest.fail("trained"))
     schema = Schema.from_dict(schema_dict(adult_schema, **changes))
     synth = TabularSynthesizer(recipe=recipe, condition=condition, accountant="rdp", seed=0, **TINY)
     with pytest.raises(InputError, match=message):

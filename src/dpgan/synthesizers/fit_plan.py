@@ -55,9 +55,7 @@ from dpgan.devices import seeded_generator, to_device
 from dpgan.errors import BudgetError, DPGanWarning
 from dpgan.fit import KindData, release_plugins
 from dpgan.privacy.accounting import Budget, PrivacyLedger
-from dpgan.privacy.calibration import sigma_and_steps
 from dpgan.privacy.distributed import SINGLE_PROCESS, ProcessGroupContext
-from dpgan.privacy.releases import sampled_steps_event
 from dpgan.recipes import Recipe
 from dpgan.synthesizers.arguments import FitOptions
 from dpgan.synthesizers.public_data import PublicTable, encode_public
@@ -74,16 +72,13 @@ from dpgan.tables.table_label_model import match_prior
 from dpgan.training.checkpoint import FitCheckpoint
 from dpgan.training.config import TrainingConfig
 from dpgan.training.context import FitBudget, FitContext
-from dpgan.training.dp_critic import TrainingResult, train_dp_critic
-from dpgan.training.dp_generator import train_dp_generator
 from dpgan.training.generator_losses import GeneratorObjective
-from dpgan.training.progress import FitProgressFn, StepReporter
+from dpgan.training.progress import FitProgressFn
 from dpgan.training.public_warm_start import PublicWarmStart
-from dpgan.training.schedule import Schedule, gan_schedule_for
 from dpgan.training.selection import (
     SnapshotKeeper,
-    snapshot_steps,
 )
+from dpgan.training.strategies import DPCriticStrategy, DPGeneratorStrategy, LoopExtras, StrategyResult
 
 # share of ε for the reads before training when the domain is bought with DP (row count, one
 # histogram per column, the repair count); with a schema only the row count and repairs: 1 %.
@@ -198,7 +193,7 @@ def fit_table(
     if resume is not None:
         checkpoint = resume.checkpoint(releases_before_training(ledger, schema, condition, extras))
         checkpoint.writer = context.is_main
-    result, schedule, sigma = _train_gan(  # step 6
+    trained = _train_gan(  # step 6
         encoded,
         encoder,
         condition,
@@ -219,8 +214,8 @@ def fit_table(
         generator, selection_record = select_released(
             selection, holdout, encoder, condition, settings.config, torch_gen, rng
         )
-        result = replace(result, generator=generator)
-    match_label_prior(extras, result.generator, encoder, condition, settings, rng)
+        trained = replace(trained, generator=generator)
+    match_label_prior(extras, trained.generator, encoder, condition, settings, rng)
     spent = ledger.epsilon(settings.delta, settings.accountant)  # step 7
     if spent > settings.epsilon * (1 + 1e-9):
         raise BudgetError(f"internal error: the ledger spent ε={spent:.4f} > target {settings.epsilon}")
@@ -229,10 +224,7 @@ def fit_table(
         checkpoint.remove()  # secret material (dpgan.training.checkpoint)
     training = {
         "recipe": settings.recipe.name,
-        "noise_multiplier": sigma,
-        "sample_rate": schedule.sample_rate,
-        "expected_batch_size": schedule.expected_batch_size,
-        "steps": result.steps,
+        **trained.record,  # σ, the rate, the expected batch, the steps
         "estimated_rows": rows,
         "preprocessing_noise_multiplier": prepared.plan.noise_multiplier,
         "schema_source": schema.source,
@@ -250,7 +242,7 @@ def fit_table(
     if public is not None:
         training["public_data"] = dict(public.record)
     return FittedTable(
-        ledger, schema, encoder, result.generator, condition, extras.label_model, training, result.critic
+        ledger, schema, encoder, trained.generator, condition, extras.label_model, training, trained.critic
     )
 
 
@@ -379,66 +371,15 @@ def _train_gan(
     keeper: SnapshotKeeper | None = None,
     public: PublicWarmStart | None = None,
     context: ProcessGroupContext = SINGLE_PROCESS,
-) -> tuple[TrainingResult, Schedule, float]:
-    """The recipe's GAN loop at the σ and step count that land the whole ledger on ε (or, with a
-    fixed σ, stop before passing it); the loop charges each step. Returns (result, schedule, σ).
-    dtgan-g's loop has no split release: under a process group every rank runs it whole (the same
-    release on each, no speed-up)."""
-    cfg = settings.config
-    schedule = gan_schedule_for(cfg, rows, settings.recipe.dp_on)
-    budget = sigma_and_steps(
-        sample_rate=schedule.sample_rate,
-        steps=schedule.steps,
-        epsilon=settings.epsilon,
-        delta=settings.delta,
-        accountant=settings.accountant,
-        prior=ledger.committed(),  # with a reserved selection counted in full
-        sampling=schedule.sampling,
-        noise_multiplier=settings.noise_multiplier,
-        cap_steps=settings.epochs_given,
-    )
-    sigma, steps = budget.noise_multiplier, budget.steps
-    if keeper is not None:
-        keeper.steps = snapshot_steps(steps, cfg.select_checkpoints)
-    step_entry = sampled_steps_event("step", sigma, sampling_rate=schedule.sample_rate, sampling=schedule.sampling)
-    reporter = StepReporter(progress, steps, step_entry, ledger, settings.delta, settings.accountant)
-    result: TrainingResult
-    if settings.recipe.dp_on == "generator":
-        result = train_dp_generator(
-            encoded,
-            encoder.spans,
-            cfg,
-            noise_multiplier=sigma,
-            steps=steps,
-            generator=torch_gen,
-            shard_key=rng.bytes(32),  # secret per fit, never saved
-            ledger=ledger,
-            condition=condition,
-            objective=extras.objective,
-            hooks=extras.hooks,
-            progress=reporter,
-            checkpoint=checkpoint,
-            keeper=keeper,
-            public=public,
-        )
-    else:
-        result = train_dp_critic(
-            encoded,
-            encoder.spans,
-            cfg,
-            sample_rate=schedule.sample_rate,
-            expected_batch_size=schedule.expected_batch_size,
-            noise_multiplier=sigma,
-            steps=steps,
-            generator=torch_gen,
-            ledger=ledger,
-            condition=condition,
-            objective=extras.objective,
-            hooks=extras.hooks,
-            progress=reporter,
-            checkpoint=checkpoint,
-            keeper=keeper,
-            public=public,
-            context=context,
-        )
-    return result, schedule, sigma
+) -> StrategyResult:
+    """The recipe's strategy (dpgan.training.strategies: DP on the critic, or dtgan-g's DP on the
+    generator) at the σ and step count that land the whole ledger on ε (or, with a fixed σ, stop
+    before passing it); the loop charges each step."""
+    loop = LoopExtras(
+        spans=encoder.spans, condition=condition, objective=extras.objective, checkpoint=checkpoint, keeper=keeper,
+        public=public, context=context, cap_steps=settings.epochs_given, torch_gen=torch_gen,
+    )  # fmt: skip
+    strategy = DPGeneratorStrategy if settings.recipe.dp_on == "generator" else DPCriticStrategy
+    budget = FitBudget(settings.epsilon, settings.delta, settings.accountant, settings.noise_multiplier)
+    ctx = FitContext.holding(budget, ledger, rng, 0.0)
+    return strategy(settings.config, loop).train(ctx, encoded, rows, None, None, extras.hooks, progress)

@@ -25,8 +25,11 @@ import torch
 
 from dpgan.devices import module_device
 from dpgan.errors import InputError
+from dpgan.synthesizers.arguments import positive_int
 from dpgan.tables.conditioning import Condition, condition_codes
 from dpgan.tables.encoder import TableEncoder
+from dpgan.tables.geo import region_points
+from dpgan.tables.schema import Schema
 
 MAX_SAMPLE_ROWS = 100_000_000
 SAMPLE_CHUNK = 20_000
@@ -128,3 +131,43 @@ class TableSampler:
                 )
             if len(match):
                 yield match
+
+
+def sample_chunks(
+    sampler: TableSampler,
+    schema: Schema,
+    n: int,
+    seed: int | None,
+    conditions: dict[str, Any] | None,
+    region_points: Sequence[str],
+) -> Iterator[pd.DataFrame]:
+    """n rows in chunks, the arguments checked now (before anything is generated), the rows
+    generated as they are consumed; `region_points` adds a point inside each row's region box."""
+    n = positive_int(n, "n")
+    if n > MAX_SAMPLE_ROWS:
+        raise InputError(f"n={n} is too large; sample at most {MAX_SAMPLE_ROWS} rows per call")
+    if conditions is not None and not isinstance(conditions, dict):
+        raise InputError("conditions must be a mapping like {'income': '>50K'}")
+    unknown = [str(c) for c in conditions or {} if c not in schema.names]
+    if unknown:
+        raise InputError(
+            f"{', '.join(map(repr, unknown))} is not a column of this model; its columns are " + ", ".join(schema.names)
+        )
+    if isinstance(region_points, str):
+        raise InputError("region_points must be a list of column names")
+    for column in region_points:  # refused before anything is generated
+        if column not in schema.names or not schema[column].boxes:
+            raise InputError(f"{column!r} is not a region column: its schema entry has no 'boxes'")
+    chunks = sampler.chunks(n, dict(conditions or {}), seed)
+    if not region_points:
+        return chunks
+    points_rng = np.random.default_rng(None if seed is None else [seed, 1])  # not the rows' stream
+    return (_with_points(frame, schema, region_points, points_rng) for frame in chunks)
+
+
+def _with_points(frame: pd.DataFrame, schema: Schema, columns: Sequence[str], rng: np.random.Generator) -> pd.DataFrame:
+    """One chunk with a point for each of its rows in each region column (drawn chunk by chunk:
+    with one region column, the same points as for the whole frame at once)."""
+    for column in columns:
+        frame = region_points(frame, schema, column, rng)
+    return frame

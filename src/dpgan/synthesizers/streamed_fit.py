@@ -204,7 +204,7 @@ def fit_stream(
         prepared.kept_rows, schedule.sample_rate, np.random.default_rng(int(rng.integers(0, 2**63 - 1)))
     )
     rows = streamed_rows(opened, prepared, encoder, sampler, held)
-    result, schedule, sigma = _train_gan(  # step 6
+    trained = _train_gan(  # step 6
         rows,  # type: ignore[arg-type]  # a row source where fit_plan passes a tensor
         encoder,
         condition,
@@ -219,16 +219,13 @@ def fit_stream(
         public=warm_start,
         context=context,
     )
-    match_label_prior(extras, result.generator, encoder, condition, settings, rng)
+    match_label_prior(extras, trained.generator, encoder, condition, settings, rng)
     spent = ledger.epsilon(settings.delta, settings.accountant)
     if spent > settings.epsilon * (1 + 1e-9):
         raise BudgetError(f"internal error: the ledger spent ε={spent:.4f} > target {settings.epsilon}")
     training = {
         "recipe": settings.recipe.name,
-        "noise_multiplier": sigma,
-        "sample_rate": schedule.sample_rate,
-        "expected_batch_size": schedule.expected_batch_size,
-        "steps": result.steps,
+        **trained.record,  # σ, the rate, the expected batch, the steps
         "estimated_rows": prepared.rows,
         "preprocessing_noise_multiplier": prepared.plan.noise_multiplier,
         "schema_source": schema.source,
@@ -245,7 +242,7 @@ def fit_stream(
     if public is not None:
         training["public_data"] = dict(public.record)
     return FittedTable(
-        ledger, schema, encoder, result.generator, condition, extras.label_model, training, result.critic
+        ledger, schema, encoder, trained.generator, condition, extras.label_model, training, trained.critic
     )
 
 

@@ -1,48 +1,44 @@
 """The public tabular synthesizer: fit a DP generator on a private table, sample, report, save, load.
 
-A facade over four modules, one job each: `arguments` checks the public arguments before any
-read of the data; `fit_plan` runs the fit, every private read a ledger event (its docstring
-states the flow and where each read is charged); `sampling` draws rows from the released model
+A facade over modules with one job each: `arguments` checks the public arguments before any read
+of the data; `table_runs` puts a fit in place (seed, device, threads, resume, torchrun's ranks);
+`fit_plan` (in memory) and `streamed_fit` (Parquet in record batches) run the fit, every private
+read a ledger event (their docstrings state the flow and where each read is charged), with the
+table's plug-ins of dpgan.tables.plugins; `sampling` draws rows from the released model
 (post-processing, free); `model_file` writes and reads the model directory (no pickle).
 """
 
 from __future__ import annotations
 
-import secrets
-import warnings
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import asdict, replace
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-import numpy as np
 import pandas as pd
 import torch
 
 from dpgan.api import Synthesizer
-from dpgan.devices import on_device, released_on_cpu, seeded_fork
-from dpgan.errors import DPGanWarning, InputError, ModelFileError
+from dpgan.devices import released_on_cpu
+from dpgan.errors import InputError, ModelFileError
 from dpgan.privacy.accounting import DEFAULT_ACCOUNTANT
-from dpgan.privacy.distributed import ProcessGroupContext, process_group_context
 from dpgan.recipes import Recipe, get_recipe
 from dpgan.serialization import read_model_dir, write_model_dir
-from dpgan.synthesizers.arguments import fit_arguments, positive_int, training_config
-from dpgan.synthesizers.fit_plan import FitSettings, FittedTable, fit_table
+from dpgan.synthesizers.arguments import fit_arguments, training_config
+from dpgan.synthesizers.fit_plan import FitSettings, FittedTable
 from dpgan.synthesizers.model_file import fitted_from_model, model_metadata, model_tensors
-from dpgan.synthesizers.public_data import DEFAULT_WARM_START_STEPS, encode_public, load_public_table
-from dpgan.synthesizers.resume import DEFAULT_CHECKPOINT_EVERY, resumable_fit, table_fingerprint
-from dpgan.synthesizers.sampling import MAX_SAMPLE_ROWS, TableSampler
-from dpgan.synthesizers.streamed_fit import fit_stream, stream_arguments
+from dpgan.synthesizers.public_data import DEFAULT_WARM_START_STEPS, PublicTable, encode_public, load_public_table
+from dpgan.synthesizers.resume import DEFAULT_CHECKPOINT_EVERY
+from dpgan.synthesizers.sampling import TableSampler, sample_chunks
+from dpgan.synthesizers.streamed_fit import stream_arguments
+from dpgan.synthesizers.table_runs import RunPlace, TableRun, run_in_memory, run_streamed
 from dpgan.tables.conditioning import Condition
 from dpgan.tables.conform import INPUT_RULE
 from dpgan.tables.encoder import TableEncoder, public_dtypes
-from dpgan.tables.geo import region_points as add_region_points
 from dpgan.tables.label_model import LabelModel
-from dpgan.tables.parquet_source import ParquetSource, files_digest
+from dpgan.tables.parquet_source import ParquetSource
 from dpgan.tables.preparation import repair_noise_std, repairs_summary
 from dpgan.tables.schema import Schema
 from dpgan.tables.schema_inference import SOURCE_NOT_PRIVATE
-from dpgan.threads import fit_threads
 from dpgan.training.config import TrainingConfig
 from dpgan.training.progress import FitProgressFn
 
@@ -159,7 +155,7 @@ class TabularSynthesizer(Synthesizer):
         never held whole (dpgan.synthesizers.streamed_fit says what that path supports).
 
         Under torchrun (or with a torch.distributed process group already initialized) the fit runs
-        data-parallel on every rank (dpgan.privacy.distributed): each rank passes the same table,
+        data-parallel on every rank (dpgan.privacy.distributed): each rank passes the same table (or files),
         rank 0's seed is used by all, the release and the ledger are the single-process ones, and
         only rank 0 writes the checkpoint and, in `save`, the model.
         """
@@ -188,42 +184,12 @@ class TabularSynthesizer(Synthesizer):
             strict=strict,
             keep_identifiers=keep_identifiers,
         )
-        public = None if public_data is None else load_public_table(public_data, public_warm_start_steps)
-        if public is not None and schema is not None:
-            encode_public(public, schema, TableEncoder(schema, public_dtypes(schema)))  # refused before any read
-        settings = self._settings()
-        resume = None
-        if checkpoint is not None:
-            resume = resumable_fit(
-                checkpoint,
-                checkpoint_every,
-                data=data,
-                schema=schema,
-                options=options,
-                settings=asdict(settings),
-                user_seed=self.seed,
-                public=None if public is None else public.record,
-            )
-        fit_seed = self.seed if resume is None else resume.fit_seed
-        context = process_group_context(device=str(self.device))
-        # data-parallel on GPUs: each rank trains on its own GPU (LOCAL_RANK), NCCL between them
-        device = torch.device(context.device) if context.distributed and self.device.type == "cuda" else self.device
-        if context.distributed:
-            fit_seed = _lockstep_seed(context, data, fit_seed)
-            if resume is not None:  # rank 0's seed is the one its checkpoint keeps
-                resume = replace(resume, identity={**resume.identity, "fit_seed": fit_seed})
-        note = None if resume is None or not context.is_main else resume.started_note(self.seed is not None)
-        if note is not None:
-            warnings.warn(note, DPGanWarning, stacklevel=2)
-        fitted = _seeded_run(
-            fit_seed,
-            device,
-            self.threads,
-            lambda rng: fit_table(data, schema, options, settings, progress, rng, resume, public, context),
+        public = _public_table(public_data, public_warm_start_steps, schema)
+        place = RunPlace(self.seed, self.device, self.threads)
+        run = run_in_memory(
+            data, schema, options, self._settings(), place, progress, checkpoint, checkpoint_every, public
         )
-        self._adopt(fitted)
-        self._writes_files = context.is_main
-        return self
+        return self._adopt_run(run)
 
     def _settings(self) -> FitSettings:
         return FitSettings(
@@ -257,26 +223,13 @@ class TabularSynthesizer(Synthesizer):
             strict=strict,
             checkpoint=None,
         )
-        public = None if public_data is None else load_public_table(public_data, warm_steps)
-        if public is not None and schema is not None:
-            encode_public(public, schema, TableEncoder(schema, public_dtypes(schema)))  # refused before any read
-        context = process_group_context(device=str(self.device))
-        device = torch.device(context.device) if context.distributed and self.device.type == "cuda" else self.device
-        seed = self.seed
-        if context.distributed:
-            if not context.agree(files_digest(opened.files)):
-                raise InputError(
-                    "the ranks of a distributed fit were given different Parquet files: give each the same"
-                )
-            seed = context.shared_seed(seed)
-        fitted = _seeded_run(
-            seed,
-            device,
-            self.threads,
-            lambda rng: fit_stream(opened, schema, options, settings, progress, rng, public, context),
-        )
-        self._adopt(fitted)
-        self._writes_files = context.is_main
+        public = _public_table(public_data, warm_steps, schema)
+        place = RunPlace(self.seed, self.device, self.threads)
+        return self._adopt_run(run_streamed(opened, schema, options, settings, place, progress, public))
+
+    def _adopt_run(self, run: TableRun) -> TabularSynthesizer:
+        self._adopt(run.fitted)
+        self._writes_files = run.writes_files  # False on ranks other than 0 of a data-parallel fit
         return self
 
     def _adopt(self, fitted: FittedTable) -> None:
@@ -335,32 +288,11 @@ class TabularSynthesizer(Synthesizer):
     def _chunks(
         self, n: int, seed: int | None, conditions: dict[str, Any] | None, region_points: Sequence[str]
     ) -> Iterator[pd.DataFrame]:
-        """The arguments checked now; the rows generated chunk by chunk as they are consumed."""
         fitted = self._fitted()
-        n = positive_int(n, "n")
-        if n > MAX_SAMPLE_ROWS:
-            raise InputError(f"n={n} is too large; sample at most {MAX_SAMPLE_ROWS} rows per call")
-        if conditions is not None and not isinstance(conditions, dict):
-            raise InputError("conditions must be a mapping like {'income': '>50K'}")
-        unknown = [str(c) for c in conditions or {} if c not in fitted.schema.names]
-        if unknown:
-            raise InputError(
-                f"{', '.join(map(repr, unknown))} is not a column of this model; its columns are "
-                + ", ".join(fitted.schema.names)
-            )
         sampler = TableSampler(
             fitted.generator, fitted.encoder, fitted.condition, self.config.noise_dim, fitted.post_processors
         )
-        if isinstance(region_points, str):
-            raise InputError("region_points must be a list of column names")
-        for column in region_points:  # refused before anything is generated
-            if column not in fitted.schema.names or not fitted.schema[column].boxes:
-                raise InputError(f"{column!r} is not a region column: its schema entry has no 'boxes'")
-        chunks = sampler.chunks(n, dict(conditions or {}), seed)
-        if not region_points:
-            return chunks
-        points_rng = np.random.default_rng(None if seed is None else [seed, 1])  # not the rows' stream
-        return (_with_points(frame, fitted.schema, region_points, points_rng) for frame in chunks)
+        return sample_chunks(sampler, fitted.schema, n, seed, conditions, region_points)
 
     # -------------------------------------------------------------- privacy
     def _repr_details(self) -> dict[str, Any]:
@@ -421,32 +353,11 @@ class TabularSynthesizer(Synthesizer):
         return synth
 
 
-def _with_points(frame: pd.DataFrame, schema: Schema, columns: Sequence[str], rng: np.random.Generator) -> pd.DataFrame:
-    """One chunk with a point for each of its rows in each region column (drawn chunk by chunk:
-    with one region column, the same points as for the whole frame at once)."""
-    for column in columns:
-        frame = add_region_points(frame, schema, column, rng)
-    return frame
-
-
-def _seeded_run(seed: int | None, device: torch.device, threads: int, run: Callable[[np.random.Generator], T]) -> T:
-    """`run(rng)` on `device` with `threads` CPU threads (dpgan.threads) and the fit's generator: from
-    `seed`, or OS entropy without one. Seeded, the network weights (drawn from torch's global RNG) are
-    seeded too, and the caller's global RNG state is left as it was."""
-    rng = np.random.default_rng(secrets.randbits(64) if seed is None else seed)
-    if seed is None:
-        with on_device(device), fit_threads(threads):
-            return run(rng)
-    with seeded_fork(device), on_device(device), fit_threads(threads):
-        torch.manual_seed(int(rng.integers(0, 2**63 - 1)))
-        return run(rng)
-
-
-def _lockstep_seed(context: ProcessGroupContext, data: pd.DataFrame, seed: int | None) -> int:
-    """The seed every rank of a data-parallel fit uses (rank 0's: the user's, the checkpoint's or
-    fresh OS entropy), after checking that every rank holds the same table: a rank with another
-    table would make other releases and leave the others waiting in a collective. The digest is
-    compared between the processes only; it is not released."""
-    if not context.agree(int(table_fingerprint(data)[:15], 16)):
-        raise InputError("the ranks of a distributed fit were given different tables: give each the same data")
-    return context.shared_seed(seed)
+def _public_table(
+    public_data: pd.DataFrame | str | Path | None, steps: int, schema: Schema | None
+) -> PublicTable | None:
+    """The public warm-start table, checked against a public schema before any private read."""
+    public = None if public_data is None else load_public_table(public_data, steps)
+    if public is not None and schema is not None:
+        encode_public(public, schema, TableEncoder(schema, public_dtypes(schema)))
+    return public

@@ -8,10 +8,12 @@ charges the ledger one event per private step as it runs. What it returns for th
 is its own: σ, the rate, the expected batch, the steps.
 
 - `DPCriticStrategy`: WGAN-GP (or BCE) with DP-SGD on the critic (dpgan.training.dp_critic);
+- `DPGeneratorStrategy`: dtgan-g's DP on the generator through sharded critics;
 - `NoiseLayerStrategy`: the noise-layer GAN (dpgan.training.noise_layer); its published form claims
   no ε and charges nothing, its sound form charges the ledger for every pass.
-The tables' strategies (dtgan-g's shard critics, selection, warm start) run in their own plan for
-now (dpgan.synthesizers.fit_plan); they join this module as the pipeline takes them over.
+The tables' loops take more (`LoopExtras`: spans, condition, objective, checkpoint, selection's
+keeper, public warm start, process group); the tables' plan (dpgan.synthesizers.fit_plan) runs
+these same strategies.
 """
 
 from __future__ import annotations
@@ -24,16 +26,24 @@ from typing import Any
 import torch
 
 from dpgan.errors import InputError
+from dpgan.models.output_spans import OutputSpan
 from dpgan.privacy.calibration import sigma_and_steps
+from dpgan.privacy.distributed import SINGLE_PROCESS, ProcessGroupContext
 from dpgan.privacy.feature_release import calibrate_feature_release, release_entry
 from dpgan.privacy.releases import sampled_steps_event
+from dpgan.training.checkpoint import FitCheckpoint
+from dpgan.training.conditions import ConditionPrior
 from dpgan.training.config import TrainingConfig
 from dpgan.training.context import FitContext
 from dpgan.training.dp_critic import train_dp_critic
+from dpgan.training.dp_generator import train_dp_generator
 from dpgan.training.gan_loop import GeneratorHook
+from dpgan.training.generator_losses import GeneratorObjective
 from dpgan.training.noise_layer import train_noise_layer_gan
 from dpgan.training.progress import FitProgressFn, StepReporter
-from dpgan.training.schedule import gan_schedule_for
+from dpgan.training.public_warm_start import PublicWarmStart
+from dpgan.training.schedule import Schedule, gan_schedule_for
+from dpgan.training.selection import SnapshotKeeper, snapshot_steps
 
 
 def critic_config(defaults: dict[str, Any], settings: dict[str, Any]) -> TrainingConfig:
@@ -60,61 +70,154 @@ class StrategyResult:
 
 
 @dataclass(frozen=True)
+class LoopExtras:
+    """What a table's loop takes besides the units (defaults: none, as for series and images): the
+    output spans and condition of the default tabular networks, G's objective, a checkpoint to
+    resume from, the keeper of DP checkpoint selection, a public warm start, the process group,
+    whether given epochs cap a fixed σ's run, and the fit's torch generator when it was drawn
+    before the releases (else the strategy draws it)."""
+
+    spans: Sequence[OutputSpan] = ()
+    condition: ConditionPrior | None = None
+    objective: GeneratorObjective | None = None
+    checkpoint: FitCheckpoint | None = None
+    keeper: SnapshotKeeper | None = None
+    public: PublicWarmStart | None = None
+    context: ProcessGroupContext = SINGLE_PROCESS
+    cap_steps: bool = False
+    torch_gen: torch.Generator | None = None
+
+
+@dataclass(frozen=True)
+class Calibrated:
+    schedule: Schedule
+    noise_multiplier: float
+    steps: int
+    reporter: StepReporter
+
+    def record(self, steps: int) -> dict[str, Any]:
+        return {
+            "noise_multiplier": self.noise_multiplier,
+            "sample_rate": self.schedule.sample_rate,
+            "expected_batch_size": self.schedule.expected_batch_size,
+            "steps": steps,
+        }
+
+
+def calibrate_gan(
+    ctx: FitContext, config: TrainingConfig, rows: float, dp_on: str, extras: LoopExtras, progress: FitProgressFn | None
+) -> Calibrated:
+    """The schedule from N̂, σ and T so that the ledger's committed entries (a reserved selection
+    counted in full) plus the GAN's steps land on ε (or, with a fixed σ, as many steps as it pays
+    for), the selection's snapshot steps, and the progress reporter."""
+    budget = ctx.budget
+    schedule = gan_schedule_for(config, rows, dp_on)
+    calibrated = sigma_and_steps(
+        sample_rate=schedule.sample_rate,
+        steps=schedule.steps,
+        epsilon=budget.epsilon,
+        delta=budget.delta,
+        accountant=budget.accountant,
+        prior=ctx.ledger.committed(),
+        sampling=schedule.sampling,
+        noise_multiplier=budget.noise_multiplier,
+        cap_steps=extras.cap_steps,
+    )
+    sigma, steps = calibrated.noise_multiplier, calibrated.steps
+    if extras.keeper is not None:
+        extras.keeper.steps = snapshot_steps(steps, config.select_checkpoints)
+    step_entry = sampled_steps_event("step", sigma, sampling_rate=schedule.sample_rate, sampling=schedule.sampling)
+    reporter = StepReporter(progress, steps, step_entry, ctx.ledger, budget.delta, budget.accountant)
+    return Calibrated(schedule, sigma, steps, reporter)
+
+
+@dataclass(frozen=True)
 class DPCriticStrategy:
     """DP-SGD on the critic through the engine: Poisson sampling of units, the real term and the
-    gradient penalty clipped together per unit, Gaussian noise, one ledger event per critic step."""
+    gradient penalty clipped together per unit, Gaussian noise, one ledger event per critic step.
+    `generator` and `critic` None: the configured tabular networks (dpgan.training.dp_critic)."""
 
     config: TrainingConfig
+    extras: LoopExtras = LoopExtras()
 
     def train(
         self,
         ctx: FitContext,
-        units: torch.Tensor,
+        units: Any,
         rows: float,
-        generator: torch.nn.Module,
-        critic: torch.nn.Module,
+        generator: torch.nn.Module | None,
+        critic: torch.nn.Module | None,
         hooks: Sequence[GeneratorHook],
         progress: FitProgressFn | None,
     ) -> StrategyResult:
-        budget, config = ctx.budget, self.config
-        schedule = gan_schedule_for(config, rows, "critic")
-        calibrated = sigma_and_steps(
-            sample_rate=schedule.sample_rate,
-            steps=schedule.steps,
-            epsilon=budget.epsilon,
-            delta=budget.delta,
-            accountant=budget.accountant,
-            prior=ctx.ledger.committed(),
-            sampling=schedule.sampling,
-            noise_multiplier=budget.noise_multiplier,
-            cap_steps=False,
-        )
-        step_entry = sampled_steps_event(
-            "step", calibrated.noise_multiplier, sampling_rate=schedule.sample_rate, sampling=schedule.sampling
-        )
-        reporter = StepReporter(progress, calibrated.steps, step_entry, ctx.ledger, budget.delta, budget.accountant)
+        extras = self.extras
+        plan = calibrate_gan(ctx, self.config, rows, "critic", extras, progress)
         result = train_dp_critic(
             units,
-            [],
-            config,
-            sample_rate=schedule.sample_rate,
-            expected_batch_size=schedule.expected_batch_size,
-            noise_multiplier=calibrated.noise_multiplier,
-            steps=calibrated.steps,
-            generator=ctx.torch_generator(),  # on the fit's device
+            list(extras.spans),
+            self.config,
+            sample_rate=plan.schedule.sample_rate,
+            expected_batch_size=plan.schedule.expected_batch_size,
+            noise_multiplier=plan.noise_multiplier,
+            steps=plan.steps,
+            generator=extras.torch_gen if extras.torch_gen is not None else ctx.torch_generator(),
             ledger=ctx.ledger,
+            condition=extras.condition,
+            objective=extras.objective,
             critic=critic,
             generator_net=generator,
             hooks=hooks,
-            progress=reporter,
+            progress=plan.reporter,
+            checkpoint=extras.checkpoint,
+            keeper=extras.keeper,
+            public=extras.public,
+            context=extras.context,
         )
-        record = {
-            "noise_multiplier": calibrated.noise_multiplier,
-            "sample_rate": schedule.sample_rate,
-            "expected_batch_size": schedule.expected_batch_size,
-            "steps": result.steps,
-        }
-        return StrategyResult(result.generator, result.critic, record)
+        return StrategyResult(result.generator, result.critic, plan.record(result.steps))
+
+
+@dataclass(frozen=True)
+class DPGeneratorStrategy:
+    """dtgan-g: DP on the generator through sharded critics (dpgan.training.dp_generator); each
+    shard's critic is trained without noise on its disjoint shard, G's gradient clipped and noised.
+    The shard key is secret per fit (drawn from the fit's generator, never saved). Under a process
+    group every rank runs it whole (the same release on each: no split, no speed-up)."""
+
+    config: TrainingConfig
+    extras: LoopExtras = LoopExtras()
+
+    def train(
+        self,
+        ctx: FitContext,
+        units: Any,
+        rows: float,
+        generator: torch.nn.Module | None,
+        critic: torch.nn.Module | None,
+        hooks: Sequence[GeneratorHook],
+        progress: FitProgressFn | None,
+    ) -> StrategyResult:
+        if generator is not None or critic is not None:
+            raise InputError("the DP-generator strategy builds its own tabular networks")
+        extras = self.extras
+        plan = calibrate_gan(ctx, self.config, rows, "generator", extras, progress)
+        result = train_dp_generator(
+            units,
+            list(extras.spans),
+            self.config,
+            noise_multiplier=plan.noise_multiplier,
+            steps=plan.steps,
+            generator=extras.torch_gen if extras.torch_gen is not None else ctx.torch_generator(),
+            shard_key=ctx.rng.bytes(32),  # secret per fit, never saved
+            ledger=ctx.ledger,
+            condition=extras.condition,
+            objective=extras.objective,
+            hooks=hooks,
+            progress=plan.reporter,
+            checkpoint=extras.checkpoint,
+            keeper=extras.keeper,
+            public=extras.public,
+        )
+        return StrategyResult(result.generator, result.critic, plan.record(result.steps))
 
 
 @dataclass(frozen=True)
@@ -188,4 +291,12 @@ class NoiseLayerStrategy:
         return StrategyResult(result.generator, result.critic, record)
 
 
-__all__ = ["DPCriticStrategy", "NoiseLayerStrategy", "StrategyResult", "critic_config"]
+__all__ = [
+    "DPCriticStrategy",
+    "DPGeneratorStrategy",
+    "LoopExtras",
+    "NoiseLayerStrategy",
+    "StrategyResult",
+    "calibrate_gan",
+    "critic_config",
+]
