@@ -1,6 +1,6 @@
 """The privacy ledger a default fit on UCI Adult (bundled schema) writes before its GAN steps, without training.
 
-Mirrors the fit's budget plan (dpgan.synthesizers.fit_plan.fit_table): the same functions
+Mirrors the fit's budget plan (dpgan.synthesizers.table_kind.fit_table): the same functions
 (plan_preprocessing, build the condition's DP prior, calibrate each DP-SGD classifier and the
 marginals to their cumulative share of ε) with the same settings, at N = 32,561 rows (the fit
 uses a noisy count, within a few rows).

@@ -82,6 +82,10 @@ class VectorKind:
         self.calls.append("strategy")
         return DPCriticStrategy(replace(self.config, noise_dim=generator.noise_dim))
 
+    def finish(self, ctx, data: KindData, trained):  # noqa: ANN001, ANN201
+        self.calls.append("finish")
+        return trained
+
     def record(self, data: KindData, trained) -> dict:  # noqa: ANN001
         return {"estimated_vectors": data.rows, **trained.record}
 
@@ -115,7 +119,7 @@ def test_the_pipeline_runs_its_steps_in_order_and_moves_the_spent_share():
     calls: list = []
     kind = VectorKind(steps=2, plugins=(SpyPlugin(0.1, seen), SpyPlugin(0.0, seen)), calls=calls)
     run_fit(kind, rows(), FitBudget(epsilon=1.0, delta=1e-5, accountant="rdp", seed=0))
-    assert calls == ["data", "generator", "plugins", "critic", "strategy"]
+    assert calls == ["data", "generator", "plugins", "critic", "strategy", "finish"]
     assert seen[0] == ("plugin", COUNT_SHARE, ["vector count"])
     assert seen[1][1] == pytest.approx(COUNT_SHARE + 0.1)  # the first plug-in's share counted as spent
 

@@ -195,3 +195,18 @@ def test_cli_fits_a_directory_of_parquet_files(tmp_path, capsys):
     refused = ["--target", "c", "--label-model-kind", "dp-sgd", "--quiet"]
     assert main([*argv[:3], str(tmp_path / "other"), *argv[4:], *refused]) != 0
     assert "DP-SGD label model" in capsys.readouterr().err and not (tmp_path / "other").exists()
+
+
+def test_a_pandas_index_stored_in_the_file_is_not_a_column(tmp_path):
+    """pandas writes a non-default index (e.g. after sampling rows) as a column named in the file's
+    metadata: the stream reads the data columns only, as pd.read_parquet does (the index, often a
+    row identifier, is never learned from)."""
+    frame = _table(600).sample(500, random_state=0)  # a shuffled, non-range index
+    path = tmp_path / "sampled.parquet"
+    frame.to_parquet(path)
+    import pyarrow.parquet as pq
+
+    assert "__index_level_0__" in pq.read_schema(path).names  # the file does hold it
+    opened = ParquetSource(path).open()
+    assert opened.columns == tuple(frame.columns)
+    assert list(next(opened.batches()).columns) == list(frame.columns)

@@ -15,13 +15,17 @@
    The critic is built after them, so the plug-ins' networks are initialised before it, always.
 4. The strategy (dpgan.training.strategies) calibrates σ on what the ledger has committed and
    trains through the engine, which charges every private step as it runs.
-5. The ledger's ε is checked against the target (a failure is a bug, never the data's), and the
+5. The kind finishes (`DataKind.finish`): releases that choose among what was trained (DP
+   checkpoint selection, charged to a reservation made before σ was calibrated) and
+   post-processing of released models; most kinds return the trained result as it is.
+6. The ledger's ε is checked against the target (a failure is a bug, never the data's), and the
    kind writes the training record from its releases and the strategy's.
 
 The pipeline imports no data kind: a kind is a folder (dpgan.sequences, dpgan.images) whose
 `DataKind` registers itself (`register_kind`); tests/test_fit_pipeline.py plugs a tiny kind in
-without touching this file. Tables still run their own plan (dpgan.synthesizers.fit_plan: streamed,
-distributed, selection) and join as their releases become plug-ins (../shared/ARCHITECTURE.md).
+without touching this file. A table held in memory runs here too (dpgan.synthesizers.fit_plan's
+TableKind, distributed and resumable); a streamed table still runs its own plan
+(dpgan.synthesizers.streamed_fit) over the same plug-ins and strategies (../shared/ARCHITECTURE.md).
 """
 
 from __future__ import annotations
@@ -47,9 +51,10 @@ class KindData:
     released facts (`details`: a completed schema, released labels, a tally) for its plug-ins,
     networks and record."""
 
-    units: torch.Tensor
+    units: Any  # a tensor of units, or a table's row source
     rows: float
     details: Any
+    hooks: tuple[GeneratorHook, ...] = ()  # the plug-ins' generator hooks, set by the pipeline
 
 
 class Plugin(Protocol):
@@ -91,6 +96,10 @@ class DataKind(Protocol):
 
     def strategy(self, generator: torch.nn.Module) -> Strategy: ...  # pragma: no cover - protocol
 
+    def finish(
+        self, ctx: FitContext, data: KindData, trained: StrategyResult
+    ) -> StrategyResult: ...  # pragma: no cover - protocol
+
     def record(self, data: KindData, trained: StrategyResult) -> dict[str, Any]: ...  # pragma: no cover
 
 
@@ -106,17 +115,27 @@ class FittedModel:
     record: dict[str, Any]
 
 
-def run_fit(kind: DataKind, data: Any, budget: FitBudget, progress: FitProgressFn | None = None) -> FittedModel:
-    """One DP fit of `data` by `kind` within `budget` (the module docstring's five steps)."""
-    ctx = FitContext(budget)
+def run_fit(
+    kind: DataKind,
+    data: Any,
+    budget: FitBudget,
+    progress: FitProgressFn | None = None,
+    ctx: FitContext | None = None,
+) -> FittedModel:
+    """One DP fit of `data` by `kind` within `budget` (the module docstring's steps); `ctx` when
+    the caller already holds the ledger and the fit's generator (the tables' runs)."""
+    ctx = ctx if ctx is not None else FitContext(budget)
     released = kind.release_data(ctx, data)
     generator = kind.generator(released)
-    hooks = release_plugins(ctx, kind.plugins(released), released, generator)
+    released.hooks = release_plugins(ctx, kind.plugins(released), released, generator)
     critic = kind.critic(released)
-    trained = kind.strategy(generator).train(ctx, released.units, released.rows, generator, critic, hooks, progress)
+    strategy = kind.strategy(generator)
+    trained = strategy.train(ctx, released.units, released.rows, generator, critic, released.hooks, progress)
+    trained = kind.finish(ctx, released, trained)
     if kind.certified:
         ctx.check_spent()
-    record = {**kind.record(released, trained), "seeded": budget.seed is not None}
+    record = kind.record(released, trained)
+    record.setdefault("seeded", budget.seed is not None)
     return FittedModel(ctx.ledger, trained.generator, trained.critic, released, record)
 
 

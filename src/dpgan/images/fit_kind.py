@@ -270,6 +270,9 @@ class ImageKind:
             return NoiseLayerStrategy(config, self.certified, self.networks.activation_bound)
         return DPCriticStrategy(config)
 
+    def finish(self, ctx: FitContext, data: KindData, trained: StrategyResult) -> StrategyResult:
+        return trained  # nothing to choose or post-process
+
     def record(self, data: KindData, trained: StrategyResult) -> dict[str, Any]:
         details: ImageDetails = data.details
         released = details.released

@@ -204,6 +204,9 @@ class SequenceKind:
     def strategy(self, generator: torch.nn.Module) -> DPCriticStrategy:
         return DPCriticStrategy(replace(self.config, noise_dim=generator.noise_dim))  # type: ignore[arg-type]
 
+    def finish(self, ctx: FitContext, data: KindData, trained: StrategyResult) -> StrategyResult:
+        return trained  # nothing to choose or post-process
+
     def record(self, data: KindData, trained: StrategyResult) -> dict[str, Any]:
         schema, tally = data.details.schema, data.details.tally
         estimated = dp_bounds(schema)

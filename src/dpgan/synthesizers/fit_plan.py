@@ -1,5 +1,11 @@
 """The fit of a tabular synthesizer, read by read: what is charged to the ledger, and where.
 
+A table held in memory runs through the one fit pipeline (dpgan.fit) as `TableKind`
+(dpgan.synthesizers.table_kind): steps 2-4 are its data releases, step 5 its plug-ins
+(dpgan.tables.plugins), step 6 its strategy (dpgan.training.strategies) and, with a selection, its
+finish. A streamed table (dpgan.synthesizers.streamed_fit) runs the same steps with this module's
+`_fit_extras` and `_train_gan`.
+
 Flow (every read of the private table is a ledger event, and `PrivacyLedger` refuses any event
 that would take it past the target (ε, δ)):
 
@@ -43,31 +49,27 @@ seeded samples are compared bit for bit across refactors.
 
 from __future__ import annotations
 
-import warnings
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import torch
 
-from dpgan.devices import seeded_generator, to_device
-from dpgan.errors import BudgetError, DPGanWarning
+from dpgan.devices import to_device
+from dpgan.errors import BudgetError
 from dpgan.fit import KindData, release_plugins
 from dpgan.privacy.accounting import Budget, PrivacyLedger
 from dpgan.privacy.distributed import SINGLE_PROCESS, ProcessGroupContext
 from dpgan.recipes import Recipe
 from dpgan.synthesizers.arguments import FitOptions
-from dpgan.synthesizers.public_data import PublicTable, encode_public
-from dpgan.synthesizers.resume import ResumableFit, releases_before_training
 from dpgan.synthesizers.sampling import RowPostProcessor, TableSampler
-from dpgan.synthesizers.selection_plan import reserve_selection, select_released, split_heldout
-from dpgan.tables.conditioning import Condition, build_condition, condition_column_for
-from dpgan.tables.encoder import TableEncoder, public_dtypes
+from dpgan.tables.conditioning import Condition, condition_column_for
+from dpgan.tables.encoder import TableEncoder
 from dpgan.tables.label_model import LabelModel, label_target
 from dpgan.tables.plugins import AnchorCounts, TableExtras, label_model_from_tables, table_plugins
 from dpgan.tables.preparation import Prepared, prepare_table, purchased_schema_entries
-from dpgan.tables.schema import Schema, binary_coded, with_geo
+from dpgan.tables.schema import Schema
 from dpgan.tables.table_label_model import match_prior
 from dpgan.training.checkpoint import FitCheckpoint
 from dpgan.training.config import TrainingConfig
@@ -129,123 +131,6 @@ class FittedTable:
         return () if self.label_model is None else (self.label_model,)
 
 
-def fit_table(
-    data: pd.DataFrame,
-    schema: Schema | None,
-    options: FitOptions,
-    settings: FitSettings,
-    progress: FitProgressFn | None,
-    rng: np.random.Generator,
-    resume: ResumableFit | None = None,
-    public: PublicTable | None = None,
-    context: ProcessGroupContext = SINGLE_PROCESS,
-) -> FittedTable:
-    """Train on `data` following the module's flow; every random draw comes from `rng` or torch's
-    (possibly seeded) global RNG. With `resume`, the loop checkpoints and resumes
-    (dpgan.synthesizers.resume); the checkpoint is deleted once the fit has succeeded."""
-    torch_gen = seeded_generator(int(rng.integers(0, 2**63 - 1)))  # on the fit's device (dpgan.devices)
-    ledger, purchased = _open_ledger(schema, settings)  # step 1
-    prepared, fraction, condition_column = _prepare(data, schema, options, settings, ledger, rng)  # step 2
-    if resume is not None:  # the seed kept before anything noisy leaves the process (synthesizers.resume)
-        resume.pin(context.is_main)
-    for note in prepared.notes:  # N̂ and the repair counts: printed releases
-        warnings.warn(note, DPGanWarning, stacklevel=5)  # the user's call of fit
-    schema, rows = prepared.schema, prepared.rows
-    if settings.config.binary_codes:  # rewrites of the public schema: free
-        schema = binary_coded(schema, keep=tuple(c for c in (schema.target, condition_column) if c))
-    schema = with_geo(schema, settings.config.geo_pairs)
-    encoder = TableEncoder(schema, public_dtypes(schema))  # step 3
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        encoded = to_device(torch.from_numpy(encoder.encode(prepared.frame)))
-    warm_start = None
-    if public is not None:  # step 3a: public rows in the same encoding (no private read, no charge)
-        warm_start = PublicWarmStart(encode_public(public, schema, encoder), public.steps)
-    holdout = None
-    if settings.config.select_checkpoints:  # step 3b: the held-out part of a DP selection
-        holdout = split_heldout(encoded, settings.config, rng)
-        encoded, train_rows = holdout.training, holdout.training_rows(rows, settings.config)
-    else:
-        train_rows = rows
-    condition = None
-    if condition_column is not None:  # step 4
-        condition, prior_entry = build_condition(
-            schema, encoder, condition_column, prepared.frame[condition_column], prepared.plan.noise_multiplier, rng
-        )
-        if prior_entry is not None:
-            ledger.add(prior_entry)
-    extras = _fit_extras(  # step 5
-        encoded,
-        encoder,
-        condition,
-        train_rows,
-        settings,
-        spent=purchased + fraction,
-        ledger=ledger,
-        rng=rng,
-        torch_gen=torch_gen,
-        context=context,
-    )
-    selection = None
-    if holdout is not None:  # reserved before σ is calibrated, so training leaves room for it
-        selection = reserve_selection(ledger, settings.config, settings.epsilon)
-    checkpoint = None
-    if resume is not None:
-        checkpoint = resume.checkpoint(releases_before_training(ledger, schema, condition, extras))
-        checkpoint.writer = context.is_main
-    trained = _train_gan(  # step 6
-        encoded,
-        encoder,
-        condition,
-        extras,
-        train_rows,
-        settings,
-        ledger=ledger,
-        progress=progress,
-        rng=rng,
-        torch_gen=torch_gen,
-        checkpoint=checkpoint,
-        keeper=None if selection is None else selection.keeper,
-        public=warm_start,
-        context=context,
-    )
-    selection_record = None
-    if selection is not None and holdout is not None:  # step 6b
-        generator, selection_record = select_released(
-            selection, holdout, encoder, condition, settings.config, torch_gen, rng
-        )
-        trained = replace(trained, generator=generator)
-    match_label_prior(extras, trained.generator, encoder, condition, settings, rng)
-    spent = ledger.epsilon(settings.delta, settings.accountant)  # step 7
-    if spent > settings.epsilon * (1 + 1e-9):
-        raise BudgetError(f"internal error: the ledger spent ε={spent:.4f} > target {settings.epsilon}")
-    if checkpoint is not None:
-        context.barrier()  # every rank has read it before rank 0 deletes it
-        checkpoint.remove()  # secret material (dpgan.training.checkpoint)
-    training = {
-        "recipe": settings.recipe.name,
-        **trained.record,  # σ, the rate, the expected batch, the steps
-        "estimated_rows": rows,
-        "preprocessing_noise_multiplier": prepared.plan.noise_multiplier,
-        "schema_source": schema.source,
-        "preprocessing_repairs": prepared.repairs,
-        "notes": prepared.notes,
-        "condition": None if condition is None else condition.column,
-        "condition_prior_source": None if condition is None else condition.prior_source,
-        "label_model": extras.label_column,
-        "label_model_kind": extras.label_model_kind,
-        "seeded": settings.seeded,
-        "world_size": context.world_size,
-    }
-    if selection_record is not None:
-        training["selection"] = selection_record
-    if public is not None:
-        training["public_data"] = dict(public.record)
-    return FittedTable(
-        ledger, schema, encoder, trained.generator, condition, extras.label_model, training, trained.critic
-    )
-
-
 def _open_ledger(schema: Schema | None, settings: FitSettings) -> tuple[PrivacyLedger, float]:
     """The ledger, holding the schema's recorded DP purchase if any, and the share of ε it spent."""
     epsilon, delta, accountant = settings.epsilon, settings.delta, settings.accountant
@@ -298,6 +183,30 @@ def _prepare(
     return prepared, fraction, condition_column
 
 
+def table_extras(
+    encoded: torch.Tensor | None,
+    encoder: TableEncoder,
+    condition: Condition | None,
+    rows: int,
+    settings: FitSettings,
+    torch_gen: torch.Generator,
+    context: ProcessGroupContext = SINGLE_PROCESS,
+    counts: AnchorCounts | None = None,
+) -> TableExtras:
+    """What the table plug-ins read: G's objective, the anchors' exact counts (counted here from
+    `encoded` when not given: a streamed fit passes the counts it added up batch by batch)."""
+    cfg = settings.config
+    objective = GeneratorObjective(
+        cfg.loss, info_weight=cfg.info_loss_weight, classifier_weight=cfg.classifier_loss_weight
+    )
+    if counts is None:
+        if encoded is None:
+            raise RuntimeError("internal error: the anchors need the encoded table or its counts")
+        counts = AnchorCounts.for_config(cfg, encoder, None if condition is None else condition.column)
+        counts.add(encoded)  # the same counting a streamed fit does batch by batch
+    return TableExtras(encoded, encoder, condition, rows, counts, objective, torch_gen, context)
+
+
 def _fit_extras(
     encoded: torch.Tensor | None,
     encoder: TableEncoder,
@@ -312,29 +221,18 @@ def _fit_extras(
     context: ProcessGroupContext = SINGLE_PROCESS,
     counts: AnchorCounts | None = None,
 ) -> TableExtras:
-    """Each extra the config asks for (dpgan.tables.plugins), released in order at its cumulative
-    share of ε after `spent`: classifier, label model, anchors.
-
-    The anchors read only `counts` (the table's exact sums; counted here from `encoded` when not
-    given). A streamed fit passes `counts` and no `encoded`: the DP-SGD extras, which need the
+    """A streamed fit's extras (dpgan.tables.plugins), released in order at their cumulative shares
+    of ε after `spent`. It passes `counts` and no `encoded`: the DP-SGD extras, which need the
     table in memory, are refused before it starts (dpgan.synthesizers.streamed_fit)."""
     cfg = settings.config
-    objective = GeneratorObjective(
-        cfg.loss, info_weight=cfg.info_loss_weight, classifier_weight=cfg.classifier_loss_weight
-    )
+    extras = table_extras(encoded, encoder, condition, rows, settings, torch_gen, context, counts)
     skip = condition.column if condition is not None else None
     label_column = label_target(encoder.schema) if cfg.label_model else None
     from_tables = label_model_from_tables(cfg, label_column, skip)
-    if counts is None:
-        if encoded is None:
-            raise RuntimeError("internal error: the anchors need the encoded table or its counts")
-        counts = AnchorCounts.for_config(cfg, encoder, skip)
-        counts.add(encoded)  # the same counting a streamed fit does batch by batch
-    extras = TableExtras(encoded, encoder, condition, rows, counts, objective, torch_gen, context)
     budget = FitBudget(settings.epsilon, settings.delta, settings.accountant, settings.noise_multiplier)
     ctx = FitContext.holding(budget, ledger, rng, spent)
     plugins = table_plugins(cfg, settings.recipe.dp_on, condition, label_column, from_tables)
-    extras.hooks = release_plugins(ctx, plugins, KindData(encoded, rows, extras), None)  # type: ignore[arg-type]
+    extras.hooks = release_plugins(ctx, plugins, KindData(encoded, rows, extras), None)
     return extras
 
 

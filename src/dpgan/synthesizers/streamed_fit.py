@@ -174,7 +174,7 @@ def fit_stream(
         consume=folded.start,
     )
     for note in prepared.notes:
-        warnings.warn(note, DPGanWarning, stacklevel=4)
+        warnings.warn(note, DPGanWarning, stacklevel=7)  # the user's call of fit
     encoder, counts = folded.encoder, folded.counts  # step 3 (built from the released schema)
     schema = encoder.schema
     warm_start = None

@@ -28,10 +28,11 @@ from dpgan.devices import on_device, seeded_fork
 from dpgan.errors import DPGanWarning, InputError
 from dpgan.privacy.distributed import ProcessGroupContext, process_group_context
 from dpgan.synthesizers.arguments import FitOptions
-from dpgan.synthesizers.fit_plan import FitSettings, FittedTable, fit_table
+from dpgan.synthesizers.fit_plan import FitSettings, FittedTable
 from dpgan.synthesizers.public_data import PublicTable
 from dpgan.synthesizers.resume import resumable_fit, table_fingerprint
 from dpgan.synthesizers.streamed_fit import fit_stream
+from dpgan.synthesizers.table_kind import fit_table
 from dpgan.tables.parquet_source import OpenSource, files_digest
 from dpgan.tables.schema import Schema
 from dpgan.threads import fit_threads

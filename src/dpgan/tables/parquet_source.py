@@ -89,7 +89,10 @@ class ParquetSource:
         for file in files:
             try:
                 meta = pq.ParquetFile(file).metadata
-                file_names = [str(n) for n in meta.schema.to_arrow_schema().names]
+                arrow_schema = meta.schema.to_arrow_schema()
+                # a pandas writer's index is stored as a column named in the file's metadata: not data
+                stored_index = {str(c) for c in (arrow_schema.pandas_metadata or {}).get("index_columns", [])}
+                file_names = [str(n) for n in arrow_schema.names if str(n) not in stored_index]
             except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
                 raise public_refusal(
                     f"cannot read {file}: not a well-formed Parquet file ({type(exc).__name__})"

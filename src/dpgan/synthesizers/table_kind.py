@@ -1,0 +1,220 @@
+"""A table held in memory as the fit pipeline's kind (dpgan.fit): `TableKind`, and `fit_table`.
+
+The flow and where each read is charged are dpgan.synthesizers.fit_plan's (its docstring): the
+ledger opens with the schema's purchase (step 1, `_open_ledger`); steps 2-4 (preparation, encoder,
+public warm start, the selection's held-out part, the condition's frequencies) are the kind's
+data releases; step 5 its plug-ins (dpgan.tables.plugins); step 6 its strategy
+(dpgan.training.strategies), with the selection reserved and the resume checkpoint's fingerprint
+taken just before σ is calibrated; the selection's choice and the label model's prior match are
+its finish; step 7 the pipeline's final check.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import torch
+
+from dpgan.devices import to_device
+from dpgan.errors import DPGanWarning
+from dpgan.fit import KindData, Plugin, run_fit
+from dpgan.privacy.distributed import SINGLE_PROCESS, ProcessGroupContext
+from dpgan.synthesizers.arguments import FitOptions
+from dpgan.synthesizers.fit_plan import (
+    FitSettings,
+    FittedTable,
+    _open_ledger,
+    _prepare,
+    match_label_prior,
+    table_extras,
+)
+from dpgan.synthesizers.public_data import PublicTable, encode_public
+from dpgan.synthesizers.resume import ResumableFit, releases_before_training
+from dpgan.synthesizers.selection_plan import Holdout, Selection, reserve_selection, select_released, split_heldout
+from dpgan.tables.conditioning import build_condition
+from dpgan.tables.encoder import TableEncoder, public_dtypes
+from dpgan.tables.label_model import label_target
+from dpgan.tables.plugins import TableExtras, label_model_from_tables, table_plugins
+from dpgan.tables.preparation import Prepared
+from dpgan.tables.schema import Schema, binary_coded, with_geo
+from dpgan.training.checkpoint import FitCheckpoint
+from dpgan.training.context import FitBudget, FitContext
+from dpgan.training.progress import FitProgressFn
+from dpgan.training.public_warm_start import PublicWarmStart
+from dpgan.training.strategies import DPCriticStrategy, DPGeneratorStrategy, LoopExtras, StrategyResult
+
+
+def fit_table(
+    data: pd.DataFrame,
+    schema: Schema | None,
+    options: FitOptions,
+    settings: FitSettings,
+    progress: FitProgressFn | None,
+    rng: np.random.Generator,
+    resume: ResumableFit | None = None,
+    public: PublicTable | None = None,
+    context: ProcessGroupContext = SINGLE_PROCESS,
+) -> FittedTable:
+    """Train on `data` following the module's flow, through the one fit pipeline (dpgan.fit) with
+    the table kind; every random draw comes from `rng` or torch's (possibly seeded) global RNG.
+    With `resume`, the loop checkpoints and resumes (dpgan.synthesizers.resume); the checkpoint is
+    deleted once the fit has succeeded."""
+    ledger, purchased = _open_ledger(schema, settings)  # step 1
+    budget = FitBudget(settings.epsilon, settings.delta, settings.accountant, settings.noise_multiplier)
+    kind = TableKind(schema, options, settings, resume, public, context)
+    fitted = run_fit(kind, data, budget, progress, FitContext.holding(budget, ledger, rng, purchased))
+    if kind.checkpoint is not None:
+        context.barrier()  # every rank has read it before rank 0 deletes it
+        kind.checkpoint.remove()  # secret material (dpgan.training.checkpoint)
+    extras: TableExtras = fitted.data.details
+    return FittedTable(
+        ledger, extras.encoder.schema, extras.encoder, fitted.generator, extras.condition, extras.label_model,
+        fitted.record, fitted.critic,
+    )  # fmt: skip
+
+
+@dataclass
+class TableData:
+    """The table kind's released facts besides the plug-ins' inputs and outputs (TableExtras, the
+    units' details): the preparation (N̂, notes, repairs), the selection's held-out part and the
+    public warm start."""
+
+    prepared: Prepared
+    holdout: Holdout | None
+    warm_start: PublicWarmStart | None
+
+
+class TableKind:
+    """A table held in memory as the fit pipeline's kind (dpgan.fit): steps 2-4 are its data
+    releases, step 5 its plug-ins, step 6 its strategy and, with a selection, its finish."""
+
+    name = "table"
+    certified = True
+
+    def __init__(
+        self,
+        schema: Schema | None,
+        options: FitOptions,
+        settings: FitSettings,
+        resume: ResumableFit | None,
+        public: PublicTable | None,
+        context: ProcessGroupContext,
+    ) -> None:
+        self.schema, self.options, self.settings = schema, options, settings
+        self.resume, self.public, self.context = resume, public, context
+        self.selection: Selection | None = None
+        self.checkpoint: FitCheckpoint | None = None
+        self.data: KindData | None = None
+        self.table: TableData | None = None
+        self.ctx: FitContext | None = None
+
+    def release_data(self, ctx: FitContext, data: pd.DataFrame) -> KindData:
+        self.ctx, settings, cfg = ctx, self.settings, self.settings.config
+        torch_gen = ctx.torch_generator()  # the first draw: on the fit's device (dpgan.devices)
+        prepared, fraction, condition_column = _prepare(data, self.schema, self.options, settings, ctx.ledger, ctx.rng)
+        ctx.spend(fraction)  # step 2
+        if self.resume is not None:  # the seed kept before anything noisy leaves the process (synthesizers.resume)
+            self.resume.pin(self.context.is_main)
+        for note in prepared.notes:  # N̂ and the repair counts: printed releases
+            warnings.warn(note, DPGanWarning, stacklevel=8)  # the user's call of fit
+        schema, rows = prepared.schema, prepared.rows
+        if cfg.binary_codes:  # rewrites of the public schema: free
+            schema = binary_coded(schema, keep=tuple(c for c in (schema.target, condition_column) if c))
+        schema = with_geo(schema, cfg.geo_pairs)
+        encoder = TableEncoder(schema, public_dtypes(schema))  # step 3
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            encoded = to_device(torch.from_numpy(encoder.encode(prepared.frame)))
+        warm_start = None
+        if self.public is not None:  # step 3a: public rows in the same encoding (no private read, no charge)
+            warm_start = PublicWarmStart(encode_public(self.public, schema, encoder), self.public.steps)
+        holdout, train_rows = None, rows
+        if cfg.select_checkpoints:  # step 3b: the held-out part of a DP selection
+            holdout = split_heldout(encoded, cfg, ctx.rng)
+            encoded, train_rows = holdout.training, holdout.training_rows(rows, cfg)
+        condition = None
+        if condition_column is not None:  # step 4
+            frequencies = prepared.frame[condition_column]
+            condition, prior_entry = build_condition(
+                schema, encoder, condition_column, frequencies, prepared.plan.noise_multiplier, ctx.rng
+            )
+            if prior_entry is not None:
+                ctx.ledger.add(prior_entry)
+        extras = table_extras(encoded, encoder, condition, train_rows, settings, torch_gen, self.context)
+        self.table = TableData(prepared, holdout, warm_start)
+        self.data = KindData(encoded, train_rows, extras)
+        return self.data
+
+    def generator(self, data: KindData) -> None:
+        return None  # the loop builds the configured tabular networks
+
+    def plugins(self, data: KindData) -> list[Plugin]:  # step 5
+        extras: TableExtras = data.details
+        skip = None if extras.condition is None else extras.condition.column
+        column = label_target(extras.encoder.schema) if self.settings.config.label_model else None
+        from_tables = label_model_from_tables(self.settings.config, column, skip)
+        return table_plugins(self.settings.config, self.settings.recipe.dp_on, extras.condition, column, from_tables)
+
+    def critic(self, data: KindData) -> None:
+        return None
+
+    def strategy(self, generator: None) -> DPCriticStrategy | DPGeneratorStrategy:  # step 6
+        assert self.data is not None and self.table is not None and self.ctx is not None
+        ledger, table, settings = self.ctx.ledger, self.table, self.settings
+        extras: TableExtras = self.data.details
+        extras.hooks = self.data.hooks
+        if table.holdout is not None:  # reserved before σ is calibrated, so training leaves room for it
+            self.selection = reserve_selection(ledger, settings.config, settings.epsilon)
+        if self.resume is not None:
+            schema, condition = extras.encoder.schema, extras.condition
+            self.checkpoint = self.resume.checkpoint(releases_before_training(ledger, schema, condition, extras))
+            self.checkpoint.writer = self.context.is_main
+        loop = LoopExtras(
+            spans=extras.encoder.spans, condition=extras.condition, objective=extras.objective,
+            checkpoint=self.checkpoint, keeper=None if self.selection is None else self.selection.keeper,
+            public=table.warm_start, context=self.context, cap_steps=settings.epochs_given, torch_gen=extras.torch_gen,
+        )  # fmt: skip
+        strategy = DPGeneratorStrategy if settings.recipe.dp_on == "generator" else DPCriticStrategy
+        return strategy(settings.config, loop)
+
+    def finish(self, ctx: FitContext, data: KindData, trained: StrategyResult) -> StrategyResult:
+        assert self.table is not None
+        table, extras = self.table, data.details
+        if self.selection is not None and table.holdout is not None:  # step 6b
+            generator, record = select_released(
+                self.selection, table.holdout, extras.encoder, extras.condition, self.settings.config,
+                extras.torch_gen, ctx.rng,
+            )  # fmt: skip
+            trained = replace(trained, generator=generator, record={**trained.record, "selection": record})
+        match_label_prior(extras, trained.generator, extras.encoder, extras.condition, self.settings, ctx.rng)
+        return trained
+
+    def record(self, data: KindData, trained: StrategyResult) -> dict[str, Any]:
+        assert self.table is not None
+        prepared, extras = self.table.prepared, data.details
+        condition = extras.condition
+        steps = {key: value for key, value in trained.record.items() if key != "selection"}
+        training = {
+            "recipe": self.settings.recipe.name,
+            **steps,  # σ, the rate, the expected batch, the steps
+            "estimated_rows": prepared.rows,
+            "preprocessing_noise_multiplier": prepared.plan.noise_multiplier,
+            "schema_source": extras.encoder.schema.source,
+            "preprocessing_repairs": prepared.repairs,
+            "notes": prepared.notes,
+            "condition": None if condition is None else condition.column,
+            "condition_prior_source": None if condition is None else condition.prior_source,
+            "label_model": extras.label_column,
+            "label_model_kind": extras.label_model_kind,
+            "seeded": self.settings.seeded,
+            "world_size": self.context.world_size,
+        }
+        if "selection" in trained.record:
+            training["selection"] = trained.record["selection"]
+        if self.public is not None:
+            training["public_data"] = dict(self.public.record)
+        return training
