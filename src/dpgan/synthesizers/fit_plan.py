@@ -1,10 +1,9 @@
 """The fit of a tabular synthesizer, read by read: what is charged to the ledger, and where.
 
-A table held in memory runs through the one fit pipeline (dpgan.fit) as `TableKind`
-(dpgan.synthesizers.table_kind): steps 2-4 are its data releases, step 5 its plug-ins
-(dpgan.tables.plugins), step 6 its strategy (dpgan.training.strategies) and, with a selection, its
-finish. A streamed table (dpgan.synthesizers.streamed_fit) runs the same steps with this module's
-`_fit_extras` and `_train_gan`.
+A table runs through the one fit pipeline (dpgan.fit) as `TableKind`
+(dpgan.synthesizers.table_kind; streamed: `StreamedTableKind`, dpgan.synthesizers.streamed_fit):
+steps 2-4 are its data releases, step 5 its plug-ins (dpgan.tables.plugins), step 6 its strategy
+(dpgan.training.strategies) and, with a selection, its finish; this module holds the steps' parts.
 
 Flow (every read of the private table is a ledger event, and `PrivacyLedger` refuses any event
 that would take it past the target (ε, δ)):
@@ -58,7 +57,6 @@ import torch
 
 from dpgan.devices import to_device
 from dpgan.errors import BudgetError
-from dpgan.fit import KindData, release_plugins
 from dpgan.privacy.accounting import Budget, PrivacyLedger
 from dpgan.privacy.distributed import SINGLE_PROCESS, ProcessGroupContext
 from dpgan.recipes import Recipe
@@ -66,21 +64,13 @@ from dpgan.synthesizers.arguments import FitOptions
 from dpgan.synthesizers.sampling import RowPostProcessor, TableSampler
 from dpgan.tables.conditioning import Condition, condition_column_for
 from dpgan.tables.encoder import TableEncoder
-from dpgan.tables.label_model import LabelModel, label_target
-from dpgan.tables.plugins import AnchorCounts, TableExtras, label_model_from_tables, table_plugins
+from dpgan.tables.label_model import LabelModel
+from dpgan.tables.plugins import AnchorCounts, TableExtras
 from dpgan.tables.preparation import Prepared, prepare_table, purchased_schema_entries
 from dpgan.tables.schema import Schema
 from dpgan.tables.table_label_model import match_prior
-from dpgan.training.checkpoint import FitCheckpoint
 from dpgan.training.config import TrainingConfig
-from dpgan.training.context import FitBudget, FitContext
 from dpgan.training.generator_losses import GeneratorObjective
-from dpgan.training.progress import FitProgressFn
-from dpgan.training.public_warm_start import PublicWarmStart
-from dpgan.training.selection import (
-    SnapshotKeeper,
-)
-from dpgan.training.strategies import DPCriticStrategy, DPGeneratorStrategy, LoopExtras, StrategyResult
 
 # share of ε for the reads before training when the domain is bought with DP (row count, one
 # histogram per column, the repair count); with a schema only the row count and repairs: 1 %.
@@ -207,35 +197,6 @@ def table_extras(
     return TableExtras(encoded, encoder, condition, rows, counts, objective, torch_gen, context)
 
 
-def _fit_extras(
-    encoded: torch.Tensor | None,
-    encoder: TableEncoder,
-    condition: Condition | None,
-    rows: int,
-    settings: FitSettings,
-    *,
-    spent: float,
-    ledger: PrivacyLedger,
-    rng: np.random.Generator,
-    torch_gen: torch.Generator,
-    context: ProcessGroupContext = SINGLE_PROCESS,
-    counts: AnchorCounts | None = None,
-) -> TableExtras:
-    """A streamed fit's extras (dpgan.tables.plugins), released in order at their cumulative shares
-    of ε after `spent`. It passes `counts` and no `encoded`: the DP-SGD extras, which need the
-    table in memory, are refused before it starts (dpgan.synthesizers.streamed_fit)."""
-    cfg = settings.config
-    extras = table_extras(encoded, encoder, condition, rows, settings, torch_gen, context, counts)
-    skip = condition.column if condition is not None else None
-    label_column = label_target(encoder.schema) if cfg.label_model else None
-    from_tables = label_model_from_tables(cfg, label_column, skip)
-    budget = FitBudget(settings.epsilon, settings.delta, settings.accountant, settings.noise_multiplier)
-    ctx = FitContext.holding(budget, ledger, rng, spent)
-    plugins = table_plugins(cfg, settings.recipe.dp_on, condition, label_column, from_tables)
-    extras.hooks = release_plugins(ctx, plugins, KindData(encoded, rows, extras), None)
-    return extras
-
-
 def match_label_prior(
     extras: TableExtras,
     generator: torch.nn.Module,
@@ -251,33 +212,3 @@ def match_label_prior(
     sampler = TableSampler(generator, encoder, condition, settings.config.noise_dim, ())
     own_rows = sampler.sample(PRIOR_MATCH_ROWS, {}, int(rng.integers(0, 2**31 - 1)))
     match_prior(extras.label_model, to_device(torch.from_numpy(encoder.encode(own_rows))))
-
-
-def _train_gan(
-    encoded: torch.Tensor,
-    encoder: TableEncoder,
-    condition: Condition | None,
-    extras: TableExtras,
-    rows: int,
-    settings: FitSettings,
-    *,
-    ledger: PrivacyLedger,
-    progress: FitProgressFn | None,
-    rng: np.random.Generator,
-    torch_gen: torch.Generator,
-    checkpoint: FitCheckpoint | None,
-    keeper: SnapshotKeeper | None = None,
-    public: PublicWarmStart | None = None,
-    context: ProcessGroupContext = SINGLE_PROCESS,
-) -> StrategyResult:
-    """The recipe's strategy (dpgan.training.strategies: DP on the critic, or dtgan-g's DP on the
-    generator) at the σ and step count that land the whole ledger on ε (or, with a fixed σ, stop
-    before passing it); the loop charges each step."""
-    loop = LoopExtras(
-        spans=encoder.spans, condition=condition, objective=extras.objective, checkpoint=checkpoint, keeper=keeper,
-        public=public, context=context, cap_steps=settings.epochs_given, torch_gen=torch_gen,
-    )  # fmt: skip
-    strategy = DPGeneratorStrategy if settings.recipe.dp_on == "generator" else DPCriticStrategy
-    budget = FitBudget(settings.epsilon, settings.delta, settings.accountant, settings.noise_multiplier)
-    ctx = FitContext.holding(budget, ledger, rng, 0.0)
-    return strategy(settings.config, loop).train(ctx, encoded, rows, None, None, extras.hooks, progress)

@@ -10,7 +10,7 @@ batches (dpgan.tables.parquet_source) instead of held as a DataFrame:
 5. the marginal and 2-way anchors (and the label model read off the 2-way tables): their exact
    counts are sums over rows, added batch by batch over the encoded rows (the in-memory path
    makes the same `AnchorCounts.add` call on the whole table; the sums are equal bit for bit) and
-   released by fit_plan's `_fit_extras` (dpgan.tables.plugins) at the same σ from the same `rng`,
+   released by the same plug-ins (dpgan.tables.plugins) at the same σ from the same `rng`,
    so their ledger entries and released tables equal the in-memory ones. They are added in the conform pass of step 2
    (`ConformPass`: each batch is conformed once, then encoded, counted and, while the encoded
    table fits the memory budget, held), so no pass of its own;
@@ -41,25 +41,20 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import torch
 
-from dpgan.devices import seeded_generator
-from dpgan.errors import BudgetError, DPGanWarning, InputError
+from dpgan.errors import DPGanWarning, InputError
+from dpgan.fit import KindData
 from dpgan.privacy.block_sampling import BlockPoissonSampler
 from dpgan.privacy.distributed import SINGLE_PROCESS, ProcessGroupContext
 from dpgan.synthesizers.arguments import FitOptions, schema_with_hints
-from dpgan.synthesizers.fit_plan import (
-    FitSettings,
-    FittedTable,
-    _fit_extras,
-    _open_ledger,
-    _train_gan,
-    match_label_prior,
-)
+from dpgan.synthesizers.fit_plan import FitSettings, FittedTable, table_extras
 from dpgan.synthesizers.public_data import PublicTable, encode_public
+from dpgan.synthesizers.table_kind import TableData, TableKind, run_table_kind
 from dpgan.tables.conditioning import build_condition, condition_column_for
 from dpgan.tables.conform import check_columns, conform
 from dpgan.tables.encoder import TableEncoder, public_dtypes
@@ -67,10 +62,12 @@ from dpgan.tables.parquet_source import OpenSource, ParquetSource
 from dpgan.tables.plugins import AnchorCounts, label_model_from_tables
 from dpgan.tables.schema import Schema, binary_coded, with_geo
 from dpgan.tables.stream_preparation import StreamPrepared, prepare_stream
+from dpgan.training.context import FitContext
 from dpgan.training.progress import FitProgressFn
 from dpgan.training.public_warm_start import PublicWarmStart
 from dpgan.training.row_source import BlockRows, RowSource, TensorRows
 from dpgan.training.schedule import gan_schedule_for
+from dpgan.training.strategies import DPCriticStrategy, DPGeneratorStrategy, StrategyResult
 
 BYTES_PER_CELL = 4  # the encoded table is float32
 
@@ -137,8 +134,9 @@ def fit_stream(
     public: PublicTable | None = None,
     context: ProcessGroupContext = SINGLE_PROCESS,
 ) -> FittedTable:
-    """Train on the stream following the module's flow; the draws from `rng` come in the order of
-    dpgan.synthesizers.fit_plan's, so the ledger equals the in-memory fit's for the same seed.
+    """Train on the stream following the module's flow, through the one fit pipeline (dpgan.fit)
+    with `StreamedTableKind`; the draws from `rng` come in the order of the in-memory fit's, so
+    the ledger equals the in-memory fit's for the same seed.
 
     Data-parallel (`context`, under torchrun): every rank reads the whole stream in the same order
     with the same `rng` (its seed broadcast by the facade), so every release before training is
@@ -146,104 +144,67 @@ def fit_stream(
     each rank gathers a batch's rows from the stream and clips its share of positions, and the
     clipped sums are all-reduced before the one noise draw (dpgan.privacy.distributed), as for a
     table in memory. The ledger is the single-process one."""
-    torch_gen = seeded_generator(int(rng.integers(0, 2**63 - 1)))  # on the fit's device (dpgan.devices)
-    ledger, purchased = _open_ledger(schema, settings)  # step 1
-    condition_column = condition_column_for(
-        settings.condition_column, recipe=settings.recipe.name, conditional=settings.recipe.conditional,
-        schema=schema, target_hint=options.hints.target,
-    )  # fmt: skip
-    needs_prior = condition_column is not None and schema is not None and not schema[condition_column].frequencies
-    if needs_prior:
-        raise InputError(
-            f"the schema gives no frequencies for {condition_column!r}: add them to condition a Parquet stream"
-        )
-    infer = schema is None
-    fraction = settings.preprocessing_share(infer)
-    folded = ConformPass(opened, settings, condition_column)
-    prepared = prepare_stream(  # step 2 (with step 5's counts and the held rows in its conform pass)
-        opened,
-        schema=schema,
-        hints=options.hints,
-        epsilon=settings.epsilon,
-        delta=settings.delta,
-        fraction=fraction,
-        accountant=settings.accountant,
-        needs_prior=False,
-        ledger=ledger,
-        rng=rng,
-        consume=folded.start,
-    )
-    for note in prepared.notes:
-        warnings.warn(note, DPGanWarning, stacklevel=7)  # the user's call of fit
-    encoder, counts = folded.encoder, folded.counts  # step 3 (built from the released schema)
-    schema = encoder.schema
-    warm_start = None
-    if public is not None:
-        warm_start = PublicWarmStart(encode_public(public, schema, encoder), public.steps)
-    condition = None
-    if condition_column is not None:  # step 4: the schema's frequencies, no read
-        condition, _ = build_condition(
-            schema, encoder, condition_column, pd.Series([], dtype=object), prepared.plan.noise_multiplier, rng
-        )
-    held = folded.held()  # the encoded table, if it fit the budget
-    extras = _fit_extras(
-        None,
-        encoder,
-        condition,
-        prepared.rows,
-        settings,
-        spent=purchased + fraction,
-        ledger=ledger,
-        rng=rng,
-        torch_gen=torch_gen,
-        context=context,
-        counts=counts,
-    )
-    schedule = gan_schedule_for(settings.config, prepared.rows, settings.recipe.dp_on)
-    sampler = BlockPoissonSampler(
-        prepared.kept_rows, schedule.sample_rate, np.random.default_rng(int(rng.integers(0, 2**63 - 1)))
-    )
-    rows = streamed_rows(opened, prepared, encoder, sampler, held)
-    trained = _train_gan(  # step 6
-        rows,  # type: ignore[arg-type]  # a row source where fit_plan passes a tensor
-        encoder,
-        condition,
-        extras,
-        prepared.rows,
-        settings,
-        ledger=ledger,
-        progress=progress,
-        rng=rng,
-        torch_gen=torch_gen,
-        checkpoint=None,
-        public=warm_start,
-        context=context,
-    )
-    match_label_prior(extras, trained.generator, encoder, condition, settings, rng)
-    spent = ledger.epsilon(settings.delta, settings.accountant)
-    if spent > settings.epsilon * (1 + 1e-9):
-        raise BudgetError(f"internal error: the ledger spent ε={spent:.4f} > target {settings.epsilon}")
-    training = {
-        "recipe": settings.recipe.name,
-        **trained.record,  # σ, the rate, the expected batch, the steps
-        "estimated_rows": prepared.rows,
-        "preprocessing_noise_multiplier": prepared.plan.noise_multiplier,
-        "schema_source": schema.source,
-        "preprocessing_repairs": prepared.repairs,
-        "notes": prepared.notes,
-        "condition": None if condition is None else condition.column,
-        "condition_prior_source": None if condition is None else condition.prior_source,
-        "label_model": extras.label_column,
-        "label_model_kind": extras.label_model_kind,
-        "seeded": settings.seeded,
-        "streamed": True,
-        "world_size": context.world_size,
-    }
-    if public is not None:
-        training["public_data"] = dict(public.record)
-    return FittedTable(
-        ledger, schema, encoder, trained.generator, condition, extras.label_model, training, trained.critic
-    )
+    kind = StreamedTableKind(schema, options, settings, None, public, context)
+    return run_table_kind(kind, opened, progress, rng)
+
+
+class StreamedTableKind(TableKind):
+    """The table kind on a Parquet source read in record batches (the module docstring's steps):
+    its data releases come from streaming passes, its units are a row source built with the
+    strategy (the block sampler's seed is drawn after the plug-ins' releases, so every draw before
+    it is the in-memory fit's); no selection, no resume (refused before any read)."""
+
+    def release_data(self, ctx: FitContext, data: OpenSource) -> KindData:
+        self.ctx, settings, self.opened = ctx, self.settings, data
+        torch_gen = ctx.torch_generator()  # the first draw: on the fit's device (dpgan.devices)
+        condition_column = condition_column_for(
+            settings.condition_column, recipe=settings.recipe.name, conditional=settings.recipe.conditional,
+            schema=self.schema, target_hint=self.options.hints.target,
+        )  # fmt: skip
+        if condition_column is not None and self.schema is not None and not self.schema[condition_column].frequencies:
+            raise InputError(
+                f"the schema gives no frequencies for {condition_column!r}: add them to condition a Parquet stream"
+            )
+        fraction = settings.preprocessing_share(self.schema is None)
+        self.folded = ConformPass(data, settings, condition_column)
+        prepared = prepare_stream(  # step 2 (with step 5's counts and the held rows in its conform pass)
+            data, schema=self.schema, hints=self.options.hints, epsilon=settings.epsilon, delta=settings.delta,
+            fraction=fraction, accountant=settings.accountant, needs_prior=False, ledger=ctx.ledger, rng=ctx.rng,
+            consume=self.folded.start,
+        )  # fmt: skip
+        ctx.spend(fraction)
+        for note in prepared.notes:
+            warnings.warn(note, DPGanWarning, stacklevel=9)  # the user's call of fit
+        encoder, counts = self.folded.encoder, self.folded.counts  # step 3 (built from the released schema)
+        schema = encoder.schema
+        warm_start = None
+        if self.public is not None:
+            warm_start = PublicWarmStart(encode_public(self.public, schema, encoder), self.public.steps)
+        condition = None
+        if condition_column is not None:  # step 4: the schema's frequencies, no read
+            empty = pd.Series([], dtype=object)
+            condition, _ = build_condition(
+                schema, encoder, condition_column, empty, prepared.plan.noise_multiplier, ctx.rng
+            )
+        self.prepared_stream = prepared
+        extras = table_extras(None, encoder, condition, prepared.rows, settings, torch_gen, self.context, counts)
+        self.table = TableData(prepared, None, warm_start)  # type: ignore[arg-type]
+        self.data = KindData(None, prepared.rows, extras)  # the row source comes with the strategy
+        return self.data
+
+    def strategy(self, generator: None) -> DPCriticStrategy | DPGeneratorStrategy:  # step 6
+        assert self.data is not None and self.ctx is not None
+        prepared, extras = self.prepared_stream, self.data.details
+        schedule = gan_schedule_for(self.settings.config, prepared.rows, self.settings.recipe.dp_on)
+        seed = int(self.ctx.rng.integers(0, 2**63 - 1))
+        sampler = BlockPoissonSampler(prepared.kept_rows, schedule.sample_rate, np.random.default_rng(seed))
+        self.data.units = streamed_rows(self.opened, prepared, extras.encoder, sampler, self.folded.held())
+        return super().strategy(generator)
+
+    def record(self, data: KindData, trained: StrategyResult) -> dict[str, Any]:
+        items = list(super().record(data, trained).items())
+        at = [key for key, _ in items].index("world_size")
+        return dict([*items[:at], ("streamed", True), *items[at:]])
 
 
 def training_schema(schema: Schema, settings: FitSettings, condition_column: str | None) -> Schema:

@@ -63,12 +63,18 @@ def fit_table(
     the table kind; every random draw comes from `rng` or torch's (possibly seeded) global RNG.
     With `resume`, the loop checkpoints and resumes (dpgan.synthesizers.resume); the checkpoint is
     deleted once the fit has succeeded."""
-    ledger, purchased = _open_ledger(schema, settings)  # step 1
+    return run_table_kind(TableKind(schema, options, settings, resume, public, context), data, progress, rng)
+
+
+def run_table_kind(kind: TableKind, data: Any, progress: FitProgressFn | None, rng: np.random.Generator) -> FittedTable:
+    """The pipeline with a table kind (in memory or streamed): the ledger opens with the schema's
+    purchase (step 1), the fit runs, the resume checkpoint (secret material) is deleted."""
+    settings = kind.settings
+    ledger, purchased = _open_ledger(kind.schema, settings)  # step 1
     budget = FitBudget(settings.epsilon, settings.delta, settings.accountant, settings.noise_multiplier)
-    kind = TableKind(schema, options, settings, resume, public, context)
     fitted = run_fit(kind, data, budget, progress, FitContext.holding(budget, ledger, rng, purchased))
     if kind.checkpoint is not None:
-        context.barrier()  # every rank has read it before rank 0 deletes it
+        kind.context.barrier()  # every rank has read it before rank 0 deletes it
         kind.checkpoint.remove()  # secret material (dpgan.training.checkpoint)
     extras: TableExtras = fitted.data.details
     return FittedTable(

@@ -35,7 +35,7 @@ from dpgan.training.checkpoint import FitCheckpoint
 from dpgan.training.conditions import ConditionPrior
 from dpgan.training.config import TrainingConfig
 from dpgan.training.context import FitContext
-from dpgan.training.dp_critic import train_dp_critic
+from dpgan.training.dp_critic import TrainingResult, train_dp_critic
 from dpgan.training.dp_generator import train_dp_generator
 from dpgan.training.gan_loop import GeneratorHook
 from dpgan.training.generator_losses import GeneratorObjective
@@ -132,13 +132,12 @@ def calibrate_gan(
 
 
 @dataclass(frozen=True)
-class DPCriticStrategy:
-    """DP-SGD on the critic through the engine: Poisson sampling of units, the real term and the
-    gradient penalty clipped together per unit, Gaussian noise, one ledger event per critic step.
-    `generator` and `critic` None: the configured tabular networks (dpgan.training.dp_critic)."""
+class _CalibratedLoop:
+    """A strategy whose loop runs at the σ and T `calibrate_gan` gives (the DP critic, dtgan-g)."""
 
     config: TrainingConfig
     extras: LoopExtras = LoopExtras()
+    dp_on = "critic"
 
     def train(
         self,
@@ -150,9 +149,27 @@ class DPCriticStrategy:
         hooks: Sequence[GeneratorHook],
         progress: FitProgressFn | None,
     ) -> StrategyResult:
+        plan = calibrate_gan(ctx, self.config, rows, self.dp_on, self.extras, progress)
+        torch_gen = self.extras.torch_gen if self.extras.torch_gen is not None else ctx.torch_generator()
+        result = self.loop(ctx, units, plan, torch_gen, generator, critic, hooks)
+        return StrategyResult(result.generator, result.critic, plan.record(result.steps))
+
+    def loop(self, ctx: FitContext, units: Any, plan: Calibrated, torch_gen: torch.Generator,
+             generator: torch.nn.Module | None, critic: torch.nn.Module | None,
+             hooks: Sequence[GeneratorHook]) -> TrainingResult:  # fmt: skip
+        raise NotImplementedError  # pragma: no cover - each strategy's loop
+
+
+class DPCriticStrategy(_CalibratedLoop):
+    """DP-SGD on the critic through the engine: Poisson sampling of units, the real term and the
+    gradient penalty clipped together per unit, Gaussian noise, one ledger event per critic step.
+    `generator` and `critic` None: the configured tabular networks (dpgan.training.dp_critic)."""
+
+    def loop(self, ctx: FitContext, units: Any, plan: Calibrated, torch_gen: torch.Generator,
+             generator: torch.nn.Module | None, critic: torch.nn.Module | None,
+             hooks: Sequence[GeneratorHook]) -> TrainingResult:  # fmt: skip
         extras = self.extras
-        plan = calibrate_gan(ctx, self.config, rows, "critic", extras, progress)
-        result = train_dp_critic(
+        return train_dp_critic(
             units,
             list(extras.spans),
             self.config,
@@ -160,7 +177,7 @@ class DPCriticStrategy:
             expected_batch_size=plan.schedule.expected_batch_size,
             noise_multiplier=plan.noise_multiplier,
             steps=plan.steps,
-            generator=extras.torch_gen if extras.torch_gen is not None else ctx.torch_generator(),
+            generator=torch_gen,
             ledger=ctx.ledger,
             condition=extras.condition,
             objective=extras.objective,
@@ -173,40 +190,29 @@ class DPCriticStrategy:
             public=extras.public,
             context=extras.context,
         )
-        return StrategyResult(result.generator, result.critic, plan.record(result.steps))
 
 
-@dataclass(frozen=True)
-class DPGeneratorStrategy:
+class DPGeneratorStrategy(_CalibratedLoop):
     """dtgan-g: DP on the generator through sharded critics (dpgan.training.dp_generator); each
     shard's critic is trained without noise on its disjoint shard, G's gradient clipped and noised.
     The shard key is secret per fit (drawn from the fit's generator, never saved). Under a process
     group every rank runs it whole (the same release on each: no split, no speed-up)."""
 
-    config: TrainingConfig
-    extras: LoopExtras = LoopExtras()
+    dp_on = "generator"
 
-    def train(
-        self,
-        ctx: FitContext,
-        units: Any,
-        rows: float,
-        generator: torch.nn.Module | None,
-        critic: torch.nn.Module | None,
-        hooks: Sequence[GeneratorHook],
-        progress: FitProgressFn | None,
-    ) -> StrategyResult:
+    def loop(self, ctx: FitContext, units: Any, plan: Calibrated, torch_gen: torch.Generator,
+             generator: torch.nn.Module | None, critic: torch.nn.Module | None,
+             hooks: Sequence[GeneratorHook]) -> TrainingResult:  # fmt: skip
         if generator is not None or critic is not None:
             raise InputError("the DP-generator strategy builds its own tabular networks")
         extras = self.extras
-        plan = calibrate_gan(ctx, self.config, rows, "generator", extras, progress)
-        result = train_dp_generator(
+        return train_dp_generator(
             units,
             list(extras.spans),
             self.config,
             noise_multiplier=plan.noise_multiplier,
             steps=plan.steps,
-            generator=extras.torch_gen if extras.torch_gen is not None else ctx.torch_generator(),
+            generator=torch_gen,
             shard_key=ctx.rng.bytes(32),  # secret per fit, never saved
             ledger=ctx.ledger,
             condition=extras.condition,
@@ -217,7 +223,6 @@ class DPGeneratorStrategy:
             keeper=extras.keeper,
             public=extras.public,
         )
-        return StrategyResult(result.generator, result.critic, plan.record(result.steps))
 
 
 @dataclass(frozen=True)
