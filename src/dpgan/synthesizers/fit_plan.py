@@ -95,6 +95,23 @@ class FitSettings:
     condition_column: str | None
     seeded: bool
 
+    @classmethod
+    def of(cls, synth: Any) -> FitSettings:
+        """A TabularSynthesizer's settings, as its fit reads them."""
+        return cls(
+            recipe=synth.recipe,
+            config=synth.config,
+            epsilon=synth.epsilon,
+            delta=synth.delta,
+            accountant=synth.accountant,
+            noise_multiplier=synth.noise_multiplier,
+            epochs_given=synth.epochs_given,
+            preprocessing_fraction=synth.preprocessing_fraction,
+            schema_from_data_without_dp=synth.schema_from_data_without_dp,
+            condition_column=synth.condition_column,
+            seeded=synth.seed is not None,
+        )
+
     def preprocessing_share(self, infer_schema: bool) -> float:
         """The share of ε for the releases before training: the user's, or the default for a
         schema bought with DP (`infer_schema`) or for the row count alone."""
@@ -114,6 +131,10 @@ class FittedTable:
     training: dict[str, Any]
     # for white-box attack evaluation: never saved (invariant 7)
     critic_for_evaluation: torch.nn.Module | None = None
+
+    def sampler(self, noise_dim: int) -> TableSampler:
+        """Rows from the released models (dpgan.synthesizers.sampling: post-processing, free)."""
+        return TableSampler(self.generator, self.encoder, self.condition, noise_dim, self.post_processors)
 
     @property
     def post_processors(self) -> tuple[RowPostProcessor, ...]:

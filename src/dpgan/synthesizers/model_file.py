@@ -10,12 +10,15 @@ load unchanged, so change them only with a format version.
 
 from __future__ import annotations
 
-from typing import Any
+from pathlib import Path
+from typing import Any, TypeVar
 
 import torch
 
 from dpgan import __version__
+from dpgan.errors import ModelFileError
 from dpgan.privacy.accounting import PrivacyLedger
+from dpgan.serialization import read_model_dir
 from dpgan.synthesizers.fit_plan import FittedTable
 from dpgan.tables.conditioning import Condition
 from dpgan.tables.encoder import TableEncoder
@@ -23,6 +26,8 @@ from dpgan.tables.label_model import LabelModel, split_tensors
 from dpgan.tables.schema import Schema
 from dpgan.training.config import TrainingConfig, build_generator
 from dpgan.training.selection import GeneratorMixture
+
+T = TypeVar("T")
 
 
 def model_metadata(
@@ -78,3 +83,21 @@ def fitted_from_model(meta: dict[str, Any], tensors: dict[str, torch.Tensor], co
     label_model = None if label_meta is None else LabelModel.from_saved(label_meta, label_tensors, encoder)
     generator.eval()
     return FittedTable(ledger, schema, encoder, generator, condition, label_model, training)
+
+
+def load_table_synthesizer(cls: type[T], path: str | Path) -> T:
+    """A TabularSynthesizer (`cls`) from its model directory, checked: one clear line when the
+    metadata and the weights do not fit together (no pickle: dpgan.serialization)."""
+    tensors, meta = read_model_dir(path)
+    try:
+        synth = cls(  # type: ignore[call-arg]
+            recipe=meta.get("recipe", "dp-gan"),
+            epsilon=meta["epsilon_target"],
+            delta=meta["delta"],
+            accountant=meta["accountant"],
+        )
+        synth.config = TrainingConfig.from_dict(meta["config"])  # type: ignore[attr-defined]
+        synth.adopt(fitted_from_model(meta, tensors, synth.config))  # type: ignore[attr-defined]
+    except (KeyError, TypeError, ValueError, RuntimeError) as exc:
+        raise ModelFileError(f"{path} holds an inconsistent model: {exc}") from None
+    return synth

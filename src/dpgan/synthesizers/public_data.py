@@ -22,7 +22,7 @@ import torch
 from dpgan.errors import InputError
 from dpgan.synthesizers.resume import table_fingerprint
 from dpgan.tables.conform import STRICT_NOTE, conform
-from dpgan.tables.encoder import TableEncoder
+from dpgan.tables.encoder import TableEncoder, public_dtypes
 from dpgan.tables.schema import Schema
 from dpgan.tables.table_io import check_readable, read_private_table
 
@@ -69,3 +69,14 @@ def encode_public(public: PublicTable, schema: Schema, encoder: TableEncoder) ->
     if len(clean) == 0:
         raise InputError("public data: no row fits the schema")
     return torch.from_numpy(encoder.encode(clean))
+
+
+def checked_public_table(
+    public_data: pd.DataFrame | str | Path | None, steps: int, schema: Schema | None
+) -> PublicTable | None:
+    """The public warm-start table (None without one), checked against a public schema before any
+    private read: a public table that does not fit the schema is refused first."""
+    public = None if public_data is None else load_public_table(public_data, steps)
+    if public is not None and schema is not None:
+        encode_public(public, schema, TableEncoder(schema, public_dtypes(schema)))
+    return public

@@ -19,33 +19,26 @@ import torch
 
 from dpgan.api import Synthesizer
 from dpgan.devices import released_on_cpu
-from dpgan.errors import InputError, ModelFileError
+from dpgan.errors import InputError
 from dpgan.privacy.accounting import DEFAULT_ACCOUNTANT
 from dpgan.recipes import Recipe, get_recipe
-from dpgan.serialization import read_model_dir, write_model_dir
+from dpgan.serialization import write_model_dir
 from dpgan.synthesizers.arguments import fit_arguments, training_config
 from dpgan.synthesizers.fit_plan import FitSettings, FittedTable
-from dpgan.synthesizers.model_file import fitted_from_model, model_metadata, model_tensors
-from dpgan.synthesizers.public_data import DEFAULT_WARM_START_STEPS, PublicTable, encode_public, load_public_table
+from dpgan.synthesizers.model_file import load_table_synthesizer, model_metadata, model_tensors
+from dpgan.synthesizers.public_data import DEFAULT_WARM_START_STEPS, checked_public_table
 from dpgan.synthesizers.resume import DEFAULT_CHECKPOINT_EVERY
-from dpgan.synthesizers.sampling import TableSampler, sample_chunks
+from dpgan.synthesizers.sampling import sample_chunks
 from dpgan.synthesizers.streamed_fit import stream_arguments
 from dpgan.synthesizers.table_runs import RunPlace, TableRun, run_in_memory, run_streamed
 from dpgan.tables.conditioning import Condition
-from dpgan.tables.conform import INPUT_RULE
-from dpgan.tables.encoder import TableEncoder, public_dtypes
+from dpgan.tables.describe import table_report_details
+from dpgan.tables.encoder import TableEncoder
 from dpgan.tables.label_model import LabelModel
 from dpgan.tables.parquet_source import ParquetSource
-from dpgan.tables.preparation import repair_noise_std, repairs_summary
 from dpgan.tables.schema import Schema
-from dpgan.tables.schema_inference import SOURCE_NOT_PRIVATE
 from dpgan.training.config import TrainingConfig
 from dpgan.training.progress import FitProgressFn
-
-UNSAFE_SCHEMA_NOTE = (
-    "The schema (bounds and category lists) was read from the data WITHOUT differential privacy: "
-    "the guarantee below covers training only, not the schema."
-)
 
 T = TypeVar("T")
 
@@ -54,17 +47,13 @@ class TabularSynthesizer(Synthesizer):
     """DP GAN synthesizer for mixed-type tables; `recipe` picks the paper (dpgan.recipes):
     dp-gan (default; Frigerio et al. 2019), dp-wgan, dp-cgan, dtgan-d, dtgan-g.
 
-    `condition` names a categorical column to condition on (conditional recipes default to the
-    schema's target); its value frequencies come from the schema or a DP histogram. Keyword-only
-    settings; `config=` replaces the recipe's settings wholesale (keyword overrides apply on
-    top). `epochs` fixes the number of passes up front and σ is calibrated to land on ε
-    (stopping rule b). Give `noise_multiplier` instead to train until the next step
-    would exceed ε (rule a; `epochs` then caps it). `seed` makes runs reproducible for
-    experiments only: production noise comes from OS entropy. With a categorical target in the
-    schema, a DP label model (dpgan.tables.label_model) redraws the target of sampled rows;
-    `label_model=False` keeps the generator's own. `device` ("cpu", "cuda", "cuda:N", "auto") is
-    where fit trains (dpgan.devices); the fitted model is on the CPU either way. `threads`: the CPU
-    threads the fit uses (dpgan.threads; default $DPGAN_THREADS, else auto: the free cores).
+    `condition`: a categorical column to condition on (conditional recipes: the schema's target).
+    `config=` replaces the recipe's settings (keyword overrides apply on top). `epochs` fixes the
+    passes and σ is calibrated to land on ε; `noise_multiplier` instead trains until the next step
+    would pass ε (`epochs` then caps it). `seed`: reproducible, for experiments only. With a
+    categorical target a DP label model redraws it in sampled rows (`label_model=False`: G's own).
+    `device` ("cpu", "cuda", "cuda:N", "auto") and `threads` (default $DPGAN_THREADS, else auto)
+    say where fit trains; the fitted model is on the CPU either way.
     """
 
     def __init__(
@@ -128,52 +117,32 @@ class TabularSynthesizer(Synthesizer):
         public_data: pd.DataFrame | str | Path | None = None,
         public_warm_start_steps: int = DEFAULT_WARM_START_STEPS,
     ) -> "TabularSynthesizer":
-        """Train on `data`; every read of it is charged to the ledger, which never exceeds ε.
+        """Train on `data` (a DataFrame; or a Parquet file or folder, or a `dpgan.ParquetSource`, read
+        in record batches and never held whole); every read is charged to the ledger, which never
+        exceeds ε (docs/tables.md, docs/scale.md).
 
-        Without a schema the domain is bought with DP (dpgan.tables.schema_inference); public hints make
-        parts of it free: `target` (the column a label model and conditional recipes use),
-        `categorical` (columns whose every value is a category), a column's public list of
-        `categories` ({column: [values]}, e.g. a target's labels) and numeric `bounds`
-        ({column: (low, high)}). With a schema, `target` may name or replace its target.
-        Cells that do not fit the schema are mapped into it and counted with DP (dpgan.tables.conform);
-        `strict=True` refuses them instead. `keep_identifiers` keeps nearly-unique text columns
-        on the non-private `schema_from_data_without_dp` path (they are dropped by default).
-        With a `checkpoint` directory the fit writes its state there every `checkpoint_every`
-        private steps and, called again with the same table and settings, resumes from it without
-        spending anything twice (dpgan.synthesizers.resume: its seed is kept there before the fit
-        prints any noisy value, so even a kill before the first checkpoint replays what it printed);
-        the checkpoint is as secret as the table and is deleted when the fit succeeds. Rerunning a
-        killed fit with another directory, or none, is a new fit with new noise: what both runs
-        printed are two releases, and their ε adds up (a warning says so when the fit starts).
-        `public_data` (a DataFrame or a CSV/Parquet path) is a PUBLIC table of the same schema: G
-        and the critic are pre-trained on it without noise for `public_warm_start_steps` rounds
-        before the private steps (dpgan.training.public_warm_start). It costs no ε and changes no
-        ledger entry; the model records its name, SHA-256, row count and the steps. It must not be
-        part of, or derived from, the private table.
-        `data` may also be a Parquet file or a directory of Parquet files (a path, or a
-        `dpgan.ParquetSource` with its memory budget): it is then read in record batches and
-        never held whole (dpgan.synthesizers.streamed_fit says what that path supports).
-
-        Under torchrun (or with a torch.distributed process group already initialized) the fit runs
-        data-parallel on every rank (dpgan.privacy.distributed): each rank passes the same table (or files),
-        rank 0's seed is used by all, the release and the ledger are the single-process ones, and
-        only rank 0 writes the checkpoint and, in `save`, the model.
+        Without a schema the domain is bought with DP (dpgan.tables.schema_inference); public hints
+        make parts of it free: `target`, `categorical` columns, a column's public `categories`
+        ({column: [values]}) and numeric `bounds` ({column: (low, high)}). Cells that do not fit the
+        schema are mapped into it and counted with DP (dpgan.tables.conform), or refused (`strict`).
+        `keep_identifiers`: keep nearly-unique text columns on the non-private schema path.
+        `checkpoint`: a directory (as secret as the table, deleted on success) from which a killed
+        fit, run again with the same table and settings, resumes without spending anything twice
+        (dpgan.synthesizers.resume); another directory, or none, is a new fit whose ε adds up.
+        `public_data`: a PUBLIC table of the same schema that G and the critic are pre-trained on
+        without noise for `public_warm_start_steps` rounds (no ε; never part of the private table).
+        Under torchrun every rank passes the same table (or files) and runs in lockstep on rank 0's
+        seed: the single-process release and ledger; only rank 0 writes.
         """
-        if isinstance(data, (str, Path, ParquetSource)):
-            if checkpoint is not None:
-                raise InputError("checkpoint/resume is not available when fitting from Parquet in batches")
-            return self._fit_stream(
-                data,
-                schema,
-                target,
-                categorical,
-                bounds,
-                categories,
-                strict,
-                progress,
-                public_data,
-                public_warm_start_steps,
-            )
+        place = RunPlace(self.seed, self.device, self.threads)
+        settings = FitSettings.of(self)
+        if isinstance(data, (str, Path, ParquetSource)):  # read in record batches (dpgan.synthesizers.streamed_fit)
+            opened, schema, options = stream_arguments(
+                data, schema, settings, target=target, categorical=categorical, bounds=bounds,
+                categories=categories, strict=strict, checkpoint=checkpoint,
+            )  # fmt: skip
+            public = checked_public_table(public_data, public_warm_start_steps, schema)
+            return self._adopt_run(run_streamed(opened, schema, options, settings, place, progress, public))
         schema, options = fit_arguments(
             data,
             schema,
@@ -184,55 +153,16 @@ class TabularSynthesizer(Synthesizer):
             strict=strict,
             keep_identifiers=keep_identifiers,
         )
-        public = _public_table(public_data, public_warm_start_steps, schema)
-        place = RunPlace(self.seed, self.device, self.threads)
-        run = run_in_memory(
-            data, schema, options, self._settings(), place, progress, checkpoint, checkpoint_every, public
-        )
+        public = checked_public_table(public_data, public_warm_start_steps, schema)
+        run = run_in_memory(data, schema, options, settings, place, progress, checkpoint, checkpoint_every, public)
         return self._adopt_run(run)
 
-    def _settings(self) -> FitSettings:
-        return FitSettings(
-            recipe=self.recipe,
-            config=self.config,
-            epsilon=self.epsilon,
-            delta=self.delta,
-            accountant=self.accountant,
-            noise_multiplier=self.noise_multiplier,
-            epochs_given=self.epochs_given,
-            preprocessing_fraction=self.preprocessing_fraction,
-            schema_from_data_without_dp=self.schema_from_data_without_dp,
-            condition_column=self.condition_column,
-            seeded=self.seed is not None,
-        )
-
-    def _fit_stream(
-        self, data, schema, target, categorical, bounds, categories, strict, progress, public_data, warm_steps
-    ) -> "TabularSynthesizer":
-        """`fit` on a Parquet file or directory, read in record batches (dpgan.synthesizers.streamed_fit);
-        under torchrun every rank streams the same files in lockstep (rank 0's seed)."""
-        settings = self._settings()
-        opened, schema, options = stream_arguments(
-            data,
-            schema,
-            settings,
-            target=target,
-            categorical=categorical,
-            bounds=bounds,
-            categories=categories,
-            strict=strict,
-            checkpoint=None,
-        )
-        public = _public_table(public_data, warm_steps, schema)
-        place = RunPlace(self.seed, self.device, self.threads)
-        return self._adopt_run(run_streamed(opened, schema, options, settings, place, progress, public))
-
     def _adopt_run(self, run: TableRun) -> TabularSynthesizer:
-        self._adopt(run.fitted)
+        self.adopt(run.fitted)
         self._writes_files = run.writes_files  # False on ranks other than 0 of a data-parallel fit
         return self
 
-    def _adopt(self, fitted: FittedTable) -> None:
+    def adopt(self, fitted: FittedTable) -> None:
         """Take the state of a fit or a model file (the attributes users and the CLI read); the
         models on the CPU, wherever they were trained (dpgan.devices)."""
         label_classifier = None if fitted.label_model is None else fitted.label_model.classifier
@@ -289,10 +219,7 @@ class TabularSynthesizer(Synthesizer):
         self, n: int, seed: int | None, conditions: dict[str, Any] | None, region_points: Sequence[str]
     ) -> Iterator[pd.DataFrame]:
         fitted = self._fitted()
-        sampler = TableSampler(
-            fitted.generator, fitted.encoder, fitted.condition, self.config.noise_dim, fitted.post_processors
-        )
-        return sample_chunks(sampler, fitted.schema, n, seed, conditions, region_points)
+        return sample_chunks(fitted.sampler(self.config.noise_dim), fitted.schema, n, seed, conditions, region_points)
 
     # -------------------------------------------------------------- privacy
     def _repr_details(self) -> dict[str, Any]:
@@ -300,23 +227,7 @@ class TabularSynthesizer(Synthesizer):
 
     def _report_details(self) -> dict[str, Any]:
         """The recipe and whether the guarantee covers the schema (api.Synthesizer.privacy_report)."""
-        covers = self.training.get("schema_source") != SOURCE_NOT_PRIVATE
-        details: dict[str, Any] = {
-            "recipe": self.recipe.name,
-            "schema_source": self.training.get("schema_source"),
-            "guarantee_covers_schema": covers,
-            "input_rule": INPUT_RULE,
-        }
-        if not covers:
-            details["warning"] = UNSAFE_SCHEMA_NOTE
-        # the noisy counts of cells mapped into the schema, as a person reads them (rounded, above the noise)
-        repairs, sigma = self.training.get("preprocessing_repairs"), self.training.get("preprocessing_noise_multiplier")
-        if isinstance(repairs, dict) and isinstance(sigma, (int, float)):
-            details["repairs_summary"] = repairs_summary(repairs, repair_noise_std(sigma))
-        for key in ("public_data", "selection"):  # public: what warm-started G, what the selection chose
-            if self.training.get(key) is not None:
-                details[key] = self.training[key]
-        return details
+        return table_report_details(self.recipe.name, self.training)
 
     # ------------------------------------------------------------ save/load
     def save(self, path: str | Path, *, overwrite: bool = False) -> Path:
@@ -326,38 +237,10 @@ class TabularSynthesizer(Synthesizer):
         fitted = self._fitted()
         if not self._writes_files:
             return Path(path)
-        metadata = model_metadata(
-            fitted,
-            recipe=self.recipe.name,
-            epsilon_target=self.epsilon,
-            delta=self.delta,
-            accountant=self.accountant,
-            config=self.config,
-        )
+        target = {"recipe": self.recipe.name, "epsilon_target": self.epsilon, "delta": self.delta}
+        metadata = model_metadata(fitted, **target, accountant=self.accountant, config=self.config)
         return write_model_dir(path, model_tensors(fitted), metadata, overwrite=overwrite)
 
     @classmethod
-    def load(cls, path: str | Path) -> "TabularSynthesizer":
-        tensors, meta = read_model_dir(path)
-        try:
-            synth = cls(
-                recipe=meta.get("recipe", "dp-gan"),
-                epsilon=meta["epsilon_target"],
-                delta=meta["delta"],
-                accountant=meta["accountant"],
-            )
-            synth.config = TrainingConfig.from_dict(meta["config"])
-            synth._adopt(fitted_from_model(meta, tensors, synth.config))
-        except (KeyError, TypeError, ValueError, RuntimeError) as exc:
-            raise ModelFileError(f"{path} holds an inconsistent model: {exc}") from None
-        return synth
-
-
-def _public_table(
-    public_data: pd.DataFrame | str | Path | None, steps: int, schema: Schema | None
-) -> PublicTable | None:
-    """The public warm-start table, checked against a public schema before any private read."""
-    public = None if public_data is None else load_public_table(public_data, steps)
-    if public is not None and schema is not None:
-        encode_public(public, schema, TableEncoder(schema, public_dtypes(schema)))
-    return public
+    def load(cls, path: str | Path) -> TabularSynthesizer:
+        return load_table_synthesizer(cls, path)
