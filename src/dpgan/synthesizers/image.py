@@ -65,15 +65,8 @@ class ImageSynthesizer(Synthesizer):
         threads: int | None = None,
         **settings: Any,
     ) -> None:
-        super().__init__(
-            epsilon=epsilon,
-            delta=delta,
-            accountant=accountant,
-            seed=seed,
-            noise_multiplier=noise_multiplier,
-            device=device,
-            threads=threads,
-        )
+        budget = {"epsilon": epsilon, "delta": delta, "accountant": accountant, "seed": seed}
+        super().__init__(**budget, noise_multiplier=noise_multiplier, device=device, threads=threads)
         self.recipe: ImageRecipe = get_image_recipe(recipe)
         self.networks = network_settings(ImageSettings, settings)
         if self.networks.label_guide and self.recipe.strategy != "dp-critic":

@@ -68,15 +68,8 @@ class SequenceSynthesizer(Synthesizer):
         threads: int | None = None,
         **settings: Any,
     ) -> None:
-        super().__init__(
-            epsilon=epsilon,
-            delta=delta,
-            accountant=accountant,
-            seed=seed,
-            noise_multiplier=noise_multiplier,
-            device=device,
-            threads=threads,
-        )
+        budget = {"epsilon": epsilon, "delta": delta, "accountant": accountant, "seed": seed}
+        super().__init__(**budget, noise_multiplier=noise_multiplier, device=device, threads=threads)
         self.networks = network_settings(SequenceSettings, settings, critic=critic)
         self.config = critic_config(SEQUENCE_DEFAULTS, settings)
         self.schema: SequenceSchema | None = None

@@ -75,15 +75,8 @@ class TabularSynthesizer(Synthesizer):
         threads: int | None = None,
         **config_overrides: Any,
     ) -> None:
-        super().__init__(
-            epsilon=epsilon,
-            delta=delta,
-            accountant=accountant,
-            seed=seed,
-            noise_multiplier=noise_multiplier,
-            device=device,
-            threads=threads,
-        )
+        budget = {"epsilon": epsilon, "delta": delta, "accountant": accountant, "seed": seed}
+        super().__init__(**budget, noise_multiplier=noise_multiplier, device=device, threads=threads)
         self.recipe: Recipe = get_recipe(recipe)
         if condition is not None and not isinstance(condition, str):
             raise InputError("condition must be a column name")
