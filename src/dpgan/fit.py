@@ -124,7 +124,7 @@ def run_fit(
 ) -> FittedModel:
     """One DP fit of `data` by `kind` within `budget` (the module docstring's steps); `ctx` when
     the caller already holds the ledger and the fit's generator (the tables' runs)."""
-    ctx = ctx if ctx is not None else FitContext(budget)
+    ctx = ctx if ctx is not None else FitContext.open(budget)
     released = kind.release_data(ctx, data)
     generator = kind.generator(released)
     released.hooks = release_plugins(ctx, kind.plugins(released), released, generator)

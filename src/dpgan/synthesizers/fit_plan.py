@@ -67,7 +67,7 @@ from dpgan.tables.encoder import TableEncoder
 from dpgan.tables.label_model import LabelModel
 from dpgan.tables.plugins import AnchorCounts, TableExtras
 from dpgan.tables.preparation import Prepared, prepare_table, purchased_schema_entries
-from dpgan.tables.schema import Schema
+from dpgan.tables.schema import Schema, binary_coded, with_geo
 from dpgan.tables.table_label_model import match_prior
 from dpgan.training.config import TrainingConfig
 from dpgan.training.generator_losses import GeneratorObjective
@@ -216,6 +216,13 @@ def table_extras(
         counts = AnchorCounts.for_config(cfg, encoder, None if condition is None else condition.column)
         counts.add(encoded)  # the same counting a streamed fit does batch by batch
     return TableExtras(encoded, encoder, condition, rows, counts, objective, torch_gen, context)
+
+
+def training_schema(schema: Schema, settings: FitSettings, condition_column: str | None) -> Schema:
+    """The released schema as the encoder reads it (binary codes, geo pairs: public settings)."""
+    if settings.config.binary_codes:
+        schema = binary_coded(schema, keep=tuple(c for c in (schema.target, condition_column) if c))
+    return with_geo(schema, settings.config.geo_pairs)
 
 
 def match_label_prior(

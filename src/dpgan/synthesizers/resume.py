@@ -28,7 +28,7 @@ import json
 import os
 import secrets
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -40,10 +40,10 @@ from dpgan import __version__
 from dpgan.errors import InputError
 from dpgan.privacy.accounting import PrivacyLedger
 from dpgan.synthesizers.arguments import FitOptions
-from dpgan.tables.conditioning import Condition
 from dpgan.tables.plugins import TableExtras
 from dpgan.tables.schema import Schema
 from dpgan.training.checkpoint import IDENTITY_FILE, STATE_FILE, FitCheckpoint, check_every, read_checkpoint
+from dpgan.training.gan_loop import GeneratorHook
 
 DEFAULT_CHECKPOINT_EVERY = 100
 
@@ -180,20 +180,20 @@ def _json_digest(value: Any) -> str:
     return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def releases_before_training(
-    ledger: PrivacyLedger, schema: Schema, condition: Condition | None, extras: TableExtras
-) -> str:
-    """The fingerprint a resumed fit's replay must reproduce: every release before the loop."""
+def releases_before_training(ledger: PrivacyLedger, extras: TableExtras, hooks: Sequence[GeneratorHook]) -> str:
+    """The fingerprint a resumed fit's replay must reproduce: every release before the loop (the
+    ledger, the released schema and condition, the plug-ins' models and G's hooks)."""
     tensors: list[torch.Tensor] = []
     if extras.label_model is not None:
         tensors += list(extras.label_model.tensors().values())
     if isinstance(extras.objective.classifier, torch.nn.Module):
         tensors += list(extras.objective.classifier.state_dict().values())
-    for hook in extras.hooks:
+    for hook in hooks:
         tensors += hook.released()
+    condition = extras.condition
     values = {
         "ledger": ledger.to_dict(),
-        "schema": schema.to_dict(),
+        "schema": extras.encoder.schema.to_dict(),
         "condition": None if condition is None else condition.to_dict(),
     }
     return releases_fingerprint(values, tensors)

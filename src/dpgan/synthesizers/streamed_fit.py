@@ -52,7 +52,7 @@ from dpgan.fit import KindData
 from dpgan.privacy.block_sampling import BlockPoissonSampler
 from dpgan.privacy.distributed import SINGLE_PROCESS, ProcessGroupContext
 from dpgan.synthesizers.arguments import FitOptions, schema_with_hints
-from dpgan.synthesizers.fit_plan import FitSettings, FittedTable, table_extras
+from dpgan.synthesizers.fit_plan import FitSettings, FittedTable, table_extras, training_schema
 from dpgan.synthesizers.public_data import PublicTable, encode_public
 from dpgan.synthesizers.table_kind import TableData, TableKind, run_table_kind
 from dpgan.tables.conditioning import build_condition, condition_column_for
@@ -60,7 +60,7 @@ from dpgan.tables.conform import check_columns, conform
 from dpgan.tables.encoder import TableEncoder, public_dtypes
 from dpgan.tables.parquet_source import OpenSource, ParquetSource
 from dpgan.tables.plugins import AnchorCounts, label_model_from_tables
-from dpgan.tables.schema import Schema, binary_coded, with_geo
+from dpgan.tables.schema import Schema
 from dpgan.tables.stream_preparation import StreamPrepared, prepare_stream
 from dpgan.training.context import FitContext
 from dpgan.training.progress import FitProgressFn
@@ -186,7 +186,6 @@ class StreamedTableKind(TableKind):
             condition, _ = build_condition(
                 schema, encoder, condition_column, empty, prepared.plan.noise_multiplier, ctx.rng
             )
-        self.prepared_stream = prepared
         extras = table_extras(None, encoder, condition, prepared.rows, settings, torch_gen, self.context, counts)
         self.table = TableData(prepared, None, warm_start)  # type: ignore[arg-type]
         self.data = KindData(None, prepared.rows, extras)  # the row source comes with the strategy
@@ -194,7 +193,8 @@ class StreamedTableKind(TableKind):
 
     def strategy(self, generator: None) -> DPCriticStrategy | DPGeneratorStrategy:  # step 6
         assert self.data is not None and self.ctx is not None
-        prepared, extras = self.prepared_stream, self.data.details
+        assert self.table is not None
+        prepared, extras = self.table.prepared, self.data.details
         schedule = gan_schedule_for(self.settings.config, prepared.rows, self.settings.recipe.dp_on)
         seed = int(self.ctx.rng.integers(0, 2**63 - 1))
         sampler = BlockPoissonSampler(prepared.kept_rows, schedule.sample_rate, np.random.default_rng(seed))
@@ -205,13 +205,6 @@ class StreamedTableKind(TableKind):
         items = list(super().record(data, trained).items())
         at = [key for key, _ in items].index("world_size")
         return dict([*items[:at], ("streamed", True), *items[at:]])
-
-
-def training_schema(schema: Schema, settings: FitSettings, condition_column: str | None) -> Schema:
-    """The released schema as the encoder reads it (binary codes, geo pairs: public settings)."""
-    if settings.config.binary_codes:
-        schema = binary_coded(schema, keep=tuple(c for c in (schema.target, condition_column) if c))
-    return with_geo(schema, settings.config.geo_pairs)
 
 
 class ConformPass:

@@ -31,6 +31,7 @@ from dpgan.synthesizers.fit_plan import (
     _prepare,
     match_label_prior,
     table_extras,
+    training_schema,
 )
 from dpgan.synthesizers.public_data import PublicTable, encode_public
 from dpgan.synthesizers.resume import ResumableFit, releases_before_training
@@ -40,7 +41,7 @@ from dpgan.tables.encoder import TableEncoder, public_dtypes
 from dpgan.tables.label_model import label_target
 from dpgan.tables.plugins import TableExtras, label_model_from_tables, table_plugins
 from dpgan.tables.preparation import Prepared
-from dpgan.tables.schema import Schema, binary_coded, with_geo
+from dpgan.tables.schema import Schema
 from dpgan.training.checkpoint import FitCheckpoint
 from dpgan.training.context import FitBudget, FitContext
 from dpgan.training.progress import FitProgressFn
@@ -72,7 +73,7 @@ def run_table_kind(kind: TableKind, data: Any, progress: FitProgressFn | None, r
     settings = kind.settings
     ledger, purchased = _open_ledger(kind.schema, settings)  # step 1
     budget = FitBudget(settings.epsilon, settings.delta, settings.accountant, settings.noise_multiplier)
-    fitted = run_fit(kind, data, budget, progress, FitContext.holding(budget, ledger, rng, purchased))
+    fitted = run_fit(kind, data, budget, progress, FitContext(budget, ledger, rng, purchased))
     if kind.checkpoint is not None:
         kind.context.barrier()  # every rank has read it before rank 0 deletes it
         kind.checkpoint.remove()  # secret material (dpgan.training.checkpoint)
@@ -113,6 +114,7 @@ class TableKind:
         self.schema, self.options, self.settings = schema, options, settings
         self.resume, self.public, self.context = resume, public, context
         self.selection: Selection | None = None
+        self.selection_record: dict[str, Any] | None = None  # what the DP selection chose (public)
         self.checkpoint: FitCheckpoint | None = None
         self.data: KindData | None = None
         self.table: TableData | None = None
@@ -128,9 +130,7 @@ class TableKind:
         for note in prepared.notes:  # N̂ and the repair counts: printed releases
             warnings.warn(note, DPGanWarning, stacklevel=8)  # the user's call of fit
         schema, rows = prepared.schema, prepared.rows
-        if cfg.binary_codes:  # rewrites of the public schema: free
-            schema = binary_coded(schema, keep=tuple(c for c in (schema.target, condition_column) if c))
-        schema = with_geo(schema, cfg.geo_pairs)
+        schema = training_schema(schema, settings, condition_column)  # rewrites of the public schema: free
         encoder = TableEncoder(schema, public_dtypes(schema))  # step 3
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -172,12 +172,10 @@ class TableKind:
         assert self.data is not None and self.table is not None and self.ctx is not None
         ledger, table, settings = self.ctx.ledger, self.table, self.settings
         extras: TableExtras = self.data.details
-        extras.hooks = self.data.hooks
         if table.holdout is not None:  # reserved before σ is calibrated, so training leaves room for it
             self.selection = reserve_selection(ledger, settings.config, settings.epsilon)
         if self.resume is not None:
-            schema, condition = extras.encoder.schema, extras.condition
-            self.checkpoint = self.resume.checkpoint(releases_before_training(ledger, schema, condition, extras))
+            self.checkpoint = self.resume.checkpoint(releases_before_training(ledger, extras, self.data.hooks))
             self.checkpoint.writer = self.context.is_main
         loop = LoopExtras(
             spans=extras.encoder.spans, condition=extras.condition, objective=extras.objective,
@@ -191,11 +189,11 @@ class TableKind:
         assert self.table is not None
         table, extras = self.table, data.details
         if self.selection is not None and table.holdout is not None:  # step 6b
-            generator, record = select_released(
+            generator, self.selection_record = select_released(
                 self.selection, table.holdout, extras.encoder, extras.condition, self.settings.config,
                 extras.torch_gen, ctx.rng,
             )  # fmt: skip
-            trained = replace(trained, generator=generator, record={**trained.record, "selection": record})
+            trained = replace(trained, generator=generator)
         match_label_prior(extras, trained.generator, extras.encoder, extras.condition, self.settings, ctx.rng)
         return trained
 
@@ -203,10 +201,9 @@ class TableKind:
         assert self.table is not None
         prepared, extras = self.table.prepared, data.details
         condition = extras.condition
-        steps = {key: value for key, value in trained.record.items() if key != "selection"}
         training = {
             "recipe": self.settings.recipe.name,
-            **steps,  # σ, the rate, the expected batch, the steps
+            **trained.record,  # σ, the rate, the expected batch, the steps
             "estimated_rows": prepared.rows,
             "preprocessing_noise_multiplier": prepared.plan.noise_multiplier,
             "schema_source": extras.encoder.schema.source,
@@ -219,8 +216,8 @@ class TableKind:
             "seeded": self.settings.seeded,
             "world_size": self.context.world_size,
         }
-        if "selection" in trained.record:
-            training["selection"] = trained.record["selection"]
+        if self.selection_record is not None:
+            training["selection"] = self.selection_record
         if self.public is not None:
             training["public_data"] = dict(self.public.record)
         return training

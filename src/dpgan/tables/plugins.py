@@ -18,7 +18,7 @@ batch by batch (equal bit for bit to the in-memory sums, so the releases are equ
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import torch
 
@@ -70,7 +70,7 @@ class TableExtras:
     """What the table plug-ins read (the encoded rows, or only the anchors' counts for a streamed
     fit; the encoder, the condition, N̂) and what they leave for the loop and the sampler: G's
     objective (with an auxiliary classifier), the label model, its column and how it was made
-    ("dp-sgd" or "pair-tables"; None without one), and G's hooks."""
+    ("dp-sgd" or "pair-tables"; None without one). G's hooks are the pipeline's (KindData.hooks)."""
 
     encoded: torch.Tensor | None
     encoder: TableEncoder
@@ -83,7 +83,6 @@ class TableExtras:
     label_column: str | None = None
     label_model: LabelModel | None = None
     label_model_kind: str | None = None
-    hooks: tuple[GeneratorHook, ...] = field(default_factory=tuple)
 
     def rows_in_memory(self, what: str) -> torch.Tensor:
         if self.encoded is None:  # a streamed fit refuses these extras before it starts

@@ -41,26 +41,23 @@ class FitBudget:
 class FitContext:
     """The ledger, the shares of ε and the random generator of one fit."""
 
-    def __init__(self, budget: FitBudget) -> None:
-        self.budget = budget
-        self.rng = np.random.default_rng(budget.seed if budget.seed is not None else secrets.randbits(64))
-        if budget.seed is not None:
-            torch.manual_seed(budget.seed)  # the networks' initial weights
-        self.ledger = PrivacyLedger(budget=Budget(budget.epsilon, budget.delta, budget.accountant))
+    def __init__(
+        self, budget: FitBudget, ledger: PrivacyLedger, rng: np.random.Generator, spent_share: float = 0.0
+    ) -> None:
+        """A context around a ledger and a generator, the releases so far reaching `spent_share` of
+        ε (the tables open their ledger with a schema's purchase and draw from the facade's rng)."""
+        self.budget, self.ledger, self.rng = budget, ledger, rng
         self.shares = BudgetShares(budget.epsilon, budget.delta, budget.accountant)
-        self.spent_share = 0.0  # the share of ε the releases so far reach (releases before the GAN)
+        self.spent_share = spent_share  # the share of ε the releases so far reach (releases before the GAN)
 
     @classmethod
-    def holding(
-        cls, budget: FitBudget, ledger: PrivacyLedger, rng: np.random.Generator, spent_share: float
-    ) -> FitContext:
-        """A context around the ledger and generator a fit already holds, its releases so far
-        reaching `spent_share` of ε (the tables' plan, which opens its ledger with a schema's purchase)."""
-        ctx = cls.__new__(cls)
-        ctx.budget, ctx.rng, ctx.ledger = budget, rng, ledger
-        ctx.shares = BudgetShares(budget.epsilon, budget.delta, budget.accountant)
-        ctx.spent_share = spent_share
-        return ctx
+    def open(cls, budget: FitBudget) -> FitContext:
+        """A new fit's context: an empty ledger, and the generator from the seed (OS entropy without
+        one); seeded, the networks' initial weights are seeded too."""
+        rng = np.random.default_rng(budget.seed if budget.seed is not None else secrets.randbits(64))
+        if budget.seed is not None:
+            torch.manual_seed(budget.seed)  # the networks' initial weights
+        return cls(budget, PrivacyLedger(budget=Budget(budget.epsilon, budget.delta, budget.accountant)), rng)
 
     def target(self, share: float) -> ShareTarget:
         """The target of a release of `share` of ε after those made so far."""
