@@ -18,7 +18,7 @@ from pathlib import Path
 import torch
 
 from dpgan import Schema, TabularSynthesizer, datasets
-from dpgan.evaluation.utility import balanced_rf_accuracy, tstr_accuracy
+from dpgan.evaluation.tables.utility import balanced_rf_accuracy, tstr_accuracy
 from dpgan.training.config import TrainingConfig
 from nonprivate import NonPrivateGAN
 

@@ -1,6 +1,6 @@
 """The privacy ledger a default fit on UCI Adult (bundled schema) writes before its GAN steps, without training.
 
-Mirrors the fit's budget plan (dpgan.synthesizers.table_kind.fit_table): the same functions
+Mirrors the fit's budget plan (dpgan.tables.fit_kind.fit_table): the same functions
 (plan_preprocessing, build the condition's DP prior, calibrate each DP-SGD classifier and the
 marginals to their cumulative share of ε) with the same settings, at N = 32,561 rows (the fit
 uses a noisy count, within a few rows).
@@ -22,6 +22,7 @@ except ImportError:  # timing the code before calibration had its own module (be
 from dpgan.privacy.preprocessing import REPAIR_COUNT_SCALE, ROW_COUNT_SCALE, plan_preprocessing
 from dpgan.recipes import get_recipe
 from dpgan.tables.encoder import TableEncoder, public_dtypes
+from dpgan.tables.settings import TableSettings
 from dpgan.training.config import TrainingConfig
 from dpgan.training.marginals import MARGINALS_EVENT, MarginalAnchor
 from dpgan.training.schedule import epochs_schedule, gan_schedule_for
@@ -54,6 +55,7 @@ class GanPlan:
 def adult_gan_plan(recipe: str, epsilon: float, accountant: str, delta: float = 1e-5) -> GanPlan:
     """Ledger entries before the GAN and the GAN's (q, T, sampling) for a default fit of `recipe`."""
     cfg = TrainingConfig(**get_recipe(recipe).overrides)
+    table = TableSettings(**get_recipe(recipe).plugins)
     schema = Schema.from_json(datasets.adult_schema_path())
     rows = ADULT_ROWS
     conditional = get_recipe(recipe).conditional
@@ -82,20 +84,20 @@ def adult_gan_plan(recipe: str, epsilon: float, accountant: str, delta: float = 
         )
 
     spent = fraction
-    if cfg.classifier_loss_weight > 0 and condition is not None:
-        spent += cfg.classifier_budget_fraction
-        aux = epochs_schedule(cfg.batch_size, cfg.max_sample_rate, cfg.classifier_epochs, rows)
+    if table.classifier_loss_weight > 0 and condition is not None:
+        spent += table.classifier_budget_fraction
+        aux = epochs_schedule(cfg.batch_size, cfg.max_sample_rate, table.classifier_epochs, rows)
         q, steps = aux.sample_rate, aux.steps
         prior.append(LedgerEntry("DP-SGD on the auxiliary classifier", share(q, steps, spent), q, steps))
-    if cfg.label_model and schema.target is not None:
-        spent += cfg.label_model_budget_fraction
+    if table.label_model and schema.target is not None:
+        spent += table.label_model_budget_fraction
         plan = epochs_schedule(
-            cfg.label_model_batch_size, cfg.label_model_max_sample_rate, cfg.label_model_epochs, rows
+            table.label_model_batch_size, table.label_model_max_sample_rate, table.label_model_epochs, rows
         )
         q, steps = plan.sample_rate, plan.steps
         prior.append(LedgerEntry("DP-SGD on the label model", share(q, steps, spent), q, steps))
-    if cfg.marginal_anchor:
-        spent += cfg.marginal_budget_fraction
+    if table.marginal_anchor:
+        spent += table.marginal_budget_fraction
         encoder = TableEncoder(schema, public_dtypes(schema))
         releases = MarginalAnchor.releases(encoder.spans, condition)
         prior.append(LedgerEntry(MARGINALS_EVENT, share(1.0, releases, spent), count=releases))

@@ -45,7 +45,7 @@ import pandas as pd
 import torch
 
 from dpgan import Schema
-from dpgan.evaluation.fidelity import association_matrix, column_kinds, fidelity, is_numeric_kind
+from dpgan.evaluation.tables.fidelity import association_matrix, column_kinds, fidelity, is_numeric_kind
 from dpgan.models.output_spans import SOFTMAX
 from dpgan.tables.conform import conform, validate_table
 from dpgan.tables.encoder import TableEncoder, public_dtypes
@@ -139,7 +139,7 @@ def z_use(encoded: np.ndarray, spans: list) -> float:
 def fit_and_sample(
     train: pd.DataFrame, schema: Schema, config: TrainingConfig, schedule: Any, seed: int
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
-    config = replace(config, max_grad_norm=math.inf, label_model=False)
+    config = replace(config, max_grad_norm=math.inf)  # no label model: the probe fits G alone
     encoder = TableEncoder(schema, public_dtypes(schema))
     encoded = torch.from_numpy(encoder.encode(validate_table(train, schema)))
     n = len(train)

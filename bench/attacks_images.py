@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from dpgan import datasets
-from dpgan.evaluation.images import distance_membership_auc
+from dpgan.evaluation.images.metrics import distance_membership_auc
 from dpgan.synthesizers import ImageSynthesizer
 
 RUNS = (

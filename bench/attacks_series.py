@@ -33,7 +33,7 @@ import pandas as pd
 import torch
 
 import sequences_water as water
-from dpgan.evaluation.attacks.series_membership import shadow_membership_series
+from dpgan.evaluation.sequences.membership import shadow_membership_series
 from dpgan.sequences.baseline import DPGaussianSeries
 from dpgan.sequences.codec import SeriesSet, label_names, read_array, read_long, unscale
 from dpgan.synthesizers.sequence import SequenceSynthesizer

@@ -40,8 +40,8 @@ import torch
 from dpgan import Schema, TabularSynthesizer
 from dpgan.errors import DPGanError
 from dpgan.evaluation import evaluate
-from dpgan.evaluation.every_column import every_column_tstr
-from dpgan.evaluation.fidelity import as_labels, column_kinds, fidelity, two_way_marginal_error
+from dpgan.evaluation.tables.every_column import every_column_tstr
+from dpgan.evaluation.tables.fidelity import as_labels, column_kinds, fidelity, two_way_marginal_error
 from dpgan.tables.schema import ColumnSpec
 from dpgan.tables.table_io import read_private_table, read_table, write_table
 from tables import TABLES, schema_path, split

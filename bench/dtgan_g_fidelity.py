@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 from dpgan import Schema, TabularSynthesizer, datasets
-from dpgan.evaluation.fidelity import column_kinds, fidelity
+from dpgan.evaluation.tables.fidelity import column_kinds, fidelity
 
 
 def main() -> None:

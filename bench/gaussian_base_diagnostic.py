@@ -20,7 +20,7 @@ from pathlib import Path
 import torch
 
 import sequences_water as bench
-from dpgan.evaluation import sequences as sequence_evaluation
+from dpgan.evaluation.sequences import metrics as sequence_evaluation
 from dpgan.sequences.codec import label_names, unscale
 from dpgan.sequences.fit_kind import SequenceKind
 from dpgan.synthesizers.sequence import SequenceSynthesizer

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from dpgan.evaluation.image_features import feature_distance, fit_feature_space
+from dpgan.evaluation.images.features import feature_distance, fit_feature_space
 from images import splits, unit  # bench/images.py: the same splits and scaling
 
 

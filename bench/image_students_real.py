@@ -25,7 +25,7 @@ import sklearn
 import torch
 from sklearn.datasets import load_digits
 
-from dpgan.evaluation.images import CNN_EPOCHS, STUDENTS, student_scores
+from dpgan.evaluation.images.metrics import CNN_EPOCHS, STUDENTS, student_scores
 
 RESULTS = Path(__file__).resolve().parent / "results"
 SPLIT_SEED = 20251125

@@ -26,8 +26,8 @@ import numpy as np
 import torch
 
 from dpgan import datasets
-from dpgan.evaluation.image_features import feature_distance, fit_feature_space
-from dpgan.evaluation.images import student_scores
+from dpgan.evaluation.images.features import feature_distance, fit_feature_space
+from dpgan.evaluation.images.metrics import student_scores
 from dpgan.images.io import write_contact_sheet
 from dpgan.synthesizers import ImageSynthesizer
 

@@ -154,7 +154,6 @@ def main() -> None:
     base = TrainingConfig(
         batch_size=256, epochs=args.epochs, noise_dim=8, generator_hidden=(64, 64), critic_hidden=(64, 64)
     )
-    base = replace(base, label_model=False, pair_anchor=False)
     for item in args.set:
         key, _, value = item.partition("=")
         base = replace(base, **{key: json.loads(value)})

@@ -14,6 +14,7 @@ from dpgan import Schema
 from dpgan.tables.conform import validate_table
 from dpgan.tables.encoder import TableEncoder, public_dtypes
 from dpgan.tables.label_model import LabelModel, label_span, label_target
+from dpgan.tables.settings import TableSettings
 from dpgan.training.aux_classifier import drop_span, train_dp_classifier
 from dpgan.training.config import TrainingConfig
 from dpgan.training.dp_critic import train_dp_critic
@@ -23,8 +24,9 @@ from dpgan.training.schedule import gan_schedule_for
 class NonPrivateGAN:
     """Fit/sample like `TabularSynthesizer`, without DP (the positive control and the ε = ∞ row)."""
 
-    def __init__(self, config: TrainingConfig, seed: int) -> None:
+    def __init__(self, config: TrainingConfig, seed: int, settings: TableSettings | None = None) -> None:
         self.config = replace(config, max_grad_norm=math.inf)
+        self.settings = settings or TableSettings()  # the label model's settings (the library's defaults)
         self.seed = seed
 
     def fit(self, data: pd.DataFrame, schema: Schema | None = None) -> "NonPrivateGAN":
@@ -52,7 +54,7 @@ class NonPrivateGAN:
 
     def _fit_label_model(self, encoded: torch.Tensor, schema: Schema) -> LabelModel | None:
         """The library's label model with σ = 0 (same steps and clipping), when the config uses one."""
-        cfg = self.config
+        cfg = self.settings
         column = label_target(schema) if cfg.label_model else None
         if column is None:
             return None

@@ -37,8 +37,8 @@ import pandas as pd
 import torch
 
 from dpgan import datasets
-from dpgan.evaluation import sequences as sequence_evaluation
-from dpgan.evaluation.sequences import evaluate_sequences
+from dpgan.evaluation.sequences import metrics as sequence_evaluation
+from dpgan.evaluation.sequences.metrics import evaluate_sequences
 from dpgan.sequences import SequenceSchema, ValueColumn
 from dpgan.sequences.baseline import DPGaussianSeries
 from dpgan.sequences.codec import label_names, read_long, unscale

@@ -20,7 +20,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
 
 from dpgan import Schema, datasets
-from dpgan.evaluation.utility import one_hot_features
+from dpgan.evaluation.tables.utility import one_hot_features
 from dpgan.privacy.accounting import PrivacyLedger
 from dpgan.privacy.calibration import calibrate_noise_multiplier
 from dpgan.tables.conform import validate_table

@@ -136,7 +136,7 @@ def fit_summary(synth: Any) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
         tensors.update({f"L/{k}": v.detach().clone().contiguous() for k, v in synth.label_model.tensors().items()})
     report = synth.privacy_report()
     values = {"epsilon": report["epsilon"], "ledger": synth.ledger.to_dict(), "training": synth.training}
-    values["pair_anchor"] = synth.config.pair_anchor
+    values["pair_anchor"] = synth.settings.pair_anchor
     return tensors, values
 
 

@@ -28,8 +28,8 @@ from dpgan.evaluation.attacks import (
     run_attacks,
     shadow_membership_attack,
 )
-from dpgan.evaluation.attacks.dcr import nearest_distances
 from dpgan.evaluation.attacks.scoring import top_n_precision
+from dpgan.evaluation.tables.attacks.dcr import nearest_distances
 
 logging.getLogger("absl").setLevel(logging.ERROR)  # dp-accounting's RDP convergence chatter at huge ε
 

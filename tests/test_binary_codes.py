@@ -107,7 +107,7 @@ def test_the_rewrite_codes_small_integers_only_and_keeps_the_target(adult_schema
 def test_a_fit_with_binary_codes_samples_in_bounds_and_reloads(adult_small, adult_schema, tmp_path):
     kwargs = {"epsilon": 2.0, "epochs": 1, "batch_size": 64, "seed": 0, "label_model": False, **TINY}
     synth = TabularSynthesizer(binary_codes=True, **kwargs).fit(adult_small, schema=adult_schema)
-    assert synth.schema["education-num"].encoding == "binary" and synth.config.binary_codes
+    assert synth.schema["education-num"].encoding == "binary" and synth.settings.binary_codes
     rows = synth.sample(400, seed=1)
     assert rows["education-num"].between(1, 16).all() and rows["education-num"].nunique() > 1
     synth.save(tmp_path / "m")
@@ -117,7 +117,7 @@ def test_a_fit_with_binary_codes_samples_in_bounds_and_reloads(adult_small, adul
     plain = TabularSynthesizer(**kwargs).fit(adult_small, schema=adult_schema)
     names = [e["name"] for e in synth.privacy_report()["events"]]
     assert names == [e["name"] for e in plain.privacy_report()["events"]]
-    assert "binary_codes" not in plain.config.to_dict()
+    assert "binary_codes" not in plain.settings.to_dict()
 
 
 def test_neighbouring_tables_get_the_same_coding(adult_small, adult_schema):

@@ -166,14 +166,14 @@ def test_a_fit_with_selection_charges_it_and_still_lands_on_epsilon(table, adult
     assert record["snapshot_steps"][-1] == synth.training["steps"]
     loaded = TabularSynthesizer.load(synth.save(tmp_path / "m"))
     assert sample_hash(loaded) == sample_hash(synth)  # the union of the two chosen generators
-    assert loaded.ledger.to_dict() == synth.ledger.to_dict() and loaded.config.select_top == 2
+    assert loaded.ledger.to_dict() == synth.ledger.to_dict() and loaded.settings.select_top == 2
 
 
 def test_selection_is_off_by_default_and_leaves_the_saved_config_unchanged(table, adult_schema):
     synth = TabularSynthesizer(epsilon=1.0, seed=0, **SMALL).fit(table, schema=adult_schema)
     assert "selection" not in synth.training
     assert SELECTION_EVENT not in {e.name for e in synth.ledger.entries}
-    assert "select_checkpoints" not in synth.config.to_dict()
+    assert "select_checkpoints" not in synth.settings.to_dict()
 
 
 def test_a_killed_fit_with_selection_resumes_to_the_same_choice(table, adult_schema, tmp_path):
@@ -216,10 +216,10 @@ def test_cli_selection_flags_reach_the_training_config():
 
     parser = build_parser()
     base = ["fit", "t.csv", "--epsilon", "1", "--out", "m"]
-    off = TabularSynthesizer(**synth_kwargs(parser.parse_args(base))).config
+    off = TabularSynthesizer(**synth_kwargs(parser.parse_args(base))).settings
     assert off.select_checkpoints == 0
     flags = ["--select-checkpoints", "5", "--select-top", "2", "--selection-budget-fraction", "0.1"]
-    on = TabularSynthesizer(**synth_kwargs(parser.parse_args([*base, *flags]))).config
+    on = TabularSynthesizer(**synth_kwargs(parser.parse_args([*base, *flags]))).settings
     assert (on.select_checkpoints, on.select_top, on.selection_budget_fraction) == (5, 2, 0.1)
 
 

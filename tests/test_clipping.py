@@ -340,7 +340,8 @@ def test_fake_side_inputs_do_not_depend_on_the_private_batch_size():
     (BatchNorm in training mode) the first rows would change with the number of rows drawn.
     """
     from dpgan.models.output_spans import OutputSpan
-    from dpgan.training.config import TrainingConfig, build_generator
+    from dpgan.training.config import TrainingConfig
+    from dpgan.training.fake_rows import build_generator
 
     spans = [OutputSpan("tanh", 0, 1, "x"), OutputSpan("softmax", 1, 3, "c")]
     G = build_generator(TrainingConfig(noise_dim=8, generator_hidden=(16,)), spans)

@@ -13,7 +13,7 @@ from scipy.spatial.distance import jensenshannon
 
 from dpgan.errors import InputError
 from dpgan.evaluation import evaluate
-from dpgan.evaluation.fidelity import (
+from dpgan.evaluation.tables.fidelity import (
     association_matrix,
     column_kinds,
     correlation_ratio,
@@ -23,7 +23,7 @@ from dpgan.evaluation.fidelity import (
     scaled_wasserstein,
     theils_u,
 )
-from dpgan.evaluation.ml_efficacy import FeatureEncoder, ml_efficacy
+from dpgan.evaluation.tables.ml_efficacy import FeatureEncoder, ml_efficacy
 
 FAST = ["decision_tree", "logistic_regression"]  # the slower models are covered once, in the key test
 
@@ -238,7 +238,7 @@ def test_attack_results_are_passed_through(slices, monkeypatch):
 def test_balanced_rf_scores_every_training_set_on_the_same_balanced_test_rows(adult, monkeypatch):
     """The real-vs-synthetic gap is a paired difference: the balanced test rows must not depend on
     the training table or the seed (they once did, through a shared random stream)."""
-    from dpgan.evaluation import utility
+    from dpgan.evaluation.tables import utility
 
     seen = []
     monkeypatch.setattr(utility, "_rf_accuracy", lambda train, test, *a, **k: seen.append((train, test)) or 0.5)

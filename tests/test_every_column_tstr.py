@@ -1,4 +1,4 @@
-"""TSTR with every column in turn as the target (dpgan.evaluation.every_column)."""
+"""TSTR with every column in turn as the target (dpgan.evaluation.tables.every_column)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from dpgan.errors import InputError
-from dpgan.evaluation.every_column import every_column_tstr
+from dpgan.evaluation.tables.every_column import every_column_tstr
 from dpgan.tables.schema import ColumnSpec, Schema
 
 

@@ -16,8 +16,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
 
 from dpgan.errors import InputError
-from dpgan.evaluation.image_report import render_image_report, write_image_report
-from dpgan.evaluation.images import (
+from dpgan.evaluation.images.metrics import (
     evaluate_images,
     heldout_floor,
     macro_ovr_auroc,
@@ -25,6 +24,7 @@ from dpgan.evaluation.images import (
     nearest_real,
     student_scores,
 )
+from dpgan.evaluation.images.report import render_image_report, write_image_report
 from headless_browser import decoded_images
 
 K = 10
@@ -193,7 +193,7 @@ def test_the_report_decodes_in_a_headless_browser(report, tmp_path):
 
 
 def test_colour_images_plot_and_bad_settings_are_refused(digits):
-    from dpgan.evaluation.image_figures import nearest_figure, sample_grid
+    from dpgan.evaluation.images.figures import nearest_figure, sample_grid
 
     rng = np.random.default_rng(0)
     colour, labels = rng.random((30, 3, 12, 12), dtype=np.float32), np.arange(30) % 3

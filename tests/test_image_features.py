@@ -1,4 +1,4 @@
-"""The Fréchet feature distance (dpgan.evaluation.image_features): the formula against scipy's
+"""The Fréchet feature distance (dpgan.evaluation.images.features): the formula against scipy's
 general matrix square root and closed forms, its invariances, the held-out floor, and bad input."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import scipy.linalg
 import torch
 
 from dpgan.errors import InputError
-from dpgan.evaluation.image_features import (
+from dpgan.evaluation.images.features import (
     FEATURE_WIDTH,
     FeatureSpace,
     feature_distance,

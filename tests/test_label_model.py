@@ -67,7 +67,7 @@ def test_label_model_is_trained_with_dp_on_its_share_and_recorded(fitted):
     ]
     assert fitted.training["label_model"] == "income"
     label = events[2]
-    cfg = fitted.config
+    cfg = fitted.settings
     rows = fitted.training["estimated_rows"]
     batch = min(cfg.label_model_batch_size, rows)
     assert label["sampling_rate"] == pytest.approx(batch / rows)

@@ -14,7 +14,8 @@ from dpgan.inspection import inspect_model
 from dpgan.tables.conform import validate_table
 from dpgan.tables.encoder import TANH, TableEncoder
 from dpgan.training import marginals
-from dpgan.training.config import TrainingConfig, build_generator
+from dpgan.training.config import TrainingConfig
+from dpgan.training.fake_rows import build_generator
 from dpgan.training.marginals import (
     MARGINALS_EVENT,
     MarginalAnchor,
@@ -216,4 +217,4 @@ def test_cli_anchor_is_on_by_default_for_dtgan_g_only_and_can_be_switched(
     assert main(args) == 0
     names = [e["name"] for e in inspect_model(model)["events"]]
     assert (MARGINALS_EVENT in names) == anchored
-    assert TabularSynthesizer.load(model).config.marginal_anchor == anchored
+    assert TabularSynthesizer.load(model).settings.marginal_anchor == anchored

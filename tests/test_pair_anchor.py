@@ -16,7 +16,9 @@ from dpgan.errors import InputError
 from dpgan.tables.conform import validate_table
 from dpgan.tables.encoder import TableEncoder
 from dpgan.tables.schema import ColumnSpec
-from dpgan.training.config import TrainingConfig, build_generator
+from dpgan.tables.settings import TableSettings
+from dpgan.training.config import TrainingConfig
+from dpgan.training.fake_rows import build_generator
 from dpgan.training.marginals import marginal_spans
 from dpgan.training.pair_marginals import (
     PAIRS_EVENT,
@@ -142,17 +144,17 @@ def test_fit_with_the_pair_anchor_charges_one_entry_of_p_releases(adult_small, a
     # calibrated to reach 0.3 of ε together with what came before (composition is sub-additive)
     assert 0.1 * 2.0 < entry["epsilon_alone"] < 0.45 * 2.0
     assert report["epsilon"] <= 2.0 * (1 + 1e-9)
-    assert synth.config.to_dict()["pair_anchor"] is True
+    assert synth.settings.to_dict()["pair_anchor"] is True
 
 
 def test_without_the_pair_anchor_nothing_is_measured_and_the_config_omits_it(adult_small, adult_schema):
     synth = TabularSynthesizer(epsilon=2.0, epochs=1, seed=0, pair_anchor=False, batch_size=64, **TINY)
     synth.fit(adult_small.iloc[:300], schema=adult_schema)
     assert PAIRS_EVENT not in {e["name"] for e in synth.privacy_report()["events"]}
-    saved = synth.config.to_dict()
+    saved = synth.settings.to_dict()
     assert not any(key.startswith("pair_") for key in saved)
-    assert TrainingConfig.from_dict(saved).pair_anchor is False  # an old model's config loads as it was fitted
-    assert TrainingConfig.from_dict(TrainingConfig().to_dict()).pair_anchor is True
+    assert TableSettings.from_dict(saved).pair_anchor is False  # an old model's config loads as it was fitted
+    assert TableSettings.from_dict(TableSettings().to_dict()).pair_anchor is True
 
 
 def test_the_warm_start_is_never_longer_than_the_fit(adult_small, adult_schema):
@@ -160,8 +162,12 @@ def test_the_warm_start_is_never_longer_than_the_fit(adult_small, adult_schema):
     synth.fit(adult_small, schema=adult_schema)
     assert PAIRS_EVENT in {e["name"] for e in synth.privacy_report()["events"]}  # on by default
     anchor = PairAnchor([], [])
-    capped = PairAnchorHook.from_config(anchor, TrainingConfig(), max_warmup_steps=12)
-    assert capped.warmup_steps == 12 and PairAnchorHook.from_config(anchor, TrainingConfig()).warmup_steps == 300
+    defaults = TableSettings()
+    knobs = (defaults.pair_warmup_steps, defaults.pair_weight)
+    capped = PairAnchorHook.from_config(anchor, TrainingConfig(), *knobs, max_warmup_steps=12)
+    assert (
+        capped.warmup_steps == 12 and PairAnchorHook.from_config(anchor, TrainingConfig(), *knobs).warmup_steps == 300
+    )
 
 
 @pytest.mark.parametrize(
@@ -170,22 +176,22 @@ def test_the_warm_start_is_never_longer_than_the_fit(adult_small, adult_schema):
 )
 def test_bad_pair_settings_are_refused(settings):
     with pytest.raises(InputError):
-        TrainingConfig(pair_anchor=True, **settings).check()
+        TableSettings(pair_anchor=True, **settings).check()
 
 
 def test_cli_pair_anchor_flag_reaches_the_config(tmp_path, capsys):
     parser = build_parser()
     default = TabularSynthesizer(**synth_kwargs(parser.parse_args(["fit", "t.csv", "--epsilon", "1", "--out", "m"])))
-    assert (default.config.pair_anchor, default.config.pair_budget_fraction) == (True, 0.3)
+    assert (default.settings.pair_anchor, default.settings.pair_budget_fraction) == (True, 0.3)
     args = parser.parse_args(["fit", "t.csv", "--epsilon", "1", "--out", "m", "--no-pair-anchor"])
-    assert TabularSynthesizer(**synth_kwargs(args)).config.pair_anchor is False
+    assert TabularSynthesizer(**synth_kwargs(args)).settings.pair_anchor is False
     args = parser.parse_args(["fit", "t.csv", "--epsilon", "1", "--out", "m", "--pair-anchor"])
-    on = TabularSynthesizer(**synth_kwargs(args)).config
+    on = TabularSynthesizer(**synth_kwargs(args)).settings
     assert (on.pair_anchor, on.pair_budget_fraction) == (True, 0.3)
-    args = parser.parse_args(["fit", "t.csv", "--epsilon", "1", "--out", "m", "--pair-anchor", "0.5"])
-    assert TabularSynthesizer(**synth_kwargs(args)).config.pair_budget_fraction == 0.5
+    args = parser.parse_args(["fit", "t.csv", "--epsilon", "1", "--out", "m", "--pair-budget-fraction", "0.5"])
+    assert TabularSynthesizer(**synth_kwargs(args)).settings.pair_budget_fraction == 0.5
     table = tmp_path / "t.csv"
     table.write_text("a,b\n1,2\n")
-    assert main(["fit", str(table), "--epsilon", "1", "--out", str(tmp_path / "m"), "--pair-anchor", "2"]) != 0
+    assert main(["fit", str(table), "--epsilon", "1", "--out", str(tmp_path / "m"), "--pair-budget-fraction", "2"]) != 0
     err = capsys.readouterr().err
     assert err.strip().count("\n") == 0 and "pair_budget_fraction" in err and not (tmp_path / "m").exists()

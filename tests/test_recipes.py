@@ -22,10 +22,12 @@ from dpgan.privacy.accounting import PrivacyLedger
 from dpgan.privacy.mlp_clipping import FEATURES_KEY, wgan_gp_clipped_sum
 from dpgan.privacy.step import GeneratorHookStep
 from dpgan.recipes import RECIPES
+from dpgan.recipes.recipe import STRATEGY_SIDES
 from dpgan.tables.conditioning import PRIOR_FROM_DP_COUNTS, PRIOR_FROM_SCHEMA, Condition
 from dpgan.tables.conform import validate_table
 from dpgan.tables.encoder import TableEncoder
 from dpgan.tables.preparation import REPAIR_EVENT
+from dpgan.tables.settings import TABLE_SETTING_KEYS, TableSettings
 from dpgan.training import critic_step as critic_step_module
 from dpgan.training import dp_critic, dp_generator
 from dpgan.training.config import TrainingConfig
@@ -33,6 +35,7 @@ from dpgan.training.dp_generator import shard_of_rows
 from dpgan.training.generator_losses import GeneratorObjective, spherical_interpolate
 from dpgan.training.marginals import MARGINALS_EVENT
 from dpgan.training.pair_marginals import PAIRS_EVENT
+from dpgan.training.strategies import STRATEGIES
 from random_critic import random_critic
 
 torch.set_num_threads(1)
@@ -91,14 +94,14 @@ def expected_events(recipe: str) -> list[str]:
     events = ["row count", REPAIR_EVENT]
     if r.conditional:
         events.append(PRIOR_EVENT)  # the bundled schema has no public frequencies
-    if r.conditional and r.overrides.get("classifier_loss_weight", 0.0) > 0:
+    if r.conditional and r.plugins.get("classifier_loss_weight", 0.0) > 0:
         events.append(CLASSIFIER_EVENT)
     if r.conditional:
         # the bundled schema's target is categorical; the conditional recipes condition on it, so the
         # 2-way anchor does not measure it and the label model is trained with DP-SGD ("auto"); the
         # others read it off the anchor's tables (no event of its own)
         events.append(LABEL_EVENT)
-    if r.overrides.get("marginal_anchor", False):
+    if r.plugins.get("marginal_anchor", False):
         events.append(MARGINALS_EVENT)
     events.append(PAIRS_EVENT)  # the 2-way anchor is on by default for every recipe
     events.append(TRAINING_EVENT[recipe])
@@ -193,7 +196,7 @@ def test_recipe_fits_samples_reports_and_round_trips(recipe, recipe_fits, adult_
 def test_auxiliary_classifier_only_for_recipes_with_a_classifier_loss(recipe, recipe_fits):
     synth, report = recipe_fits(recipe)
     has_classifier = CLASSIFIER_EVENT in [e["name"] for e in report["events"]]
-    assert has_classifier == (synth.config.classifier_loss_weight > 0 and synth.condition is not None)
+    assert has_classifier == (synth.settings.classifier_loss_weight > 0 and synth.condition is not None)
     assert has_classifier == (recipe in ("dtgan-d", "dtgan-g"))
 
 
@@ -425,8 +428,8 @@ CRITIC_CONFIGS = {
     "dp-wgan": {k: v for k, v in RECIPES["dp-wgan"].overrides.items()},
     "dp-cgan": {k: v for k, v in RECIPES["dp-cgan"].overrides.items()},
     "dp-cgan-microbatches": {**RECIPES["dp-cgan"].overrides, "microbatches": 4},
-    "dtgan-d": {**RECIPES["dtgan-d"].overrides, "classifier_loss_weight": 0.0},
-    "dtgan-d-spherical": {**RECIPES["dtgan-d"].overrides, "classifier_loss_weight": 0.0, "interpolation": "spherical"},
+    "dtgan-d": dict(RECIPES["dtgan-d"].overrides),
+    "dtgan-d-spherical": {**RECIPES["dtgan-d"].overrides, "interpolation": "spherical"},
 }
 
 
@@ -947,6 +950,25 @@ def test_every_recipe_default_config_passes_its_own_check():
         for key, value in recipe.overrides.items():
             assert getattr(config, key) == value, (name, key)
         assert TrainingConfig.from_dict(json.loads(json.dumps(config.to_dict()))) == config
+        settings = TabularSynthesizer(recipe=name).settings  # the recipe's plug-ins, on by default
+        for key, value in recipe.plugins.items():
+            assert getattr(settings, key) == value, (name, key)
+        assert TableSettings.from_dict(json.loads(json.dumps(settings.to_dict()))) == settings
+
+
+def test_a_recipe_is_a_strategy_plugins_and_loop_overrides():
+    """Each recipe names a strategy the pipeline knows, on the side its dp_on says; its overrides
+    are the loop's settings only and its plug-ins the table kind's (no name in both)."""
+    loop_fields = set(TrainingConfig.__dataclass_fields__)
+    for recipe in RECIPES.values():
+        strategy = STRATEGIES[recipe.strategy]
+        assert strategy.name == recipe.strategy and strategy.dp_on == recipe.dp_on
+        assert set(recipe.overrides) <= loop_fields and set(recipe.plugins) <= TABLE_SETTING_KEYS
+    assert RECIPES["dtgan-g"].dp_on == "generator" and RECIPES["dp-gan"].dp_on == "critic"
+    for name, side in STRATEGY_SIDES.items():
+        assert STRATEGIES[name].dp_on == side
+    with pytest.raises(InputError, match="unknown setting"):
+        TabularSynthesizer(recipe="dp-gan", no_such_setting=1)
 
 
 def refused(config: TrainingConfig) -> bool:

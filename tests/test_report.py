@@ -18,8 +18,8 @@ import pytest
 from dpgan import datasets
 from dpgan.cli import main
 from dpgan.evaluation import evaluate
-from dpgan.evaluation.report import render_report, write_report
 from dpgan.evaluation.report_core import find_rocs
+from dpgan.evaluation.tables.report import render_report, write_report
 from headless_browser import chromium
 
 IMG = re.compile(r'<img class="plot" alt="[^"]*" src="data:image/png;base64,([A-Za-z0-9+/=]+)">')

@@ -13,12 +13,12 @@ import pytest
 
 from dpgan.evaluation.evaluate import evaluate
 from dpgan.evaluation.headline import auc_score, distance_score, headline_line, ratio_score
-from dpgan.evaluation.image_report import render_image_report
-from dpgan.evaluation.images import evaluate_images
-from dpgan.evaluation.report import render_report
+from dpgan.evaluation.images.metrics import evaluate_images
+from dpgan.evaluation.images.report import render_image_report
 from dpgan.evaluation.report_core import privacy_section, readable_setting
-from dpgan.evaluation.sequence_report import render_sequence_report
-from dpgan.evaluation.sequences import evaluate_sequences
+from dpgan.evaluation.sequences.metrics import evaluate_sequences
+from dpgan.evaluation.sequences.report import render_sequence_report
+from dpgan.evaluation.tables.report import render_report
 from dpgan.sequences.schema import SequenceSchema, ValueColumn
 from dpgan.synthesizers import ImageSynthesizer, SequenceSynthesizer
 from dpgan.tables.preparation import repairs_summary

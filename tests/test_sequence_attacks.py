@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from dpgan.errors import InputError
-from dpgan.evaluation.attacks.series_membership import (
+from dpgan.evaluation.sequences.membership import (
     SeriesData,
     series_set_features,
     series_training_pairs,

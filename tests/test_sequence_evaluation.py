@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dpgan.evaluation.sequences import autocorrelation, evaluate_sequences, label_tstr, nearest_dtw
+from dpgan.evaluation.sequences.metrics import autocorrelation, evaluate_sequences, label_tstr, nearest_dtw
 
 T = 24
 
@@ -65,7 +65,7 @@ def test_label_tstr_scores_chance_for_labels_unrelated_to_the_series():
 
 
 def test_the_distance_attack_finds_copied_series_and_not_fresh_ones():
-    from dpgan.evaluation.sequences import distance_membership_auc
+    from dpgan.evaluation.sequences.metrics import distance_membership_auc
 
     members, _ = _profiles(100, 0)
     non_members, _ = _profiles(100, 1)

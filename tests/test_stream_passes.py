@@ -1,5 +1,5 @@
 """How many times a streamed fit reads its files: the anchors' counts and the held table come
-from the conform pass (dpgan.synthesizers.streamed_fit.ConformPass), not from passes of their own."""
+from the conform pass (dpgan.tables.streamed_kind.ConformPass), not from passes of their own."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def _fit_counting_reads(monkeypatch, source: ParquetSource) -> tuple[int, Tabula
 
 def test_held_fit_reads_the_files_twice_with_the_anchor_on(monkeypatch, tmp_path):
     reads, synth = _fit_counting_reads(monkeypatch, ParquetSource(_directory(tmp_path), batch_rows=128))
-    assert synth.config.pair_anchor
+    assert synth.settings.pair_anchor
     assert reads == 2  # the schema's counts, then conform + encode + anchor counts + the held table
 
 

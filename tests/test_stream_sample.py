@@ -15,12 +15,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import dpgan.synthesizers.sampling as sampling
+import dpgan.tables.sampling as sampling
 from dpgan import TabularSynthesizer
 from dpgan.cli import main
 from dpgan.errors import InputError
-from dpgan.synthesizers.sampling import TableSampler
 from dpgan.tables.geo import region_points
+from dpgan.tables.sampling import TableSampler
 from dpgan.tables.table_io import write_chunks, write_table
 
 SAVED = Path(__file__).parent / "fixtures" / "saved-model-format-2"  # condition: sex; label model: income

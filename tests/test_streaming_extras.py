@@ -226,6 +226,6 @@ def test_cli_default_fit_of_a_parquet_directory_runs(tmp_path):
         assert main([*argv, "--target", "y", "--memory-budget-mb", "0.01"]) == 0
     model = TabularSynthesizer.load(out)
     assert model.training["streamed"] is True
-    assert model.config.pair_anchor is True
+    assert model.settings.pair_anchor is True
     assert model.training["label_model_kind"] == "pair-tables"
     assert PAIRS_EVENT in [entry["name"] for entry in model.ledger.to_dict()]

@@ -17,8 +17,8 @@ from dpgan.cli.arguments import synth_kwargs
 from dpgan.errors import InputError
 from dpgan.tables.encoder import TableEncoder
 from dpgan.tables.schema import ColumnSpec
+from dpgan.tables.settings import TableSettings
 from dpgan.tables.table_label_model import match_prior, naive_bayes_label_model
-from dpgan.training.config import TrainingConfig
 from dpgan.training.pair_marginals import PairAnchor, noisy_pair_tables, span_pairs, table_shares
 
 TINY = {"generator_hidden": (32,), "critic_hidden": (32,), "noise_dim": 8}
@@ -82,7 +82,7 @@ def test_a_fit_spends_nothing_on_it_and_it_reloads(tmp_path):
     sgd = TabularSynthesizer(pair_warmup_steps=20, label_model_kind="dp-sgd", **kwargs).fit(frame, schema)
     names = [e["name"] for e in tables.privacy_report()["events"]]
     assert LABEL_EVENT not in names and LABEL_EVENT in [e["name"] for e in sgd.privacy_report()["events"]]
-    assert tables.training["label_model"] == "y" and tables.config.to_dict()["label_model_kind"] == "pair-tables"
+    assert tables.training["label_model"] == "y" and tables.settings.to_dict()["label_model_kind"] == "pair-tables"
     # the quarter of ε the DP-SGD model takes stays with the GAN: less noise per critic step
     assert tables.training["noise_multiplier"] < sgd.training["noise_multiplier"]
     rows = tables.sample(3000, seed=1)
@@ -95,12 +95,12 @@ def test_a_fit_spends_nothing_on_it_and_it_reloads(tmp_path):
 
 def test_it_needs_the_pair_anchor_and_a_known_kind():
     with pytest.raises(InputError, match="pair_anchor"):
-        TrainingConfig(label_model_kind="pair-tables", pair_anchor=False).check()
+        TableSettings(label_model_kind="pair-tables", pair_anchor=False).check()
     with pytest.raises(InputError, match="label_model_kind"):
-        TrainingConfig(label_model_kind="forest").check()
-    TrainingConfig(label_model_kind="pair-tables", pair_anchor=False, label_model=False).check()
-    assert "label_model_kind" not in TrainingConfig(label_model_kind="dp-sgd").to_dict()  # old models re-save unchanged
-    assert TrainingConfig().label_model_kind == "auto"
+        TableSettings(label_model_kind="forest").check()
+    TableSettings(label_model_kind="pair-tables", pair_anchor=False, label_model=False).check()
+    assert "label_model_kind" not in TableSettings(label_model_kind="dp-sgd").to_dict()  # old models re-save unchanged
+    assert TableSettings().label_model_kind == "auto"
 
 
 def test_a_conditional_target_has_no_tables_and_no_label_model():
@@ -116,7 +116,7 @@ def test_cli_flag_reaches_the_config():
     args = build_parser().parse_args(
         ["fit", "t.csv", "--epsilon", "1", "--out", "m", "--label-model-kind", "pair-tables"]
     )
-    assert TabularSynthesizer(**synth_kwargs(args)).config.label_model_kind == "pair-tables"
+    assert TabularSynthesizer(**synth_kwargs(args)).settings.label_model_kind == "pair-tables"
 
 
 def test_auto_reads_the_tables_when_the_anchor_is_on_and_trains_otherwise():
@@ -127,4 +127,4 @@ def test_auto_reads_the_tables_when_the_anchor_is_on_and_trains_otherwise():
     assert with_anchor.training["label_model_kind"] == "pair-tables"
     assert without.training["label_model_kind"] == "dp-sgd"
     assert LABEL_EVENT in [e["name"] for e in without.privacy_report()["events"]]
-    assert TrainingConfig.from_dict({}).label_model_kind == "dp-sgd"  # a model saved before the option
+    assert TableSettings.from_dict({}).label_model_kind == "dp-sgd"  # a model saved before the option

@@ -3,7 +3,7 @@
 import numpy as np
 import pandas as pd
 
-from dpgan.evaluation.fidelity import two_way_marginal_error
+from dpgan.evaluation.tables.fidelity import two_way_marginal_error
 from dpgan.tables.schema import ColumnSpec, Schema
 
 

@@ -21,11 +21,11 @@
 6. The ledger's ε is checked against the target (a failure is a bug, never the data's), and the
    kind writes the training record from its releases and the strategy's.
 
-The pipeline imports no data kind: a kind is a folder (dpgan.sequences, dpgan.images) whose
-`DataKind` registers itself (`register_kind`); tests/test_fit_pipeline.py plugs a tiny kind in
-without touching this file. A table held in memory runs here too (dpgan.synthesizers.fit_plan's
-TableKind, distributed and resumable); a streamed table still runs its own plan
-(dpgan.synthesizers.streamed_fit) over the same plug-ins and strategies (../shared/ARCHITECTURE.md).
+The pipeline imports no data kind: a kind is a folder (dpgan.tables, dpgan.sequences,
+dpgan.images) whose `DataKind` registers itself (`register_kind`): a table held in memory
+("table", distributed and resumable) and a Parquet table read in record batches ("table-stream",
+under torchrun too) are two unit sources of the tables' kind. tests/test_fit_pipeline.py plugs a
+tiny kind in without touching this file.
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from dpgan.cli.settings_flags import KIND_SETTINGS, given_settings
 from dpgan.errors import InputError
 
 ACCOUNTANTS = ("pld", "rdp", "rdp-classic")
@@ -122,46 +123,24 @@ def parse_conditions(items: list[str] | None) -> dict[str, str] | None:
 
 
 def synth_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    """The table facade's keywords from the flags: the budget, where it runs, the loop's flags, and
+    the settings flags generated from the settings classes (dpgan.cli.settings_flags)."""
     kwargs: dict[str, Any] = {
         "epsilon": args.epsilon,
         "delta": args.delta,
         "seed": args.seed,
         "accountant": args.accountant,
     }
-    if getattr(args, "device", None) is not None:
-        kwargs["device"] = args.device
-    if getattr(args, "threads", None) is not None:
-        kwargs["threads"] = args.threads
-    for key in ("recipe", *LOOP_FLAGS, "noise_multiplier"):
+    for key in ("device", "threads", "recipe", *LOOP_FLAGS, "noise_multiplier"):
         if getattr(args, key, None) is not None:
             kwargs[key] = getattr(args, key)
     if getattr(args, "schema_from_data_without_dp", False):
         kwargs["schema_from_data_without_dp"] = True
     if getattr(args, "condition_column", None):
         kwargs["condition"] = args.condition_column
-    if getattr(args, "no_label_model", False):
-        kwargs["label_model"] = False
-    if getattr(args, "marginal_anchor", None) is not None:
-        kwargs["marginal_anchor"] = args.marginal_anchor
-    if getattr(args, "pair_anchor", None) is not None:
-        kwargs["pair_anchor"] = True
-        kwargs["pair_budget_fraction"] = args.pair_anchor
-    if getattr(args, "no_pair_anchor", False):
-        kwargs["pair_anchor"] = False
-    if getattr(args, "label_model_kind", None) is not None:
-        kwargs["label_model_kind"] = args.label_model_kind
-    if getattr(args, "binary_codes", False):
-        kwargs["binary_codes"] = True
     if getattr(args, "geo", None):
         kwargs["geo_pairs"] = tuple(geo_pair(item) for item in args.geo)
-    if getattr(args, "clipping_groups", None) is not None:
-        kwargs["clipping_groups"] = args.clipping_groups
-    if getattr(args, "adaptive_clip_quantile", None) is not None:
-        kwargs["adaptive_clip_quantile"] = args.adaptive_clip_quantile
-    for key in ("select_checkpoints", "select_top", "selection_budget_fraction"):
-        if getattr(args, key, None) is not None:
-            kwargs[key] = getattr(args, key)
-    return kwargs
+    return kwargs | given_settings(args, KIND_SETTINGS["table"])
 
 
 def table_hints(args: argparse.Namespace) -> tuple[list[str], dict[str, tuple[float, float]], dict[str, list[str]]]:

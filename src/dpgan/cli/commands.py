@@ -129,7 +129,7 @@ def cmd_privacy(args: argparse.Namespace) -> int:
 def cmd_demo(args: argparse.Namespace) -> int:
     check_budget(args)
     from dpgan import datasets
-    from dpgan.evaluation.utility import balanced_rf_accuracy, tstr_accuracy
+    from dpgan.evaluation.tables.utility import balanced_rf_accuracy, tstr_accuracy
     from dpgan.synthesizers import TabularSynthesizer
     from dpgan.tables.schema import Schema
     from dpgan.tables.table_io import write_table

@@ -33,7 +33,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         raise InputError("--audit audits the model that made the synthetic table: give --model")
     from dpgan.evaluation.evaluate import evaluate, save_metrics
     from dpgan.evaluation.headline import headline_line
-    from dpgan.evaluation.report import write_report
+    from dpgan.evaluation.tables.report import write_report
     from dpgan.tables.schema import Schema
     from dpgan.tables.table_io import read_table
 
@@ -81,8 +81,8 @@ def evaluate_sequences_command(args: argparse.Namespace) -> int:
 
     from dpgan.evaluation.evaluate import save_metrics
     from dpgan.evaluation.headline import headline_line
-    from dpgan.evaluation.sequence_report import write_sequence_report
-    from dpgan.evaluation.sequences import evaluate_sequences
+    from dpgan.evaluation.sequences.metrics import evaluate_sequences
+    from dpgan.evaluation.sequences.report import write_sequence_report
     from dpgan.sequences.codec import label_names, read_long, unscale
     from dpgan.sequences.schema import SequenceSchema
     from dpgan.synthesizers import SequenceSynthesizer, load_model

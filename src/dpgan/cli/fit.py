@@ -23,6 +23,7 @@ from dpgan.cli.arguments import (
     table_hints,
 )
 from dpgan.cli.output import ProgressBar, print_report_warning
+from dpgan.cli.settings_flags import KIND_SETTINGS, given_settings, refuse_other_kinds
 from dpgan.errors import DPGanWarning, InputError
 from dpgan.recipes import RECIPES
 from dpgan.serialization import check_model_destination
@@ -33,20 +34,21 @@ def cmd_fit(args: argparse.Namespace) -> int:
     check_budget(args)
     if args.kind != "table" and int(os.environ.get("WORLD_SIZE") or 1) > 1:
         raise InputError("a distributed fit (torchrun) is for tables only: fit series and images in one process")
+    refuse_other_kinds(args, args.kind)  # e.g. --gaussian-base on a table: one line, before any read
     if args.kind == "sequence":
         return fit_sequence(args)
     if args.kind == "image":
         from dpgan.cli.images import fit_image
 
-        return fit_image(args, loop_settings(args))
+        return fit_image(args, loop_settings(args) | given_settings(args, KIND_SETTINGS["image"]))
     if args.recipe is not None and args.recipe not in RECIPES:
         raise InputError(f"--recipe {args.recipe} is an image recipe; table recipes: {', '.join(RECIPES)}")
     if args.classes is not None or args.unconditional:
         raise InputError("--classes and --unconditional need --kind image")
     sequence_only = ("id_column", "time_column", "length", "label_column", "entity_column", "value_columns")
-    if any(getattr(args, k) is not None for k in sequence_only) or args.critic != "mlp":
+    if any(getattr(args, k) is not None for k in sequence_only):
         raise InputError(
-            "--id-column, --time-column, --length, --label-column, --entity-column, --value-columns, --critic "
+            "--id-column, --time-column, --length, --label-column, --entity-column, --value-columns "
             "need --kind sequence"
         )
     from dpgan.tables.parquet_source import ParquetSource, should_stream
@@ -150,14 +152,13 @@ def fit_sequence(args: argparse.Namespace) -> int:
     from dpgan.synthesizers import SequenceSynthesizer
     from dpgan.tables.table_io import read_private_table
 
-    settings = loop_settings(args)
+    settings = loop_settings(args) | given_settings(args, KIND_SETTINGS["sequence"])
     synth = SequenceSynthesizer(
         epsilon=args.epsilon,
         delta=args.delta,
         accountant=args.accountant,
         seed=args.seed,
         noise_multiplier=args.noise_multiplier,
-        critic=args.critic,
         device=args.device,
         threads=args.threads,
         **settings,

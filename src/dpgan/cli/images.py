@@ -155,8 +155,8 @@ def evaluate_image(args: argparse.Namespace) -> int:
 
     from dpgan.evaluation.evaluate import save_metrics
     from dpgan.evaluation.headline import headline_line
-    from dpgan.evaluation.image_report import write_image_report
-    from dpgan.evaluation.images import evaluate_images
+    from dpgan.evaluation.images.metrics import evaluate_images
+    from dpgan.evaluation.images.report import write_image_report
     from dpgan.images.io import read_images, to_unit_range
     from dpgan.synthesizers import ImageSynthesizer, load_model
 

@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 from dpgan.cli.arguments import ACCOUNTANTS
+from dpgan.cli.settings_flags import add_kind_flags
 from dpgan.recipes import RECIPES
 from dpgan.recipes.images import IMAGE_RECIPES
 from dpgan.threads import ENVIRONMENT
@@ -50,12 +51,6 @@ DTGAN_G_LOOP = {"epochs": 10.0, "batch_size": 64}  # the one table recipe with i
 MAX_SAMPLE_RATE = 0.05  # the expected batch is at most this share of the rows (TrainingConfig.max_sample_rate)
 
 
-PAIR_SHARE = 0.3  # --pair-anchor's default share of ε (TrainingConfig.pair_budget_fraction)
-
-
-LABEL_MODEL_KINDS = ("auto", "dp-sgd", "pair-tables")  # dpgan.training.config.LABEL_MODEL_KINDS
-
-
 def number(value: float) -> str:
     """1024 → "1,024", 60.0 → "60": a default as a person reads it."""
     return f"{int(value):,}" if float(value).is_integer() else f"{value:g}"
@@ -96,7 +91,7 @@ def budget_options(g: dict[str, Any], epsilon_default: float | None) -> None:
     """The budget, loop, table and advanced options of `fit` and `demo`; `g` maps a section name
     (`option_groups`) to its argument group. Help strings go through argparse's %-formatting, so a
     percent sign is written %% (`{rate:.0%}%` prints "5%")."""
-    budget, loop, tables, advanced = g["budget"], g["loop"], g["tables"], g["advanced"]
+    budget, loop, tables = g["budget"], g["loop"], g["tables"]
     budget.add_argument(
         "--epsilon",
         type=float,
@@ -144,86 +139,12 @@ def budget_options(g: dict[str, Any], epsilon_default: float | None) -> None:
         "--condition-column", help="categorical column to condition on (conditional recipes: the target)"
     )
     tables.add_argument(
-        "--no-label-model",
-        action="store_true",
-        help="keep the generator's own target column (no DP classifier redraws it)",
-    )
-    tables.add_argument(
-        "--label-model-kind",
-        choices=list(LABEL_MODEL_KINDS),
-        default=None,
-        help="dp-sgd: a classifier on its own share of ε; pair-tables: naive Bayes from the 2-way tables (no ε); "
-        "auto: pair-tables when the 2-way tables measure the target, else dp-sgd (default: auto)",
-    )
-    tables.add_argument(
-        "--marginal-anchor",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="spend 5%% of ε on DP one-way statistics that warm-start and anchor G "
-        "(default: on for dtgan-g only; --no-marginal-anchor runs dtgan-g as in the paper)",
-    )
-    tables.add_argument(
-        "--pair-anchor",
-        type=float,
-        nargs="?",
-        const=PAIR_SHARE,
-        default=None,
-        metavar="SHARE",
-        help="spend SHARE of ε on DP 2-way tables of every pair of columns that warm-start and anchor G, so "
-        f"that it learns how columns depend on each other (default: on, SHARE {PAIR_SHARE:g})",
-    )
-    tables.add_argument(
-        "--no-pair-anchor",
-        action="store_true",
-        help="no 2-way tables: G learns how columns go together from the critic alone (as the papers' recipes)",
-    )
-    tables.add_argument(
         "--geo",
         action="append",
         metavar="LAT,LON",
         help="model a latitude and a longitude column as one 2-D column (a grid of their bins; repeatable)",
     )
-    tables.add_argument(
-        "--binary-codes",
-        action="store_true",
-        help="code integer columns of at most 16 public levels as bits instead of bins (Boob et al.; default: off)",
-    )
-    advanced.add_argument(
-        "--clipping-groups",
-        choices=["none", "per-layer"],
-        default=None,
-        help="per-layer: clip each critic layer to C/sqrt(k) with its own noise (same ε; default: none)",
-    )
-    advanced.add_argument(
-        "--adaptive-clip-quantile",
-        type=float,
-        default=None,
-        metavar="Q",
-        help="move the clipping norm towards this quantile of the records' gradient norms, from a noisy "
-        "count inside each step's ε (Andrew et al. 2021; default: off)",
-    )
-    advanced.add_argument(
-        "--select-checkpoints",
-        type=int,
-        default=None,
-        metavar="K",
-        help="keep G at K evenly spaced steps and release the best on a held-out 10%% of the rows, chosen "
-        "by the exponential mechanism (Boob et al.; default: off)",
-    )
-    advanced.add_argument(
-        "--select-top",
-        type=int,
-        default=None,
-        metavar="Q",
-        help="with --select-checkpoints: release the union of the top Q generators' samples (default: 1)",
-    )
-    advanced.add_argument(
-        "--selection-budget-fraction",
-        type=float,
-        default=None,
-        metavar="F",
-        help="with --select-checkpoints: the selection's share of ε (default: 0.05)",
-    )
+    add_kind_flags(g)  # the settings classes' flags (dpgan.cli.settings_flags)
 
 
 def hint_options(p: argparse.ArgumentParser) -> None:

@@ -170,7 +170,6 @@ def build_parser() -> argparse.ArgumentParser:
     )
     series.add_argument("--entity-column", help="protect every series of one owner together")
     series.add_argument("--max-series-per-entity", type=int, default=1, help="series kept per entity (public)")
-    series.add_argument("--critic", choices=["mlp", "lstm"], default="mlp", help="the critic on a series")
     images.add_argument(
         "--classes", help="the public label list A,B,... (free); without it the label set is released with DP"
     )

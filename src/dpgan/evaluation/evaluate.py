@@ -1,6 +1,6 @@
 """One call that scores a synthetic table: utility, fidelity, the model's privacy ledger, attacks.
 
-The result is the `metrics.json` structure of `dpgan evaluate`; `dpgan.evaluation.report` turns
+The result is the `metrics.json` structure of `dpgan evaluate`; `dpgan.evaluation.tables.report` turns
 it into a page a person can read. Inputs are checked before any model is trained, so a typo in a
 column name costs one line on stderr, not minutes of fitting.
 """
@@ -16,11 +16,11 @@ import numpy as np
 import pandas as pd
 
 from dpgan.errors import InputError
-from dpgan.evaluation.fidelity import MISSING, column_kinds, fidelity, is_numeric_kind
 from dpgan.evaluation.headline import table_headline
 from dpgan.evaluation.jsonable import to_jsonable
-from dpgan.evaluation.ml_efficacy import Progress, ml_efficacy
-from dpgan.evaluation.utility import balanced_rf_accuracy
+from dpgan.evaluation.tables.fidelity import MISSING, column_kinds, fidelity, is_numeric_kind
+from dpgan.evaluation.tables.ml_efficacy import Progress, ml_efficacy
+from dpgan.evaluation.tables.utility import balanced_rf_accuracy
 from dpgan.tables.schema import Schema
 
 UTILITY_PROTOCOL = (

@@ -13,7 +13,7 @@ data sets or kinds.
   distance on the real range, capped at 1) and associations (1 − half the RMS difference of the
   association matrices' off-diagonal entries, which lie in [−1, 1]). Real: TRTR, and the held-out
   rows against the training rows.
-- Series (assembled in dpgan.evaluation.sequences): shape (the held-out real series' mean DTW
+- Series (assembled in dpgan.evaluation.sequences.metrics): shape (the held-out real series' mean DTW
   distance to the nearest training series over the synthetic ones', capped at 1), the mean profile
   (1 − its MAE over the real values' standard deviation, capped), autocorrelation (1 − its MAE,
   capped) and, with labels, the label's TSTR AUC as for tables. Real: held-out series against the

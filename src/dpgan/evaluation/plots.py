@@ -15,7 +15,7 @@ import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from dpgan.evaluation.fidelity import as_labels, is_numeric_kind
+from dpgan.evaluation.tables.fidelity import as_labels, is_numeric_kind
 
 REAL_COLOUR, SYNTH_COLOUR = "#1f77b4", "#ff7f0e"
 MAX_BARS = 12  # categorical marginals show the most frequent real categories, the rest pooled

@@ -1,7 +1,7 @@
 """What every kind's HTML report shares: the style, the HTML pieces, and the sections that are the
 same for tables, series and images (the headline, the privacy ledger worded for the kind's unit of
-privacy, the attacks, the audit). The kind's own sections are in report.py (tables),
-sequence_report.py and image_report.py.
+privacy, the attacks, the audit). The kind's own sections are in tables/report.py,
+sequences/report.py and images/report.py.
 
 Every piece of text from the data or the metrics (column names, categories, ledger notes) goes
 through `html.escape`; noisy counts are shown as a person reads them: rounded, never negative,

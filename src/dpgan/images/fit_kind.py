@@ -40,7 +40,7 @@ from dpgan.training.config import TrainingConfig
 from dpgan.training.context import FitContext
 from dpgan.training.gan_loop import GeneratorHook
 from dpgan.training.mode_seeking import ModeSeekingPlugin
-from dpgan.training.strategies import DPCriticStrategy, NoiseLayerStrategy, StrategyResult
+from dpgan.training.strategies import STRATEGIES, NoiseLayerStrategy, StrategyResult
 
 UNIT = "one image (with its label)"
 
@@ -246,13 +246,13 @@ class ImageKind:
             return ()
         net, n_labels = self.networks, data.details.n_labels
         found: list[Plugin] = []
-        wanted = self.recipe.label_guide if net.label_guide is None else net.label_guide
+        wanted = self.recipe.plugins.get("label_guide", False) if net.label_guide is None else net.label_guide
         if wanted and not n_labels and net.label_guide is not None:
             raise InputError("label_guide needs labels (a conditional model)")
         if wanted and n_labels:
             self.label_guide = ImageLabelGuidePlugin(net.label_guide_fraction, n_labels, net, self.config)
             found.append(self.label_guide)
-        weight = self.recipe.mode_seeking if net.mode_seeking is None else net.mode_seeking
+        weight = self.recipe.plugins.get("mode_seeking", 0.0) if net.mode_seeking is None else net.mode_seeking
         if weight:
             found.append(ModeSeekingPlugin(weight, MODE_SEEKING_PAIRS))
         return found
@@ -266,9 +266,9 @@ class ImageKind:
 
     def strategy(self, generator: torch.nn.Module) -> Strategy:
         config = replace(self.config, noise_dim=generator.noise_dim)  # type: ignore[arg-type]
-        if self.recipe.strategy == "noise-layer":
+        if self.recipe.strategy == "noise-layer":  # its networks' activation bound and claim
             return NoiseLayerStrategy(config, self.certified, self.networks.activation_bound)
-        return DPCriticStrategy(config)
+        return STRATEGIES[self.recipe.strategy](config)  # type: ignore[call-arg]
 
     def finish(self, ctx: FitContext, data: KindData, trained: StrategyResult) -> StrategyResult:
         return trained  # nothing to choose or post-process

@@ -7,8 +7,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from dpgan.errors import InputError
-from dpgan.models.conv import PROJECTION_GRIDS
+from dpgan.setting import setting
 
+PROJECTIONS = ("full", "grid", "pooled")  # the conv critic's label projections (dpgan.models.conv; a test checks)
 LABEL_SHARE = 0.02  # of ε, for the image tally (kept per label, dropped per reason)
 SHAPE_SHARE = 0.01  # of ε, for the image shape of a PNG folder read without a declared shape
 MAX_SAMPLE = 1_000_000
@@ -43,7 +44,7 @@ class ImageSettings:
     # conv channels of the first stage (doubled per stage): 16 rather than DCGAN's wider nets, since
     # DP noise spread over fewer parameters keeps G from collapsing to one image per label on 28×28
     # (chosen on the validation splits of digits, 3 seeds, and MNIST-5k, seed 0: bench/RESULTS.md §17)
-    width: int = 16
+    width: int = setting(16, "conv channels of the critic's first stage (doubled per stage)", metavar="C")
     # the conv generator's first-stage channels (None: `width`); G is post-processing, so its size
     # costs no ε, while the critic's size sets how far DP noise spreads
     generator_width: int | None = None
@@ -54,19 +55,23 @@ class ImageSettings:
     # the conv critic's label projection: "full" (against every last-stage activation), "grid" (their
     # means over 3×3 regions) or "pooled" (their spatial means): fewer weights for DP noise to spread
     # over, less say of the label (dpgan.models.conv.ConvCritic)
-    critic_projection: str = "full"
+    critic_projection: str = setting(
+        "full",
+        "how the conv critic reads the label: against every activation, 3×3 region means, or their mean",
+        choices=PROJECTIONS,
+    )
     mlp_generator_hidden: tuple[int, ...] = (256, 512)
     mlp_critic_hidden: tuple[int, ...] = (512, 256)
     # noise-layer recipes: the activation bound R and the noise std σ·R in the noise layer
     activation_bound: float = 1.0
     # λ of the generator's mode-seeking term (dpgan.training.mode_seeking; free of privacy cost);
     # None: the recipe's (0.3 for dcgan, chosen on the validation splits: bench/RESULTS.md §17b)
-    mode_seeking: float | None = None
+    mode_seeking: float | None = setting(None, "λ of G's mode-seeking term (free of privacy cost)", metavar="λ")
     # a DP-SGD classifier of the label (trained first, at label_guide_fraction of ε) whose
     # cross-entropy on generated images joins G's loss (dpgan.images.label_guide); dp-critic recipes,
     # labelled sets; None: the recipe's (on for dcgan, chosen on validation splits: RESULTS §17c)
-    label_guide: bool | None = None
-    label_guide_fraction: float = 0.1
+    label_guide: bool | None = setting(None, "a DP-SGD label classifier guides G (labelled sets, dp-critic recipes)")
+    label_guide_fraction: float = setting(0.1, "with --label-guide: its share of ε", metavar="F")
     label_guide_weight: float = 1.0
     label_guide_epochs: float = 10.0
     label_guide_hidden: tuple[int, ...] = ()
@@ -95,8 +100,8 @@ class ImageSettings:
             raise InputError("label_guide_fraction must be in (0, 0.5), label_guide_epochs > 0, label_guide_weight ≥ 0")
         if not _whole_sizes(self.label_guide_hidden):
             raise InputError("label_guide_hidden must list whole numbers from 1 to 4096")
-        if self.critic_projection not in PROJECTION_GRIDS:
-            raise InputError(f"critic_projection must be one of {', '.join(map(repr, PROJECTION_GRIDS))}")
+        if self.critic_projection not in PROJECTIONS:
+            raise InputError(f"critic_projection must be one of {', '.join(map(repr, PROJECTIONS))}")
         if self.critic_norm not in ("group", "none"):
             raise InputError("critic_norm must be 'group' or 'none' (BatchNorm would couple the images of a batch)")
         if not self.activation_bound > 0:

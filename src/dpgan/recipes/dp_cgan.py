@@ -9,10 +9,11 @@ from __future__ import annotations
 from dpgan.recipes.recipe import Recipe
 
 DP_CGAN = Recipe(
-    "dp-cgan",
-    "Torkzadehmahani et al. 2019, DP-CGAN; Carvalho et al. (thyroid data)",
-    "conditional vanilla GAN (BCE), DP-SGD on the discriminator with microbatches, iterations fixed up front from ε",
-    dp_on="critic",
+    name="dp-cgan",
+    paper="Torkzadehmahani et al. 2019, DP-CGAN; Carvalho et al. (thyroid data)",
+    summary="conditional vanilla GAN (BCE), DP-SGD on the discriminator with microbatches, "
+    "iterations fixed up front from ε",
+    strategy="dp-critic",
     conditional=True,
     overrides={
         "loss": "bce",  # (paper)

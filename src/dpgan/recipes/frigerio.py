@@ -9,9 +9,9 @@ from __future__ import annotations
 from dpgan.recipes.recipe import Recipe
 
 DP_GAN = Recipe(
-    "dp-gan",
-    "Frigerio et al. 2019, Differentially Private GANs for Time Series, Continuous, and Discrete Open Data",
-    "WGAN-GP, DP-SGD on the critic (real term and gradient penalty clipped together), clipping decay",
-    dp_on="critic",
+    name="dp-gan",
+    paper="Frigerio et al. 2019, Differentially Private GANs for Time Series, Continuous, and Discrete Open Data",
+    summary="WGAN-GP, DP-SGD on the critic (real term and gradient penalty clipped together), clipping decay",
+    strategy="dp-critic",
     conditional=False,
 )

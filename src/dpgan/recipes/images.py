@@ -13,55 +13,59 @@ Values marked (paper) come from the recipe's paper; the others are dpgan's choic
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 from dpgan.errors import InputError
 from dpgan.recipes.dp_cgan import DP_CGAN
+from dpgan.recipes.recipe import Recipe
 
 
-@dataclass(frozen=True)
-class ImageRecipe:
-    name: str
-    paper: str
+@dataclass(frozen=True, kw_only=True)
+class ImageRecipe(Recipe):
+    """A recipe for images: besides a recipe's parts, its networks and whether it earns an ε.
+
+    Its `plugins` are dpgan.images.settings.ImageSettings' switches the recipe turns on unless the
+    user says: `mode_seeking` (λ of G's mode-seeking term, dpgan.training.mode_seeking; 0.3 for
+    dcgan, chosen on the validation splits: digits, 3 seeds, ε = 3 and 10; MNIST-5k, seed 0,
+    ε = 10: RESULTS §17b) and `label_guide` (G's DP-SGD label classifier, dpgan.images.label_guide,
+    for labelled sets; on for dcgan: validation splits, RESULTS §17c)."""
+
     architecture: str  # "conv" or "mlp" (dpgan.models.image_units)
-    strategy: str  # "dp-critic" (the engine's DP-SGD on D) or "noise-layer"
-    certified: bool  # False: the recipe claims no ε (its published argument does not hold)
-    overrides: dict[str, Any] = field(default_factory=dict)
-    # λ of G's mode-seeking term (dpgan.training.mode_seeking) unless the user sets one; 0.3 for dcgan
-    # (validation splits: digits, 3 seeds, ε = 3 and 10; MNIST-5k, seed 0, ε = 10: RESULTS §17b)
-    mode_seeking: float = 0.0
-    # G's label guide (dpgan.images.label_guide: a DP-SGD classifier charged before the critic) for
-    # labelled sets unless the user says; on for dcgan (validation splits: RESULTS §17c)
-    label_guide: bool = False
+    certified: bool = True  # False: the recipe claims no ε (its published argument does not hold)
+    conditional: bool = True  # labelled sets condition on the label unless the user says otherwise
 
 
 DCGAN = ImageRecipe(
-    "dcgan",
-    "Radford et al. 2016 (DCGAN) with Frigerio et al.'s WGAN-GP + DP-SGD on the critic",
-    "conv",
-    "dp-critic",
-    True,
-    mode_seeking=0.3,
-    label_guide=True,
+    name="dcgan",
+    paper="Radford et al. 2016 (DCGAN) with Frigerio et al.'s WGAN-GP + DP-SGD on the critic",
+    summary="conditional conv WGAN-GP (GroupNorm critic), DP-SGD on the critic, a DP label guide and "
+    "mode seeking for G",
+    strategy="dp-critic",
+    architecture="conv",
+    plugins={"mode_seeking": 0.3, "label_guide": True},
 )
 DP_CGAN_IMAGES = ImageRecipe(
-    "dp-cgan",
-    DP_CGAN.paper,
-    "mlp",
-    "dp-critic",
-    True,
-    {**DP_CGAN.overrides, "ema_decay": 0.99},
+    name="dp-cgan",
+    paper=DP_CGAN.paper,
+    summary="fully connected conditional BCE GAN, DP-SGD on the discriminator (per-image clipping or microbatches)",
+    strategy="dp-critic",
+    architecture="mlp",
+    overrides={**DP_CGAN.overrides, "ema_decay": 0.99},
 )
 NOISE_LAYER = ImageRecipe(
-    "noise-layer", "Triastcyn & Faltings 2018, as published (not certified)", "conv", "noise-layer", False
+    name="noise-layer",
+    paper="Triastcyn & Faltings 2018, as published (not certified)",
+    summary="a Gaussian noise layer inside the discriminator, as published: no ε is claimed",
+    strategy="noise-layer",
+    architecture="conv",
+    certified=False,
 )
 NOISE_LAYER_SOUND = ImageRecipe(
-    "noise-layer-sound",
-    "Triastcyn & Faltings 2018, sound variant (frozen public layers before the noise)",
-    "conv",
-    "noise-layer",
-    True,
+    name="noise-layer-sound",
+    paper="Triastcyn & Faltings 2018, sound variant (frozen public layers before the noise)",
+    summary="frozen public layers before the noise, each pass over real images a Gaussian release in the ledger",
+    strategy="noise-layer",
+    architecture="conv",
 )
 
 IMAGE_RECIPES: dict[str, ImageRecipe] = {r.name: r for r in (DCGAN, DP_CGAN_IMAGES, NOISE_LAYER, NOISE_LAYER_SOUND)}

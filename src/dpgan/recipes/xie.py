@@ -9,10 +9,10 @@ from __future__ import annotations
 from dpgan.recipes.recipe import Recipe
 
 DP_WGAN = Recipe(
-    "dp-wgan",
-    "Xie et al. 2018, Differentially Private Generative Adversarial Network",
-    "WGAN with weight clipping (|w| ≤ 0.05; paper 0.01), RMSprop, n_critic 5, DP-SGD on the critic",
-    dp_on="critic",
+    name="dp-wgan",
+    paper="Xie et al. 2018, Differentially Private Generative Adversarial Network",
+    summary="WGAN with weight clipping (|w| ≤ 0.05; paper 0.01), RMSprop, n_critic 5, DP-SGD on the critic",
+    strategy="dp-critic",
     conditional=False,
     overrides={
         "loss": "wgan",

@@ -6,8 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dpgan.errors import InputError
-from dpgan.models.sequence_units import CRITICS
+from dpgan.setting import setting
 
+CRITICS = ("mlp", "lstm")  # the critics dpgan.models.sequence_units builds (a test checks they agree)
 COUNT_EVENT = "unit count (kept, dropped per reason)"
 COUNT_SHARE = 0.01  # of ε, for the counts
 
@@ -17,7 +18,7 @@ class SequenceSettings:
     """The sequence networks' shapes and the step-statistics anchor (the loop's settings stay in
     TrainingConfig)."""
 
-    critic: str = "mlp"
+    critic: str = setting("mlp", "the critic on a series", choices=CRITICS)
     critic_hidden: tuple[int, ...] = (128, 128)
     generator_hidden: int = 64
     generator_layers: int = 1
@@ -35,17 +36,17 @@ class SequenceSettings:
     label_guide_weight: float = 1.0
     label_guide_epochs: float = 5.0
     # DP per-label, per-step means and spreads as a generator plug-in (dpgan.sequences.anchor)
-    step_anchor: bool = False
+    step_anchor: bool = setting(False, "DP per-label, per-step means and spreads warm-start and anchor G")
     step_anchor_fraction: float = 0.2
     step_anchor_warmup: int = 300
     step_anchor_weight: float = 10.0
     # the DP Gaussian's per-label mean and covariance (dpgan.sequences.baseline) as a generator
     # plug-in, at step_anchor_fraction of ε, with the same warm start and weight (series unit only)
-    moment_anchor: bool = False
+    moment_anchor: bool = setting(False, "the DP Gaussian's per-label mean and covariance anchor G")
     # G = a draw of the DP Gaussian (dpgan.sequences.baseline, released at gaussian_base_fraction of
     # ε) plus the LSTM's residual times a learned gate that starts at gaussian_base_gate (series unit)
-    gaussian_base: bool = False
-    gaussian_base_fraction: float = 0.6
+    gaussian_base: bool = setting(False, "G = a draw of the DP Gaussian plus the LSTM's gated residual")
+    gaussian_base_fraction: float = setting(0.6, "with --gaussian-base: the Gaussian's share of ε", metavar="F")
     gaussian_base_gate: float = 0.0
     critic_differences: bool = False  # the critic also reads the first differences of the values
 

@@ -1,7 +1,8 @@
 """The public synthesizers, one facade per data kind (dpgan.api.Synthesizer is their base).
 
-Tables: `TabularSynthesizer` (dpgan.synthesizers.tabular), over its argument checks
-(`arguments`), its fit (`fit_plan`), its sampling (`sampling`) and its model file (`model_file`).
+Tables: `TabularSynthesizer` (dpgan.synthesizers.tabular), over the table kind's folder
+(dpgan.tables: its argument checks, settings, fit and sampling), where a fit runs (`table_runs`)
+and its model file (`model_file`).
 Series: `SequenceSynthesizer` (dpgan.synthesizers.sequence). Images: `ImageSynthesizer`
 (dpgan.synthesizers.image).
 """

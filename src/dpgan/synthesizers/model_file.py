@@ -19,21 +19,31 @@ from dpgan import __version__
 from dpgan.errors import ModelFileError
 from dpgan.privacy.accounting import PrivacyLedger
 from dpgan.serialization import read_model_dir
-from dpgan.synthesizers.fit_plan import FittedTable
 from dpgan.tables.conditioning import Condition
 from dpgan.tables.encoder import TableEncoder
+from dpgan.tables.fit_plan import FittedTable
 from dpgan.tables.label_model import LabelModel, split_tensors
 from dpgan.tables.schema import Schema
-from dpgan.training.config import TrainingConfig, build_generator
+from dpgan.tables.settings import TableSettings, split_settings
+from dpgan.training.config import TrainingConfig
+from dpgan.training.fake_rows import build_generator
 from dpgan.training.selection import GeneratorMixture
 
 T = TypeVar("T")
 
 
 def model_metadata(
-    fitted: FittedTable, *, recipe: str, epsilon_target: float, delta: float, accountant: str, config: TrainingConfig
+    fitted: FittedTable,
+    *,
+    recipe: str,
+    epsilon_target: float,
+    delta: float,
+    accountant: str,
+    config: TrainingConfig,
+    settings: TableSettings,
 ) -> dict[str, Any]:
-    """model.json's entries for a fitted model (the ε it states is the ledger's, by `accountant`)."""
+    """model.json's entries for a fitted model (the ε it states is the ledger's, by `accountant`);
+    the loop's and the table's settings share one flat "config" record (their names are distinct)."""
     return {
         "dpgan_version": __version__,
         "torch_version": torch.__version__,
@@ -45,7 +55,7 @@ def model_metadata(
         "epsilon": fitted.ledger.epsilon(delta, accountant),
         "schema": fitted.schema.to_dict(),
         "dtypes": fitted.encoder.dtypes,
-        "config": config.to_dict(),
+        "config": {**config.to_dict(), **settings.to_dict()},
         "ledger": fitted.ledger.to_dict(),
         "training": fitted.training,
         "label_model": None if fitted.label_model is None else fitted.label_model.to_dict(),
@@ -96,7 +106,9 @@ def load_table_synthesizer(cls: type[T], path: str | Path) -> T:
             delta=meta["delta"],
             accountant=meta["accountant"],
         )
-        synth.config = TrainingConfig.from_dict(meta["config"])  # type: ignore[attr-defined]
+        table, loop = split_settings(meta["config"])
+        synth.config = TrainingConfig.from_dict(loop)  # type: ignore[attr-defined]
+        synth.settings = TableSettings.from_dict(table)  # type: ignore[attr-defined]
         synth.adopt(fitted_from_model(meta, tensors, synth.config))  # type: ignore[attr-defined]
     except (KeyError, TypeError, ValueError, RuntimeError) as exc:
         raise ModelFileError(f"{path} holds an inconsistent model: {exc}") from None

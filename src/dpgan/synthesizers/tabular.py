@@ -1,11 +1,13 @@
 """The public tabular synthesizer: fit a DP generator on a private table, sample, report, save, load.
 
-A facade over modules with one job each: `arguments` checks the public arguments before any read
-of the data; `table_runs` puts a fit in place (seed, device, threads, resume, torchrun's ranks);
-`fit_plan` (in memory) and `streamed_fit` (Parquet in record batches) run the fit, every private
-read a ledger event (their docstrings state the flow and where each read is charged), with the
-table's plug-ins of dpgan.tables.plugins; `sampling` draws rows from the released model
-(post-processing, free); `model_file` writes and reads the model directory (no pickle).
+A facade over modules with one job each, most in the table kind's folder: dpgan.tables.fit_options
+checks the public arguments before any read of the data, dpgan.tables.settings holds the plug-ins'
+settings beside the loop's TrainingConfig; `table_runs` puts a fit in place (seed, device, threads,
+resume, torchrun's ranks); the table kinds (dpgan.tables.fit_kind in memory, streamed_kind for
+Parquet in record batches) run the one fit pipeline (dpgan.fit), every private read a ledger event
+(dpgan.tables.fit_plan's docstring states the flow), with the plug-ins of dpgan.tables.plugins;
+dpgan.tables.sampling draws rows from the released model (post-processing, free); `model_file`
+writes and reads the model directory (no pickle).
 """
 
 from __future__ import annotations
@@ -23,20 +25,21 @@ from dpgan.errors import InputError
 from dpgan.privacy.accounting import DEFAULT_ACCOUNTANT
 from dpgan.recipes import Recipe, get_recipe
 from dpgan.serialization import write_model_dir
-from dpgan.synthesizers.arguments import fit_arguments, training_config
-from dpgan.synthesizers.fit_plan import FitSettings, FittedTable
 from dpgan.synthesizers.model_file import load_table_synthesizer, model_metadata, model_tensors
-from dpgan.synthesizers.public_data import DEFAULT_WARM_START_STEPS, checked_public_table
-from dpgan.synthesizers.resume import DEFAULT_CHECKPOINT_EVERY
-from dpgan.synthesizers.sampling import sample_chunks
-from dpgan.synthesizers.streamed_fit import stream_arguments
 from dpgan.synthesizers.table_runs import RunPlace, TableRun, run_in_memory, run_streamed
 from dpgan.tables.conditioning import Condition
 from dpgan.tables.describe import table_report_details
 from dpgan.tables.encoder import TableEncoder
+from dpgan.tables.fit_options import fit_arguments, training_config
+from dpgan.tables.fit_plan import FitSettings, FittedTable
 from dpgan.tables.label_model import LabelModel
 from dpgan.tables.parquet_source import ParquetSource
+from dpgan.tables.public_data import DEFAULT_WARM_START_STEPS, checked_public_table
+from dpgan.tables.resume import DEFAULT_CHECKPOINT_EVERY
+from dpgan.tables.sampling import sample_chunks
 from dpgan.tables.schema import Schema
+from dpgan.tables.settings import TableSettings
+from dpgan.tables.streamed_kind import stream_arguments
 from dpgan.training.config import TrainingConfig
 from dpgan.training.progress import FitProgressFn
 
@@ -48,7 +51,8 @@ class TabularSynthesizer(Synthesizer):
     dp-gan (default; Frigerio et al. 2019), dp-wgan, dp-cgan, dtgan-d, dtgan-g.
 
     `condition`: a categorical column to condition on (conditional recipes: the schema's target).
-    `config=` replaces the recipe's settings (keyword overrides apply on top). `epochs` fixes the
+    `config=` replaces the recipe's loop settings and `table_settings=` its plug-in settings
+    (dpgan.tables.settings; keyword overrides apply on top, each to its own record). `epochs` fixes the
     passes and σ is calibrated to land on ε; `noise_multiplier` instead trains until the next step
     would pass ε (`epochs` then caps it). `seed`: reproducible, for experiments only. With a
     categorical target a DP label model redraws it in sampled rows (`label_model=False`: G's own).
@@ -71,6 +75,7 @@ class TabularSynthesizer(Synthesizer):
         schema_from_data_without_dp: bool = False,
         seed: int | None = None,
         config: TrainingConfig | None = None,
+        table_settings: TableSettings | None = None,
         device: str | torch.device = "cpu",
         threads: int | None = None,
         **config_overrides: Any,
@@ -80,7 +85,9 @@ class TabularSynthesizer(Synthesizer):
         self.recipe: Recipe = get_recipe(recipe)
         if condition is not None and not isinstance(condition, str):
             raise InputError("condition must be a column name")
-        self.config = training_config(self.recipe, config, config_overrides, batch_size=batch_size, epochs=epochs)
+        self.config, self.settings = training_config(
+            self.recipe, config, table_settings, config_overrides, batch_size=batch_size, epochs=epochs
+        )
         self.epochs_given = epochs is not None
         self.preprocessing_fraction = preprocessing_fraction
         self.schema_from_data_without_dp = schema_from_data_without_dp
@@ -121,7 +128,7 @@ class TabularSynthesizer(Synthesizer):
         `keep_identifiers`: keep nearly-unique text columns on the non-private schema path.
         `checkpoint`: a directory (as secret as the table, deleted on success) from which a killed
         fit, run again with the same table and settings, resumes without spending anything twice
-        (dpgan.synthesizers.resume); another directory, or none, is a new fit whose ε adds up.
+        (dpgan.tables.resume); another directory, or none, is a new fit whose ε adds up.
         `public_data`: a PUBLIC table of the same schema that G and the critic are pre-trained on
         without noise for `public_warm_start_steps` rounds (no ε; never part of the private table).
         Under torchrun every rank passes the same table (or files) and runs in lockstep on rank 0's
@@ -129,7 +136,7 @@ class TabularSynthesizer(Synthesizer):
         """
         place = RunPlace(self.seed, self.device, self.threads)
         settings = FitSettings.of(self)
-        if isinstance(data, (str, Path, ParquetSource)):  # read in record batches (dpgan.synthesizers.streamed_fit)
+        if isinstance(data, (str, Path, ParquetSource)):  # read in record batches (dpgan.tables.streamed_kind)
             opened, schema, options = stream_arguments(
                 data, schema, settings, target=target, categorical=categorical, bounds=bounds,
                 categories=categories, strict=strict, checkpoint=checkpoint,
@@ -231,7 +238,9 @@ class TabularSynthesizer(Synthesizer):
         if not self._writes_files:
             return Path(path)
         target = {"recipe": self.recipe.name, "epsilon_target": self.epsilon, "delta": self.delta}
-        metadata = model_metadata(fitted, **target, accountant=self.accountant, config=self.config)
+        metadata = model_metadata(
+            fitted, **target, accountant=self.accountant, config=self.config, settings=self.settings
+        )
         return write_model_dir(path, model_tensors(fitted), metadata, overwrite=overwrite)
 
     @classmethod

@@ -28,8 +28,8 @@ from dpgan.privacy.calibration import ShareTarget
 from dpgan.privacy.distributed import SINGLE_PROCESS, ProcessGroupContext
 from dpgan.tables.encoder import TableEncoder, sample_categories
 from dpgan.tables.schema import Schema, category_index
+from dpgan.tables.settings import TableSettings
 from dpgan.training.aux_classifier import AuxClassifier, drop_span, fit_private_classifier
-from dpgan.training.config import TrainingConfig
 
 TENSOR_PREFIX = "label_model."
 
@@ -117,7 +117,7 @@ def fit_label_model(
     encoded: torch.Tensor,
     encoder: TableEncoder,
     column: str,
-    config: TrainingConfig,
+    settings: TableSettings,
     *,
     rows: int,
     share: ShareTarget,
@@ -132,12 +132,12 @@ def fit_label_model(
         encoded[:, start:stop].argmax(dim=1),
         stop - start,
         rows=rows,
-        epochs=config.label_model_epochs,
-        batch_size=config.label_model_batch_size,
-        max_sample_rate=config.label_model_max_sample_rate,
-        lr=config.label_model_lr,
-        hidden=config.label_model_hidden,
-        max_grad_norm=config.label_model_max_grad_norm,
+        epochs=settings.label_model_epochs,
+        batch_size=settings.label_model_batch_size,
+        max_sample_rate=settings.label_model_max_sample_rate,
+        lr=settings.label_model_lr,
+        hidden=settings.label_model_hidden,
+        max_grad_norm=settings.label_model_max_grad_norm,
         share=share,
         ledger=ledger,
         generator=generator,
@@ -145,4 +145,4 @@ def fit_label_model(
         note=f"predicts {column!r} from the other columns; redraws it in every sampled row",
         context=context,
     )
-    return LabelModel(column, start, stop, config.label_model_hidden, classifier)
+    return LabelModel(column, start, stop, settings.label_model_hidden, classifier)

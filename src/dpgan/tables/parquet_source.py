@@ -2,7 +2,7 @@
 record batches.
 
 Why its own type: `fit` must know before it reads a cell whether the input is a DataFrame (one
-pass in memory) or a stream (several sequential passes, dpgan.synthesizers.streamed_fit). Every
+pass in memory) or a stream (several sequential passes, dpgan.tables.streamed_kind). Every
 pass reads the files in one fixed order (sorted paths, row groups in file order) with the same
 batch length, so the i-th row is the same row on every pass: the row indices a Poisson sampler
 draws (dpgan.privacy.block_sampling) name the same records throughout the fit.

@@ -27,6 +27,7 @@ from dpgan.privacy.distributed import SINGLE_PROCESS, ProcessGroupContext
 from dpgan.tables.conditioning import Condition
 from dpgan.tables.encoder import TableEncoder
 from dpgan.tables.label_model import LabelModel, fit_label_model
+from dpgan.tables.settings import TableSettings
 from dpgan.tables.table_label_model import naive_bayes_label_model
 from dpgan.training.aux_classifier import fit_aux_classifier
 from dpgan.training.config import TrainingConfig
@@ -50,9 +51,9 @@ class AnchorCounts:
     pairs: PairCounts | None
 
     @classmethod
-    def for_config(cls, cfg: TrainingConfig, encoder: TableEncoder, condition_column: str | None) -> AnchorCounts:
-        marginals = MarginalCounts.empty(encoder.spans, condition_column) if cfg.marginal_anchor else None
-        pairs = PairCounts.empty(encoder.spans, condition_column) if cfg.pair_anchor else None
+    def for_settings(cls, settings: TableSettings, encoder: TableEncoder, condition_column: str | None) -> AnchorCounts:
+        marginals = MarginalCounts.empty(encoder.spans, condition_column) if settings.marginal_anchor else None
+        pairs = PairCounts.empty(encoder.spans, condition_column) if settings.pair_anchor else None
         return cls(marginals, pairs)
 
     @property
@@ -93,7 +94,8 @@ class TableExtras:
 @dataclass(frozen=True)
 class AuxClassifierPlugin:
     share: float
-    config: TrainingConfig
+    config: TrainingConfig  # the loop's batch and clipping norm
+    epochs: float
 
     def release(self, ctx: FitContext, data: KindData, generator: torch.nn.Module | None) -> Sequence[GeneratorHook]:
         extras: TableExtras = data.details
@@ -103,6 +105,7 @@ class AuxClassifierPlugin:
             extras.rows_in_memory("the auxiliary classifier"),
             extras.condition,
             self.config,
+            epochs=self.epochs,
             rows=extras.rows,
             share=ctx.target(self.share),
             ledger=ctx.ledger,
@@ -115,7 +118,7 @@ class AuxClassifierPlugin:
 @dataclass(frozen=True)
 class LabelModelPlugin:
     share: float
-    config: TrainingConfig
+    settings: TableSettings  # its label_model_* fields
     column: str
 
     def release(self, ctx: FitContext, data: KindData, generator: torch.nn.Module | None) -> Sequence[GeneratorHook]:
@@ -124,7 +127,7 @@ class LabelModelPlugin:
             extras.rows_in_memory("the DP-SGD label model"),
             extras.encoder,
             self.column,
-            self.config,
+            self.settings,
             rows=extras.rows,
             share=ctx.target(self.share),
             ledger=ctx.ledger,
@@ -138,19 +141,23 @@ class LabelModelPlugin:
 @dataclass(frozen=True)
 class MarginalAnchorPlugin:
     share: float
-    config: TrainingConfig
+    config: TrainingConfig  # the loop's G learning rate
+    warmup_steps: int
+    weight: float
 
     def release(self, ctx: FitContext, data: KindData, generator: torch.nn.Module | None) -> Sequence[GeneratorHook]:
         counts = data.details.counts.marginals
         assert counts is not None
         anchor = measure_anchor(counts, share=ctx.target(self.share), ledger=ctx.ledger, rng=ctx.rng)
-        return (AnchorHook.from_config(anchor, self.config),)
+        return (AnchorHook.from_config(anchor, self.config, self.warmup_steps, self.weight),)
 
 
 @dataclass(frozen=True)
 class PairAnchorPlugin:
     share: float
-    config: TrainingConfig
+    config: TrainingConfig  # the loop's schedule and G learning rate
+    warmup_steps: int
+    weight: float
     dp_on: str  # the recipe's DP side: the GAN's schedule caps the anchor's warm-up
     label_column: str | None = None  # the label model to read off the tables, if any
 
@@ -165,10 +172,10 @@ class PairAnchorPlugin:
             extras.label_model = naive_bayes_label_model(pairs, extras.encoder, self.label_column)
             if extras.label_model is not None:
                 extras.label_column, extras.label_model_kind = self.label_column, "pair-tables"
-        return (PairAnchorHook.from_config(pairs, self.config, max_warmup_steps=steps),)
+        return (PairAnchorHook.from_config(pairs, self.config, self.warmup_steps, self.weight, max_warmup_steps=steps),)
 
 
-def label_model_from_tables(cfg: TrainingConfig, label_column: str | None, condition_column: str | None) -> bool:
+def label_model_from_tables(cfg: TableSettings, label_column: str | None, condition_column: str | None) -> bool:
     """Whether the label model is read off the 2-way tables: asked for, or "auto" with the anchor
     on and the target measured (the conditioning column is not)."""
     if cfg.label_model_kind == "auto":
@@ -178,18 +185,29 @@ def label_model_from_tables(cfg: TrainingConfig, label_column: str | None, condi
 
 
 def table_plugins(
-    cfg: TrainingConfig, dp_on: str, condition: Condition | None, label_column: str | None, from_tables: bool
+    settings: TableSettings,
+    config: TrainingConfig,
+    dp_on: str,
+    condition: Condition | None,
+    label_column: str | None,
+    from_tables: bool,
 ) -> list[Plugin]:
-    """The plug-ins the config asks for, in the order of their releases."""
-    plugins: list[Plugin] = []
-    if cfg.classifier_loss_weight > 0 and condition is not None:
-        plugins.append(AuxClassifierPlugin(cfg.classifier_budget_fraction, cfg))
+    """The plug-ins the settings ask for (the recipe's defaults under the user's), in the order of
+    their releases, each with its own share and knobs."""
+    s, plugins = settings, []  # type: ignore[var-annotated]
+    if s.classifier_loss_weight > 0 and condition is not None:
+        plugins.append(AuxClassifierPlugin(s.classifier_budget_fraction, config, s.classifier_epochs))
     if label_column is not None and not from_tables:
-        plugins.append(LabelModelPlugin(cfg.label_model_budget_fraction, cfg, label_column))
-    if cfg.marginal_anchor:
-        plugins.append(MarginalAnchorPlugin(cfg.marginal_budget_fraction, cfg))
-    if cfg.pair_anchor:
-        plugins.append(PairAnchorPlugin(cfg.pair_budget_fraction, cfg, dp_on, label_column if from_tables else None))
+        plugins.append(LabelModelPlugin(s.label_model_budget_fraction, s, label_column))
+    if s.marginal_anchor:
+        plugins.append(
+            MarginalAnchorPlugin(s.marginal_budget_fraction, config, s.marginal_warmup_steps, s.marginal_weight)
+        )
+    if s.pair_anchor:
+        column = label_column if from_tables else None
+        plugins.append(
+            PairAnchorPlugin(s.pair_budget_fraction, config, s.pair_warmup_steps, s.pair_weight, dp_on, column)
+        )
     return plugins
 
 

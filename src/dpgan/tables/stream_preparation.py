@@ -13,7 +13,7 @@ in-memory path's. The conform pass can carry more work (`consume`: built from th
 schema, public, and handed each conformed batch; a streamed fit encodes it there and adds the
 anchors' exact sums, or holds it), so one read serves what took two; nothing it does draws
 from `rng` or changes what is released here. The pass also records how many rows each batch
-keeps: row i of the conformed table is then found by batch without holding the table (dpgan.synthesizers.streamed_rows).
+keeps: row i of the conformed table is then found by batch without holding the table (dpgan.tables.streamed_kind).
 """
 
 from __future__ import annotations

@@ -253,20 +253,22 @@ def fit_aux_classifier(
     condition: ConditionPrior,
     config: TrainingConfig,
     *,
+    epochs: float,
     rows: int,
     share: ShareTarget,
     ledger: PrivacyLedger,
     generator: torch.Generator,
     context: ProcessGroupContext = SINGLE_PROCESS,
 ) -> AuxClassifier:
-    """DTGAN's auxiliary classifier of the condition: its loss guides the generator."""
+    """DTGAN's auxiliary classifier of the condition (`epochs` over the rows, the loop's batch
+    and clipping norm): its loss guides the generator."""
     start, stop = condition.slice
     return fit_private_classifier(
         drop_span(encoded, start, stop),
         condition.codes_of_encoded(encoded),
         stop - start,
         rows=rows,
-        epochs=config.classifier_epochs,
+        epochs=epochs,
         batch_size=config.batch_size,
         max_sample_rate=config.max_sample_rate,
         lr=1e-3,

@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 import torch
 
+from dpgan.models.output_spans import OutputSpan
 from dpgan.models.tabular import TabularGenerator
 from dpgan.training.conditions import ConditionPrior
 from dpgan.training.config import TrainingConfig
@@ -57,3 +58,16 @@ class FakeRows:
         if isinstance(self.G, TabularGenerator):
             return self.G(z, self.generator, onehot, rows=rows)
         return self.G(z, self.generator, onehot)[rows]
+
+
+def build_generator(
+    config: TrainingConfig, spans: list[OutputSpan], condition_slice: tuple[int, int] | None = None
+) -> TabularGenerator:
+    return TabularGenerator(
+        config.noise_dim,
+        config.generator_hidden,
+        spans,
+        config.categorical_activation,
+        config.gumbel_tau,
+        condition_slice=condition_slice,
+    )

@@ -26,8 +26,8 @@ from dpgan.models.tabular import TabularGenerator
 from dpgan.threads import recheck as recheck_threads
 from dpgan.training.checkpoint import Snapshot
 from dpgan.training.conditions import ConditionPrior
-from dpgan.training.config import TrainingConfig, build_generator
-from dpgan.training.fake_rows import FakeRows, InputsFn, make_optimizer
+from dpgan.training.config import TrainingConfig
+from dpgan.training.fake_rows import FakeRows, InputsFn, build_generator, make_optimizer
 
 ProgressFn = Callable[[int], None]
 MonitorFn = Callable[[int, TabularGenerator], None]

@@ -272,10 +272,11 @@ class AnchorHook:
     weight: float
 
     @classmethod
-    def from_config(cls, anchor: MarginalAnchor, config: TrainingConfig) -> "AnchorHook":
-        return cls(
-            anchor, config.marginal_warmup_steps, config.generator_lr * WARM_START_LR_FACTOR, config.marginal_weight
-        )
+    def from_config(
+        cls, anchor: MarginalAnchor, config: TrainingConfig, warmup_steps: int, weight: float
+    ) -> "AnchorHook":
+        """The hook of the plug-in's `warmup_steps` and `weight`, at the loop's G learning rate."""
+        return cls(anchor, warmup_steps, config.generator_lr * WARM_START_LR_FACTOR, weight)
 
     def warm_start(self, G: TabularGenerator, draw_inputs: InputsFn) -> None:
         if self.warmup_steps > 0:

@@ -209,12 +209,17 @@ class PairAnchorHook:
 
     @classmethod
     def from_config(
-        cls, anchor: PairAnchor, config: TrainingConfig, max_warmup_steps: int | None = None
+        cls,
+        anchor: PairAnchor,
+        config: TrainingConfig,
+        warmup_steps: int,
+        weight: float,
+        max_warmup_steps: int | None = None,
     ) -> "PairAnchorHook":
-        warmup = (
-            config.pair_warmup_steps if max_warmup_steps is None else min(config.pair_warmup_steps, max_warmup_steps)
-        )
-        return cls(anchor, warmup, config.generator_lr * WARM_START_LR_FACTOR, config.pair_weight)
+        """The hook of the plug-in's `warmup_steps` (at most `max_warmup_steps`) and `weight`, at
+        the loop's G learning rate."""
+        warmup = warmup_steps if max_warmup_steps is None else min(warmup_steps, max_warmup_steps)
+        return cls(anchor, warmup, config.generator_lr * WARM_START_LR_FACTOR, weight)
 
     def warm_start(self, G: TabularGenerator, draw_inputs: InputsFn) -> None:
         if self.warmup_steps <= 0 or not self.anchor.pairs:

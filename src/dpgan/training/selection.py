@@ -65,7 +65,8 @@ def snapshot_steps(steps: int, count: int) -> list[int]:
 class SnapshotKeeper:
     """Copies of G's released average at fixed steps (fixed before training: public)."""
 
-    def __init__(self, steps: Sequence[int]) -> None:
+    def __init__(self, count: int, steps: Sequence[int] = ()) -> None:
+        self.count = count  # snapshots to keep, evenly spaced once the fit's steps are known (`plan`)
         self.steps = list(steps)
         self.states: dict[int, dict[str, torch.Tensor]] = {}
 

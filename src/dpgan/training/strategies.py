@@ -12,7 +12,7 @@ is its own: σ, the rate, the expected batch, the steps.
 - `NoiseLayerStrategy`: the noise-layer GAN (dpgan.training.noise_layer); its published form claims
   no ε and charges nothing, its sound form charges the ledger for every pass.
 The tables' loops take more (`LoopExtras`: spans, condition, objective, checkpoint, selection's
-keeper, public warm start, process group); the tables' plan (dpgan.synthesizers.fit_plan) runs
+keeper, public warm start, process group); the tables' plan (dpgan.tables.fit_plan) runs
 these same strategies.
 """
 
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -48,13 +48,11 @@ from dpgan.training.selection import SnapshotKeeper, snapshot_steps
 
 def critic_config(defaults: dict[str, Any], settings: dict[str, Any]) -> TrainingConfig:
     """The loop's settings for a series or image fit: the kind's defaults under the user's settings,
-    checked; an unknown name is one clear line. The tabular-only extras stay off (these kinds have
-    no label model, marginal or pair anchors)."""
+    checked; an unknown name is one clear line (a kind's own settings were taken out before)."""
     try:
         config = TrainingConfig(**(defaults | settings))
     except TypeError as exc:
         raise InputError(f"unknown setting: {exc}") from None
-    config = replace(config, label_model=False, pair_anchor=False, marginal_anchor=False)
     config.check()
     return config
 
@@ -125,7 +123,7 @@ def calibrate_gan(
     )
     sigma, steps = calibrated.noise_multiplier, calibrated.steps
     if extras.keeper is not None:
-        extras.keeper.steps = snapshot_steps(steps, config.select_checkpoints)
+        extras.keeper.steps = snapshot_steps(steps, extras.keeper.count)
     step_entry = sampled_steps_event("step", sigma, sampling_rate=schedule.sample_rate, sampling=schedule.sampling)
     reporter = StepReporter(progress, steps, step_entry, ctx.ledger, budget.delta, budget.accountant)
     return Calibrated(schedule, sigma, steps, reporter)
@@ -137,7 +135,7 @@ class _CalibratedLoop:
 
     config: TrainingConfig
     extras: LoopExtras = LoopExtras()
-    dp_on = "critic"
+    name, dp_on = "dp-critic", "critic"
 
     def train(
         self,
@@ -198,7 +196,7 @@ class DPGeneratorStrategy(_CalibratedLoop):
     The shard key is secret per fit (drawn from the fit's generator, never saved). Under a process
     group every rank runs it whole (the same release on each: no split, no speed-up)."""
 
-    dp_on = "generator"
+    name, dp_on = "dp-generator", "generator"
 
     def loop(self, ctx: FitContext, units: Any, plan: Calibrated, torch_gen: torch.Generator,
              generator: torch.nn.Module | None, critic: torch.nn.Module | None,
@@ -235,6 +233,7 @@ class NoiseLayerStrategy:
     config: TrainingConfig
     certified: bool
     activation_bound: float
+    name, dp_on = "noise-layer", "critic"  # the noise sits in the discriminator; G learns through it
 
     def train(
         self,
@@ -296,7 +295,13 @@ class NoiseLayerStrategy:
         return StrategyResult(result.generator, result.critic, record)
 
 
+STRATEGIES: dict[str, type[DPCriticStrategy] | type[DPGeneratorStrategy] | type[NoiseLayerStrategy]] = {
+    cls.name: cls for cls in (DPCriticStrategy, DPGeneratorStrategy, NoiseLayerStrategy)
+}  # a recipe names its strategy (dpgan.recipes.recipe)
+
+
 __all__ = [
+    "STRATEGIES",
     "DPCriticStrategy",
     "DPGeneratorStrategy",
     "LoopExtras",

@@ -133,7 +133,13 @@ def _from_unit_model(path: str | Path, kind: str) -> AuditTarget:
         training = synth.training
         recipe_name = f"{kind} ({synth.recipe.name})" if kind == "image" else f"{kind} ({synth.networks.critic} critic)"
         target = AuditTarget(
-            recipe=Recipe(recipe_name, "", f"the {kind} model's DP-SGD critic", "critic", False),
+            recipe=Recipe(
+                name=recipe_name,
+                paper="",
+                summary=f"the {kind} model's DP-SGD critic",
+                strategy="dp-critic",
+                conditional=False,
+            ),
             config=synth.config,
             schema=None,
             dtypes=None,

@@ -1,6 +1,6 @@
 """A table held in memory as the fit pipeline's kind (dpgan.fit): `TableKind`, and `fit_table`.
 
-The flow and where each read is charged are dpgan.synthesizers.fit_plan's (its docstring): the
+The flow and where each read is charged are dpgan.tables.fit_plan's (its docstring): the
 ledger opens with the schema's purchase (step 1, `_open_ledger`); steps 2-4 (preparation, encoder,
 public warm start, the selection's held-out part, the condition's frequencies) are the kind's
 data releases; step 5 its plug-ins (dpgan.tables.plugins); step 6 its strategy
@@ -21,10 +21,12 @@ import torch
 
 from dpgan.devices import to_device
 from dpgan.errors import DPGanWarning
-from dpgan.fit import KindData, Plugin, run_fit
+from dpgan.fit import KindData, Plugin, data_kind, register_kind, run_fit
 from dpgan.privacy.distributed import SINGLE_PROCESS, ProcessGroupContext
-from dpgan.synthesizers.arguments import FitOptions
-from dpgan.synthesizers.fit_plan import (
+from dpgan.tables.conditioning import build_condition
+from dpgan.tables.encoder import TableEncoder, public_dtypes
+from dpgan.tables.fit_options import FitOptions
+from dpgan.tables.fit_plan import (
     FitSettings,
     FittedTable,
     _open_ledger,
@@ -33,20 +35,18 @@ from dpgan.synthesizers.fit_plan import (
     table_extras,
     training_schema,
 )
-from dpgan.synthesizers.public_data import PublicTable, encode_public
-from dpgan.synthesizers.resume import ResumableFit, releases_before_training
-from dpgan.synthesizers.selection_plan import Holdout, Selection, reserve_selection, select_released, split_heldout
-from dpgan.tables.conditioning import build_condition
-from dpgan.tables.encoder import TableEncoder, public_dtypes
 from dpgan.tables.label_model import label_target
 from dpgan.tables.plugins import TableExtras, label_model_from_tables, table_plugins
 from dpgan.tables.preparation import Prepared
+from dpgan.tables.public_data import PublicTable, encode_public
+from dpgan.tables.resume import ResumableFit, releases_before_training
 from dpgan.tables.schema import Schema
+from dpgan.tables.selection_plan import Holdout, Selection, reserve_selection, select_released, split_heldout
 from dpgan.training.checkpoint import FitCheckpoint
 from dpgan.training.context import FitBudget, FitContext
 from dpgan.training.progress import FitProgressFn
 from dpgan.training.public_warm_start import PublicWarmStart
-from dpgan.training.strategies import DPCriticStrategy, DPGeneratorStrategy, LoopExtras, StrategyResult
+from dpgan.training.strategies import STRATEGIES, DPCriticStrategy, DPGeneratorStrategy, LoopExtras, StrategyResult
 
 
 def fit_table(
@@ -62,9 +62,11 @@ def fit_table(
 ) -> FittedTable:
     """Train on `data` following the module's flow, through the one fit pipeline (dpgan.fit) with
     the table kind; every random draw comes from `rng` or torch's (possibly seeded) global RNG.
-    With `resume`, the loop checkpoints and resumes (dpgan.synthesizers.resume); the checkpoint is
+    With `resume`, the loop checkpoints and resumes (dpgan.tables.resume); the checkpoint is
     deleted once the fit has succeeded."""
-    return run_table_kind(TableKind(schema, options, settings, resume, public, context), data, progress, rng)
+    kind = data_kind(TableKind.name, schema=schema, options=options, settings=settings, resume=resume, public=public,
+                     context=context)  # fmt: skip
+    return run_table_kind(kind, data, progress, rng)  # type: ignore[arg-type]
 
 
 def run_table_kind(kind: TableKind, data: Any, progress: FitProgressFn | None, rng: np.random.Generator) -> FittedTable:
@@ -121,11 +123,11 @@ class TableKind:
         self.ctx: FitContext | None = None
 
     def release_data(self, ctx: FitContext, data: pd.DataFrame) -> KindData:
-        self.ctx, settings, cfg = ctx, self.settings, self.settings.config
+        self.ctx, settings = ctx, self.settings
         torch_gen = ctx.torch_generator()  # the first draw: on the fit's device (dpgan.devices)
         prepared, fraction, condition_column = _prepare(data, self.schema, self.options, settings, ctx.ledger, ctx.rng)
         ctx.spend(fraction)  # step 2
-        if self.resume is not None:  # the seed kept before anything noisy leaves the process (synthesizers.resume)
+        if self.resume is not None:  # the seed kept before anything noisy leaves the process (tables.resume)
             self.resume.pin(self.context.is_main)
         for note in prepared.notes:  # N̂ and the repair counts: printed releases
             warnings.warn(note, DPGanWarning, stacklevel=8)  # the user's call of fit
@@ -139,9 +141,9 @@ class TableKind:
         if self.public is not None:  # step 3a: public rows in the same encoding (no private read, no charge)
             warm_start = PublicWarmStart(encode_public(self.public, schema, encoder), self.public.steps)
         holdout, train_rows = None, rows
-        if cfg.select_checkpoints:  # step 3b: the held-out part of a DP selection
-            holdout = split_heldout(encoded, cfg, ctx.rng)
-            encoded, train_rows = holdout.training, holdout.training_rows(rows, cfg)
+        if settings.table.select_checkpoints:  # step 3b: the held-out part of a DP selection
+            holdout = split_heldout(encoded, settings.table, ctx.rng)
+            encoded, train_rows = holdout.training, holdout.training_rows(rows, settings.table)
         condition = None
         if condition_column is not None:  # step 4
             frequencies = prepared.frame[condition_column]
@@ -161,9 +163,12 @@ class TableKind:
     def plugins(self, data: KindData) -> list[Plugin]:  # step 5
         extras: TableExtras = data.details
         skip = None if extras.condition is None else extras.condition.column
-        column = label_target(extras.encoder.schema) if self.settings.config.label_model else None
-        from_tables = label_model_from_tables(self.settings.config, column, skip)
-        return table_plugins(self.settings.config, self.settings.recipe.dp_on, extras.condition, column, from_tables)
+        settings = self.settings
+        column = label_target(extras.encoder.schema) if settings.table.label_model else None
+        from_tables = label_model_from_tables(settings.table, column, skip)
+        return table_plugins(
+            settings.table, settings.config, settings.recipe.dp_on, extras.condition, column, from_tables
+        )
 
     def critic(self, data: KindData) -> None:
         return None
@@ -173,7 +178,7 @@ class TableKind:
         ledger, table, settings = self.ctx.ledger, self.table, self.settings
         extras: TableExtras = self.data.details
         if table.holdout is not None:  # reserved before σ is calibrated, so training leaves room for it
-            self.selection = reserve_selection(ledger, settings.config, settings.epsilon)
+            self.selection = reserve_selection(ledger, settings.table, settings.epsilon)
         if self.resume is not None:
             self.checkpoint = self.resume.checkpoint(releases_before_training(ledger, extras, self.data.hooks))
             self.checkpoint.writer = self.context.is_main
@@ -182,8 +187,7 @@ class TableKind:
             checkpoint=self.checkpoint, keeper=None if self.selection is None else self.selection.keeper,
             public=table.warm_start, context=self.context, cap_steps=settings.epochs_given, torch_gen=extras.torch_gen,
         )  # fmt: skip
-        strategy = DPGeneratorStrategy if settings.recipe.dp_on == "generator" else DPCriticStrategy
-        return strategy(settings.config, loop)
+        return STRATEGIES[settings.recipe.strategy](settings.config, loop)  # type: ignore[call-arg]
 
     def finish(self, ctx: FitContext, data: KindData, trained: StrategyResult) -> StrategyResult:
         assert self.table is not None
@@ -191,7 +195,7 @@ class TableKind:
         if self.selection is not None and table.holdout is not None:  # step 6b
             generator, self.selection_record = select_released(
                 self.selection, table.holdout, extras.encoder, extras.condition, self.settings.config,
-                extras.torch_gen, ctx.rng,
+                self.settings.table, extras.torch_gen, ctx.rng,
             )  # fmt: skip
             trained = replace(trained, generator=generator)
         match_label_prior(extras, trained.generator, extras.encoder, extras.condition, self.settings, ctx.rng)
@@ -221,3 +225,6 @@ class TableKind:
         if self.public is not None:
             training["public_data"] = dict(self.public.record)
         return training
+
+
+register_kind(TableKind.name, TableKind)

@@ -20,9 +20,9 @@ import pandas as pd
 import torch
 
 from dpgan.errors import InputError
-from dpgan.synthesizers.resume import table_fingerprint
 from dpgan.tables.conform import STRICT_NOTE, conform
 from dpgan.tables.encoder import TableEncoder, public_dtypes
+from dpgan.tables.resume import table_fingerprint
 from dpgan.tables.schema import Schema
 from dpgan.tables.table_io import check_readable, read_private_table
 

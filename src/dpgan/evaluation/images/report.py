@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from dpgan.evaluation.image_figures import distance_histogram, nearest_figure, sample_grid
+from dpgan.evaluation.images.figures import distance_histogram, nearest_figure, sample_grid
 from dpgan.evaluation.report_core import CSS, headline_section, html_table, img, note, privacy_section
 
 STUDENT_NAMES = {"logreg": "logistic regression", "mlp": "MLP", "cnn": "CNN"}

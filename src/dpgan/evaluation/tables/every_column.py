@@ -32,8 +32,8 @@ import numpy as np
 import pandas as pd
 
 from dpgan.errors import InputError
-from dpgan.evaluation.fidelity import as_labels, column_kinds, is_numeric_kind
-from dpgan.evaluation.ml_efficacy import ml_efficacy
+from dpgan.evaluation.tables.fidelity import as_labels, column_kinds, is_numeric_kind
+from dpgan.evaluation.tables.ml_efficacy import ml_efficacy
 from dpgan.tables.schema import Schema
 
 MODEL = "random_forest"

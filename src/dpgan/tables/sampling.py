@@ -25,9 +25,9 @@ import torch
 
 from dpgan.devices import module_device
 from dpgan.errors import InputError
-from dpgan.synthesizers.arguments import positive_int
 from dpgan.tables.conditioning import Condition, condition_codes
 from dpgan.tables.encoder import TableEncoder
+from dpgan.tables.fit_options import positive_int
 from dpgan.tables.geo import region_points
 from dpgan.tables.schema import Schema
 

@@ -15,7 +15,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from dpgan.evaluation.attacks.encoding import AttackEncoder, NumericColumn, numeric_values
+from dpgan.evaluation.tables.attacks.encoding import AttackEncoder, NumericColumn, numeric_values
 
 
 def naive_features(frame: pd.DataFrame, encoder: AttackEncoder) -> np.ndarray:

@@ -1,7 +1,7 @@
 """The fit of a tabular synthesizer, read by read: what is charged to the ledger, and where.
 
 A table runs through the one fit pipeline (dpgan.fit) as `TableKind`
-(dpgan.synthesizers.table_kind; streamed: `StreamedTableKind`, dpgan.synthesizers.streamed_fit):
+(dpgan.tables.fit_kind; streamed: `StreamedTableKind`, dpgan.tables.streamed_kind):
 steps 2-4 are its data releases, step 5 its plug-ins (dpgan.tables.plugins), step 6 its strategy
 (dpgan.training.strategies) and, with a selection, its finish; this module holds the steps' parts.
 
@@ -14,7 +14,7 @@ that would take it past the target (ε, δ)):
    schema is given (or nothing, on the non-private `schema_from_data_without_dp` path, which the
    report then says), the DP count of repaired cells; charged at `fraction` of ε;
 3. the encoder is built from the public (or DP) schema only; a public table for the warm start
-   (dpgan.synthesizers.public_data) is encoded with it, strictly, and read by nothing else: no
+   (dpgan.tables.public_data) is encoded with it, strictly, and read by nothing else: no
    ledger entry depends on it, and the loop pre-trains G and the critic on it without noise;
 4. the condition's value frequencies: the schema's public ones, else a DP histogram at the
    preprocessing σ (`build_condition`), charged here;
@@ -60,14 +60,15 @@ from dpgan.errors import BudgetError
 from dpgan.privacy.accounting import Budget, PrivacyLedger
 from dpgan.privacy.distributed import SINGLE_PROCESS, ProcessGroupContext
 from dpgan.recipes import Recipe
-from dpgan.synthesizers.arguments import FitOptions
-from dpgan.synthesizers.sampling import RowPostProcessor, TableSampler
 from dpgan.tables.conditioning import Condition, condition_column_for
 from dpgan.tables.encoder import TableEncoder
+from dpgan.tables.fit_options import FitOptions
 from dpgan.tables.label_model import LabelModel
 from dpgan.tables.plugins import AnchorCounts, TableExtras
 from dpgan.tables.preparation import Prepared, prepare_table, purchased_schema_entries
+from dpgan.tables.sampling import RowPostProcessor, TableSampler
 from dpgan.tables.schema import Schema, binary_coded, with_geo
+from dpgan.tables.settings import TableSettings
 from dpgan.tables.table_label_model import match_prior
 from dpgan.training.config import TrainingConfig
 from dpgan.training.generator_losses import GeneratorObjective
@@ -85,6 +86,7 @@ class FitSettings:
 
     recipe: Recipe
     config: TrainingConfig
+    table: TableSettings  # the codec's, plug-ins' and selection's (dpgan.tables.settings)
     epsilon: float
     delta: float
     accountant: str
@@ -101,6 +103,7 @@ class FitSettings:
         return cls(
             recipe=synth.recipe,
             config=synth.config,
+            table=synth.settings,
             epsilon=synth.epsilon,
             delta=synth.delta,
             accountant=synth.accountant,
@@ -133,7 +136,7 @@ class FittedTable:
     critic_for_evaluation: torch.nn.Module | None = None
 
     def sampler(self, noise_dim: int) -> TableSampler:
-        """Rows from the released models (dpgan.synthesizers.sampling: post-processing, free)."""
+        """Rows from the released models (dpgan.tables.sampling: post-processing, free)."""
         return TableSampler(self.generator, self.encoder, self.condition, noise_dim, self.post_processors)
 
     @property
@@ -208,21 +211,21 @@ def table_extras(
     `encoded` when not given: a streamed fit passes the counts it added up batch by batch)."""
     cfg = settings.config
     objective = GeneratorObjective(
-        cfg.loss, info_weight=cfg.info_loss_weight, classifier_weight=cfg.classifier_loss_weight
+        cfg.loss, info_weight=cfg.info_loss_weight, classifier_weight=settings.table.classifier_loss_weight
     )
     if counts is None:
         if encoded is None:
             raise RuntimeError("internal error: the anchors need the encoded table or its counts")
-        counts = AnchorCounts.for_config(cfg, encoder, None if condition is None else condition.column)
+        counts = AnchorCounts.for_settings(settings.table, encoder, None if condition is None else condition.column)
         counts.add(encoded)  # the same counting a streamed fit does batch by batch
     return TableExtras(encoded, encoder, condition, rows, counts, objective, torch_gen, context)
 
 
 def training_schema(schema: Schema, settings: FitSettings, condition_column: str | None) -> Schema:
     """The released schema as the encoder reads it (binary codes, geo pairs: public settings)."""
-    if settings.config.binary_codes:
+    if settings.table.binary_codes:
         schema = binary_coded(schema, keep=tuple(c for c in (schema.target, condition_column) if c))
-    return with_geo(schema, settings.config.geo_pairs)
+    return with_geo(schema, settings.table.geo_pairs)
 
 
 def match_label_prior(

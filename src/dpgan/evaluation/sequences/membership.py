@@ -1,19 +1,19 @@
 """Shadow-model membership inference on series (Stadler et al., USENIX Security 2022, for issue 15).
 
-The tabular attack (dpgan.evaluation.attacks.membership) asked on series: for a target series t,
-the attacker, who knows the synthesizer's recipe and holds reference series R from the same
+The tabular attack (dpgan.evaluation.tables.attacks.membership) asked on series: for a target series
+t, the attacker, who knows the synthesizer's recipe and holds reference series R from the same
 population, trains the synthesizer on `n_shadow` sets of `size` series drawn from R, each once
 without t and once with t replacing a random series (equal sizes: the count tells nothing), and
-summarises every synthetic set by features. A random forest learns "was t in the training set?"
-from those features and is tested on fresh fits on sets drawn from `test_pool` (the real training
-series minus the targets). The pairs, the attack model and the scores are the tabular attack's own
-(`pair_positions`, `labelled`, `attack_model_probabilities`, `summarise_targets`): accuracy, TPR,
-FPR, Adv = TPR − FPR, AUC (pooled over targets), P_success and the privacy gain PG (0: a complete
-leak, 0.25: none).
+summarises every synthetic set by features. A random forest learns "was t in the training set?" from
+those features and is tested on fresh fits on sets drawn from `test_pool` (the real training series
+minus the targets). The pairs, the attack model and the scores are the tabular attack's own, shared
+(dpgan.evaluation.attacks.shadow: `pair_positions`, `labelled`, `attack_model_probabilities`,
+`summarise_targets`): accuracy, TPR, FPR, Adv = TPR − FPR, AUC (pooled over targets), P_success and
+the privacy gain PG (0: a complete leak, 0.25: none).
 
 Features of one synthetic set S for target t (`series_set_features`), in the units given:
 - the distances from t to the series of S, Euclidean on the flattened series and (`dtw=True`) by
-  dynamic time warping (dpgan.evaluation.sequences.dtw_matrix): the NEAREST smallest and the
+  dynamic time warping (dpgan.evaluation.sequences.metrics.dtw_matrix): the NEAREST smallest and the
   DISTANCE_QUANTILES. A synthesizer that copies or over-fits t puts a series near t;
 - with labels: the share of S carrying t's label and the same distance summary within that label;
 - naive summaries (Stadler's F_Naive for series): per-step mean and standard deviation of S and
@@ -21,10 +21,10 @@ Features of one synthetic set S for target t (`series_set_features`), in the uni
 
 Targets: given, or by default the `n_targets` reference series most isolated from the rest (largest
 mean Euclidean distance to their 5 nearest reference neighbours, the tabular rule of
-`targets.most_isolated`): Stadler et al. found outliers carry most of the risk. Default targets,
-and any exact copies of them, are removed from the reference, so no "without" set holds them;
-given targets must appear in neither the reference nor the test pool (an InputError otherwise).
-The result names targets by position only: no series value reaches it.
+dpgan.evaluation.attacks.targets.most_isolated): Stadler et al. found outliers carry most of the
+risk. Default targets, and any exact copies of them, are removed from the reference, so no "without"
+set holds them; given targets must appear in neither the reference nor the test pool (an InputError
+otherwise). The result names targets by position only: no series value reaches it.
 
 The synthesizer under attack is a callable `fit_sample(values, labels, *, n, seed) -> (values,
 labels)`: fit on (size, T, F) series (labels None when the attack has none) and return n synthetic
@@ -48,15 +48,10 @@ import numpy as np
 
 from dpgan.errors import InputError
 from dpgan.evaluation.attacks.config import check_positive_int
-from dpgan.evaluation.attacks.membership import (
-    attack_model_probabilities,
-    labelled,
-    pair_positions,
-    summarise_targets,
-)
 from dpgan.evaluation.attacks.progress import Progress
+from dpgan.evaluation.attacks.shadow import attack_model_probabilities, labelled, pair_positions, summarise_targets
 from dpgan.evaluation.attacks.targets import ISOLATION_NEIGHBOURS, most_isolated
-from dpgan.evaluation.sequences import autocorrelation, dtw_matrix
+from dpgan.evaluation.sequences.metrics import autocorrelation, dtw_matrix
 
 STAGE = "attacks: membership on series (shadow models)"
 NEAREST = 3  # the smallest distances kept as features

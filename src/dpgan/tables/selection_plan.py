@@ -20,6 +20,7 @@ from dpgan.privacy.accounting import PrivacyLedger, Reservation
 from dpgan.privacy.releases import pure_dp_event_entry
 from dpgan.tables.conditioning import Condition
 from dpgan.tables.encoder import TableEncoder
+from dpgan.tables.settings import TableSettings
 from dpgan.training.config import TrainingConfig
 from dpgan.training.gan_loop import generator_for
 from dpgan.training.selection import (
@@ -40,15 +41,15 @@ class Holdout:
     heldout: torch.Tensor
 
     @staticmethod
-    def training_rows(rows: int, config: TrainingConfig) -> int:
+    def training_rows(rows: int, settings: TableSettings) -> int:
         """The training part's expected size from the DP row count and the public rate (no new read)."""
-        return max(1, int(round(rows * (1.0 - config.selection_holdout))))
+        return max(1, int(round(rows * (1.0 - settings.selection_holdout))))
 
 
-def split_heldout(encoded: torch.Tensor, config: TrainingConfig, rng: np.random.Generator) -> Holdout:
+def split_heldout(encoded: torch.Tensor, settings: TableSettings, rng: np.random.Generator) -> Holdout:
     """Each record held out with probability h by a keyed hash of its own encoding; the key is
     drawn here from the fit's RNG (only when selection is on) and never saved."""
-    mask = torch.from_numpy(heldout_mask(encoded.cpu().numpy(), config.selection_holdout, rng.bytes(32)))
+    mask = torch.from_numpy(heldout_mask(encoded.cpu().numpy(), settings.selection_holdout, rng.bytes(32)))
     return Holdout(training=encoded[~mask], heldout=encoded[mask])
 
 
@@ -61,7 +62,7 @@ class Selection:
     keeper: SnapshotKeeper
 
 
-def reserve_selection(ledger: PrivacyLedger, cfg: TrainingConfig, fit_epsilon: float) -> Selection:
+def reserve_selection(ledger: PrivacyLedger, cfg: TableSettings, fit_epsilon: float) -> Selection:
     """Q pure (ε_sel/Q)-DP releases, ε_sel = selection_budget_fraction·ε, reserved in the ledger."""
     epsilon = cfg.selection_budget_fraction * fit_epsilon
     note = (
@@ -71,7 +72,7 @@ def reserve_selection(ledger: PrivacyLedger, cfg: TrainingConfig, fit_epsilon: f
         "accounted as binary randomized response (its dominating pair)"
     )
     entry = pure_dp_event_entry(SELECTION_EVENT, epsilon / cfg.select_top, note=note)
-    return Selection(ledger.reserve(entry, cfg.select_top), epsilon, SnapshotKeeper([]))
+    return Selection(ledger.reserve(entry, cfg.select_top), epsilon, SnapshotKeeper(cfg.select_checkpoints))
 
 
 def select_released(
@@ -79,7 +80,8 @@ def select_released(
     holdout: Holdout,
     encoder: TableEncoder,
     condition: Condition | None,
-    cfg: TrainingConfig,
+    config: TrainingConfig,
+    cfg: TableSettings,
     torch_gen: torch.Generator,
     rng: np.random.Generator,
 ) -> tuple[torch.nn.Module, dict[str, Any]]:
@@ -88,7 +90,7 @@ def select_released(
     states = [state for _, state in steps_states]
 
     def build() -> torch.nn.Module:
-        return generator_for(cfg, encoder.spans, condition)
+        return generator_for(config, encoder.spans, condition)
 
     chosen = select_snapshots(
         states,
@@ -98,7 +100,7 @@ def select_released(
         epsilon=selection.epsilon,
         top=cfg.select_top,
         samples=cfg.selection_samples,
-        noise_dim=cfg.noise_dim,
+        noise_dim=config.noise_dim,
         condition=condition,
         generator=torch_gen,
         rng=rng,

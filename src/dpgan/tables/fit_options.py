@@ -23,6 +23,7 @@ from dpgan.recipes import Recipe
 from dpgan.tables.conform import check_structure
 from dpgan.tables.schema import Schema
 from dpgan.tables.schema_inference import PublicHints
+from dpgan.tables.settings import TableSettings, split_settings
 from dpgan.training.config import TrainingConfig
 
 
@@ -44,15 +45,18 @@ def positive_int(value: Any, what: str) -> int:
 def training_config(
     recipe: Recipe,
     config: TrainingConfig | None,
+    table: TableSettings | None,
     overrides: Mapping[str, Any],
     *,
     batch_size: int | None,
     epochs: float | None,
-) -> TrainingConfig:
-    """The recipe's settings (or `config` wholesale), keyword overrides on top, checked."""
+) -> tuple[TrainingConfig, TableSettings]:
+    """The recipe's loop settings (or `config` wholesale) and its plug-in defaults (or `table`
+    wholesale), each keyword override on top of the record that holds its name, both checked."""
+    ours, loop = split_settings(overrides)
     try:
-        base = config or TrainingConfig(**recipe.overrides)
-        base = replace(base, **overrides)
+        base = replace(config or TrainingConfig(**recipe.overrides), **loop)
+        settings = replace(table or TableSettings(**recipe.plugins), **ours)
     except TypeError as exc:
         raise InputError(f"unknown setting: {exc}") from None
     if batch_size is not None:
@@ -62,10 +66,11 @@ def training_config(
             raise InputError("epochs must be a positive number")
         base = replace(base, epochs=float(epochs))
     base.check()
+    settings.check()
     if recipe.dp_on == "generator" and (base.clipping_groups != "none" or base.adaptive_clip_quantile > 0):
         # the generator hook clips rows of ∂L/∂x̃, not a critic's per-record gradient
         raise InputError(f"grouped and adaptive clipping apply to critic recipes, not {recipe.name}")
-    return base
+    return base, settings
 
 
 def parse_hints(

@@ -1,6 +1,6 @@
 """The fit of a tabular synthesizer on a Parquet file or directory larger than memory.
 
-The same flow as dpgan.synthesizers.fit_plan (read its docstring), with the table read in record
+The same flow as dpgan.tables.fit_plan (read its docstring), with the table read in record
 batches (dpgan.tables.parquet_source) instead of held as a DataFrame:
 1. the ledger opens with the schema's purchase, if any;
 2. dpgan.tables.stream_preparation: N̂, the DP schema and the repair counts from streaming passes, the
@@ -48,18 +48,18 @@ import pandas as pd
 import torch
 
 from dpgan.errors import DPGanWarning, InputError
-from dpgan.fit import KindData
+from dpgan.fit import KindData, data_kind, register_kind
 from dpgan.privacy.block_sampling import BlockPoissonSampler
 from dpgan.privacy.distributed import SINGLE_PROCESS, ProcessGroupContext
-from dpgan.synthesizers.arguments import FitOptions, schema_with_hints
-from dpgan.synthesizers.fit_plan import FitSettings, FittedTable, table_extras, training_schema
-from dpgan.synthesizers.public_data import PublicTable, encode_public
-from dpgan.synthesizers.table_kind import TableData, TableKind, run_table_kind
 from dpgan.tables.conditioning import build_condition, condition_column_for
 from dpgan.tables.conform import check_columns, conform
 from dpgan.tables.encoder import TableEncoder, public_dtypes
+from dpgan.tables.fit_kind import TableData, TableKind, run_table_kind
+from dpgan.tables.fit_options import FitOptions, schema_with_hints
+from dpgan.tables.fit_plan import FitSettings, FittedTable, table_extras, training_schema
 from dpgan.tables.parquet_source import OpenSource, ParquetSource
 from dpgan.tables.plugins import AnchorCounts, label_model_from_tables
+from dpgan.tables.public_data import PublicTable, encode_public
 from dpgan.tables.schema import Schema
 from dpgan.tables.stream_preparation import StreamPrepared, prepare_stream
 from dpgan.training.context import FitContext
@@ -84,7 +84,7 @@ def stream_arguments(
     strict: bool,
     checkpoint: object,
 ) -> tuple[OpenSource, Schema | None, FitOptions]:
-    """The checks of dpgan.synthesizers.arguments for a stream, plus the refusals of the module
+    """The checks of dpgan.tables.fit_options for a stream, plus the refusals of the module
     docstring: all from public settings, the file footers and the column names."""
     if strict:
         raise InputError("strict mode is not available when fitting from Parquet in batches; fit a DataFrame")
@@ -99,9 +99,9 @@ def stream_arguments(
     else:
         hints.check(opened.columns)
     target = schema.target if schema is not None else hints.target
-    if settings.config.label_model and target is not None:
+    if settings.table.label_model and target is not None:
         condition = settings.condition_column or (target if settings.recipe.conditional else None)
-        if not label_model_from_tables(settings.config, target, condition):
+        if not label_model_from_tables(settings.table, target, condition):
             raise InputError(
                 "the DP-SGD label model is not available when fitting from Parquet in batches: "
                 "label_model=False, or keep the 2-way anchor on and label_model_kind='pair-tables'"
@@ -110,7 +110,7 @@ def stream_arguments(
 
 
 def _refuse_unsupported(settings: FitSettings) -> None:
-    cfg = settings.config
+    cfg = settings.table
     reasons = []
     if settings.recipe.dp_on != "critic":
         reasons.append(f"recipe {settings.recipe.name} (its shard critics read the whole table)")
@@ -144,8 +144,9 @@ def fit_stream(
     each rank gathers a batch's rows from the stream and clips its share of positions, and the
     clipped sums are all-reduced before the one noise draw (dpgan.privacy.distributed), as for a
     table in memory. The ledger is the single-process one."""
-    kind = StreamedTableKind(schema, options, settings, None, public, context)
-    return run_table_kind(kind, opened, progress, rng)
+    kind = data_kind(StreamedTableKind.name, schema=schema, options=options, settings=settings, resume=None,
+                     public=public, context=context)  # fmt: skip
+    return run_table_kind(kind, opened, progress, rng)  # type: ignore[arg-type]
 
 
 class StreamedTableKind(TableKind):
@@ -153,6 +154,8 @@ class StreamedTableKind(TableKind):
     its data releases come from streaming passes, its units are a row source built with the
     strategy (the block sampler's seed is drawn after the plug-ins' releases, so every draw before
     it is the in-memory fit's); no selection, no resume (refused before any read)."""
+
+    name = "table-stream"
 
     def release_data(self, ctx: FitContext, data: OpenSource) -> KindData:
         self.ctx, settings, self.opened = ctx, self.settings, data
@@ -223,7 +226,7 @@ class ConformPass:
     def start(self, schema: Schema) -> Callable[[pd.DataFrame], None]:
         rewritten = training_schema(schema, self.settings, self.condition_column)
         self.encoder = TableEncoder(rewritten, public_dtypes(rewritten))
-        self.counts = AnchorCounts.for_config(self.settings.config, self.encoder, self.condition_column)
+        self.counts = AnchorCounts.for_settings(self.settings.table, self.encoder, self.condition_column)
         self._budget = _budget_rows(self.opened, self.encoder.width)
         return self._receive
 
@@ -296,3 +299,6 @@ def streamed_rows(
         return torch.from_numpy(out)
 
     return BlockRows(prepared.kept_rows, width, sampler, gather, _budget_rows(opened, width))
+
+
+register_kind(StreamedTableKind.name, StreamedTableKind)

@@ -17,9 +17,9 @@ import numpy as np
 import pandas as pd
 
 from dpgan.evaluation.attacks.config import AttackConfig
-from dpgan.evaluation.attacks.encoding import AttackEncoder
 from dpgan.evaluation.attacks.progress import Progress
 from dpgan.evaluation.attacks.scoring import membership_scores
+from dpgan.evaluation.tables.attacks.encoding import AttackEncoder
 
 CHUNK_ROWS = 1024  # query rows per distance block: bounded memory (rows × reference rows floats)
 

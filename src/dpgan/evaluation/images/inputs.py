@@ -1,7 +1,7 @@
 """Checks of the image evaluation's inputs, and the thread limit its torch students run under.
 
-Shared by the students and memorisation (evaluation/images.py) and the Fréchet feature distance
-(evaluation/image_features.py). Every message names the argument and a shape or a count, never a
+Shared by the students and memorisation (metrics.py) and the Fréchet feature distance
+(features.py). Every message names the argument and a shape or a count, never a
 pixel or a label value (error text ends up in logs).
 """
 

@@ -37,7 +37,7 @@ from sklearn.neural_network import MLPClassifier, MLPRegressor
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 from threadpoolctl import threadpool_limits
 
-from dpgan.evaluation.fidelity import as_labels, is_numeric_kind
+from dpgan.evaluation.tables.fidelity import as_labels, is_numeric_kind
 
 CLASSIFICATION_METRICS = ("accuracy", "balanced_accuracy", "f1", "roc_auc", "average_precision")
 REGRESSION_METRICS = ("r2", "mae")

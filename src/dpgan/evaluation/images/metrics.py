@@ -9,7 +9,7 @@
   an image of the population that was never trained on scores). Far below the floor, or exactly 0,
   means copies of training images; a distance attack turns the same distances into a membership AUC.
 - Realism: the Fréchet distance in a real-trained CNN's features against a real held-out floor
-  (evaluation/image_features.py): students reward label-typical features, this counts the rest.
+  (features.py): students reward label-typical features, this counts the rest.
 - Figures: a sample grid (one row per class), generated images next to their nearest real ones, and
   the distance histogram (synthetic → train against held-out → train), as base64 PNGs.
 
@@ -37,7 +37,7 @@ from sklearn.neural_network import MLPClassifier
 
 from dpgan.errors import InputError
 from dpgan.evaluation.headline import image_headline
-from dpgan.evaluation.image_features import (
+from dpgan.evaluation.images.features import (
     MIN_SIDE,
     feature_distance,
     fit_feature_space,
@@ -45,7 +45,7 @@ from dpgan.evaluation.image_features import (
     student_convs,
     train_classifier,
 )
-from dpgan.evaluation.image_inputs import check_classes, check_images, check_labels, torch_threads
+from dpgan.evaluation.images.inputs import check_classes, check_images, check_labels, torch_threads
 from dpgan.evaluation.jsonable import to_jsonable
 
 STUDENTS = ("logreg", "mlp", "cnn")
@@ -101,7 +101,7 @@ class SmallCNN(torch.nn.Module):
 def _cnn_probabilities(
     train_x: np.ndarray, train_y: np.ndarray, test_x: np.ndarray, n_classes: int, seed: int, epochs: int
 ) -> np.ndarray:
-    """Train SmallCNN (image_features.train_classifier: Adam, batch 64, seeded without touching the
+    """Train SmallCNN (features.train_classifier: Adam, batch 64, seeded without touching the
     caller's RNG) and return test probabilities over n_classes. A class missing from the training
     set keeps its logit column; it simply never gets a positive example."""
     _, channels, height, width = train_x.shape
@@ -324,7 +324,7 @@ def evaluate_images(
     frechet: bool = True,
 ) -> dict[str, Any]:
     """Every measure of the module docstring as plain JSON types (what `dpgan evaluate` saves), and
-    the Fréchet feature distance (evaluation/image_features.py; `frechet=False` skips it)."""
+    the Fréchet feature distance (features.py; `frechet=False` skips it)."""
     check_classes(n_classes)
     arrays = {"real_train_x": real_train_x, "synthetic_x": synthetic_x, "real_test_x": real_test_x}
     real_train_x, synthetic_x, real_test_x = (check_images(a, name) for name, a in arrays.items())

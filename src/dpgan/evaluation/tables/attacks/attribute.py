@@ -23,10 +23,10 @@ from sklearn.linear_model import LinearRegression, LogisticRegression
 
 from dpgan.errors import InputError
 from dpgan.evaluation.attacks.config import AttackConfig
-from dpgan.evaluation.attacks.dcr import sample_rows
-from dpgan.evaluation.attacks.encoding import AttackEncoder, NumericColumn, numeric_values
 from dpgan.evaluation.attacks.progress import Progress
 from dpgan.evaluation.attacks.scoring import membership_scores
+from dpgan.evaluation.tables.attacks.dcr import sample_rows
+from dpgan.evaluation.tables.attacks.encoding import AttackEncoder, NumericColumn, numeric_values
 
 
 def choose_sensitive(encoder: AttackEncoder, target: str | None, requested: str | None) -> str:

@@ -8,8 +8,8 @@ from typing import Any
 import numpy as np
 from matplotlib.figure import Figure
 
-from dpgan.evaluation.image_inputs import check_classes, check_images, check_labels
-from dpgan.evaluation.images import nearest_real
+from dpgan.evaluation.images.inputs import check_classes, check_images, check_labels
+from dpgan.evaluation.images.metrics import nearest_real
 from dpgan.evaluation.plots import REAL_COLOUR, SYNTH_COLOUR, to_png_base64
 
 

@@ -19,7 +19,6 @@ import numpy as np
 import pandas as pd
 
 from dpgan.evaluation import plots
-from dpgan.evaluation.ml_efficacy import Progress
 from dpgan.evaluation.report_core import (
     CSS,
     NOTES,
@@ -31,6 +30,7 @@ from dpgan.evaluation.report_core import (
     note,
     privacy_section,
 )
+from dpgan.evaluation.tables.ml_efficacy import Progress
 
 METRIC_LABELS = {
     "accuracy": "accuracy",

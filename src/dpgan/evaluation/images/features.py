@@ -1,6 +1,6 @@
 """How realistic synthetic images look as a whole: a Fréchet distance in a classifier's feature space.
 
-The students (evaluation/images.py) reward label-typical features: a generator whose shoes are smears
+The students (metrics.py) reward label-typical features: a generator whose shoes are smears
 can still teach a classifier what a shoe's silhouette is. The Fréchet distance compares the whole
 distribution of images instead, as FID does, in the feature space of a network trained on the real
 training images (FID's Inception network needs downloaded weights; this one is trained here, offline,
@@ -28,7 +28,7 @@ import numpy as np
 import torch
 
 from dpgan.errors import InputError
-from dpgan.evaluation.image_inputs import check_classes, check_images, check_labels, torch_threads
+from dpgan.evaluation.images.inputs import check_classes, check_images, check_labels, torch_threads
 
 FEATURE_WIDTH = 64  # the penultimate layer: the features the distance is measured in
 FEATURE_EPOCHS = 10

@@ -19,7 +19,7 @@ import numpy as np
 
 from dpgan.evaluation.plots import to_png_base64
 from dpgan.evaluation.report_core import CSS, fmt, headline_section, html_table, img, note, privacy_section
-from dpgan.evaluation.sequences import dtw_matrix, nearest_dtw
+from dpgan.evaluation.sequences.metrics import dtw_matrix, nearest_dtw
 
 EXAMPLES = 4
 

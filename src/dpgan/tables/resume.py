@@ -39,7 +39,7 @@ import torch
 from dpgan import __version__
 from dpgan.errors import InputError
 from dpgan.privacy.accounting import PrivacyLedger
-from dpgan.synthesizers.arguments import FitOptions
+from dpgan.tables.fit_options import FitOptions
 from dpgan.tables.plugins import TableExtras
 from dpgan.tables.schema import Schema
 from dpgan.training.checkpoint import IDENTITY_FILE, STATE_FILE, FitCheckpoint, check_every, read_checkpoint

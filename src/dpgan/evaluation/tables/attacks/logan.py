@@ -20,11 +20,11 @@ import torch
 
 from dpgan.errors import InputError
 from dpgan.evaluation.attacks.config import AttackConfig
-from dpgan.evaluation.attacks.dcr import sample_rows
 from dpgan.evaluation.attacks.progress import Progress
 from dpgan.evaluation.attacks.results import skipped
 from dpgan.evaluation.attacks.scoring import membership_scores
 from dpgan.evaluation.attacks.synthesizers import SynthesizerFactory
+from dpgan.evaluation.tables.attacks.dcr import sample_rows
 from dpgan.tables.conform import validate_table
 
 STAGE = "attacks: LOGAN (white-box critic)"

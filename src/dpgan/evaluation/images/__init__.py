@@ -1,0 +1,1 @@
+"""Evaluation of synthetic images: students, memorisation, the Fréchet feature distance, figures and the HTML report."""
