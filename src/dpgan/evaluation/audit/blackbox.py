@@ -63,8 +63,6 @@ def _release(
         target.config,
         batch_size=BLACK_BOX_BATCH,
         max_grad_norm=clip,
-        marginal_anchor=False,
-        label_model=False,
         n_critic=min(target.config.n_critic, 2),
     )
     encoder = target.encoder()
