@@ -3,8 +3,10 @@
 For every numeric column (by its hand-written schema) of the bench tables' TRAIN splits and of
 Adult's training file, the column's grid histogram is released many times with the noise a
 no-schema fit at ε would add (σ from dpgan's own preprocessing plan for that table's shape), and
-the range rule of dpgan.tables.schema_inference is applied with each setting of its knobs: the
-threshold in noise stds, the margin in bins, and whether whole decades may clear it together.
+the numeric rule of dpgan.tables.schema_inference (two histograms at √2σ: grid bins and whole
+numbers; point masses out of the range; the range between the mass's quantiles, its tails and a
+margin bin) is applied with each setting of its knobs: the bin threshold in noise stds, the margin
+bin's threshold in noise stds, and the quantiles.
 Reported per setting: the mean share of training values outside the learned range (clamped) and
 the mean share of the learned range (on the encoding's scale: log for non-negative columns
 spanning 2.5 decades, else linear) that lies outside the data (wasted). No model is trained and
@@ -24,16 +26,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+import dpgan.tables.schema_inference as inference
 from dpgan import Schema, datasets
-from dpgan.privacy.mechanisms import public_numeric_grid
+from dpgan.privacy.mechanisms import set_union_threshold
 from dpgan.privacy.preprocessing import plan_preprocessing
+from dpgan.tables.column_kinds import PublicHints, class_counts, decide_kind
 from dpgan.tables.preparation import preprocessing_events
-from dpgan.tables.schema_inference import (
-    NUMERIC,
-    _kept_bins,
-    domain_counts,
-    release_domain,
-)
+from dpgan.tables.schema_inference import NUMERIC, decide_column, domain_counts, release_domain
 from tables import TABLES, schema_path, split
 
 RESULTS = Path(__file__).resolve().parent / "results" / "range_rule_probe.jsonl"
@@ -61,15 +60,10 @@ def base_sigma(frame: pd.DataFrame, target: str | None, epsilon: float, fraction
     ).noise_multiplier
 
 
-def scores(values: np.ndarray, kept: np.ndarray) -> tuple[float, float]:
+def scores(values: np.ndarray, low: float, high: float, log_scale: bool) -> tuple[float, float]:
     """(share of values outside the range, share of the range outside the data), on the encoding scale."""
-    edges = public_numeric_grid()
-    if len(kept) == 0:
-        return 1.0, 1.0
-    low, high = float(edges[kept[0]]), float(edges[kept[-1] + 1])
     clamped = float(np.mean((values < low) | (values > high)))
     lo_data, hi_data = float(values.min()), float(values.max())
-    log_scale = low >= 0 and lo_data >= 0 and hi_data > 0 and math.log10(max(high, 1e-9) / max(low, 1e-2)) >= 2.5
 
     def scale(x: float) -> float:
         return math.log1p(max(x - low, 0.0)) if log_scale else x
@@ -79,6 +73,12 @@ def scores(values: np.ndarray, kept: np.ndarray) -> tuple[float, float]:
     return clamped, (1.0 - inside / width) if width > 0 else 0.0
 
 
+def learned(frame: pd.DataFrame, column: str, released, sigma: float):
+    """The column's spec from the released counts, its kind from the exact class counts."""
+    kind = decide_kind(column, class_counts(frame[column]), sigma=0.0, hints=PublicHints())
+    return decide_column(column, kind, released, sigma=sigma, rows=float(len(frame)), hints=PublicHints()).spec
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--epsilon", type=float, default=1.0)
@@ -86,21 +86,25 @@ def main() -> None:
     parser.add_argument("--draws", type=int, default=20)
     parser.add_argument("--out", default=str(RESULTS))
     args = parser.parse_args()
-    settings = list(itertools.product((2.5, 3.0, 3.5, 4.0), (0, 1, 2), (False, True)))
+    settings = list(itertools.product((3.0, 3.5, 4.0), (1.0, 2.0, math.inf), ((0.005, 0.995), (0.01, 0.99))))
     totals = {s: [] for s in settings}
     for table, (frame, columns, target) in numeric_columns().items():
         sigma = base_sigma(frame, target, args.epsilon, args.fraction)
+        threshold = set_union_threshold(sigma, 1e-6 / frame.shape[1])
         for column in columns:
             counts = domain_counts(frame[column], NUMERIC)
             values = pd.to_numeric(frame[column], errors="coerce").dropna().to_numpy(dtype=np.float64)
             for draw in range(args.draws):
-                released = release_domain(counts, sigma, math.inf, np.random.default_rng(draw))
+                released = release_domain(counts, sigma, threshold, np.random.default_rng(draw))
                 for setting in settings:
-                    k, margin, decades = setting
-                    kept = _kept_bins(released.bins, sigma, False, sigmas=k, margin=margin, decades=decades)
-                    totals[setting].append((table, column, *scores(values, kept)))
+                    inference.NUMERIC_BIN_SIGMAS, inference.MARGIN_SIGMAS, inference.RANGE_QUANTILES = setting
+                    spec = learned(frame, column, released, sigma)
+                    if not spec.is_numeric:  # levels far apart: categories, no range to score
+                        continue
+                    result = scores(values, float(spec.min), float(spec.max), spec.scale == "log")
+                    totals[setting].append((table, column, *result))
     rows = []
-    for (k, margin, decades), results in totals.items():
+    for (k, margin, quantiles), results in totals.items():
         clamped = np.array([r[2] for r in results])
         wasted = np.array([r[3] for r in results])
         rows.append(
@@ -108,8 +112,8 @@ def main() -> None:
                 "epsilon": args.epsilon,
                 "fraction": args.fraction,
                 "sigmas": k,
-                "margin": margin,
-                "decades": decades,
+                "margin_sigmas": margin,
+                "quantiles": list(quantiles),
                 "clamped_mean": round(float(clamped.mean()), 4),
                 "clamped_p90": round(float(np.quantile(clamped, 0.9)), 4),
                 "wasted_mean": round(float(wasted.mean()), 4),
@@ -119,11 +123,11 @@ def main() -> None:
     with Path(args.out).open("a") as handle:
         for row in rows:
             handle.write(json.dumps(row) + "\n")
-    print("| σ-threshold | margin | decades | clamped (mean) | clamped (p90) | range outside data (mean) |")
+    print("| σ-threshold | margin bin's σ | quantiles | clamped (mean) | clamped (p90) | range outside data (mean) |")
     print("|---|---|---|---|---|---|")
     for row in sorted(rows, key=lambda r: r["clamped_mean"] + r["wasted_mean"]):
         print(
-            f"| {row['sigmas']} | {row['margin']} | {row['decades']} | {row['clamped_mean']:.3f} | "
+            f"| {row['sigmas']} | {row['margin_sigmas']} | {row['quantiles']} | {row['clamped_mean']:.3f} | "
             f"{row['clamped_p90']:.3f} | {row['wasted_mean']:.3f} |"
         )
 

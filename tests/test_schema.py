@@ -137,20 +137,20 @@ def test_bundled_schema_is_valid_json_with_public_source():
 
 
 @pytest.mark.parametrize(
-    "kind, low, high, zero_share, smallest_positive, expected",
+    "kind, low, high, masses, smallest_positive, expected",
     [
-        ("integer", 17, 90, 0.0, 17, {"bins": 8}),
-        ("integer", 1, 16, 0.0, 1, {"bins": 15}),  # one bin per level
-        ("integer", 0, 99999, 0.9, 114, {"bins": 8, "point_masses": (0,), "scale": "log"}),
-        ("continuous", 0.0, 50.0, 0.3, 1.0, {"bins": 8, "point_masses": (0.0,)}),
-        ("continuous", 0.0, 50.0, 0.01, 1.0, {"bins": 8}),  # too few zeros for a point mass
-        ("continuous", -5.0, 5000.0, 0.3, 0.01, {"bins": 8, "point_masses": (0.0,)}),  # negative: never log
+        ("integer", 17, 90, (), 17, {"bins": 8}),
+        ("integer", 1, 16, (), 1, {"bins": 15}),  # one bin per level
+        ("integer", 0, 99999, (0, 99999), 114, {"bins": 8, "point_masses": (0, 99999), "scale": "log"}),
+        ("continuous", 0.0, 50.0, (0,), 1.0, {"bins": 8, "point_masses": (0.0,)}),
+        ("continuous", 0.0, 50.0, (), 1.0, {"bins": 8}),  # no value holds enough rows
+        ("continuous", -5.0, 5000.0, (0, 9999), 0.01, {"bins": 8, "point_masses": (0.0,)}),  # outside: left out
     ],
 )
-def test_numeric_encoding_hints(kind, low, high, zero_share, smallest_positive, expected):
+def test_numeric_encoding_hints(kind, low, high, masses, smallest_positive, expected):
     from dpgan.tables.schema import numeric_encoding
 
-    assert numeric_encoding(kind, low, high, zero_share, smallest_positive) == expected
+    assert numeric_encoding(kind, low, high, masses, smallest_positive) == expected
     ColumnSpec("x", kind, min=low, max=high, **expected)  # and they make a valid column
 
 
@@ -159,4 +159,5 @@ def test_schema_read_off_the_data_gets_the_same_hints(adult):
 
     schema, _ = infer_schema_without_privacy(adult[0])
     gain = schema["capital-gain"]
-    assert gain.point_masses == (0,) and gain.scale == "log" and schema["education-num"].bins == 15
+    # 0 and the three amounts that each hold over 0.5 % of the rows (the bench's hand schema has 0 alone)
+    assert gain.point_masses == (0, 7298, 7688, 15024) and gain.scale == "log" and schema["education-num"].bins == 15

@@ -186,7 +186,8 @@ def test_fit_without_schema_records_one_histogram_per_column_and_the_target(adul
     target_event = events["schema: the target's values (income)"]
     assert target_event.noise_multiplier == pytest.approx(0.5 * events[SCHEMA_EVENT].noise_multiplier)
     assert synth.schema.target == "income" and synth.label_model is not None
-    assert OTHER in synth.schema["income"].categories and not synth.schema["income"].nullable
+    # the two classes and nothing else: the rest of N̂ is noise, so no third class "(other)"
+    assert synth.schema["income"].categories == ("<=50K", ">50K") and not synth.schema["income"].nullable
 
 
 def test_without_dp_drops_identifier_columns_unless_asked():

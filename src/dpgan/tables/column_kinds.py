@@ -123,6 +123,7 @@ class KindDecision:
     integer: bool
     will_be_null: float  # cells that end up null: missing, and text in a numeric column
     null_noise: float = 0.0  # the noise std of `will_be_null`
+    numbers: float = 0.0  # the (noisy) count of number cells: the share a value's count is measured against
 
 
 def decide_kind(name: str, counts: ClassCounts, *, sigma: float, hints: PublicHints) -> KindDecision:
@@ -141,8 +142,8 @@ def decide_kind(name: str, counts: ClassCounts, *, sigma: float, hints: PublicHi
         integer = bool(counts.fractional <= max(FRACTIONAL_SHARE * numbers, NULL_MIN_SIGMAS * sigma))
     null = max(counts.null, 0.0)
     if kind == NUMERIC:  # text in a numeric column becomes null
-        return KindDecision(kind, integer, float(null + text), sigma * math.sqrt(2.0))
-    return KindDecision(kind, integer, float(null), sigma)
+        return KindDecision(kind, integer, float(null + text), sigma * math.sqrt(2.0), numbers)
+    return KindDecision(kind, integer, float(null), sigma, numbers)
 
 
 __all__ = ["CATEGORICAL", "CLASS_HISTOGRAM_SCALE", "FRACTIONAL_SHARE", "NULL_MIN_SIGMAS", "NUMERIC", "NUMERIC_SHARE",

@@ -229,7 +229,10 @@ def charge_schema(ledger: PrivacyLedger, plan: PreprocessingPlan, columns: int, 
     sigma, target_sigma = plan.sigma(), plan.sigma(TARGET_HISTOGRAM_SCALE)
     others = columns - int(hints.target is not None)
     charge_gaussian(ledger, CLASS_EVENT, plan.sigma(CLASS_HISTOGRAM_SCALE), count=columns, note="4 cells each")
-    note = "numeric: bins of a public grid; other kinds: values above a threshold (its failure δ added)"
+    note = (
+        "numeric: bins of a public grid and whole numbers (sentinel codes, and others above a threshold), two "
+        "histograms at √2σ that compose to this one; other kinds: values above a threshold (its failure δ added)"
+    )
     charge_gaussian(ledger, SCHEMA_EVENT, sigma, count=others, extra_delta=plan.threshold_delta, note=note)
     if hints.target is not None:
         charge_gaussian(ledger, f"schema: the target's values ({hints.target})", target_sigma, note=note)

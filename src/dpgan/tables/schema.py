@@ -372,21 +372,35 @@ def binary_coded(schema: Schema, keep: tuple[str, ...] = ()) -> Schema:
     return replace(schema, columns=columns)
 
 
-POINT_MASS_SHARE = 0.05  # a share of exact zeros above this makes 0 a point mass
 LOG_SCALE_DECADES = 2.5  # a non-negative range spanning this many decades is log-scaled
+# ... and so is one whose top is this many decades above its positive values' 10 % quantile
+LOG_SPREAD_DECADES = 1.5
 DEFAULT_BINS = 8
 
 
-def numeric_encoding(kind: str, low: float, high: float, zero_share: float, smallest_positive: float) -> dict[str, Any]:
+def numeric_encoding(
+    kind: str,
+    low: float,
+    high: float,
+    point_masses: tuple[float, ...],
+    smallest_positive: float,
+    typical_positive: float | None = None,
+) -> dict[str, Any]:
     """Encoding hints for a learned numeric domain (`point_masses`, `scale`, `bins`), from
-    statistics the caller already holds (DP ones on the private path): post-processing, free."""
+    statistics the caller already holds (DP ones on the private path): post-processing, free.
+    `point_masses`: the values that hold a large share of the rows (0, sentinel codes), those inside
+    [low, high] kept, integers for an integer column. `typical_positive`: the positive values' 10 %
+    quantile, where the caller has one."""
     hints: dict[str, Any] = {"bins": DEFAULT_BINS}
     if kind == "integer" and high - low <= 4 * DEFAULT_BINS:
         hints["bins"] = max(1, int(high - low))  # one bin per level
-    if low <= 0.0 <= high and zero_share > POINT_MASS_SHARE:
-        hints["point_masses"] = (0,) if kind == "integer" else (0.0,)
+    masses = tuple(m for m in sorted(set(point_masses)) if low <= m <= high)
+    if masses:
+        hints["point_masses"] = tuple(int(m) for m in masses) if kind == "integer" else tuple(map(float, masses))
     if low >= 0.0 and smallest_positive > 0 and math.log10(high / smallest_positive) >= LOG_SCALE_DECADES:
         hints["scale"] = "log"
+    if low >= 0.0 and typical_positive and math.log10(high / typical_positive) >= LOG_SPREAD_DECADES:
+        hints["scale"] = "log"  # most of the mass sits decades below the top: a heavy tail
     return hints
 
 

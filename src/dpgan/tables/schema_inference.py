@@ -8,10 +8,13 @@ releases per column, each a histogram whose cells every row falls into exactly o
    cell alone; pandas' dtypes, which `read_csv` infers from every value, are never read. Four big
    cells are robust to noise, so this release runs at twice the base noise (a quarter of the cost;
    the release and the kind it decides: dpgan.tables.column_kinds);
-2. the domain histogram, chosen by the kind that (1) decided: for a numeric column, the bins of a
-   public log-scale grid (dpgan.privacy.mechanisms.public_numeric_grid); for any other column, one
-   cell per value (its canonical text), released only when its noisy count clears the Gaussian
-   partition-selection threshold (the threshold's failure probability is charged to δ).
+2. the domain histogram, chosen by the kind that (1) decided: for a numeric column, two histograms
+   at √2σ each (sensitivity 1 each: together exactly the privacy of one Gaussian at σ, so the
+   ledger entry is the same): the bins of a public log-scale grid
+   (dpgan.privacy.mechanisms.public_numeric_grid), and the count of each whole number: the public
+   SENTINELS (0, -1, 99999, ...) always, any other only when its noisy count clears the Gaussian
+   partition-selection threshold; for any other column, one cell per value (its canonical text),
+   released only above that threshold (its failure probability is charged to δ).
 Everything in the schema is post-processing of those counts and of the noisy row count N̂:
 - the kind: numeric when the noisy count of numbers is at least that of text cells, integer unless the
   fractional numbers clearly outweigh both their noise and 2 % of the numbers; boolean when the
@@ -20,12 +23,18 @@ Everything in the schema is post-processing of those counts and of the noisy row
   and 0.5 % of N̂. A column judged complete still gets its few nulls mapped by dpgan.tables.conform (to
   `(other)`, or the row is dropped), counted with DP. The target is never nullable (a public
   rule): a label model or a condition needs every row labelled;
-- the numeric range: the heaviest run of grid bins whose noisy mass clears 3 noise standard
-  deviations, one bin wider on each side (thin tails fall under the threshold and clamping them
-  to a too-narrow range is worse than a wider one); integer ranges are rounded outwards;
-- categories: the released values, plus `(other)` for the rest; their noisy counts are the
-  column's public `frequencies` (free: they were already released);
-- encoding hints (point mass at 0, log scale, bins) from the same counts.
+- point masses: released whole numbers holding at least 0.5 % of the numbers and 5 times the mass
+  per unit beside them (0, sentinel codes, 40 hours a week; not a common age);
+- levels: an integer column whose few (≤ 16) released whole numbers hold 98.5 % of its numbers
+  takes their range (one bin per level), or, when they lie far apart, becomes categorical;
+- the numeric range: the 0.5 % and 99.5 % quantiles of the grid's mass, the point masses' counts
+  taken out of their bins and only bins (or decades of bins) that clear 3.5 noise stds counted,
+  then widened over any run of bins beyond each end whose sum clears the same bar, and by one bin
+  where the next shows some mass; point masses stay inside; integer ranges are rounded outwards;
+- categories: the released values, plus `(other)` when the rest of N̂ clears its noise (a target
+  with two released classes gets no third); their noisy counts are the column's public
+  `frequencies` (free: they were already released);
+- encoding hints (point masses, log scale when the range spans decades, bins) from the same counts.
 The user's public hints replace parts of this for free: `target`, columns declared categorical
 (every value is then a category, numbers included), a column's public list of `categories` (its
 values are then counted without a threshold: a minority label survives any noise level), and
@@ -60,18 +69,40 @@ from dpgan.tables.column_kinds import (
     decide_kind,
     release_classes,
 )
-from dpgan.tables.schema import ColumnSpec, Schema, numeric_encoding
+from dpgan.tables.schema import DEFAULT_BINS, ColumnSpec, Schema, numeric_encoding
 
 OTHER = "(other)"
-# a grid bin counts when its noisy mass clears this many noise stds (≈ 0.2 false bins per column of
-# 145, which the run rule leaves out unless they touch the data); the range is the heaviest run of
-# such bins (gaps of up to RANGE_MAX_GAP bins) widened by RANGE_MARGIN_BINS on each side. Chosen by
-# bench/range_rule_probe.py on the bench tables' and Adult's training rows (RESULTS §10): at ε = 1
-# it clamps 7.2 % of values on average (3.5σ: 8.3 %; no margin: 10 %), its range is 27 % empty
-NUMERIC_BIN_SIGMAS = 3.0
-RANGE_MAX_GAP = 2
-RANGE_MARGIN_BINS = 1
-RANGE_BY_DECADES = False
+# a grid bin counts when its noisy mass clears this many noise stds, and so does every bin of a
+# decade whose summed mass clears the same bar for a sum (values spread thin over a decade show only
+# together: a money column's tail); the range runs between the RANGE_QUANTILES of that mass once the
+# point masses' own counts are taken out of their bins, so a bulk at 0 no longer decides it (it did:
+# Adult's capital-gain came out [0, 1]), and a thin tail is clamped by at most a quantile's share
+# and one bin more where the next bin clears MARGIN_SIGMAS. Chosen by bench/range_rule_probe.py on
+# the train splits of the bench tables and Adult's training file (no test split read), ε = 1,
+# 10 draws: 3.5σ / 1σ / (0.5 %, 99.5 %) clamps 4.3 % of values on average (p90 12.9 %) with 18.1 % of
+# the range outside the data; 4σ: 4.4 % / 19.0 %; 3σ: 3.6 % / 26 % (the heaviest-run rule it
+# replaces: 7.2 % / 27 %, RESULTS §10)
+NUMERIC_BIN_SIGMAS = 3.5
+RANGE_QUANTILES = (0.005, 0.995)
+MARGIN_SIGMAS = 1.0
+# a numeric column's domain release is two Gaussian histograms at √2σ each, the public grid's bins
+# and the whole numbers above a threshold (both sensitivity 1: together exactly one Gaussian at σ)
+SPLIT = math.sqrt(2.0)
+# a released whole number is a point mass (0, and sentinel codes such as 99999 or 9999999) when it
+# holds at least POINT_MASS_MIN_SHARE of the numbers and SPIKE_RATIO times the mass per unit of the
+# rest of its grid bin (a common age is not a spike; 40 hours a week is); the heaviest are kept
+POINT_MASS_MIN_SHARE = 0.005
+SPIKE_RATIO = 5.0
+# whole numbers that are released as public cells, with noise and no threshold (so a sentinel code
+# shows at a few noise stds, not at the partition-selection bar, ≈ 7σ): 0 and the codes people use
+# for "missing" or "top-coded"; kept as point-mass candidates when they clear NUMERIC_BIN_SIGMAS
+SENTINELS = (0, -1, -9, -99, -999, -9999, 9, 99, 999, 9999, 99999, 999999, 9999999, 99999999, 999999999)
+MAX_POINT_MASSES = 4
+# an integer column whose released whole numbers hold LEVELS_COVERAGE of its numbers, with at most
+# MAX_LEVELS of them, is a column of levels: its range is theirs (one bin per level when they are
+# close together; categories when they are far apart, e.g. codes 1, 5, 10, 99)
+MAX_LEVELS = 16
+LEVELS_COVERAGE = 0.985
 # a column gets a null slot when its noisy null count clears both NULL_MIN_SIGMAS noise stds
 # (dpgan.tables.column_kinds) and this share of N̂
 NULL_MIN_SHARE = 0.005
@@ -96,6 +127,7 @@ class DomainCounts:
 
     bins: np.ndarray | None = None
     values: dict[str, float] = field(default_factory=dict)
+    wholes: dict[int, float] | None = None  # numeric: the count of each whole number
     low: float = math.nan
     high: float = math.nan
     other: float | None = None  # with public categories: the count of every other value
@@ -108,10 +140,17 @@ def domain_counts(series: pd.Series, kind: str) -> DomainCounts:
         numbers = cells.number[cells.kind == NUMBER]
         counts = np.bincount(bin_index(numbers, edges), minlength=len(edges) - 1).astype(np.float64)
         extent = (float(numbers.min()), float(numbers.max())) if len(numbers) else (math.nan, math.nan)
-        return DomainCounts(bins=counts, low=extent[0], high=extent[1])
+        wholes = whole_counts(cells.number[cells.whole])
+        return DomainCounts(bins=counts, low=extent[0], high=extent[1], wholes=wholes)
     keys = cell_keys(series)
     present = keys[keys != None]  # noqa: E711 (elementwise)
     return DomainCounts(values={str(k): float(c) for k, c in Counter(present.tolist()).items()})
+
+
+def whole_counts(wholes: np.ndarray) -> dict[int, float]:
+    """The count of each whole number (the keys a numeric column's second histogram releases)."""
+    values, counts = np.unique(wholes, return_counts=True)
+    return {int(v): float(c) for v, c in zip(values, counts)}
 
 
 def release_domain(
@@ -123,9 +162,22 @@ def release_domain(
 ) -> DomainCounts:
     """The Gaussian release: noise on every grid bin (public cells), noise and a threshold on values;
     with `public_keys`, noise on each listed value and on one cell for all the others (all public
-    cells: no threshold)."""
+    cells: no threshold). A numeric column whose values may be released (a finite `threshold`, set
+    for σ) gets two histograms at √2σ, the grid bins and its whole numbers (each row is in one cell
+    of each: sensitivity 1 each, exactly one Gaussian at σ together), the numbers thresholded at the
+    partition-selection threshold for √2σ; the column's δ share pays for that threshold."""
     if counts.bins is not None:
-        return DomainCounts(bins=noisy_counts(counts.bins, sigma, rng))
+        if counts.wholes is None or not math.isfinite(threshold):
+            return DomainCounts(bins=noisy_counts(counts.bins, sigma, rng))
+        split = SPLIT * sigma
+        bins = noisy_counts(counts.bins, split, rng)
+        public = noisy_counts(np.array([counts.wholes.get(k, 0.0) for k in SENTINELS]), split, rng)
+        keys = sorted(k for k in counts.wholes if k not in SENTINELS)
+        noisy = noisy_counts(np.array([counts.wholes[k] for k in keys]), split, rng) if keys else np.zeros(0)
+        bar = 1.0 + SPLIT * (threshold - 1.0)  # set_union_threshold at √2σ for the same δ
+        wholes = {k: float(c) for k, c in zip(SENTINELS, public) if c > NUMERIC_BIN_SIGMAS * split}
+        wholes.update({k: float(c) for k, c in zip(keys, noisy) if c > bar})
+        return DomainCounts(bins=bins, wholes=wholes)
     if public_keys is not None:
         listed = [counts.values.get(k, 0.0) for k in public_keys]
         rest = sum(c for k, c in counts.values.items() if k not in set(public_keys))
@@ -162,50 +214,61 @@ def decide_column(
     null_threshold = 0.0 if exact else max(NULL_MIN_SIGMAS * kind.null_noise, NULL_MIN_SHARE * rows)
     nullable = bool(kind.will_be_null > null_threshold) and name != hints.target
     if kind.kind == NUMERIC:
-        return _numeric(name, kind, domain, sigma, nullable, hints, exact)
+        return _numeric(name, kind, domain, sigma, nullable, hints, exact, rows)
     words = {k.lower() for k in domain.values}
     if words and words <= BOOLEAN_WORDS and hints.kind_of(name) is None:
         return Decision(ColumnSpec(name, "boolean", nullable=nullable))
     return _categorical(name, domain, rows, kind.will_be_null, nullable, sigma)
 
 
-def _kept_bins(
-    counts: np.ndarray,
-    sigma: float,
-    exact: bool,
-    *,
-    sigmas: float | None = None,
-    margin: int | None = None,
-    decades: bool | None = None,
-) -> np.ndarray:
-    """Indices of the grid bins taken as the column's range (see the module docstring): bins whose
-    noisy mass clears `sigmas` noise stds, and (with `decades`) every bin of a decade whose summed
-    mass clears the same bar for a sum, since values spread thin over a decade show only together;
-    the heaviest run of those (gaps of up to RANGE_MAX_GAP bins), `margin` bins wider on each side.
-    The keyword arguments default to the module's constants (bench/range_rule_probe.py varies them)."""
+def mass_bins(counts: np.ndarray, sigma: float, sigmas: float | None = None) -> np.ndarray:
+    """The grid bins' mass taken as the column's (see the module docstring): a bin whose noisy count
+    clears `sigmas` noise stds, or one of a decade whose summed count clears the same bar for a sum,
+    keeps its count less one noise std (clipped at 0, so the empty bins of a chosen decade add little
+    noise to the tails); every other bin is taken as empty. `sigmas`: NUMERIC_BIN_SIGMAS unless given."""
     sigmas = NUMERIC_BIN_SIGMAS if sigmas is None else sigmas
-    margin = RANGE_MARGIN_BINS if margin is None else margin
-    decades = RANGE_BY_DECADES if decades is None else decades
-    if exact:
-        return np.nonzero(counts > 0)[0]
-    chosen = set(np.nonzero(counts > sigmas * sigma)[0].tolist())
-    if decades or not chosen:
-        for group in _decades(len(counts)):
-            if counts[group].sum() > sigmas * sigma * math.sqrt(len(group)):
-                chosen.update(group)
-    above = np.array(sorted(chosen), dtype=np.int64)
-    if len(above) == 0:
-        return above
-    runs = np.split(above, np.nonzero(np.diff(above) > RANGE_MAX_GAP + 1)[0] + 1)
-    best = max(runs, key=lambda run: float(counts[run].sum()))
+    chosen = counts > sigmas * sigma
+    for group in _decades(len(counts)):
+        if counts[group].sum() > sigmas * sigma * math.sqrt(len(group)):
+            chosen[group] = True
+    return np.where(chosen, np.clip(counts - sigma, 0.0, None), 0.0)
+
+
+def quantile_range(
+    mass: np.ndarray,
+    counts: np.ndarray | None = None,
+    sigma: float = 0.0,
+    quantiles: tuple[float, float] | None = None,
+) -> tuple[float, float] | None:
+    """The grid edges around the `quantiles` of the bins' mass: the low edge of the bin where the
+    lower one falls, the high edge of the bin where the upper one does (None without mass). With
+    the noisy `counts`, each end then moves out over every run of bins beyond it whose summed count
+    clears NUMERIC_BIN_SIGMAS noise stds of a sum (a tail too thin for any bin or decade alone), and
+    by one bin more where the next bin's count clears MARGIN_SIGMAS noise stds."""
+    quantiles = RANGE_QUANTILES if quantiles is None else quantiles
+    total = float(mass.sum())
+    if total <= 0.0:
+        return None
     edges = public_numeric_grid()
-    low, high = int(best[0]), int(best[-1])
-    for _ in range(margin):
-        if low > 0 and edges[low] != 0.0:  # a range that starts at 0 stays non-negative
-            low -= 1
-        if high < len(counts) - 1 and edges[high + 1] != 0.0:  # one that ends at 0 stays non-positive
-            high += 1
-    return np.arange(low, high + 1)
+    cumulative = np.cumsum(mass) / total
+    first = int(np.searchsorted(cumulative, quantiles[0], side="right"))
+    last = int(np.searchsorted(cumulative, quantiles[1], side="left"))
+    first, last = min(first, len(mass) - 1), min(max(last, first), len(mass) - 1)
+    if counts is not None and sigma > 0:
+        last += _tail(counts[last + 1 :], sigma)
+        first -= _tail(counts[:first][::-1], sigma)
+        # one bin more where the next one shows some mass (a thin tail's first bin; an empty one: 16 %)
+        first -= int(first > 0 and counts[first - 1] > MARGIN_SIGMAS * sigma)
+        last += int(last < len(counts) - 1 and counts[last + 1] > MARGIN_SIGMAS * sigma)
+    return float(edges[first]), float(edges[last + 1])
+
+
+def _tail(counts: np.ndarray, sigma: float) -> int:
+    """How many of `counts` (outward from a range's end) the range takes: up to the farthest bin
+    whose sum with those before it clears NUMERIC_BIN_SIGMAS·σ·√(bins summed)."""
+    sums = np.cumsum(counts)
+    clears = sums > NUMERIC_BIN_SIGMAS * sigma * np.sqrt(np.arange(1, len(counts) + 1))
+    return int(np.nonzero(clears)[0][-1]) + 1 if clears.any() else 0
 
 
 def _decades(bins: int) -> list[list[int]]:
@@ -219,6 +282,50 @@ def _decades(bins: int) -> list[list[int]]:
     return list(groups.values())
 
 
+def point_masses(wholes: dict[int, float], numbers: float, bins: np.ndarray, integer: bool) -> dict[int, float]:
+    """The released whole numbers that are spikes (the module's constants), the heaviest
+    MAX_POINT_MASSES of them, with their counts; `bins`: the grid's noisy counts, whose bin around a
+    value (less the value's own count) and its two neighbours give the mass per unit (per integer)
+    beside it, the largest of the three."""
+    edges = public_numeric_grid()
+    heavy = []
+    for value, count in wholes.items():
+        if count < POINT_MASS_MIN_SHARE * numbers:
+            continue
+        index = int(bin_index(np.array([float(value)]), edges)[0])
+        beside = max(float(bins[index]) - count, 0.0) / _units(edges, index, integer)
+        for side in (index - 1, index + 1):  # a bin only partly inside the column's support: its neighbours
+            if 0 <= side < len(bins):
+                beside = max(beside, max(float(bins[side]), 0.0) / _units(edges, side, integer))
+        if count >= SPIKE_RATIO * max(beside, 1.0):
+            heavy.append((count, value))
+    return {value: count for count, value in sorted(heavy, reverse=True)[:MAX_POINT_MASSES]}
+
+
+def _positive_quantile(mass: np.ndarray, share: float) -> float | None:
+    """The high edge of the grid bin where `share` of the positive bins' mass is reached (None without)."""
+    edges = public_numeric_grid()
+    positive = np.where(edges[:-1] >= 0.0, mass, 0.0)
+    total = float(positive.sum())
+    if total <= 0.0:
+        return None
+    index = int(np.searchsorted(np.cumsum(positive) / total, share, side="left"))
+    return float(edges[min(index, len(mass) - 1) + 1])
+
+
+def _units(edges: np.ndarray, index: int, integer: bool) -> float:
+    """How many values (integers, or units of length) grid bin `index` spans, at least one."""
+    low, high = float(edges[index]), float(edges[index + 1])
+    return float(max(math.ceil(high) - math.ceil(low), 1)) if integer else max(high - low, 1.0)
+
+
+def levels_of(wholes: dict[int, float], numbers: float) -> list[int] | None:
+    """The column's levels when its released whole numbers are few and hold nearly all its numbers."""
+    if not wholes or len(wholes) > MAX_LEVELS or sum(wholes.values()) < LEVELS_COVERAGE * numbers:
+        return None
+    return sorted(wholes)
+
+
 def _numeric(
     name: str,
     kind: KindDecision,
@@ -227,41 +334,77 @@ def _numeric(
     nullable: bool,
     hints: PublicHints,
     exact: bool,
+    rows: float,
 ) -> Decision:
+    """A numeric column's spec: levels, point masses, range and scale from its released counts."""
     assert domain.bins is not None
     edges = public_numeric_grid()
-    kept = _kept_bins(domain.bins, sigma, exact)
-    mass = float(np.clip(domain.bins[kept], 0.0, None).sum())
     integer = "integer" if kind.integer else "continuous"
+    split = sigma * SPLIT if domain.wholes is not None and not exact else sigma  # each histogram's noise
+    numbers = max(kind.numbers, 1.0)
+    wholes = {value: count for value, count in (domain.wholes or {}).items() if count > 0}
+    levels = levels_of(wholes, numbers) if integer == "integer" and name not in hints.bounds else None
+    masses = {} if levels else point_masses(wholes, numbers, domain.bins, integer == "integer")
+    counts = domain.bins.copy()
+    for value, count in masses.items():  # the point masses' rows are not the range's
+        counts[int(bin_index(np.array([float(value)]), edges)[0])] -= count
+    mass = mass_bins(counts, split) if not exact else np.clip(counts, 0.0, None)
     note = None
     if name in hints.bounds:
         low, high = (float(b) for b in hints.bounds[name])
-    elif len(kept) == 0:
-        # numbers, but too few or too spread out to show above the noise: a wide public default
-        low, high = -1e6, 1e6
-        note = f"column {name!r}: its range could not be found at this budget; give --bounds {name}=LOW:HIGH"
+    elif levels:
+        low, high = float(levels[0]), float(levels[-1])
     elif exact:
         low, high = domain.low, domain.high
     else:
-        low, high = float(edges[kept[0]]), float(edges[kept[-1] + 1])
+        span = quantile_range(mass, counts, split)
+        if span is None and not masses:
+            # numbers, but too few or too spread out to show above the noise: a wide public default
+            low, high = -1e6, 1e6
+            note = f"column {name!r}: its range could not be found at this budget; give --bounds {name}=LOW:HIGH"
+        else:
+            found = [float(v) for v in masses] + (list(span) if span is not None else [])
+            low, high = min(found), max(found)
     if integer == "integer":
         low, high = float(math.floor(low)), float(math.ceil(high))
     if low == high:
         high = low + 1.0
-    zero_bin = int(np.searchsorted(edges, 0.0))
-    zero_share = max(float(domain.bins[zero_bin]), 0.0) / mass if zero_bin in kept and mass > 0 else 0.0
-    positive = [float(edges[i]) for i in kept if edges[i] > 0]
+    if levels and len(levels) > 1 and high - low > 4 * DEFAULT_BINS:
+        return _levels_as_categories(name, levels, wholes, rows, kind.will_be_null, nullable, split)
+    positive = [float(edges[i]) for i in np.nonzero(mass > 0)[0] if edges[i] > 0]
     if exact and domain.low > 0:
         positive = [domain.low]
-    encoding = numeric_encoding(integer, low, high, zero_share, positive[0] if positive else 0.0)
+    smallest = min(positive + [float(v) for v in masses if v > 0], default=0.0)
+    typical = None if exact else _positive_quantile(mass, 0.1)
+    encoding = numeric_encoding(integer, low, high, tuple(float(v) for v in masses), smallest, typical)
     return Decision(ColumnSpec(name, integer, min=low, max=high, nullable=nullable, **encoding), note)
 
 
-def _categorical(name: str, domain: DomainCounts, rows: float, nulls: float, nullable: bool, sigma: float) -> Decision:
-    """Released values (sorted) and `(other)`. With public categories (`domain.other` set) their
-    order is the user's, and `(other)` is added only when its noisy count clears 3σ."""
+def _levels_as_categories(
+    name: str, levels: list[int], wholes: dict[int, float], rows: float, nulls: float, nullable: bool, sigma: float
+) -> Decision:
+    """Codes far apart (1, 5, 10, 99): categories in their numeric order, their released counts the
+    public frequencies."""
+    domain = DomainCounts(values={str(level): wholes[level] for level in levels})
+    return _categorical(name, domain, rows, nulls, nullable, sigma, order=[str(level) for level in levels])
+
+
+def _categorical(
+    name: str,
+    domain: DomainCounts,
+    rows: float,
+    nulls: float,
+    nullable: bool,
+    sigma: float,
+    order: list[str] | None = None,
+) -> Decision:
+    """Released values (sorted, or in `order`) and `(other)`. With public categories (`domain.other`
+    set) their order is the user's. `(other)` is added only when the rows it would hold clear their
+    noise: the released count of the other values, or N̂ less the released values and nulls, whose
+    noise grows with the number of released values; a target with two released classes and nothing
+    else then gets no third class made of noise."""
     public = domain.other is not None
-    keys = list(domain.values) if public else sorted(domain.values, key=str)
+    keys = list(domain.values) if public else (order or sorted(domain.values, key=str))
     note = None
     if not keys:
         note = f"column {name!r}: no value is frequent enough to release at this budget; it is generated as {OTHER!r}"
@@ -270,7 +413,9 @@ def _categorical(name: str, domain: DomainCounts, rows: float, nulls: float, nul
         rest = max(domain.other or 0.0, 0.0)
         with_other = rest > NULL_MIN_SIGMAS * sigma
     else:
-        rest, with_other = max(rows - nulls - sum(known), 0.0), True
+        rest = max(rows - nulls - sum(known), 0.0)
+        noise = sigma * math.sqrt(len(keys) + 2.0)  # N̂'s, the nulls' and each released count's
+        with_other = not keys or (rest > NULL_MIN_SIGMAS * noise and rest > NULL_MIN_SHARE * rows)
     frequencies = tuple(known) + ((rest,) if with_other else ())
     if sum(frequencies) <= 0:
         frequencies = (1.0,) * len(frequencies)

@@ -8,11 +8,12 @@ in-memory path computes, and `schema_from_counts` then draws the same noise from
 Counts are integers held as float64; their sums are exact in any order (below 2^53 rows).
 
 Which domain histogram a column needs is decided by its class release (noisy), which comes after
-the pass. So the pass keeps both: the grid bins of its numbers (145 cells) and its value counts.
-Value counters grow with the distinct values; past `distinct_cap` a column stops counting values
-(its counter is dropped), and if its released kind turns out categorical the column alone is
-re-read in a second pass that counts every value (`ValueRecount`). The cap is public and decides
-only how much work is done: the counts handed to the release are the exact ones either way.
+the pass. So the pass keeps all of them: the grid bins of its numbers (145 cells), the count of each
+whole number (a numeric column's second histogram) and its value counts. The counters grow with
+the distinct values; past `distinct_cap` a column stops counting (that counter is dropped), and if
+its released kind needs it the column alone is re-read in a second pass that counts every value or
+whole number (`recount_values`, `recount_wholes`). The cap is public and decides only how much work
+is done: the counts handed to the release are the exact ones either way.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import pandas as pd
 from dpgan.privacy.mechanisms import bin_index, public_numeric_grid
 from dpgan.tables.cells import NUMBER, Cells, cell_keys, classify
 from dpgan.tables.column_kinds import CATEGORICAL, NUMERIC, ClassCounts, PublicHints, class_counts_of
-from dpgan.tables.schema_inference import DomainCounts
+from dpgan.tables.schema_inference import DomainCounts, whole_counts
 
 DEFAULT_DISTINCT_CAP = 100_000
 # with a public list of categories only the listed values are counted, the rest summed under a key
@@ -45,6 +46,7 @@ class ColumnCounter:
     classes: np.ndarray = field(default_factory=lambda: np.zeros(4))
     bins: np.ndarray = field(default_factory=lambda: np.zeros(len(public_numeric_grid()) - 1))
     values: Counter[str] | None = field(default_factory=Counter)
+    wholes: Counter[int] | None = field(default_factory=Counter)
 
     def add(self, series: pd.Series, cap: int) -> None:
         cells = classify(series)  # once per cell: the class, grid and value counts all read it
@@ -52,6 +54,10 @@ class ColumnCounter:
         numbers = cells.number[cells.kind == NUMBER]
         edges = public_numeric_grid()
         self.bins += np.bincount(bin_index(numbers, edges), minlength=len(edges) - 1)
+        if self.wholes is not None:
+            self.wholes.update(whole_counts(cells.number[cells.whole]))
+            if len(self.wholes) > cap:
+                self.wholes = None  # past the cap: recounted only if the column turns out numeric
         if self.values is None:
             return
         add_values(self.values, series, self.listed, cells)
@@ -61,10 +67,13 @@ class ColumnCounter:
     def class_counts(self) -> ClassCounts:
         return ClassCounts(*map(float, self.classes))
 
-    def domain(self, kind: str, recount: Callable[[str], Counter[str]]) -> DomainCounts:
+    def domain(self, kind: str, recount: Callable[[str, bool], Counter]) -> DomainCounts:
+        """The counts the kind's domain release needs; `recount(name, wholes)` re-reads a column
+        past the cap (its whole numbers, or its values)."""
         if kind == NUMERIC:
-            return DomainCounts(bins=self.bins.copy())
-        values = self.values if self.values is not None else recount(self.name)
+            wholes = self.wholes if self.wholes is not None else recount(self.name, True)
+            return DomainCounts(bins=self.bins.copy(), wholes={int(k): float(c) for k, c in wholes.items()})
+        values = self.values if self.values is not None else recount(self.name, False)
         return DomainCounts(values={key: float(count) for key, count in values.items()})
 
 
@@ -103,6 +112,15 @@ def count_batches(
     return counters
 
 
+def recount_wholes(batches: Iterable[pd.DataFrame], name: str) -> Counter[int]:
+    """The second pass over one column: the count of each whole number (it was released numeric)."""
+    counter: Counter[int] = Counter()
+    for batch in batches:
+        cells = classify(batch[name])
+        counter.update(whole_counts(cells.number[cells.whole]))
+    return counter
+
+
 def recount_values(batches: Iterable[pd.DataFrame], name: str) -> Counter[str]:
     """The second pass over one column: all its value counts (it was released categorical)."""
     counter: Counter[str] = Counter()
@@ -111,4 +129,4 @@ def recount_values(batches: Iterable[pd.DataFrame], name: str) -> Counter[str]:
     return counter
 
 
-__all__ = ["CATEGORICAL", "ColumnCounter", "count_batches", "recount_values"]
+__all__ = ["CATEGORICAL", "ColumnCounter", "count_batches", "recount_values", "recount_wholes"]

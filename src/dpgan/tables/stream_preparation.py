@@ -43,7 +43,7 @@ from dpgan.tables.preparation import (
 )
 from dpgan.tables.schema import Schema
 from dpgan.tables.schema_inference import PublicHints, schema_from_counts
-from dpgan.tables.stream_counts import DEFAULT_DISTINCT_CAP, count_batches, recount_values
+from dpgan.tables.stream_counts import DEFAULT_DISTINCT_CAP, count_batches, recount_values, recount_wholes
 
 
 @dataclass
@@ -100,9 +100,10 @@ def prepare_stream(
     if schema is None:
         counters = count_batches(source.batches(), columns, hints, distinct_cap)
 
-        def recount(name: str):
+        def recount(name: str, wholes: bool):
             recounted.append(name)
-            return recount_values(source.batches(columns=[name]), name)
+            batches = source.batches(columns=[name])
+            return recount_wholes(batches, name) if wholes else recount_values(batches, name)
 
         schema, notes = schema_from_counts(
             columns,

@@ -1,0 +1,137 @@
+"""DP structure discovery of numeric columns from the CSV alone (dpgan.tables.schema_inference):
+point masses (0, sentinel codes, spikes) from a histogram of whole numbers, the range from the
+quantiles of the grid's mass with the point masses taken out, levels of few-valued integers, and
+no "(other)" class made of noise. Each is post-processing of one Gaussian release per column
+(two histograms at √2σ), so the ledger is unchanged; neighbouring tables give the same structure
+for the same noise draw."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpgan.privacy.mechanisms import bin_index, public_numeric_grid
+from dpgan.tables.column_kinds import NUMERIC, PublicHints, class_counts, decide_kind
+from dpgan.tables.schema_inference import (
+    OTHER,
+    SENTINELS,
+    SPLIT,
+    decide_column,
+    domain_counts,
+    infer_schema_private,
+    point_masses,
+    release_domain,
+)
+
+SIGMA = 6.0
+THRESHOLD = 1.0 + SIGMA * 4.75  # the partition-selection bar at σ for δ ≈ 1e-6 per key
+
+
+def spec_of(values: pd.Series, seed: int = 0, sigma: float = SIGMA, threshold: float = THRESHOLD):
+    kind = decide_kind("x", class_counts(values), sigma=2 * sigma, hints=PublicHints())
+    released = release_domain(domain_counts(values, NUMERIC), sigma, threshold, np.random.default_rng(seed))
+    return decide_column("x", kind, released, sigma=sigma, rows=float(len(values)), hints=PublicHints()).spec
+
+
+def money(rows: int = 6000, seed: int = 0) -> pd.Series:
+    """A money column: 40 % zeros, 6 % the sentinel 99999999 ("unknown"), the rest lognormal amounts."""
+    rng = np.random.default_rng(seed)
+    kind = rng.choice(3, rows, p=[0.40, 0.06, 0.54])
+    amounts = np.round(rng.lognormal(8, 1.2, rows))
+    return pd.Series(np.where(kind == 0, 0, np.where(kind == 1, 99999999, amounts)))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_zero_and_a_sentinel_code_become_point_masses_inside_a_log_range(seed):
+    values = money(seed=seed)
+    spec = spec_of(values, seed)
+    assert spec.kind == "integer" and set(spec.point_masses) == {0, 99999999}
+    assert spec.scale == "log" and spec.min == 0 and spec.max == 99999999
+    amounts = values[(values > 0) & (values < 99999999)]
+    assert np.mean((amounts >= spec.min) & (amounts <= spec.max)) == 1.0
+
+
+def test_the_range_is_the_amounts_not_the_zeros():
+    """The bulk at 0 no longer decides the range (Adult's capital-gain came out [0, 1])."""
+    rng = np.random.default_rng(1)
+    values = pd.Series(np.where(rng.random(8000) < 0.9, 0, np.round(rng.lognormal(8, 0.8, 8000))))
+    spec = spec_of(values)
+    positive = values[values > 0]
+    assert spec.point_masses == (0,) and np.mean(positive <= spec.max) > 0.96 and spec.max > 5000
+
+
+def test_a_spread_integer_has_no_point_masses_and_a_spike_has_one():
+    rng = np.random.default_rng(2)
+    age = pd.Series(rng.integers(18, 90, 6000))
+    assert spec_of(age).point_masses == ()
+    hours = pd.Series(np.where(rng.random(6000) < 0.45, 40, rng.integers(1, 99, 6000)))
+    assert 40 in spec_of(hours).point_masses
+
+
+def test_few_close_levels_get_one_bin_each_and_codes_far_apart_become_categories():
+    rng = np.random.default_rng(3)
+    grades = pd.Series(rng.choice([1, 2, 3, 4, 5], 5000))
+    spec = spec_of(grades)
+    assert (spec.kind, spec.min, spec.max, spec.bins) == ("integer", 1.0, 5.0, 4)
+    codes = pd.Series(rng.choice([1, 5, 10, 99], 5000, p=[0.4, 0.3, 0.2, 0.1]))
+    spec = spec_of(codes)
+    assert spec.kind == "categorical" and spec.categories == ("1", "5", "10", "99")  # numeric order, no (other)
+    assert sum(spec.frequencies) == pytest.approx(5000, rel=0.05)
+
+
+def test_a_sentinel_is_a_public_cell_found_below_the_partition_bar():
+    """99999 in 2 % of 2,000 rows (40) is under the thresholded keys' bar (≈ 41 at √2σ) but a public cell."""
+    rng = np.random.default_rng(4)
+    values = pd.Series(np.where(rng.random(2000) < 0.02, 99999, rng.integers(100, 5000, 2000)))
+    assert 99999 in SENTINELS
+    spec = spec_of(values, sigma=4.0, threshold=1.0 + 4.0 * 4.75)
+    assert 99999 in spec.point_masses and spec.max == 99999
+
+
+def test_point_masses_need_a_share_and_a_spike():
+    edges = public_numeric_grid()
+    bins = np.zeros(len(edges) - 1)
+    seven = int(bin_index(np.array([7.0]), edges)[0])  # the bin [7, 10): three integers
+    bins[seven] = 900.0
+    assert point_masses({7: 100.0}, numbers=100_000.0, bins=bins, integer=True) == {}  # 0.1 %: too small
+    assert point_masses({7: 900.0}, numbers=10_000.0, bins=bins, integer=True) == {7: 900.0}  # alone in its bin
+    spread = bins.copy()
+    spread[seven - 1 : seven + 2] = 2700.0  # 900 per integer all around: 7 is a common value, not a spike
+    assert point_masses({7: 900.0}, numbers=10_000.0, bins=spread, integer=True) == {}
+
+
+def test_no_third_class_made_of_noise_and_a_real_rest_keeps_other():
+    rng = np.random.default_rng(5)
+    frame = pd.DataFrame(
+        {
+            "label": rng.choice(["yes", "no"], 4000),
+            "country": rng.choice([f"c{i}" for i in range(60)] + ["US"] * 60, 4000),  # half US, 60 rare ones
+        }
+    )
+    schema, _ = infer_schema_private(
+        frame, hints=PublicHints(target="label"), noise_multiplier=SIGMA, threshold_delta=1e-6,
+        estimated_rows=4000.0, rng=np.random.default_rng(0),
+    )  # fmt: skip
+    assert schema["label"].categories == ("no", "yes")
+    assert "US" in schema["country"].categories and OTHER in schema["country"].categories
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_neighbouring_tables_give_the_same_structure(seed):
+    """One more row (a new amount, a zero, a sentinel) moves the counts by one: σ ≫ 1 and the
+    same draw give the same point masses, range, scale and levels."""
+    base = money(3000, seed=7)
+    variants = [base, pd.concat([base, pd.Series([123457.0])]), pd.concat([base, pd.Series([0.0])])]
+    variants.append(pd.concat([base, pd.Series([99999999.0])]))
+    specs = [spec_of(v.reset_index(drop=True), seed, sigma=20.0, threshold=1.0 + 20.0 * 4.75) for v in variants]
+    shape = [(s.kind, s.min, s.max, s.point_masses, s.scale, s.bins) for s in specs]
+    assert all(item == shape[0] for item in shape[1:]), shape
+
+
+def test_the_two_histograms_compose_to_one_gaussian_at_sigma():
+    """Two releases at √2σ, each of sensitivity 1, have the privacy of one at σ (μ² adds)."""
+    assert 2 * (1 / (SPLIT * SIGMA)) ** 2 == pytest.approx((1 / SIGMA) ** 2)
+    assert math.isclose(SPLIT, math.sqrt(2.0))
