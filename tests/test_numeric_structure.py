@@ -103,7 +103,7 @@ def test_point_masses_need_a_share_and_a_spike():
     assert point_masses({7: 900.0}, numbers=10_000.0, bins=spread, integer=True) == {}
 
 
-def test_no_third_class_made_of_noise_and_a_real_rest_keeps_other():
+def test_the_target_gets_no_third_class_made_of_noise_and_a_feature_keeps_other():
     rng = np.random.default_rng(5)
     frame = pd.DataFrame(
         {
@@ -115,8 +115,8 @@ def test_no_third_class_made_of_noise_and_a_real_rest_keeps_other():
         frame, hints=PublicHints(target="label"), noise_multiplier=SIGMA, threshold_delta=1e-6,
         estimated_rows=4000.0, rng=np.random.default_rng(0),
     )  # fmt: skip
-    assert schema["label"].categories == ("no", "yes")
-    assert "US" in schema["country"].categories and OTHER in schema["country"].categories
+    assert schema["label"].categories == ("no", "yes")  # the target: no third class made of noise
+    assert "US" in schema["country"].categories and OTHER in schema["country"].categories  # a feature keeps it
 
 
 @pytest.mark.parametrize("seed", range(4))

@@ -31,9 +31,9 @@ Everything in the schema is post-processing of those counts and of the noisy row
   taken out of their bins and only bins (or decades of bins) that clear 3.5 noise stds counted,
   then widened over any run of bins beyond each end whose sum clears the same bar, and by one bin
   where the next shows some mass; point masses stay inside; integer ranges are rounded outwards;
-- categories: the released values, plus `(other)` when the rest of N̂ clears its noise (a target
-  with two released classes gets no third); their noisy counts are the column's public
-  `frequencies` (free: they were already released);
+- categories: the released values, plus `(other)` (for the target only when the rest of N̂
+  clears its noise: a target with two released classes gets no third); their noisy counts are the
+  column's public `frequencies` (free: they were already released);
 - encoding hints (point masses, log scale when the range spans decades, bins) from the same counts.
 The user's public hints replace parts of this for free: `target`, columns declared categorical
 (every value is then a category, numbers included), a column's public list of `categories` (its
@@ -79,8 +79,8 @@ OTHER = "(other)"
 # Adult's capital-gain came out [0, 1]), and a thin tail is clamped by at most a quantile's share
 # and one bin more where the next bin clears MARGIN_SIGMAS. Chosen by bench/range_rule_probe.py on
 # the train splits of the bench tables and Adult's training file (no test split read), ε = 1,
-# 10 draws: 3.5σ / 1σ / (0.5 %, 99.5 %) clamps 4.3 % of values on average (p90 12.9 %) with 18.1 % of
-# the range outside the data; 4σ: 4.4 % / 19.0 %; 3σ: 3.6 % / 26 % (the heaviest-run rule it
+# 10 draws: 3.5σ / 1σ / (0.5 %, 99.5 %) clamps 3.5 % of values on average (p90 10.2 %) with 18.5 % of
+# the range outside the data; 4σ: 3.7 % / 19.3 %; 3σ: 3.1 % / 26 % (the heaviest-run rule it
 # replaces: 7.2 % / 27 %, RESULTS §10)
 NUMERIC_BIN_SIGMAS = 3.5
 RANGE_QUANTILES = (0.005, 0.995)
@@ -218,20 +218,24 @@ def decide_column(
     words = {k.lower() for k in domain.values}
     if words and words <= BOOLEAN_WORDS and hints.kind_of(name) is None:
         return Decision(ColumnSpec(name, "boolean", nullable=nullable))
-    return _categorical(name, domain, rows, kind.will_be_null, nullable, sigma)
+    return _categorical(name, domain, rows, kind.will_be_null, nullable, sigma, target=name == hints.target)
 
 
-def mass_bins(counts: np.ndarray, sigma: float, sigmas: float | None = None) -> np.ndarray:
+def mass_bins(
+    counts: np.ndarray, sigma: float, sigmas: float | None = None, rest: np.ndarray | None = None
+) -> np.ndarray:
     """The grid bins' mass taken as the column's (see the module docstring): a bin whose noisy count
     clears `sigmas` noise stds, or one of a decade whose summed count clears the same bar for a sum,
-    keeps its count less one noise std (clipped at 0, so the empty bins of a chosen decade add little
-    noise to the tails); every other bin is taken as empty. `sigmas`: NUMERIC_BIN_SIGMAS unless given."""
+    keeps its count (`rest`: the count with the point masses' taken out, when given) less one noise
+    std (clipped at 0, so the empty bins of a chosen decade add little noise to the tails); every
+    other bin is taken as empty. `sigmas`: NUMERIC_BIN_SIGMAS unless given."""
     sigmas = NUMERIC_BIN_SIGMAS if sigmas is None else sigmas
     chosen = counts > sigmas * sigma
     for group in _decades(len(counts)):
         if counts[group].sum() > sigmas * sigma * math.sqrt(len(group)):
             chosen[group] = True
-    return np.where(chosen, np.clip(counts - sigma, 0.0, None), 0.0)
+    kept = counts if rest is None else rest
+    return np.where(chosen, np.clip(kept - sigma, 0.0, None), 0.0)
 
 
 def quantile_range(
@@ -348,7 +352,9 @@ def _numeric(
     counts = domain.bins.copy()
     for value, count in masses.items():  # the point masses' rows are not the range's
         counts[int(bin_index(np.array([float(value)]), edges)[0])] -= count
-    mass = mass_bins(counts, split) if not exact else np.clip(counts, 0.0, None)
+    # bins are chosen on their whole count (a point mass shows its bin holds data: ccs's 2..6 beside
+    # its 1s); the quantiles then read the mass without the point masses' rows
+    mass = mass_bins(domain.bins, split, rest=counts) if not exact else np.clip(counts, 0.0, None)
     note = None
     if name in hints.bounds:
         low, high = (float(b) for b in hints.bounds[name])
@@ -358,12 +364,13 @@ def _numeric(
         low, high = domain.low, domain.high
     else:
         span = quantile_range(mass, counts, split)
-        if span is None and not masses:
+        if span is None and not wholes:
             # numbers, but too few or too spread out to show above the noise: a wide public default
             low, high = -1e6, 1e6
             note = f"column {name!r}: its range could not be found at this budget; give --bounds {name}=LOW:HIGH"
         else:
-            found = [float(v) for v in masses] + (list(span) if span is not None else [])
+            # every released whole number is a value the column holds (it cleared the threshold)
+            found = [float(v) for v in wholes] + (list(span) if span is not None else [])
             low, high = min(found), max(found)
     if integer == "integer":
         low, high = float(math.floor(low)), float(math.ceil(high))
@@ -386,7 +393,8 @@ def _levels_as_categories(
     """Codes far apart (1, 5, 10, 99): categories in their numeric order, their released counts the
     public frequencies."""
     domain = DomainCounts(values={str(level): wholes[level] for level in levels})
-    return _categorical(name, domain, rows, nulls, nullable, sigma, order=[str(level) for level in levels])
+    order = [str(level) for level in levels]  # they hold nearly every row: (other) only if the rest clears its noise
+    return _categorical(name, domain, rows, nulls, nullable, sigma, order=order, target=True)
 
 
 def _categorical(
@@ -397,12 +405,15 @@ def _categorical(
     nullable: bool,
     sigma: float,
     order: list[str] | None = None,
+    target: bool = False,  # the target, or levels that hold nearly every row: the strict rule for (other)
 ) -> Decision:
     """Released values (sorted, or in `order`) and `(other)`. With public categories (`domain.other`
-    set) their order is the user's. `(other)` is added only when the rows it would hold clear their
-    noise: the released count of the other values, or N̂ less the released values and nulls, whose
-    noise grows with the number of released values; a target with two released classes and nothing
-    else then gets no third class made of noise."""
+    set) their order is the user's, and `(other)` is added only when the released count of the other
+    values clears its noise. Otherwise a feature always gets `(other)` (its unreleased values, rare
+    or not, keep their rows), and the target only when N̂ less the released values and nulls clears
+    its noise (which grows with the number of released values): a target with two released classes
+    and nothing else gets no third class made of noise, and a row with an unreleased label is
+    dropped and counted (dpgan.tables.conform), as a label model could not predict it."""
     public = domain.other is not None
     keys = list(domain.values) if public else (order or sorted(domain.values, key=str))
     note = None
@@ -415,7 +426,8 @@ def _categorical(
     else:
         rest = max(rows - nulls - sum(known), 0.0)
         noise = sigma * math.sqrt(len(keys) + 2.0)  # N̂'s, the nulls' and each released count's
-        with_other = not keys or (rest > NULL_MIN_SIGMAS * noise and rest > NULL_MIN_SHARE * rows)
+        clears = rest > NULL_MIN_SIGMAS * noise and rest > NULL_MIN_SHARE * rows
+        with_other = not keys or not target or clears
     frequencies = tuple(known) + ((rest,) if with_other else ())
     if sum(frequencies) <= 0:
         frequencies = (1.0,) * len(frequencies)
