@@ -94,8 +94,10 @@ def main() -> None:
         for column in columns:
             counts = domain_counts(frame[column], NUMERIC)
             values = pd.to_numeric(frame[column], errors="coerce").dropna().to_numpy(dtype=np.float64)
+            integer = decide_kind(column, class_counts(frame[column]), sigma=0.0, hints=PublicHints()).integer
             for draw in range(args.draws):
-                released = release_domain(counts, sigma, threshold, np.random.default_rng(draw))
+                rng = np.random.default_rng(draw)
+                released = release_domain(counts, sigma, threshold, rng, None, integer)  # as a fit releases it
                 for setting in settings:
                     inference.NUMERIC_BIN_SIGMAS, inference.MARGIN_SIGMAS, inference.RANGE_QUANTILES = setting
                     spec = learned(frame, column, released, sigma)

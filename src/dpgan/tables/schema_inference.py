@@ -8,13 +8,13 @@ releases per column, each a histogram whose cells every row falls into exactly o
    cell alone; pandas' dtypes, which `read_csv` infers from every value, are never read. Four big
    cells are robust to noise, so this release runs at twice the base noise (a quarter of the cost;
    the release and the kind it decides: dpgan.tables.column_kinds);
-2. the domain histogram, chosen by the kind that (1) decided: for a numeric column, two histograms
-   at √2σ each (sensitivity 1 each: together exactly the privacy of one Gaussian at σ, so the
-   ledger entry is the same): the bins of a public log-scale grid
-   (dpgan.privacy.mechanisms.public_numeric_grid), and the count of each whole number: the public
-   SENTINELS (0, -1, 99999, ...) always, any other only when its noisy count clears the Gaussian
-   partition-selection threshold; for any other column, one cell per value (its canonical text),
-   released only above that threshold (its failure probability is charged to δ).
+2. the domain histogram, chosen by the kind that (1) decided: for a numeric column, the bins of a
+   public log-scale grid (dpgan.privacy.mechanisms.public_numeric_grid); for an integer one, two
+   histograms at √2σ each instead (sensitivity 1 each: together exactly the privacy of one
+   Gaussian at σ, so the ledger entry is the same): the grid's bins and the count of each whole
+   number, the public SENTINELS (0, -1, 99999, ...) always, any other only when its noisy count
+   clears the Gaussian partition-selection threshold; for any other column, one cell per value (its
+   canonical text), released only above that threshold (its failure probability is charged to δ).
 Everything in the schema is post-processing of those counts and of the noisy row count N̂:
 - the kind: numeric when the noisy count of numbers is at least that of text cells, integer unless the
   fractional numbers clearly outweigh both their noise and 2 % of the numbers; boolean when the
@@ -79,8 +79,8 @@ OTHER = "(other)"
 # Adult's capital-gain came out [0, 1]), and a thin tail is clamped by at most a quantile's share
 # and one bin more where the next bin clears MARGIN_SIGMAS. Chosen by bench/range_rule_probe.py on
 # the train splits of the bench tables and Adult's training file (no test split read), ε = 1,
-# 10 draws: 3.5σ / 1σ / (0.5 %, 99.5 %) clamps 3.5 % of values on average (p90 10.2 %) with 18.5 % of
-# the range outside the data; 4σ: 3.7 % / 19.3 %; 3σ: 3.1 % / 26 % (the heaviest-run rule it
+# 10 draws: 3.5σ / 1σ / (0.5 %, 99.5 %) clamps 3.1 % of values on average (p90 9.3 %) with 18.1 % of
+# the range outside the data; 4σ: 3.4 % / 18.9 %; 3σ: 2.6 % / 26 % (the heaviest-run rule it
 # replaces: 7.2 % / 27 %, RESULTS §10)
 NUMERIC_BIN_SIGMAS = 3.5
 RANGE_QUANTILES = (0.005, 0.995)
@@ -159,15 +159,17 @@ def release_domain(
     threshold: float,
     rng: np.random.Generator,
     public_keys: tuple[str, ...] | None = None,
+    wholes: bool = True,
 ) -> DomainCounts:
     """The Gaussian release: noise on every grid bin (public cells), noise and a threshold on values;
     with `public_keys`, noise on each listed value and on one cell for all the others (all public
     cells: no threshold). A numeric column whose values may be released (a finite `threshold`, set
-    for σ) gets two histograms at √2σ, the grid bins and its whole numbers (each row is in one cell
-    of each: sensitivity 1 each, exactly one Gaussian at σ together), the numbers thresholded at the
-    partition-selection threshold for √2σ; the column's δ share pays for that threshold."""
+    for σ) and that the class release found integer (`wholes`) gets two histograms at √2σ, the grid
+    bins and its whole numbers (each row is in one cell of each: sensitivity 1 each, exactly one
+    Gaussian at σ together), the numbers thresholded at the partition-selection threshold for √2σ
+    (the column's δ share pays for it); a fractional column keeps the whole σ for its grid."""
     if counts.bins is not None:
-        if counts.wholes is None or not math.isfinite(threshold):
+        if counts.wholes is None or not math.isfinite(threshold) or not wholes:
             return DomainCounts(bins=noisy_counts(counts.bins, sigma, rng))
         split = SPLIT * sigma
         bins = noisy_counts(counts.bins, split, rng)
@@ -347,6 +349,9 @@ def _numeric(
     split = sigma * SPLIT if domain.wholes is not None and not exact else sigma  # each histogram's noise
     numbers = max(kind.numbers, 1.0)
     wholes = {value: count for value, count in (domain.wholes or {}).items() if count > 0}
+    zero = int(np.searchsorted(edges, 0.0))
+    if domain.wholes is None and domain.bins[zero] > NUMERIC_BIN_SIGMAS * split:
+        wholes = {0: float(domain.bins[zero])}  # a fractional column: its bin [0, 0.01) stands for 0
     levels = levels_of(wholes, numbers) if integer == "integer" and name not in hints.bounds else None
     masses = {} if levels else point_masses(wholes, numbers, domain.bins, integer == "integer")
     counts = domain.bins.copy()
@@ -504,7 +509,7 @@ def schema_from_counts(
             sigma = target_noise_multiplier
         threshold = set_union_threshold(sigma, per_key_delta) if hints.releases_keys(name) else math.inf
         public_keys = tuple(hints.categories[name]) if name in hints.categories else None
-        domain = release_domain(domain_of(name, kind.kind), sigma, threshold, rng, public_keys)
+        domain = release_domain(domain_of(name, kind.kind), sigma, threshold, rng, public_keys, kind.integer)
         decision = decide_column(name, kind, domain, sigma=sigma, rows=estimated_rows, hints=hints)
         columns.append(decision.spec)
         if decision.note:
