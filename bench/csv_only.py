@@ -44,7 +44,7 @@ from dpgan.evaluation.tables.every_column import every_column_tstr
 from dpgan.evaluation.tables.fidelity import as_labels, column_kinds, fidelity, two_way_marginal_error
 from dpgan.tables.schema import ColumnSpec
 from dpgan.tables.table_io import read_private_table, read_table, write_table
-from tables import TABLES, schema_path, split
+from tables import TABLES, TUNING_TABLES, schema_path, split
 
 DELTA = 1e-5
 MODES = ("schema", "no-schema")
@@ -421,7 +421,7 @@ def schema_summary(path: Path, floor: float = 0.01) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--tables", nargs="+", default=list(TABLES), choices=list(TABLES))
+    parser.add_argument("--tables", nargs="+", default=TUNING_TABLES, choices=list(TABLES))
     parser.add_argument("--modes", nargs="+", default=list(MODES), choices=list(MODES))
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--epsilon", type=float, default=1.0)

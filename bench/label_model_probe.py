@@ -32,6 +32,8 @@ RESULTS = Path(__file__).resolve().parent / "results" / "label_model_probe.jsonl
 def classification_tables() -> dict[str, tuple[pd.DataFrame, pd.DataFrame, Schema]]:
     out = {}
     for name, spec in TABLES.items():
+        if spec.held_out:  # chooses a default: never a held-out table
+            continue
         if spec.task == "regression":
             continue
         parts = split(name, 20000, 20000)

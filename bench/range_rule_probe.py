@@ -33,7 +33,7 @@ from dpgan.privacy.preprocessing import plan_preprocessing
 from dpgan.tables.column_kinds import PublicHints, class_counts, decide_kind
 from dpgan.tables.preparation import preprocessing_events
 from dpgan.tables.schema_inference import NUMERIC, decide_column, domain_counts, release_domain
-from tables import TABLES, schema_path, split
+from tables import TUNING_TABLES, schema_path, split
 
 RESULTS = Path(__file__).resolve().parent / "results" / "range_rule_probe.jsonl"
 
@@ -41,7 +41,7 @@ RESULTS = Path(__file__).resolve().parent / "results" / "range_rule_probe.jsonl"
 def numeric_columns() -> dict[str, tuple[pd.DataFrame, list[str], str | None]]:
     """table → (train rows, numeric columns, target)."""
     out = {}
-    for name in TABLES:
+    for name in TUNING_TABLES:  # never a held-out table
         hand = Schema.from_json(schema_path(name))
         train = split(name, 20000, 1)["train"]
         out[name] = (train, [c.name for c in hand.columns if c.is_numeric], hand.target)

@@ -6,6 +6,6 @@ train / validation / test rows; `schema_path(name)` is the hand-written public s
 """
 
 from tables.fetch import fetch
-from tables.registry import TABLES, TableSpec, load, schema_path, split
+from tables.registry import TABLES, TUNING_TABLES, TableSpec, load, schema_path, split
 
-__all__ = ["TABLES", "TableSpec", "fetch", "load", "schema_path", "split"]
+__all__ = ["TABLES", "TUNING_TABLES", "TableSpec", "fetch", "load", "schema_path", "split"]
