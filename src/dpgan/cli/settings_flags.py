@@ -31,7 +31,7 @@ KIND_SETTINGS: dict[str, tuple[type, ...]] = {
     "sequence": (TrainingConfig, SequenceSettings),
     "image": (TrainingConfig, ImageSettings),
 }
-KIND_WORDS = {TableSettings: "table", SequenceSettings: "sequence", ImageSettings: "image"}
+KIND_WORDS = {classes[-1]: kind for kind, classes in KIND_SETTINGS.items()}  # each kind's own settings class
 
 
 def flag_name(field: Field) -> str:  # type: ignore[type-arg]

@@ -37,9 +37,8 @@ from dpgan.privacy.accounting import PrivacyLedger
 from dpgan.privacy.unit_rule import ReleasedTally
 from dpgan.recipes.images import NOT_CERTIFIED, ImageRecipe, get_image_recipe
 from dpgan.serialization import check_model_destination, read_model_dir, write_model_dir
-from dpgan.tables.settings import TABLE_SETTING_KEYS
+from dpgan.tables.settings import loop_config
 from dpgan.threads import fit_threads
-from dpgan.training.config import TrainingConfig
 from dpgan.training.progress import FitProgressFn
 from dpgan.training.strategies import critic_config
 
@@ -221,7 +220,7 @@ class ImageSynthesizer(Synthesizer):
                 recipe=meta["recipe"],
                 **networks,
             )
-            synth.config = TrainingConfig.from_dict(meta["config"], other_settings=TABLE_SETTING_KEYS)
+            synth.config = loop_config(meta["config"])
             synth.ledger = PrivacyLedger.from_dict(meta["ledger"])
             synth.training = dict(meta["training"])
             synth.input_dtype = str(meta["input_dtype"])

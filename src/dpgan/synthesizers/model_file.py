@@ -24,7 +24,7 @@ from dpgan.tables.encoder import TableEncoder
 from dpgan.tables.fit_plan import FittedTable
 from dpgan.tables.label_model import LabelModel, split_tensors
 from dpgan.tables.schema import Schema
-from dpgan.tables.settings import TableSettings, split_settings
+from dpgan.tables.settings import TableSettings, loop_config, split_settings
 from dpgan.training.config import TrainingConfig
 from dpgan.training.fake_rows import build_generator
 from dpgan.training.selection import GeneratorMixture
@@ -106,9 +106,8 @@ def load_table_synthesizer(cls: type[T], path: str | Path) -> T:
             delta=meta["delta"],
             accountant=meta["accountant"],
         )
-        table, loop = split_settings(meta["config"])
-        synth.config = TrainingConfig.from_dict(loop)  # type: ignore[attr-defined]
-        synth.settings = TableSettings.from_dict(table)  # type: ignore[attr-defined]
+        synth.config = loop_config(meta["config"])  # type: ignore[attr-defined]
+        synth.settings = TableSettings.from_dict(split_settings(meta["config"])[0])  # type: ignore[attr-defined]
         synth.adopt(fitted_from_model(meta, tensors, synth.config))  # type: ignore[attr-defined]
     except (KeyError, TypeError, ValueError, RuntimeError) as exc:
         raise ModelFileError(f"{path} holds an inconsistent model: {exc}") from None

@@ -43,9 +43,8 @@ from dpgan.sequences.fit_kind import SequenceKind, series_generator
 from dpgan.sequences.schema import SequenceSchema, coerce_schema, schema_for_array
 from dpgan.sequences.settings import SEQUENCE_DEFAULTS, SequenceSettings
 from dpgan.serialization import check_model_destination, read_model_dir, write_model_dir
-from dpgan.tables.settings import TABLE_SETTING_KEYS
+from dpgan.tables.settings import loop_config
 from dpgan.threads import fit_threads
-from dpgan.training.config import TrainingConfig
 from dpgan.training.progress import FitProgressFn
 from dpgan.training.strategies import critic_config
 
@@ -198,7 +197,7 @@ class SequenceSynthesizer(Synthesizer):
             networks = dict(meta["networks"])
             networks["critic_hidden"] = tuple(networks["critic_hidden"])
             synth = cls(epsilon=meta["epsilon_target"], delta=meta["delta"], accountant=meta["accountant"], **networks)
-            synth.config = TrainingConfig.from_dict(meta["config"], other_settings=TABLE_SETTING_KEYS)
+            synth.config = loop_config(meta["config"])
             synth.schema = SequenceSchema.from_dict(meta["schema"])
             synth.ledger = PrivacyLedger.from_dict(meta["ledger"])
             synth.training = dict(meta["training"])

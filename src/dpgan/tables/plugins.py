@@ -194,7 +194,7 @@ def table_plugins(
 ) -> list[Plugin]:
     """The plug-ins the settings ask for (the recipe's defaults under the user's), in the order of
     their releases, each with its own share and knobs."""
-    s, plugins = settings, []  # type: ignore[var-annotated]
+    s, plugins = settings, list[Plugin]()
     if s.classifier_loss_weight > 0 and condition is not None:
         plugins.append(AuxClassifierPlugin(s.classifier_budget_fraction, config, s.classifier_epochs))
     if label_column is not None and not from_tables:

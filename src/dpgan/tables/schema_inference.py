@@ -223,44 +223,37 @@ def decide_column(
     return _categorical(name, domain, rows, kind.will_be_null, nullable, sigma, target=name == hints.target)
 
 
-def mass_bins(
-    counts: np.ndarray, sigma: float, sigmas: float | None = None, rest: np.ndarray | None = None
-) -> np.ndarray:
+def mass_bins(counts: np.ndarray, sigma: float, rest: np.ndarray | None = None) -> np.ndarray:
     """The grid bins' mass taken as the column's (see the module docstring): a bin whose noisy count
     clears `sigmas` noise stds, or one of a decade whose summed count clears the same bar for a sum,
     keeps its count (`rest`: the count with the point masses' taken out, when given) less one noise
     std (clipped at 0, so the empty bins of a chosen decade add little noise to the tails); every
-    other bin is taken as empty. `sigmas`: NUMERIC_BIN_SIGMAS unless given."""
-    sigmas = NUMERIC_BIN_SIGMAS if sigmas is None else sigmas
-    chosen = counts > sigmas * sigma
+    other bin is taken as empty. The bar is NUMERIC_BIN_SIGMAS (read at each call: the range
+    probe varies it)."""
+    chosen = counts > NUMERIC_BIN_SIGMAS * sigma
     for group in _decades(len(counts)):
-        if counts[group].sum() > sigmas * sigma * math.sqrt(len(group)):
+        if counts[group].sum() > NUMERIC_BIN_SIGMAS * sigma * math.sqrt(len(group)):
             chosen[group] = True
     kept = counts if rest is None else rest
     return np.where(chosen, np.clip(kept - sigma, 0.0, None), 0.0)
 
 
-def quantile_range(
-    mass: np.ndarray,
-    counts: np.ndarray | None = None,
-    sigma: float = 0.0,
-    quantiles: tuple[float, float] | None = None,
-) -> tuple[float, float] | None:
-    """The grid edges around the `quantiles` of the bins' mass: the low edge of the bin where the
+def quantile_range(mass: np.ndarray, counts: np.ndarray, sigma: float) -> tuple[float, float] | None:
+    """The grid edges around the RANGE_QUANTILES of the bins' mass: the low edge of the bin where the
     lower one falls, the high edge of the bin where the upper one does (None without mass). With
-    the noisy `counts`, each end then moves out over every run of bins beyond it whose summed count
+    the noisy `counts` (σ > 0), each end then moves out over every run of bins beyond it whose summed count
     clears NUMERIC_BIN_SIGMAS noise stds of a sum (a tail too thin for any bin or decade alone), and
-    by one bin more where the next bin's count clears MARGIN_SIGMAS noise stds."""
-    quantiles = RANGE_QUANTILES if quantiles is None else quantiles
+    by one bin more where the next bin's count clears MARGIN_SIGMAS noise stds. The constants are
+    read at each call (the range probe varies them)."""
     total = float(mass.sum())
     if total <= 0.0:
         return None
     edges = public_numeric_grid()
     cumulative = np.cumsum(mass) / total
-    first = int(np.searchsorted(cumulative, quantiles[0], side="right"))
-    last = int(np.searchsorted(cumulative, quantiles[1], side="left"))
+    first = int(np.searchsorted(cumulative, RANGE_QUANTILES[0], side="right"))
+    last = int(np.searchsorted(cumulative, RANGE_QUANTILES[1], side="left"))
     first, last = min(first, len(mass) - 1), min(max(last, first), len(mass) - 1)
-    if counts is not None and sigma > 0:
+    if sigma > 0:
         last += _tail(counts[last + 1 :], sigma)
         first -= _tail(counts[:first][::-1], sigma)
         # one bin more where the next one shows some mass (a thin tail's first bin; an empty one: 16 %)
@@ -275,6 +268,11 @@ def _tail(counts: np.ndarray, sigma: float) -> int:
     sums = np.cumsum(counts)
     clears = sums > NUMERIC_BIN_SIGMAS * sigma * np.sqrt(np.arange(1, len(counts) + 1))
     return int(np.nonzero(clears)[0][-1]) + 1 if clears.any() else 0
+
+
+def bin_of(value: float) -> int:
+    """The index of the public grid's bin that holds `value`."""
+    return int(bin_index(np.array([float(value)]), public_numeric_grid())[0])
 
 
 def _decades(bins: int) -> list[list[int]]:
@@ -298,7 +296,7 @@ def point_masses(wholes: dict[int, float], numbers: float, bins: np.ndarray, int
     for value, count in wholes.items():
         if count < POINT_MASS_MIN_SHARE * numbers:
             continue
-        index = int(bin_index(np.array([float(value)]), edges)[0])
+        index = bin_of(value)
         beside = max(float(bins[index]) - count, 0.0) / _units(edges, index, integer)
         for side in (index - 1, index + 1):  # a bin only partly inside the column's support: its neighbours
             if 0 <= side < len(bins):
@@ -356,7 +354,7 @@ def _numeric(
     masses = {} if levels else point_masses(wholes, numbers, domain.bins, integer == "integer")
     counts = domain.bins.copy()
     for value, count in masses.items():  # the point masses' rows are not the range's
-        counts[int(bin_index(np.array([float(value)]), edges)[0])] -= count
+        counts[bin_of(value)] -= count
     # bins are chosen on their whole count (a point mass shows its bin holds data: ccs's 2..6 beside
     # its 1s); the quantiles then read the mass without the point masses' rows
     mass = mass_bins(domain.bins, split, rest=counts) if not exact else np.clip(counts, 0.0, None)

@@ -16,6 +16,7 @@ from typing import Any
 
 from dpgan.errors import InputError
 from dpgan.setting import setting
+from dpgan.training.config import TrainingConfig
 
 LABEL_MODEL_KINDS = ("auto", "dp-sgd", "pair-tables")
 SELECTION_KEYS = (
@@ -192,4 +193,10 @@ def split_settings(flat: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, A
     return ours, {key: value for key, value in flat.items() if key not in TABLE_SETTING_KEYS}
 
 
-__all__ = ["LABEL_MODEL_KINDS", "TABLE_SETTING_KEYS", "TableSettings", "split_settings"]
+def loop_config(saved: Mapping[str, Any]) -> TrainingConfig:
+    """The loop's settings of a saved model's flat "config" record, past the table kind's (which a
+    series or image model saved as off before the split)."""
+    return TrainingConfig.from_dict(split_settings(saved)[1])
+
+
+__all__ = ["LABEL_MODEL_KINDS", "TABLE_SETTING_KEYS", "TableSettings", "loop_config", "split_settings"]

@@ -4,7 +4,7 @@ and plug-ins: dpgan.tables.settings; a series' or an image set's networks) live 
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -146,10 +146,10 @@ class TrainingConfig:
         return data
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any], *, other_settings: Collection[str] = ()) -> "TrainingConfig":
-        """The loop's settings of a saved record; keys in `other_settings` are a data kind's own
-        (a table's plug-ins, which series and images saved as off before the split) and are skipped."""
-        data = {key: value for key, value in data.items() if key not in other_settings}
+    def from_dict(cls, data: Mapping[str, Any]) -> "TrainingConfig":
+        """The loop's settings of a saved record (a model file's flat "config" record holds a data
+        kind's settings too: dpgan.tables.settings.loop_config takes the loop's part of it)."""
+        data = dict(data)
         for key in ("generator_hidden", "critic_hidden", "betas"):
             if key in data:
                 data[key] = tuple(data[key])

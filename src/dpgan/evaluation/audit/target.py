@@ -35,7 +35,7 @@ from dpgan.serialization import read_model_dir
 from dpgan.tables.conditioning import Condition, check_condition_column
 from dpgan.tables.encoder import TableEncoder
 from dpgan.tables.schema import Schema
-from dpgan.tables.settings import TABLE_SETTING_KEYS
+from dpgan.tables.settings import loop_config
 from dpgan.training.config import TrainingConfig
 from dpgan.training.schedule import gan_schedule_for
 
@@ -108,7 +108,7 @@ def from_model_dir(path: str | Path) -> AuditTarget:
         condition = meta.get("condition")
         target = AuditTarget(
             recipe=recipe,
-            config=TrainingConfig.from_dict(meta["config"], other_settings=TABLE_SETTING_KEYS),  # the loop's
+            config=loop_config(meta["config"]),
             schema=Schema.from_dict(meta["schema"]),
             dtypes=meta.get("dtypes"),
             condition=None if condition is None else Condition.from_dict(condition),
