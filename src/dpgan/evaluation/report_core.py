@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from html import escape
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -44,6 +45,14 @@ UNIT_OF_PRIVACY = {
     "sequence": "one series (add or remove one series)",
     "image": "one image with its label (add or remove one image)",
 }
+
+
+def write_html(path: str | Path, text: str) -> Path:
+    """Write a rendered report to `path` (UTF-8), creating its folder: every kind's report writer."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
 
 
 def privacy_note(kind: str = "table", unit_of_privacy: str | None = None) -> str:

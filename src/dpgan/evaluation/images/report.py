@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from dpgan.evaluation.images.figures import distance_histogram, nearest_figure, sample_grid
-from dpgan.evaluation.report_core import CSS, headline_section, html_table, img, note, privacy_section
+from dpgan.evaluation.report_core import CSS, headline_section, html_table, img, note, privacy_section, write_html
 
 STUDENT_NAMES = {"logreg": "logistic regression", "mlp": "MLP", "cnn": "CNN"}
 PER_CLASS = 10
@@ -161,10 +161,7 @@ def render_image_report(
 
 def write_image_report(path: str | Path, *args: Any, **kwargs: Any) -> Path:
     """Write `render_image_report(*args, **kwargs)` to path (UTF-8), creating its folder."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render_image_report(*args, **kwargs), encoding="utf-8")
-    return path
+    return write_html(path, render_image_report(*args, **kwargs))
 
 
 __all__ = ["render_image_report", "write_image_report"]

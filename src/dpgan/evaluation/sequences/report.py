@@ -18,7 +18,16 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from dpgan.evaluation.plots import to_png_base64
-from dpgan.evaluation.report_core import CSS, fmt, headline_section, html_table, img, note, privacy_section
+from dpgan.evaluation.report_core import (
+    CSS,
+    fmt,
+    headline_section,
+    html_table,
+    img,
+    note,
+    privacy_section,
+    write_html,
+)
 from dpgan.evaluation.sequences.metrics import dtw_matrix, nearest_dtw
 
 EXAMPLES = 4
@@ -139,10 +148,8 @@ def render_sequence_report(
 
 
 def write_sequence_report(path: str | Path, *args: Any, **kwargs: Any) -> Path:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render_sequence_report(*args, **kwargs), encoding="utf-8")
-    return path
+    """Write `render_sequence_report(*args, **kwargs)` to path (UTF-8), creating its folder."""
+    return write_html(path, render_sequence_report(*args, **kwargs))
 
 
 __all__ = ["render_sequence_report", "write_sequence_report"]

@@ -29,6 +29,7 @@ from dpgan.evaluation.report_core import (
     img,
     note,
     privacy_section,
+    write_html,
 )
 from dpgan.evaluation.tables.ml_efficacy import Progress
 
@@ -52,10 +53,7 @@ def write_report(
     progress: Progress | None = None,
 ) -> Path:
     """Write `render_report(...)` to `path` (usually REPORT_DIR/report.html)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render_report(metrics, real=real, synthetic=synthetic, progress=progress), encoding="utf-8")
-    return path
+    return write_html(path, render_report(metrics, real=real, synthetic=synthetic, progress=progress))
 
 
 def render_report(
