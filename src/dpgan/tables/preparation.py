@@ -230,8 +230,9 @@ def charge_schema(ledger: PrivacyLedger, plan: PreprocessingPlan, columns: int, 
     others = columns - int(hints.target is not None)
     charge_gaussian(ledger, CLASS_EVENT, plan.sigma(CLASS_HISTOGRAM_SCALE), count=columns, note="4 cells each")
     note = (
-        "numeric: bins of a public grid and whole numbers (sentinel codes, and others above a threshold), two "
-        "histograms at √2σ that compose to this one; other kinds: values above a threshold (its failure δ added)"
+        "numeric: bins of a public grid (integer columns: with their whole numbers, sentinel codes and others "
+        "above a threshold, two histograms at √2σ that compose to this one); other kinds: values above a threshold "
+        "(its failure δ added)"
     )
     charge_gaussian(ledger, SCHEMA_EVENT, sigma, count=others, extra_delta=plan.threshold_delta, note=note)
     if hints.target is not None:
