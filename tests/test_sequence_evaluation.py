@@ -52,7 +52,10 @@ def test_a_good_generator_sits_at_the_floor_and_a_bad_one_does_not():
     assert near["dtw_nearest"]["ratio_to_floor"] < 1.5 < far["dtw_nearest"]["ratio_to_floor"]
     assert near["autocorrelation_mae"] < 0.05 and near["mean_profile_mae"] < 0.1 < far["mean_profile_mae"]
     assert near["label_tstr"]["accuracy"]["tstr"] > 0.95
-    assert far["label_tstr"]["accuracy"]["tstr"] is None  # one synthetic class: no classifier
+    # one synthetic class: scored as the constant predictor of it
+    share_a = float(np.mean(np.asarray(test_labels).astype(str) == "a"))
+    assert far["label_tstr"]["accuracy"]["tstr"] == pytest.approx(share_a)
+    assert far["label_tstr"]["roc_auc"]["tstr"] == pytest.approx(0.5)
     assert set(near["total_wd"]) == {"a", "b"} and near["total_wd"]["a"] < far["total_wd"]["a"]
 
 

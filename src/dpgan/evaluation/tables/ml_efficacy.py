@@ -4,12 +4,18 @@ Four scikit-learn models with default settings (decision tree, random forest, lo
 regression, MLP), one-hot categoricals and min-max scaled numerics. The same feature encoder is
 used for both training sets, so the TSTR − TRTR gap measures the data, not the preprocessing:
 numerics are scaled by the real training range, one-hot columns cover the categories seen in either
-training set, and categories first seen in the test set are ignored (all-zero).
+training set, and categories first seen in the test set are ignored (all-zero). A schema learned with
+DP lists the values it could release and folds the rest into "(other)": where the synthetic set has
+that category, the test rows the TSTR models score read it the same way (a value the synthetic set
+never shows becomes "(other)", as dpgan.tables.conform maps a real row into that schema), so a
+feature's unreleased minority value counts as what the synthetic data call it. The target is never
+mapped: a class the synthesizer could not name is a miss.
 
 Classification reports accuracy, balanced accuracy, F1, ROC AUC and average precision; for a
 binary target the positive class is the minority class of the real training set (Adult: ">50K"),
 for a multiclass target F1, AUC and AP are macro averages (one-vs-rest). Regression reports R² and MAE.
-`diff` is always real − synthetic (TRTR − TSTR).
+`diff` is always real − synthetic (TRTR − TSTR). A synthetic set with one class is scored as the
+constant predictor of that class (AUC 0.5), not left out.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, clone
+from sklearn.dummy import DummyClassifier
 from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LinearRegression, LogisticRegression
@@ -38,6 +45,7 @@ from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 from threadpoolctl import threadpool_limits
 
 from dpgan.evaluation.tables.fidelity import as_labels, is_numeric_kind
+from dpgan.tables.schema_inference import OTHER
 
 CLASSIFICATION_METRICS = ("accuracy", "balanced_accuracy", "f1", "roc_auc", "average_precision")
 REGRESSION_METRICS = ("r2", "mae")
@@ -103,6 +111,23 @@ class FeatureEncoder:
         return np.hstack(blocks) if blocks else np.zeros((len(frame), 0))
 
 
+def unlisted_as_other(
+    test: pd.DataFrame, synthetic: pd.DataFrame, features: Sequence[str], kinds: Mapping[str, str]
+) -> pd.DataFrame:
+    """`test` as the synthetic set's schema reads it: in each categorical feature whose synthetic
+    values include OTHER, every value the synthetic set never shows becomes OTHER."""
+    mapped = test.copy()
+    for name in features:
+        if is_numeric_kind(kinds[name]):
+            continue
+        listed = set(as_labels(synthetic[name]))
+        if OTHER not in listed:
+            continue
+        labels = as_labels(test[name])
+        mapped[name] = labels.where(labels.isin(listed), OTHER)
+    return mapped
+
+
 def is_classification(kind: str) -> bool:
     return not is_numeric_kind(kind)
 
@@ -129,7 +154,10 @@ def ml_efficacy(
     features = [c for c in real_train.columns if c != target]
     encoder = FeatureEncoder(kinds, features).fit(real_train, synthetic)
     X = {"real": encoder.transform(real_train), "synthetic": encoder.transform(synthetic)}
-    X_test = encoder.transform(test)
+    X_test = {
+        "real": encoder.transform(test),
+        "synthetic": encoder.transform(unlisted_as_other(test, synthetic, features, kinds)),
+    }
     catalogue = classifiers(seed, n_jobs) if classification else regressors(seed, n_jobs)
     chosen = list(models) if models is not None else list(catalogue)
     unknown = [m for m in chosen if m not in catalogue]
@@ -151,7 +179,7 @@ def ml_efficacy(
             if n_classes < 2:
                 notes.append(
                     f"the {source} training set has a single class ({y[source][0] if len(y[source]) else 'none'}): "
-                    "no classifier can be trained on it, so its scores are reported as None"
+                    "every model trained on it predicts that class, and is scored as such (ROC AUC 0.5)"
                 )
     else:
         lo, span = _target_range(real_train[target])
@@ -174,10 +202,10 @@ def ml_efficacy(
                 progress(f"utility: {name} on {source}", step, total)
             if classification:
                 result = _classification_scores(
-                    catalogue[name], X[source], y[source], X_test, y_test, classes, positive
+                    catalogue[name], X[source], y[source], X_test[source], y_test, classes, positive
                 )
             else:
-                result = _regression_scores(catalogue[name], X[source], y[source], X_test, y_test, lo, span)
+                result = _regression_scores(catalogue[name], X[source], y[source], X_test[source], y_test, lo, span)
             key = "trtr" if source == "real" else "tstr"
             for metric in metric_names:
                 scores.setdefault(name, {}).setdefault(metric, {})[key] = result.get(metric)
@@ -226,9 +254,12 @@ def _classification_scores(
     classes: list[str],
     positive: str | None,
 ) -> dict[str, float | None]:
-    if len(set(y)) < 2:
+    if len(set(y)) == 0:
         return {}
-    model = _fit_quietly(clone(template), X, y)
+    # a training set with one class can only teach "always that class": scored as that constant
+    # predictor (AUC 0.5), not left out, which would hide a synthesizer that lost the other labels
+    single = DummyClassifier(strategy="most_frequent")
+    model = _fit_quietly(single if len(set(y)) < 2 else clone(template), X, y)
     predicted = model.predict(X_test)
     proba = np.zeros((len(X_test), len(classes)))
     index = {c: i for i, c in enumerate(classes)}
