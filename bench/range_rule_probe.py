@@ -85,6 +85,12 @@ def main() -> None:
     parser.add_argument("--fraction", type=float, default=0.25)
     parser.add_argument("--draws", type=int, default=20)
     parser.add_argument("--out", default=str(RESULTS))
+    parser.add_argument(
+        "--resolution",
+        choices=("adaptive", "finest"),
+        default="adaptive",
+        help="the grid's bins a decade: as a fit chooses them from N̂ and σ (grid_resolution), or always 6",
+    )
     args = parser.parse_args()
     settings = list(itertools.product((3.0, 3.5, 4.0), (1.0, 2.0, math.inf), ((0.005, 0.995), (0.01, 0.99))))
     totals = {s: [] for s in settings}
@@ -97,7 +103,9 @@ def main() -> None:
             integer = decide_kind(column, class_counts(frame[column]), sigma=0.0, hints=PublicHints()).integer
             for draw in range(args.draws):
                 rng = np.random.default_rng(draw)
-                released = release_domain(counts, sigma, threshold, rng, None, integer)  # as a fit releases it
+                noise = inference.SPLIT * sigma if integer else sigma
+                per_decade = inference.grid_resolution(len(frame), noise) if args.resolution == "adaptive" else 6
+                released = release_domain(counts, sigma, threshold, rng, None, integer, per_decade)  # as a fit does
                 for setting in settings:
                     inference.NUMERIC_BIN_SIGMAS, inference.MARGIN_SIGMAS, inference.RANGE_QUANTILES = setting
                     spec = learned(frame, column, released, sigma)
@@ -113,6 +121,7 @@ def main() -> None:
             {
                 "epsilon": args.epsilon,
                 "fraction": args.fraction,
+                "resolution": args.resolution,
                 "sigmas": k,
                 "margin_sigmas": margin,
                 "quantiles": list(quantiles),

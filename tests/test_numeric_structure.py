@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpgan.privacy.mechanisms import bin_index, public_numeric_grid
+from dpgan.privacy.mechanisms import GRID_MANTISSAS, bin_index, coarse_bins, public_numeric_grid
 from dpgan.tables.column_kinds import NUMERIC, PublicHints, class_counts, decide_kind
 from dpgan.tables.schema_inference import (
     OTHER,
@@ -21,6 +21,7 @@ from dpgan.tables.schema_inference import (
     SPLIT,
     decide_column,
     domain_counts,
+    grid_resolution,
     infer_schema_private,
     point_masses,
     release_domain,
@@ -135,3 +136,57 @@ def test_the_two_histograms_compose_to_one_gaussian_at_sigma():
     """Two releases at √2σ, each of sensitivity 1, have the privacy of one at σ (μ² adds)."""
     assert 2 * (1 / (SPLIT * SIGMA)) ** 2 == pytest.approx((1 / SIGMA) ** 2)
     assert math.isclose(SPLIT, math.sqrt(2.0))
+
+
+@pytest.mark.parametrize("per_decade", sorted(GRID_MANTISSAS))
+def test_a_coarse_grid_counts_each_value_where_the_fine_one_does(per_decade):
+    """Summing the fine grid's counts gives the coarse grid's histogram of the same values (extremes
+    in the end bins included): each row still lands in exactly one cell, sensitivity 1."""
+    rng = np.random.default_rng(per_decade)
+    values = np.concatenate([rng.lognormal(3, 4, 5000) * rng.choice([-1, 1], 5000), [0.0, 0.005, -3e10, 4e10, 1.0]])
+    fine, coarse = public_numeric_grid(), public_numeric_grid(per_decade)
+    direct = np.bincount(bin_index(values, coarse), minlength=len(coarse) - 1)
+    summed = coarse_bins(np.bincount(bin_index(values, fine), minlength=len(fine) - 1), per_decade)
+    np.testing.assert_array_equal(summed, direct)
+    assert set(coarse.tolist()) <= set(fine.tolist())
+
+
+def test_the_grid_coarsens_for_small_tables_only():
+    """σ ≈ 63 on 791 rows (AER CreditCard at ε = 1) gets a bin a decade; 20,000 rows keep six."""
+    assert grid_resolution(791.0, 63.0) == 1
+    assert grid_resolution(1429.0, 65.0) == 3
+    assert grid_resolution(20000.0, 60.0) == 6
+    assert grid_resolution(20000.0, 0.0) == 6
+    sizes = [grid_resolution(rows, 60.0) for rows in (100.0, 1000.0, 2000.0, 5000.0, 1e5)]
+    assert sizes == sorted(sizes)  # never finer for fewer rows
+
+
+def test_a_small_tables_money_column_gets_a_range_not_the_wide_default():
+    """800 rows, σ = 63: a share (0.0001–0.5) and an amount (a quarter zeros, the rest 1–3,000
+    spread over three decades) show no fine bin above the noise, but their decades do."""
+    rng = np.random.default_rng(11)
+    amount = np.where(rng.random(800) < 0.25, 0.0, np.round(rng.lognormal(5, 1.3, 800), 2))
+    frame = pd.DataFrame({"share": np.round(rng.lognormal(-3, 1.2, 800).clip(1e-4, 0.6), 6), "amount": amount})
+    for seed in range(3):
+        schema, notes = infer_schema_private(
+            frame, hints=PublicHints(), noise_multiplier=63.0, threshold_delta=1e-6, estimated_rows=800.0,
+            rng=np.random.default_rng(seed),
+        )  # fmt: skip
+        assert not [n for n in notes if "range could not be found" in n]
+        for name in ("share", "amount"):
+            spec, values = schema[name], frame[name]
+            assert spec.max <= 1e5 and spec.min >= -1.0, (name, spec)
+            assert spec.min <= values[values > 0].median() <= spec.max, (name, spec)  # the non-zero bulk is inside
+
+
+def test_a_target_with_one_released_class_keeps_other_for_the_rest():
+    """hmda's `deny` at ε = 1: 12 % "yes" of 1,400 rows stays under the partition bar. Without
+    (other) its rows were dropped and the synthetic label had one class; with it the rest is a class."""
+    rng = np.random.default_rng(8)
+    frame = pd.DataFrame({"deny": np.where(rng.random(1400) < 0.12, "yes", "no")})
+    schema, _ = infer_schema_private(
+        frame, hints=PublicHints(target="deny"), noise_multiplier=40.0, threshold_delta=1e-6,
+        estimated_rows=1400.0, rng=np.random.default_rng(0),
+    )  # fmt: skip
+    assert schema["deny"].categories == ("no", OTHER)
+    assert schema["deny"].frequencies[1] > 0.05 * 1400

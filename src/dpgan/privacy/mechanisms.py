@@ -70,11 +70,33 @@ def set_union_threshold(noise_multiplier: float, delta_per_key: float) -> float:
     return 1.0 + noise_multiplier * float(norm.isf(delta_per_key))
 
 
-def public_numeric_grid() -> np.ndarray:
-    """Bin edges fixed before seeing data: 0 and ±m·10^k, m in {1,1.5,2,3,5,7}, k in -2..9."""
-    mantissas = np.array([1.0, 1.5, 2.0, 3.0, 5.0, 7.0])
+# the public grid's mantissas per decade at each resolution; each coarser set is a subset of the
+# finest, so a coarse bin is a union of fine bins (dpgan.tables.schema_inference sums them)
+GRID_MANTISSAS: dict[int, tuple[float, ...]] = {6: (1.0, 1.5, 2.0, 3.0, 5.0, 7.0), 3: (1.0, 2.0, 5.0), 1: (1.0,)}
+FINEST_GRID = 6
+
+
+def public_numeric_grid(per_decade: int = FINEST_GRID) -> np.ndarray:
+    """Bin edges fixed before seeing data: 0 and ±m·10^k, k in -2..9, m in GRID_MANTISSAS[per_decade]
+    ({1, 1.5, 2, 3, 5, 7} by default)."""
+    mantissas = np.array(GRID_MANTISSAS[per_decade])
     positive = np.sort(np.concatenate([mantissas * 10.0**k for k in range(-2, 10)]))
     return np.concatenate([-positive[::-1], [0.0], positive])
+
+
+def coarse_bins(fine_counts: np.ndarray, per_decade: int) -> np.ndarray:
+    """Counts on the finest grid summed into the bins of the grid with `per_decade` mantissas.
+
+    Every fine bin lies inside one coarse bin (the coarse edges are fine edges; the fine grid's end
+    bins, which also hold everything beyond, fall into the coarse end bins), so a row counted once on
+    the fine grid is counted once on the coarse one: a histogram of sensitivity 1 still."""
+    fine, coarse = public_numeric_grid(), public_numeric_grid(per_decade)
+    if per_decade == FINEST_GRID:
+        return np.asarray(fine_counts, dtype=np.float64).copy()
+    # a fine bin's coarse bin is the one holding its middle (its low edge for the open end bins)
+    middles = np.concatenate([[fine[0]], (fine[1:-2] + fine[2:-1]) / 2.0, [fine[-2]]])
+    index = bin_index(middles, coarse)
+    return np.bincount(index, weights=np.asarray(fine_counts, dtype=np.float64), minlength=len(coarse) - 1)
 
 
 def bin_index(values: np.ndarray, edges: np.ndarray) -> np.ndarray:

@@ -92,7 +92,7 @@ def preprocessing_events(
     columns: int, *, infer: bool, has_target: bool, count_repairs: bool, needs_prior: bool
 ) -> dict[float, int]:
     """The Gaussian events the plan pays for, by noise scale: the row count, the histograms (the
-    target's at half the noise), the prior, the repairs."""
+    target's at 0.35 of the noise), the prior, the repairs."""
     events: Counter[float] = Counter({ROW_COUNT_SCALE: 1, 1.0: int(needs_prior)})
     if infer:
         events[CLASS_HISTOGRAM_SCALE] += columns

@@ -9,7 +9,9 @@ releases per column, each a histogram whose cells every row falls into exactly o
    cells are robust to noise, so this release runs at twice the base noise (a quarter of the cost;
    the release and the kind it decides: dpgan.tables.column_kinds);
 2. the domain histogram, chosen by the kind that (1) decided: for a numeric column, the bins of a
-   public log-scale grid (dpgan.privacy.mechanisms.public_numeric_grid); for an integer one, two
+   public log-scale grid (dpgan.privacy.mechanisms.public_numeric_grid), 6, 3 or 1 bins a decade as
+   N̂ and σ allow (`grid_resolution`: a small table's bins are wider, so they show above the
+   noise); for an integer one, two
    histograms at √2σ each instead (sensitivity 1 each: together exactly the privacy of one
    Gaussian at σ, so the ledger entry is the same): the grid's bins and the count of each whole
    number, the public SENTINELS (0, -1, 99999, ...) always, any other only when its noisy count
@@ -32,7 +34,8 @@ Everything in the schema is post-processing of those counts and of the noisy row
   then widened over any run of bins beyond each end whose sum clears the same bar, and by one bin
   where the next shows some mass; point masses stay inside; integer ranges are rounded outwards;
 - categories: the released values, plus `(other)` (for the target only when the rest of N̂
-  clears its noise: a target with two released classes gets no third); their noisy counts are the
+  clears its noise or one class alone was released: a target with two released classes gets no
+  third); their noisy counts are the
   column's public `frequencies` (free: they were already released);
 - encoding hints (point masses, log scale when the range spans decades, bins) from the same counts.
 The user's public hints replace parts of this for free: `target`, columns declared categorical
@@ -56,7 +59,15 @@ import numpy as np
 import pandas as pd
 
 from dpgan.errors import InputError
-from dpgan.privacy.mechanisms import bin_index, noisy_counts, public_numeric_grid, set_union_threshold
+from dpgan.privacy.mechanisms import (
+    FINEST_GRID,
+    GRID_MANTISSAS,
+    bin_index,
+    coarse_bins,
+    noisy_counts,
+    public_numeric_grid,
+    set_union_threshold,
+)
 from dpgan.tables.cells import NUMBER, cell_keys, classify
 from dpgan.tables.column_kinds import (
     CLASS_HISTOGRAM_SCALE,
@@ -85,6 +96,7 @@ OTHER = "(other)"
 NUMERIC_BIN_SIGMAS = 3.5
 RANGE_QUANTILES = (0.005, 0.995)
 MARGIN_SIGMAS = 1.0
+COARSE_MARGIN_SIGMAS = 2.0  # on a grid coarser than the finest a margin bin is a decade or a third of one
 # a numeric column's domain release is two Gaussian histograms at √2σ each, the public grid's bins
 # and the whole numbers above a threshold (both sensitivity 1: together exactly one Gaussian at σ)
 SPLIT = math.sqrt(2.0)
@@ -98,6 +110,13 @@ SPIKE_RATIO = 5.0
 # for "missing" or "top-coded"; kept as point-mass candidates when they clear NUMERIC_BIN_SIGMAS
 SENTINELS = (0, -1, -9, -99, -999, -9999, 9, 99, 999, 9999, 99999, 999999, 9999999, 99999999, 999999999)
 MAX_POINT_MASSES = 4
+# the grid's resolution follows the table's size: the finest (6 bins a decade) whose bins would
+# each clear NUMERIC_BIN_SIGMAS noise stds if a column's N̂ numbers filled TYPICAL_DECADES decades
+# evenly; else 3 (1, 2, 5) or 1 a decade. N̂ is released and σ public, so the choice is
+# post-processing; the coarse histogram is the fine one's bins summed (still sensitivity 1). Without
+# it, a table of 791 rows at ε = 1 (σ ≈ 63) found no bin of its money columns above the noise and
+# fell back to ±10⁶ (AER CreditCard's share and expenditure)
+TYPICAL_DECADES = 2.0
 # an integer column whose released whole numbers hold LEVELS_COVERAGE of its numbers, with at most
 # MAX_LEVELS of them, is a column of levels: its range is theirs (one bin per level when they are
 # close together; categories when they are far apart, e.g. codes 1, 5, 10, 99)
@@ -131,6 +150,11 @@ class DomainCounts:
     low: float = math.nan
     high: float = math.nan
     other: float | None = None  # with public categories: the count of every other value
+    per_decade: int = FINEST_GRID  # numeric: the resolution of the grid `bins` counts on
+
+    def edges(self) -> np.ndarray:
+        """The public grid `bins` counts on."""
+        return public_numeric_grid(self.per_decade)
 
 
 def domain_counts(series: pd.Series, kind: str) -> DomainCounts:
@@ -160,6 +184,7 @@ def release_domain(
     rng: np.random.Generator,
     public_keys: tuple[str, ...] | None = None,
     wholes: bool = True,
+    per_decade: int = FINEST_GRID,
 ) -> DomainCounts:
     """The Gaussian release: noise on every grid bin (public cells), noise and a threshold on values;
     with `public_keys`, noise on each listed value and on one cell for all the others (all public
@@ -167,19 +192,21 @@ def release_domain(
     for σ) and that the class release found integer (`wholes`) gets two histograms at √2σ, the grid
     bins and its whole numbers (each row is in one cell of each: sensitivity 1 each, exactly one
     Gaussian at σ together), the numbers thresholded at the partition-selection threshold for √2σ
-    (the column's δ share pays for it); a fractional column keeps the whole σ for its grid."""
+    (the column's δ share pays for it); a fractional column keeps the whole σ for its grid. The
+    grid's bins are summed to `per_decade` mantissas a decade first (`grid_resolution`)."""
     if counts.bins is not None:
+        exact_bins = coarse_bins(counts.bins, per_decade)
         if counts.wholes is None or not math.isfinite(threshold) or not wholes:
-            return DomainCounts(bins=noisy_counts(counts.bins, sigma, rng))
+            return DomainCounts(bins=noisy_counts(exact_bins, sigma, rng), per_decade=per_decade)
         split = SPLIT * sigma
-        bins = noisy_counts(counts.bins, split, rng)
+        bins = noisy_counts(exact_bins, split, rng)
         public = noisy_counts(np.array([counts.wholes.get(k, 0.0) for k in SENTINELS]), split, rng)
         keys = sorted(k for k in counts.wholes if k not in SENTINELS)
         noisy = noisy_counts(np.array([counts.wholes[k] for k in keys]), split, rng) if keys else np.zeros(0)
         bar = 1.0 + SPLIT * (threshold - 1.0)  # set_union_threshold at √2σ for the same δ
         wholes = {k: float(c) for k, c in zip(SENTINELS, public) if c > NUMERIC_BIN_SIGMAS * split}
         wholes.update({k: float(c) for k, c in zip(keys, noisy) if c > bar})
-        return DomainCounts(bins=bins, wholes=wholes)
+        return DomainCounts(bins=bins, wholes=wholes, per_decade=per_decade)
     if public_keys is not None:
         listed = [counts.values.get(k, 0.0) for k in public_keys]
         rest = sum(c for k, c in counts.values.items() if k not in set(public_keys))
@@ -188,6 +215,16 @@ def release_domain(
     keys = sorted(counts.values)
     noisy = noisy_counts(np.array([counts.values[k] for k in keys]), sigma, rng) if keys else np.zeros(0)
     return DomainCounts(values={k: float(c) for k, c in zip(keys, noisy) if c > threshold and k != OTHER})
+
+
+def grid_resolution(rows: float, noise: float) -> int:
+    """Mantissas a decade for a numeric column's grid release with noise std `noise` on a table of
+    about `rows` rows (the noisy N̂): the finest whose bins would each clear NUMERIC_BIN_SIGMAS noise
+    stds if the numbers filled TYPICAL_DECADES decades evenly; 1 when none would."""
+    for per_decade in sorted(GRID_MANTISSAS, reverse=True):
+        if rows / (TYPICAL_DECADES * per_decade) >= NUMERIC_BIN_SIGMAS * noise:
+            return per_decade
+    return min(GRID_MANTISSAS)
 
 
 # ---------------------------------------------------------------- the column's spec
@@ -223,7 +260,9 @@ def decide_column(
     return _categorical(name, domain, rows, kind.will_be_null, nullable, sigma, target=name == hints.target)
 
 
-def mass_bins(counts: np.ndarray, sigma: float, rest: np.ndarray | None = None) -> np.ndarray:
+def mass_bins(
+    counts: np.ndarray, sigma: float, rest: np.ndarray | None = None, edges: np.ndarray | None = None
+) -> np.ndarray:
     """The grid bins' mass taken as the column's (see the module docstring): a bin whose noisy count
     clears `sigmas` noise stds, or one of a decade whose summed count clears the same bar for a sum,
     keeps its count (`rest`: the count with the point masses' taken out, when given) less one noise
@@ -231,24 +270,28 @@ def mass_bins(counts: np.ndarray, sigma: float, rest: np.ndarray | None = None) 
     other bin is taken as empty. The bar is NUMERIC_BIN_SIGMAS (read at each call: the range
     probe varies it)."""
     chosen = counts > NUMERIC_BIN_SIGMAS * sigma
-    for group in _decades(len(counts)):
+    for group in _decades(public_numeric_grid() if edges is None else edges):
         if counts[group].sum() > NUMERIC_BIN_SIGMAS * sigma * math.sqrt(len(group)):
             chosen[group] = True
     kept = counts if rest is None else rest
     return np.where(chosen, np.clip(kept - sigma, 0.0, None), 0.0)
 
 
-def quantile_range(mass: np.ndarray, counts: np.ndarray, sigma: float) -> tuple[float, float] | None:
+def quantile_range(
+    mass: np.ndarray, counts: np.ndarray, sigma: float, edges: np.ndarray | None = None, coarse: bool = False
+) -> tuple[float, float] | None:
     """The grid edges around the RANGE_QUANTILES of the bins' mass: the low edge of the bin where the
     lower one falls, the high edge of the bin where the upper one does (None without mass). With
     the noisy `counts` (σ > 0), each end then moves out over every run of bins beyond it whose summed count
     clears NUMERIC_BIN_SIGMAS noise stds of a sum (a tail too thin for any bin or decade alone), and
-    by one bin more where the next bin's count clears MARGIN_SIGMAS noise stds. The constants are
-    read at each call (the range probe varies them)."""
+    by one bin more where the next bin's count clears MARGIN_SIGMAS noise stds (COARSE_MARGIN_SIGMAS
+    on a `coarse` grid, where one bin more is a decade more: at 1σ, 16 % of pure noise took
+    Sacramento's longitudes to [-10⁴, -100]). The constants are read at each call (the range probe
+    varies them)."""
     total = float(mass.sum())
     if total <= 0.0:
         return None
-    edges = public_numeric_grid()
+    edges = public_numeric_grid() if edges is None else edges
     cumulative = np.cumsum(mass) / total
     first = int(np.searchsorted(cumulative, RANGE_QUANTILES[0], side="right"))
     last = int(np.searchsorted(cumulative, RANGE_QUANTILES[1], side="left"))
@@ -257,8 +300,9 @@ def quantile_range(mass: np.ndarray, counts: np.ndarray, sigma: float) -> tuple[
         last += _tail(counts[last + 1 :], sigma)
         first -= _tail(counts[:first][::-1], sigma)
         # one bin more where the next one shows some mass (a thin tail's first bin; an empty one: 16 %)
-        first -= int(first > 0 and counts[first - 1] > MARGIN_SIGMAS * sigma)
-        last += int(last < len(counts) - 1 and counts[last + 1] > MARGIN_SIGMAS * sigma)
+        bar = (COARSE_MARGIN_SIGMAS if coarse else MARGIN_SIGMAS) * sigma
+        first -= int(first > 0 and counts[first - 1] > bar)
+        last += int(last < len(counts) - 1 and counts[last + 1] > bar)
     return float(edges[first]), float(edges[last + 1])
 
 
@@ -270,33 +314,34 @@ def _tail(counts: np.ndarray, sigma: float) -> int:
     return int(np.nonzero(clears)[0][-1]) + 1 if clears.any() else 0
 
 
-def bin_of(value: float) -> int:
-    """The index of the public grid's bin that holds `value`."""
-    return int(bin_index(np.array([float(value)]), public_numeric_grid())[0])
+def bin_of(value: float, edges: np.ndarray | None = None) -> int:
+    """The index of the public grid's bin (of `edges`, the finest grid by default) that holds `value`."""
+    return int(bin_index(np.array([float(value)]), public_numeric_grid() if edges is None else edges)[0])
 
 
-def _decades(bins: int) -> list[list[int]]:
+def _decades(edges: np.ndarray) -> list[list[int]]:
     """Consecutive grid bins grouped by the sign and decade of their edge nearer to 0."""
-    edges = public_numeric_grid()
     groups: dict[tuple[float, int], list[int]] = {}
-    for i in range(bins):
+    for i in range(len(edges) - 1):
         near = min(abs(edges[i]), abs(edges[i + 1]))
         key = (float(np.sign(edges[i] + edges[i + 1])), int(math.floor(math.log10(near))) if near > 0 else -99)
         groups.setdefault(key, []).append(i)
     return list(groups.values())
 
 
-def point_masses(wholes: dict[int, float], numbers: float, bins: np.ndarray, integer: bool) -> dict[int, float]:
+def point_masses(
+    wholes: dict[int, float], numbers: float, bins: np.ndarray, integer: bool, edges: np.ndarray | None = None
+) -> dict[int, float]:
     """The released whole numbers that are spikes (the module's constants), the heaviest
     MAX_POINT_MASSES of them, with their counts; `bins`: the grid's noisy counts, whose bin around a
     value (less the value's own count) and its two neighbours give the mass per unit (per integer)
-    beside it, the largest of the three."""
-    edges = public_numeric_grid()
+    beside it, the largest of the three (`edges`: the grid `bins` count on, the finest by default)."""
+    edges = public_numeric_grid() if edges is None else edges
     heavy = []
     for value, count in wholes.items():
         if count < POINT_MASS_MIN_SHARE * numbers:
             continue
-        index = bin_of(value)
+        index = bin_of(value, edges)
         beside = max(float(bins[index]) - count, 0.0) / _units(edges, index, integer)
         for side in (index - 1, index + 1):  # a bin only partly inside the column's support: its neighbours
             if 0 <= side < len(bins):
@@ -306,9 +351,8 @@ def point_masses(wholes: dict[int, float], numbers: float, bins: np.ndarray, int
     return {value: count for count, value in sorted(heavy, reverse=True)[:MAX_POINT_MASSES]}
 
 
-def _positive_quantile(mass: np.ndarray, share: float) -> float | None:
+def _positive_quantile(mass: np.ndarray, share: float, edges: np.ndarray) -> float | None:
     """The high edge of the grid bin where `share` of the positive bins' mass is reached (None without)."""
-    edges = public_numeric_grid()
     positive = np.where(edges[:-1] >= 0.0, mass, 0.0)
     total = float(positive.sum())
     if total <= 0.0:
@@ -342,7 +386,7 @@ def _numeric(
 ) -> Decision:
     """A numeric column's spec: levels, point masses, range and scale from its released counts."""
     assert domain.bins is not None
-    edges = public_numeric_grid()
+    edges = domain.edges()
     integer = "integer" if kind.integer else "continuous"
     split = sigma * SPLIT if domain.wholes is not None and not exact else sigma  # each histogram's noise
     numbers = max(kind.numbers, 1.0)
@@ -351,13 +395,13 @@ def _numeric(
     if domain.wholes is None and domain.bins[zero] > NUMERIC_BIN_SIGMAS * split:
         wholes = {0: float(domain.bins[zero])}  # a fractional column: its bin [0, 0.01) stands for 0
     levels = levels_of(wholes, numbers) if integer == "integer" and name not in hints.bounds else None
-    masses = {} if levels else point_masses(wholes, numbers, domain.bins, integer == "integer")
+    masses = {} if levels else point_masses(wholes, numbers, domain.bins, integer == "integer", edges)
     counts = domain.bins.copy()
     for value, count in masses.items():  # the point masses' rows are not the range's
-        counts[bin_of(value)] -= count
+        counts[bin_of(value, edges)] -= count
     # bins are chosen on their whole count (a point mass shows its bin holds data: ccs's 2..6 beside
     # its 1s); the quantiles then read the mass without the point masses' rows
-    mass = mass_bins(domain.bins, split, rest=counts) if not exact else np.clip(counts, 0.0, None)
+    mass = mass_bins(domain.bins, split, rest=counts, edges=edges) if not exact else np.clip(counts, 0.0, None)
     note = None
     if name in hints.bounds:
         low, high = (float(b) for b in hints.bounds[name])
@@ -366,7 +410,7 @@ def _numeric(
     elif exact:
         low, high = domain.low, domain.high
     else:
-        span = quantile_range(mass, counts, split)
+        span = quantile_range(mass, counts, split, edges, coarse=domain.per_decade != FINEST_GRID)
         if span is None and not wholes:
             # numbers, but too few or too spread out to show above the noise: a wide public default
             low, high = -1e6, 1e6
@@ -385,7 +429,7 @@ def _numeric(
     if exact and domain.low > 0:
         positive = [domain.low]
     smallest = min(positive + [float(v) for v in masses if v > 0], default=0.0)
-    typical = None if exact else _positive_quantile(mass, 0.1)
+    typical = None if exact else _positive_quantile(mass, 0.1, edges)
     encoding = numeric_encoding(integer, low, high, tuple(float(v) for v in masses), smallest, typical)
     return Decision(ColumnSpec(name, integer, min=low, max=high, nullable=nullable, **encoding), note)
 
@@ -414,8 +458,9 @@ def _categorical(
     set) their order is the user's, and `(other)` is added only when the released count of the other
     values clears its noise. Otherwise a feature always gets `(other)` (its unreleased values, rare
     or not, keep their rows), and the target only when N̂ less the released values and nulls clears
-    its noise (which grows with the number of released values): a target with two released classes
-    and nothing else gets no third class made of noise, and a row with an unreleased label is
+    its noise (which grows with the number of released values) or when only one value was released
+    (a rare second class under the threshold: `(other)` then stands for it): a target with two
+    released classes and nothing else gets no third class made of noise, and a row with an unreleased label is
     dropped and counted (dpgan.tables.conform), as a label model could not predict it."""
     public = domain.other is not None
     keys = list(domain.values) if public else (order or sorted(domain.values, key=str))
@@ -430,7 +475,7 @@ def _categorical(
         rest = max(rows - nulls - sum(known), 0.0)
         noise = sigma * math.sqrt(len(keys) + 2.0)  # N̂'s, the nulls' and each released count's
         clears = rest > NULL_MIN_SIGMAS * noise and rest > NULL_MIN_SHARE * rows
-        with_other = not keys or not target or clears
+        with_other = len(keys) < 2 or not target or clears  # a label with one class is no label
     frequencies = tuple(known) + ((rest,) if with_other else ())
     if sum(frequencies) <= 0:
         frequencies = (1.0,) * len(frequencies)
@@ -507,7 +552,11 @@ def schema_from_counts(
             sigma = target_noise_multiplier
         threshold = set_union_threshold(sigma, per_key_delta) if hints.releases_keys(name) else math.inf
         public_keys = tuple(hints.categories[name]) if name in hints.categories else None
-        domain = release_domain(domain_of(name, kind.kind), sigma, threshold, rng, public_keys, kind.integer)
+        grid_noise = SPLIT * sigma if kind.integer and math.isfinite(threshold) else sigma
+        resolution = grid_resolution(estimated_rows, grid_noise)
+        domain = release_domain(
+            domain_of(name, kind.kind), sigma, threshold, rng, public_keys, kind.integer, per_decade=resolution
+        )
         decision = decide_column(name, kind, domain, sigma=sigma, rows=estimated_rows, hints=hints)
         columns.append(decision.spec)
         if decision.note:
