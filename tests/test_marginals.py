@@ -23,7 +23,7 @@ from dpgan.training.marginals import (
     marginal_spans,
     position_pairs,
 )
-from dpgan.training.pair_marginals import PAIRS_EVENT
+from dpgan.training.pair_marginals import PAIRS_EVENT, PROBE_EVENT
 
 torch.set_num_threads(1)
 
@@ -134,7 +134,8 @@ def test_dtgan_g_with_anchor_records_every_release_at_the_sigma_it_used(adult_sm
     entry = events[MARGINALS_EVENT]
     assert len(used) == entry["count"] == MarginalAnchor.releases(synth.encoder.spans, "income")
     assert used == [pytest.approx(entry["noise_multiplier"])] * entry["count"]
-    assert [e["name"] for e in report["events"]][-3:] == [MARGINALS_EVENT, PAIRS_EVENT, "DP on the generator (dtgan-g)"]
+    last = [MARGINALS_EVENT, PROBE_EVENT, PAIRS_EVENT, "DP on the generator (dtgan-g)"]  # income is the condition
+    assert [e["name"] for e in report["events"]][-4:] == last
     # calibrated so that everything before the GAN costs 0.01 + 0.1 + 0.1 + 0.05 of ε together
     # (composition is sub-additive, so alone it may cost more than its 0.05 increment)
     assert 0.02 * 3.0 < entry["epsilon_alone"] < 0.26 * 3.0
@@ -186,7 +187,8 @@ def test_critic_side_recipe_with_anchor_pays_for_it_and_warm_starts_g(adult_smal
     )  # fmt: skip
     synth.fit(adult_small, schema=adult_schema)
     report = synth.privacy_report()
-    assert [e["name"] for e in report["events"]][-3:] == [MARGINALS_EVENT, PAIRS_EVENT, "DP-SGD on the critic"]
+    last = [MARGINALS_EVENT, PROBE_EVENT, PAIRS_EVENT, "DP-SGD on the critic"]  # income is the condition
+    assert [e["name"] for e in report["events"]][-4:] == last
     assert report["epsilon"] <= 3.0
     ((before, after),) = warm_starts
     assert after < before / 5

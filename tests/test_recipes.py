@@ -34,7 +34,7 @@ from dpgan.training.config import TrainingConfig
 from dpgan.training.dp_generator import shard_of_rows
 from dpgan.training.generator_losses import GeneratorObjective, spherical_interpolate
 from dpgan.training.marginals import MARGINALS_EVENT
-from dpgan.training.pair_marginals import PAIRS_EVENT
+from dpgan.training.pair_marginals import PAIRS_EVENT, PROBE_EVENT
 from dpgan.training.strategies import STRATEGIES
 from random_critic import random_critic
 
@@ -103,6 +103,10 @@ def expected_events(recipe: str) -> list[str]:
         events.append(LABEL_EVENT)
     if r.plugins.get("marginal_anchor", False):
         events.append(MARGINALS_EVENT)
+    if r.conditional:
+        # the anchor skips the condition (the target): a tree's worth of Adult's other pairs is at
+        # most a quarter of them, so a DP probe of every pair chooses which to measure
+        events.append(PROBE_EVENT)
     events.append(PAIRS_EVENT)  # the 2-way anchor is on by default for every recipe
     events.append(TRAINING_EVENT[recipe])
     return events
@@ -116,6 +120,7 @@ def test_expected_events_table_matches_the_recipes():
         REPAIR_EVENT,
         PRIOR_EVENT,
         LABEL_EVENT,
+        PROBE_EVENT,
         PAIRS_EVENT,
         "DP-SGD on the critic",
     ]
@@ -125,13 +130,15 @@ def test_expected_events_table_matches_the_recipes():
         PRIOR_EVENT,
         CLASSIFIER_EVENT,
         LABEL_EVENT,
+        PROBE_EVENT,
         PAIRS_EVENT,
         "DP-SGD on the critic",
     ]
-    assert expected_events("dtgan-g")[-5:] == [
+    assert expected_events("dtgan-g")[-6:] == [
         CLASSIFIER_EVENT,
         LABEL_EVENT,
         MARGINALS_EVENT,
+        PROBE_EVENT,
         PAIRS_EVENT,
         "DP on the generator (dtgan-g)",
     ]
@@ -293,7 +300,7 @@ def test_public_frequencies_cost_nothing_and_become_the_prior(adult_small, adult
     )
     synth.fit(adult_small, schema=schema)
     names = [e.name for e in synth.ledger.entries]
-    assert names == ["row count", REPAIR_EVENT, PAIRS_EVENT, "DP-SGD on the critic"]
+    assert names == ["row count", REPAIR_EVENT, PROBE_EVENT, PAIRS_EVENT, "DP-SGD on the critic"]
     assert synth.condition.prior_source == PRIOR_FROM_SCHEMA
     assert synth.training["condition_prior_source"] == PRIOR_FROM_SCHEMA
     torch.testing.assert_close(synth.condition.probabilities(), torch.tensor([0.75, 0.25], dtype=torch.float64))
@@ -870,6 +877,7 @@ def test_cli_fits_a_recipe_and_samples_a_condition(cli_model, tmp_path, capsys):
         REPAIR_EVENT,
         PRIOR_EVENT,
         LABEL_EVENT,
+        PROBE_EVENT,
         PAIRS_EVENT,
         "DP-SGD on the critic",
     ]

@@ -167,8 +167,9 @@ class TableKind:
         column = label_target(extras.encoder.schema) if settings.table.label_model else None
         from_tables = label_model_from_tables(settings.table, column, skip)
         return table_plugins(
-            settings.table, settings.config, settings.recipe.dp_on, extras.condition, column, from_tables
-        )
+            settings.table, settings.config, settings.recipe.dp_on, extras.condition, column, from_tables,
+            extras.encoder.schema.target,
+        )  # fmt: skip
 
     def critic(self, data: KindData) -> None:
         return None

@@ -36,6 +36,7 @@ from dpgan.training.gan_loop import GeneratorHook
 from dpgan.training.generator_losses import GeneratorObjective
 from dpgan.training.marginals import AnchorHook, MarginalCounts, measure_anchor
 from dpgan.training.pair_marginals import PairAnchorHook, PairCounts, measure_pair_anchor
+from dpgan.training.pair_selection import PROBE_SHARE
 from dpgan.training.schedule import gan_schedule_for
 
 
@@ -160,12 +161,18 @@ class PairAnchorPlugin:
     weight: float
     dp_on: str  # the recipe's DP side: the GAN's schedule caps the anchor's warm-up
     label_column: str | None = None  # the label model to read off the tables, if any
+    select: bool = True  # probe every pair and measure the target's and the most dependent ones
+    target_column: str | None = None  # the schema's target: its pairs are always measured
 
     def release(self, ctx: FitContext, data: KindData, generator: torch.nn.Module | None) -> Sequence[GeneratorHook]:
         extras: TableExtras = data.details
         counts = extras.counts.pairs
         assert counts is not None
-        pairs = measure_pair_anchor(counts, share=ctx.target(self.share), ledger=ctx.ledger, rng=ctx.rng)
+        probe = ctx.target(self.share * PROBE_SHARE) if self.select else None
+        pairs = measure_pair_anchor(
+            counts, share=ctx.target(self.share), ledger=ctx.ledger, rng=ctx.rng, probe=probe,
+            target_column=self.target_column,
+        )  # fmt: skip
         # never warm up for longer than the GAN trains (a short fit, e.g. a test's, stays short)
         steps = gan_schedule_for(self.config, extras.rows, self.dp_on).steps
         if self.label_column is not None:  # post-processing of the tables: no entry
@@ -191,6 +198,7 @@ def table_plugins(
     condition: Condition | None,
     label_column: str | None,
     from_tables: bool,
+    target_column: str | None = None,
 ) -> list[Plugin]:
     """The plug-ins the settings ask for (the recipe's defaults under the user's), in the order of
     their releases, each with its own share and knobs."""
@@ -206,7 +214,16 @@ def table_plugins(
     if s.pair_anchor:
         column = label_column if from_tables else None
         plugins.append(
-            PairAnchorPlugin(s.pair_budget_fraction, config, s.pair_warmup_steps, s.pair_weight, dp_on, column)
+            PairAnchorPlugin(
+                s.pair_budget_fraction,
+                config,
+                s.pair_warmup_steps,
+                s.pair_weight,
+                dp_on,
+                column,
+                s.pair_selection,
+                target_column,
+            )  # fmt: skip
         )
     return plugins
 

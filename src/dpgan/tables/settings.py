@@ -26,7 +26,7 @@ SELECTION_KEYS = (
     "selection_holdout",
     "selection_samples",
 )
-PAIR_KEYS = ("pair_anchor", "pair_budget_fraction", "pair_warmup_steps", "pair_weight")
+PAIR_KEYS = ("pair_anchor", "pair_budget_fraction", "pair_warmup_steps", "pair_weight", "pair_selection")
 
 
 @dataclass
@@ -65,6 +65,11 @@ class TableSettings:
     pair_budget_fraction: float = setting(0.3, "the 2-way tables' share of ε", metavar="F")
     pair_warmup_steps: int = 300
     pair_weight: float = 10.0
+    # a DP probe of every pair chooses which to measure (dpgan.training.pair_selection): the
+    # target's pairs and a tree's worth of the most dependent others
+    pair_selection: bool = setting(
+        True, "probe every pair with DP and measure only the target's and the most dependent ones"
+    )
     # --- DP checkpoint selection (dpgan.training.selection; Boob et al.): G's average is kept at
     # this many evenly spaced steps (0 = off), each scored on a held-out share of the rows (each
     # record held out with probability selection_holdout, by a keyed hash of the record) by the
@@ -175,6 +180,7 @@ class TableSettings:
         data = dict(data)
         # a model saved before the 2-way anchor existed (or with it off) has no key: it was off
         data.setdefault("pair_anchor", False)
+        data.setdefault("pair_selection", False)  # before the choice existed every pair was measured
         data.setdefault("label_model_kind", "dp-sgd")  # likewise: before it existed, every label model was
         if "label_model_hidden" in data:
             data["label_model_hidden"] = tuple(data["label_model_hidden"])

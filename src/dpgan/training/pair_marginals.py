@@ -36,8 +36,10 @@ from dpgan.privacy.releases import charge_gaussian
 from dpgan.training.config import TrainingConfig
 from dpgan.training.fake_rows import InputsFn
 from dpgan.training.marginals import WARM_START_LR_FACTOR, marginal_spans, span_codes
+from dpgan.training.pair_selection import choose, combine, worth_probing
 
 PAIRS_EVENT = "Gaussian noisy 2-way marginals of G's outputs"
+PROBE_EVENT = "Gaussian noisy 2-way marginals of G's outputs: every pair, to choose which to measure"
 
 
 def span_pairs(spans: list[OutputSpan], skip_column: str | None = None) -> list[tuple[OutputSpan, OutputSpan]]:
@@ -244,15 +246,32 @@ def measure_pair_anchor(
     share: ShareTarget,
     ledger: PrivacyLedger,
     rng: np.random.Generator,
+    probe: ShareTarget | None = None,
+    target_column: str | None = None,
 ) -> PairAnchor:
     """G's DP 2-way tables from the table's exact `counts` (whole table or summed over batches),
-    calibrated so that the ledger reaches `share`; one entry of P sensitivity-1 releases. A table
-    with fewer than two columns has no pair and spends nothing."""
+    calibrated so that the ledger reaches `share`. With `probe` (the ledger's target after a probe
+    of every pair) and a table wide enough for the choice to drop pairs
+    (dpgan.training.pair_selection), every pair is released once at the probe's σ, the target's
+    pairs and the most dependent others are released again and kept: two entries. Otherwise one
+    entry of P sensitivity-1 releases. A table with fewer than two columns has no pair and spends
+    nothing. Each entry is charged before its noise is drawn."""
     releases = len(counts.pairs)
     if releases == 0:
         return PairAnchor([], [])
-    sigma = share.sigma(1.0, releases, ledger.entries)
-    anchor = PairAnchor.release(counts, sigma, rng)
-    note = f"{releases} two-way tables of categories, bins and null indicators; sensitivity 1 each"
-    charge_gaussian(ledger, PAIRS_EVENT, sigma, count=releases, note=note)
-    return anchor
+    note = "two-way tables of categories, bins and null indicators; sensitivity 1 each"
+    if probe is None or not worth_probing(counts.pairs, target_column):
+        sigma = share.sigma(1.0, releases, ledger.entries)
+        charge_gaussian(ledger, PAIRS_EVENT, sigma, count=releases, note=f"{releases} {note}")
+        return PairAnchor.release(counts, sigma, rng)
+    probe_sigma = probe.sigma(1.0, releases, ledger.entries)
+    charge_gaussian(ledger, PROBE_EVENT, probe_sigma, count=releases, note=f"{releases} {note}")
+    probed = release_pair_tables(counts, probe_sigma, rng)
+    chosen = choose(counts.pairs, probed, probe_sigma, noisy_total(probed), target_column)
+    sigma = share.sigma(1.0, len(chosen), ledger.entries)
+    charge_gaussian(ledger, PAIRS_EVENT, sigma, count=len(chosen), note=f"{len(chosen)} chosen {note}")
+    pairs = [counts.pairs[i] for i in chosen]
+    measured = release_pair_tables(PairCounts(pairs, [counts.tables[i] for i in chosen]), sigma, rng)
+    both = [combine(probed[i], probe_sigma, table, sigma) for i, table in zip(chosen, measured)]
+    tables = [table for table, _ in both]
+    return PairAnchor(pairs, table_shares(tables), both[0][1] / noisy_total(tables))
