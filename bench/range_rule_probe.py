@@ -8,8 +8,8 @@ numbers; point masses out of the range; the range between the mass's quantiles, 
 margin bin) is applied with each setting of its knobs: the bin threshold in noise stds, the margin
 bin's threshold in noise stds, and the quantiles.
 Reported per setting: the mean share of training values outside the learned range (clamped) and
-the mean share of the learned range (on the encoding's scale: log for non-negative columns
-spanning 2.5 decades, else linear) that lies outside the data (wasted). No model is trained and
+the mean share of the learned range (on the scale the learned spec encodes it with: linear, log1p
+or ratio) that lies outside the data (wasted). No model is trained and
 no test split is read: this chooses the rule's defaults.
 
     python bench/range_rule_probe.py --epsilon 1 --fraction 0.25 --draws 20
@@ -60,13 +60,15 @@ def base_sigma(frame: pd.DataFrame, target: str | None, epsilon: float, fraction
     ).noise_multiplier
 
 
-def scores(values: np.ndarray, low: float, high: float, log_scale: bool) -> tuple[float, float]:
+def scores(values: np.ndarray, low: float, high: float, scale_name: str) -> tuple[float, float]:
     """(share of values outside the range, share of the range outside the data), on the encoding scale."""
     clamped = float(np.mean((values < low) | (values > high)))
     lo_data, hi_data = float(values.min()), float(values.max())
 
     def scale(x: float) -> float:
-        return math.log1p(max(x - low, 0.0)) if log_scale else x
+        if scale_name == "ratio":
+            return math.log(max(x, low) / low)
+        return math.log1p(max(x - low, 0.0)) if scale_name == "log" else x
 
     width = scale(high) - scale(low)
     inside = max(0.0, min(scale(high), scale(hi_data)) - max(scale(low), scale(lo_data)))
@@ -111,7 +113,7 @@ def main() -> None:
                     spec = learned(frame, column, released, sigma)
                     if not spec.is_numeric:  # levels far apart: categories, no range to score
                         continue
-                    result = scores(values, float(spec.min), float(spec.max), spec.scale == "log")
+                    result = scores(values, float(spec.min), float(spec.max), spec.scale)
                     totals[setting].append((table, column, *result))
     rows = []
     for (k, margin, quantiles), results in totals.items():

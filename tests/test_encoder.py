@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 
-from dpgan import ColumnSpec, Schema
+from dpgan import ColumnSpec, InputError, Schema
 from dpgan.tables.encoder import SOFTMAX, TANH, TableEncoder
 
 
@@ -153,3 +154,23 @@ def test_a_generated_position_stays_inside_the_chosen_bin():
     enc = TableEncoder(Schema((ColumnSpec("x", "continuous", min=0.0, max=8.0, bins=4),)))
     block = np.array([[1.0, 0, 1, 0, 0], [-1.0, 0, 0, 0, 1], [0.0, 1, 0, 0, 0]], dtype=np.float32)
     np.testing.assert_allclose(enc.decode(block, np.random.default_rng(0))["x"], [4.0, 6.0, 1.0])
+
+
+def test_ratio_scale_cuts_a_positive_range_into_bins_equal_in_ratio_and_inverts():
+    """[10⁵, 10⁶] in 8 ratio bins: each bin's top is 10^(1/8) times its bottom (linear bins would put
+    every value under 2.2·10⁵ in the first two); encoding then decoding a value returns it."""
+    spec = ColumnSpec("price", "continuous", min=1e5, max=1e6, scale="ratio", bins=8)
+    encoder = TableEncoder(Schema((spec,)))
+    edges = 1e5 * 10 ** (np.arange(9) / 8)
+    values = pd.DataFrame({"price": (edges[:-1] * 1.0001).tolist() + [1e6]})
+    block = encoder.encode(values)
+    modes = block[:, 1:].argmax(axis=1)
+    assert modes.tolist() == [0, 1, 2, 3, 4, 5, 6, 7, 7]
+    decoded = encoder.decode(block, np.random.default_rng(0))["price"].to_numpy()
+    np.testing.assert_allclose(decoded, values["price"].to_numpy(), rtol=1e-4)
+    assert Schema.from_dict(Schema((spec,)).to_dict())["price"].scale == "ratio"
+
+
+def test_ratio_scale_needs_a_positive_min():
+    with pytest.raises(InputError, match="positive 'min'"):
+        ColumnSpec("x", "continuous", min=0.0, max=10.0, scale="ratio")

@@ -64,7 +64,7 @@ def sample_categories(probs: np.ndarray, rng: np.random.Generator) -> np.ndarray
 
 
 class NumericTransform(ColumnTransform):
-    """Continuous or integer: the public range, scaled linearly or on a log1p scale, is cut into
+    """Continuous or integer: the public range, scaled linearly, on a log1p scale or in ratio, is cut into
     `bins` equal bins; a row is a softmax over its mode [bins..., point masses..., missing] plus
     its position inside the bin in [-1, 1]. Rows at a point mass or null carry 0 as position.
     With one bin and no point masses or nulls this is plain min-max scaling to [-1, 1].
@@ -87,6 +87,8 @@ class NumericTransform(ColumnTransform):
 
     def _to_unit(self, values: np.ndarray) -> np.ndarray:
         lo, hi = float(self.spec.min), float(self.spec.max)  # type: ignore[arg-type]
+        if self.spec.scale == "ratio":
+            return np.log(np.clip(values, lo, hi) / lo) / np.log(hi / lo)
         clipped = np.clip(values, lo, hi) - lo
         if self.spec.scale == "log":
             return np.log1p(clipped) / np.log1p(hi - lo)
@@ -94,6 +96,8 @@ class NumericTransform(ColumnTransform):
 
     def _from_unit(self, unit: np.ndarray) -> np.ndarray:
         lo, hi = float(self.spec.min), float(self.spec.max)  # type: ignore[arg-type]
+        if self.spec.scale == "ratio":
+            return lo * np.exp(unit * np.log(hi / lo))
         if self.spec.scale == "log":
             return lo + np.expm1(unit * np.log1p(hi - lo))
         return lo + unit * (hi - lo)

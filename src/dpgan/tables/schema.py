@@ -18,7 +18,9 @@ import pandas as pd
 from dpgan.errors import InputError
 
 KINDS = ("continuous", "integer", "categorical", "boolean")
-SCALES = ("linear", "log")  # "log": log1p(x - min), for long-tailed amounts
+# "log": log1p(x - min), for long-tailed amounts from 0; "ratio": log(x / min), bins equal in ratio
+# for a positive range that spans a decade or more (min > 0)
+SCALES = ("linear", "log", "ratio")
 # how an integer column is coded for the generator: "bins" (a softmax over bins or levels plus a
 # position, see dpgan.tables.encoder) or "binary" (Boob et al.: the value's offset from 'min' as
 # a short string of ±1 bits, for ranges of at most MAX_BINARY_VALUES integers)
@@ -109,6 +111,8 @@ class ColumnSpec:
             raise InputError(f"column {self.name!r}: 'point_masses' must be finite numbers")
         if len(set(masses)) != len(masses):
             raise InputError(f"column {self.name!r}: 'point_masses' has duplicates")
+        if self.scale == "ratio" and not (self.min is not None and self.min > 0):
+            raise InputError(f"column {self.name!r}: the 'ratio' scale needs a positive 'min'")
         if any(not self.min <= m <= self.max for m in masses):  # type: ignore[operator]
             raise InputError(f"column {self.name!r}: every point mass must lie within 'min' and 'max'")
         if self.kind == "integer" and any(float(m) != int(m) for m in masses):
