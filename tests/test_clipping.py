@@ -142,6 +142,26 @@ def test_fast_path_and_generic_backend_release_the_same_noisy_mean():
         torch.testing.assert_close(fast[name], generic[name], rtol=1e-9, atol=1e-12)
 
 
+def test_padded_rows_add_exactly_nothing_and_report_no_norm():
+    """A batch padded to a static size (dpgan.privacy.padded_batches): mask 0 rows, whatever they
+    hold (zeros, or a copy of a real row), leave the clipped sums and the norms as the unpadded
+    batch's, within float rounding (float32, the fit's dtype: 1e-6)."""
+    critic = make_critic((16, 12), seed=8, first_layer_scale=3.0).float()
+    x_real, x_fake, alpha = (t.float() for t in make_batch(13, seed=9))
+    plain, plain_norms = wgan_gp_clipped_sum(critic, x_real, x_fake, alpha, gp_weight=GP_WEIGHT, max_norm=0.5)
+    pad = 24
+    filler = torch.cat([torch.zeros(6, DIM), x_real[:5]])  # zeros and copies: masked either way
+    padded = [torch.cat([x_real, filler]), torch.cat([x_fake, filler]), torch.cat([alpha, torch.rand(11, 1)])]
+    mask = torch.cat([torch.ones(13), torch.zeros(pad - 13)])
+    sums, norms = wgan_gp_clipped_sum(critic, *padded, gp_weight=GP_WEIGHT, max_norm=0.5, mask=mask)
+    torch.testing.assert_close(norms, plain_norms)
+    assert (plain_norms > 0.5).any()  # the clip is exercised
+    for name, value in plain.items():
+        torch.testing.assert_close(sums[name], value, rtol=1e-6, atol=1e-6)
+    unmasked, _ = wgan_gp_clipped_sum(critic, *padded, gp_weight=GP_WEIGHT, max_norm=0.5)
+    assert any(not torch.allclose(unmasked[n], plain[n], atol=1e-4) for n in plain)  # the mask is what removes them
+
+
 # --- the sensitivity bound --------------------------------------------------------------------
 
 

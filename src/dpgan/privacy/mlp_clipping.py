@@ -88,6 +88,7 @@ def wgan_gp_clipped_sum(
     real_weight: torch.Tensor | None = None,
     x_hat: torch.Tensor | None = None,
     feature_scale: float = 0.0,
+    mask: torch.Tensor | None = None,
 ) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
     """Σ_i clip_C(∇θ ℓ_i) keyed like `critic.named_parameters()`, and the per-example norms.
 
@@ -96,7 +97,9 @@ def wgan_gp_clipped_sum(
     derivative σ(-D(x_i))). `x_hat` replaces the linear interpolate (e.g. a spherical one; it may
     depend on record i only). With `feature_scale` β > 0 the vector β·[f_i, f_i²] of the critic's
     penultimate features at x_i is clipped *jointly* with the gradient (one norm per record, so
-    the sensitivity stays C) and its clipped sum is returned under `FEATURES_KEY`.
+    the sensitivity stays C) and its clipped sum is returned under `FEATURES_KEY`. With `mask`
+    (0/1 per row: dpgan.privacy.padded_batches) a row's clipping factor is multiplied by its mask,
+    so a padded row adds exactly 0 to every sum, and the norms returned are the unmasked rows' only.
     """
     linears, leak = _linear_layers(critic)
     K = len(linears)
@@ -141,6 +144,9 @@ def wgan_gp_clipped_sum(
         features = feature_scale * torch.cat([penultimate, penultimate.pow(2)], dim=1)
         sq = sq + features.pow(2).sum(1)
     norms, factors = _clip_factors(sq, max_norm)
+    if mask is not None:  # padding: factor 0, so the row adds nothing; its norm is not a unit's
+        factors = factors * mask.reshape(batch, 1).to(factors.dtype)
+        norms = norms[mask.reshape(batch) > 0]
     names = {id(p): n for n, p in critic.named_parameters()}
     out: dict[str, torch.Tensor] = {}
     if features is not None:
