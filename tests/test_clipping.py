@@ -12,6 +12,7 @@ import pytest
 import torch
 from torch.func import functional_call, grad
 
+from dpgan.errors import InputError
 from dpgan.models.tabular import TabularCritic
 from dpgan.privacy import dpsgd
 from dpgan.privacy.accounting import PrivacyLedger
@@ -160,6 +161,36 @@ def test_padded_rows_add_exactly_nothing_and_report_no_norm():
         torch.testing.assert_close(sums[name], value, rtol=1e-6, atol=1e-6)
     unmasked, _ = wgan_gp_clipped_sum(critic, *padded, gp_weight=GP_WEIGHT, max_norm=0.5)
     assert any(not torch.allclose(unmasked[n], plain[n], atol=1e-4) for n in plain)  # the mask is what removes them
+
+
+def test_a_padded_release_equals_the_unpadded_one_through_the_private_step():
+    """The engine with a mask: the same noise draw, the same divisor, the same clipped sum (1e-6 in
+    float32), the recorder told the true unit count and the sampled rows' norms only."""
+    critic = make_critic((16, 12), seed=10).float()
+    x_real, x_fake, alpha = (t.float() for t in make_batch(9, seed=11))
+    pad = 16
+    padded = tuple(torch.cat([t, torch.zeros(pad - 9, t.shape[1])]) for t in (x_real, x_fake, alpha))
+    mask = torch.cat([torch.ones(9), torch.zeros(pad - 9)])
+    records: list[dict] = []
+
+    def backend(model, units, max_norm, mask=None):
+        return wgan_gp_clipped_sum(model, *units, gp_weight=GP_WEIGHT, max_norm=max_norm, mask=mask)
+
+    def step(recorder=None):
+        return PrivateStep(
+            units=100, sample_rate=0.1, noise_multiplier=1.3, max_norm=0.5, expected_batch_size=10.0, steps=1,
+            ledger=PrivacyLedger(), label="test", clipped_sum=backend, generator=torch.Generator().manual_seed(3),
+            recorder=recorder,
+        )  # fmt: skip
+
+    plain = step().release(critic, (x_real, x_fake, alpha), 9)
+    masked = step(records.append).release(critic, padded, 9, mask=mask)
+    assert masked.units == plain.units == 9 and masked.divisor == plain.divisor
+    for name in plain.noisy_sum:
+        torch.testing.assert_close(masked.noisy_sum[name], plain.noisy_sum[name], rtol=1e-6, atol=1e-6)
+    assert records[0]["units"] == 9 and records[0]["norms"].shape == (9,)
+    with pytest.raises(InputError, match="mask keeps"):
+        step().release(critic, padded, 10, mask=mask)
 
 
 # --- the sensitivity bound --------------------------------------------------------------------

@@ -73,7 +73,9 @@ class ClippedSum(Protocol):
 
     The backends are in the clipping kernels (dpgan.privacy.mlp_clipping, dpgan.privacy.microbatch,
     torch.func in dpgan.privacy.dpsgd); a unit batch is whatever they take. With grouped clipping
-    the step also passes `groups=` (grad_sample.ParameterGroups): each group clipped to its c_j."""
+    the step also passes `groups=` (grad_sample.ParameterGroups): each group clipped to its c_j;
+    with a padded batch, `mask=` (a 0/1 row mask: a backend that takes it zeroes a masked row's clip
+    factor and reports the kept rows' norms only)."""
 
     def __call__(
         self, model: torch.nn.Module, units: Any, max_norm: float, **groups: Any
@@ -274,12 +276,18 @@ class PrivateStep:
         *,
         max_norm: float | None = None,
         extras: dict[str, int] | None = None,
+        mask: torch.Tensor | None = None,
     ) -> Release:
         """Clip each of the `size` units' contributions, add noise once, divide, charge one step.
 
         `extras` names the vectors (and their lengths) the backend clips jointly with the gradient,
         such as the information loss's feature sums; they are noised in the same draw, before the
-        parameters. An empty batch (size 0) releases pure noise: its sum is zero, not skipped."""
+        parameters. An empty batch (size 0) releases pure noise: its sum is zero, not skipped.
+        `mask` (0/1 per row of `units`, dpgan.privacy.padded_batches): the units are padded to a
+        static size, `size` counts the rows whose mask is 1, and the backend (which must take
+        `mask=`) zeroes the others' clip factors: the same release as the unpadded units'."""
+        if mask is not None and int(mask.sum().item()) != size:
+            raise InputError("a padded release's size must be the number of rows its mask keeps")
         if self.adaptive is not None and max_norm is not None and max_norm != self.max_norm:
             raise InputError("an adaptive clipping step owns its clipping norm: read it from the step")
         clip = self.max_norm if max_norm is None else max_norm
@@ -293,9 +301,10 @@ class PrivateStep:
         norms = torch.zeros(0, device=device)
         local, local_size, split = local_share(units, size, self.context)
         if local_size > 0:  # this rank's share (all of it in one process)
-            summed, norms = (
-                self.clipped_sum(model, local, clip, groups=groups) if grouped else self.clipped_sum(model, local, clip)
-            )
+            options: dict[str, Any] = {} if mask is None else {"mask": mask}
+            if grouped:
+                options["groups"] = groups
+            summed, norms = self.clipped_sum(model, local, clip, **options)
         ordered: Tensors = {
             name: summed.get(name, torch.zeros(width, device=device)) for name, width in (extras or {}).items()
         }
