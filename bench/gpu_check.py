@@ -108,9 +108,15 @@ def check_kinds(device: torch.device) -> list[str]:
     return lines
 
 
-def _sync(device: torch.device) -> None:
+def sync(device: torch.device) -> None:
+    """Wait for the device's queued work (a timer reads the clock after it)."""
     if device.type == "cuda":
         torch.cuda.synchronize(device)
+
+
+def device_name(device: torch.device) -> str:
+    """The GPU's name, or a CPU run labelled as the script's smoke run."""
+    return torch.cuda.get_device_name(device) if device.type == "cuda" else "CPU (smoke run, not a GPU figure)"
 
 
 def time_critic_steps(device: torch.device, rounds: int = 20, steps: int = 10) -> list[str]:
@@ -131,11 +137,11 @@ def time_critic_steps(device: torch.device, rounds: int = 20, steps: int = 10) -
             times: list[list[float]] = [[], []]
             for r in range(rounds + 2):
                 for k in range(2):
-                    _sync(device)
+                    sync(device)
                     start = time.perf_counter()
                     for _ in range(steps):
                         funcs[k](critics[k], opts[k], batch)
-                    _sync(device)
+                    sync(device)
                     if r >= 2:  # warm-up rounds
                         times[k].append((time.perf_counter() - start) / steps)
         a, b = statistics.median(times[0]), statistics.median(times[1])
@@ -157,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
     except InputError as exc:
         print(f"gpu_check: {exc}", file=sys.stderr)
         return 2
-    name = torch.cuda.get_device_name(device) if device.type == "cuda" else "CPU (smoke run, not a GPU figure)"
+    name = device_name(device)
     lines = [
         "# GPU check (issue 17, part 3)",
         "",

@@ -37,14 +37,9 @@ from dpgan import Schema, datasets  # noqa: E402
 from dpgan.devices import resolve_device  # noqa: E402
 from dpgan.errors import InputError  # noqa: E402
 from dpgan.synthesizers import ImageSynthesizer, TabularSynthesizer  # noqa: E402
-from gpu_check import time_critic_steps  # noqa: E402
+from gpu_check import device_name, sync, time_critic_steps  # noqa: E402
 
 GOALS = {"adult_fit_s": 10.0, "busy_share": 0.5, "dp_ratio": 1.2, "fashion_fit_s": 20.0}
-
-
-def _sync(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
 
 
 def _adult(quick: bool):
@@ -57,11 +52,11 @@ def adult_fit(device: torch.device, quick: bool) -> dict[str, Any]:
     """The default ε = 3 fit, preparation included (N̂, the 2-way tables, the label model, the GAN)."""
     frame, schema = _adult(quick)
     options = {"epochs": 1} if quick else {}
-    _sync(device)
+    sync(device)
     start = time.perf_counter()
     synth = TabularSynthesizer(epsilon=3.0, seed=0, device=str(device), **options)
     synth.fit(frame, schema)
-    _sync(device)
+    sync(device)
     seconds = time.perf_counter() - start
     steps = int(synth.training["steps"])
     return {"part": "adult_fit", "rows": len(frame), "seconds": seconds, "steps": steps, "steps_per_s": steps / seconds}
@@ -89,11 +84,11 @@ def busy_share(device: torch.device, quick: bool, epochs: float) -> dict[str, An
     frame, schema = _adult(quick)
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
     synth = TabularSynthesizer(epsilon=3.0, seed=0, device=str(device), epochs=epochs)
-    _sync(device)
+    sync(device)
     with profile(activities=activities) as prof:
         start = time.perf_counter()
         synth.fit(frame, schema)
-        _sync(device)
+        sync(device)
         wall = time.perf_counter() - start
     steps = int(synth.training["steps"])
     if device.type != "cuda":
@@ -125,11 +120,11 @@ def fashion_fit(device: torch.device, quick: bool) -> dict[str, Any]:
     images, labels, data = _images(quick)
     classes = [str(k) for k in range(10)]
     options = {"epochs": 1.0} if quick else {}
-    _sync(device)
+    sync(device)
     start = time.perf_counter()
     synth = ImageSynthesizer(epsilon=10.0, seed=0, classes=classes, device=str(device), **options)
     synth.fit(images, labels.astype(str))
-    _sync(device)
+    sync(device)
     seconds = time.perf_counter() - start
     synth.sample(1000, seed=1)
     return {"part": "fashion_fit", "data": data, "seconds": seconds, "steps": int(synth.training["steps"])}
@@ -152,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     except InputError as exc:
         print(f"gpu_speed: {exc}", file=sys.stderr)
         return 2
-    name = torch.cuda.get_device_name(device) if device.type == "cuda" else "CPU (smoke run, not a GPU figure)"
+    name = device_name(device)
     header = [
         "# GPU speed (issue 34)",
         "",

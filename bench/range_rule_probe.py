@@ -105,9 +105,8 @@ def main() -> None:
             integer = decide_kind(column, class_counts(frame[column]), sigma=0.0, hints=PublicHints()).integer
             for draw in range(args.draws):
                 rng = np.random.default_rng(draw)
-                noise = inference.SPLIT * sigma if integer else sigma
-                per_decade = inference.grid_resolution(len(frame), noise) if args.resolution == "adaptive" else 6
-                released = release_domain(counts, sigma, threshold, rng, None, integer, per_decade)  # as a fit does
+                rows = float(len(frame)) if args.resolution == "adaptive" else None  # None: the finest grid
+                released = release_domain(counts, sigma, threshold, rng, None, integer, rows)  # as a fit does
                 for setting in settings:
                     inference.NUMERIC_BIN_SIGMAS, inference.MARGIN_SIGMAS, inference.RANGE_QUANTILES = setting
                     spec = learned(frame, column, released, sigma)

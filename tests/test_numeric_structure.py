@@ -97,11 +97,11 @@ def test_point_masses_need_a_share_and_a_spike():
     bins = np.zeros(len(edges) - 1)
     seven = int(bin_index(np.array([7.0]), edges)[0])  # the bin [7, 10): three integers
     bins[seven] = 900.0
-    assert point_masses({7: 100.0}, numbers=100_000.0, bins=bins, integer=True) == {}  # 0.1 %: too small
-    assert point_masses({7: 900.0}, numbers=10_000.0, bins=bins, integer=True) == {7: 900.0}  # alone in its bin
+    assert point_masses({7: 100.0}, numbers=100_000.0, bins=bins, integer=True, edges=edges) == {}  # 0.1 %: too small
+    assert point_masses({7: 900.0}, numbers=10_000.0, bins=bins, integer=True, edges=edges) == {7: 900.0}  # alone
     spread = bins.copy()
     spread[seven - 1 : seven + 2] = 2700.0  # 900 per integer all around: 7 is a common value, not a spike
-    assert point_masses({7: 900.0}, numbers=10_000.0, bins=spread, integer=True) == {}
+    assert point_masses({7: 900.0}, numbers=10_000.0, bins=spread, integer=True, edges=edges) == {}
 
 
 def test_the_target_gets_no_third_class_made_of_noise_and_a_feature_keeps_other():

@@ -13,10 +13,11 @@ from dpgan import Schema, TabularSynthesizer
 from dpgan.models.output_spans import OutputSpan
 from dpgan.privacy.accounting import PrivacyLedger
 from dpgan.privacy.calibration import BudgetShares
+from dpgan.privacy.mechanisms import inverse_variance_mean
 from dpgan.tables.schema import ColumnSpec
 from dpgan.tables.settings import TableSettings
 from dpgan.training.pair_marginals import PAIRS_EVENT, PROBE_EVENT, PairCounts, measure_pair_anchor
-from dpgan.training.pair_selection import choose, chosen_count, combine, dependence, worth_probing
+from dpgan.training.pair_selection import choose, chosen_count, dependence, worth_probing
 
 torch.set_num_threads(1)
 
@@ -80,7 +81,7 @@ def test_the_choices_size_is_public_neighbouring_tables_keep_it():
 
 
 def test_combining_two_releases_weighs_them_by_their_precision():
-    value, noise = combine(np.array([10.0]), 1.0, np.array([20.0]), 2.0)
+    value, noise = inverse_variance_mean(np.array([10.0]), 1.0, np.array([20.0]), 2.0)
     assert value[0] == pytest.approx((10 / 1 + 20 / 4) / (1 + 1 / 4)) and noise == pytest.approx((1 + 1 / 4) ** -0.5)
 
 

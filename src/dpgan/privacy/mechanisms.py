@@ -90,13 +90,23 @@ def coarse_bins(fine_counts: np.ndarray, per_decade: int) -> np.ndarray:
     Every fine bin lies inside one coarse bin (the coarse edges are fine edges; the fine grid's end
     bins, which also hold everything beyond, fall into the coarse end bins), so a row counted once on
     the fine grid is counted once on the coarse one: a histogram of sensitivity 1 still."""
-    fine, coarse = public_numeric_grid(), public_numeric_grid(per_decade)
     if per_decade == FINEST_GRID:
         return np.asarray(fine_counts, dtype=np.float64).copy()
+    fine, coarse = public_numeric_grid(), public_numeric_grid(per_decade)
     # a fine bin's coarse bin is the one holding its middle (its low edge for the open end bins)
     middles = np.concatenate([[fine[0]], (fine[1:-2] + fine[2:-1]) / 2.0, [fine[-2]]])
     index = bin_index(middles, coarse)
     return np.bincount(index, weights=np.asarray(fine_counts, dtype=np.float64), minlength=len(coarse) - 1)
+
+
+def inverse_variance_mean(
+    first: np.ndarray, first_sigma: float, second: np.ndarray, second_sigma: float
+) -> tuple[np.ndarray, float]:
+    """Two unbiased Gaussian releases of the same counts, combined by inverse variance: the mean and
+    its noise std (1/σ² adds). Post-processing of the two releases."""
+    weights = np.array([first_sigma**-2, second_sigma**-2])
+    combined = (weights[0] * np.asarray(first, dtype=np.float64) + weights[1] * np.asarray(second)) / weights.sum()
+    return combined, float(weights.sum() ** -0.5)
 
 
 def bin_index(values: np.ndarray, edges: np.ndarray) -> np.ndarray:

@@ -35,7 +35,7 @@ from scipy.stats import norm
 
 from dpgan.privacy.accounting import LedgerEntry, PrivacyLedger
 from dpgan.privacy.calibration import ShareTarget
-from dpgan.privacy.mechanisms import noisy_counts, set_union_threshold
+from dpgan.privacy.mechanisms import inverse_variance_mean, noisy_counts, set_union_threshold
 
 RELEASE_PROBABILITY = 0.95
 # a kept label whose noisy count is below this many τ₁ calls the second chance: its siblings of about
@@ -98,9 +98,7 @@ def second_release(
     sigma = max(float(needed), cheapest)
     ledger.add(LedgerEntry(event, sigma, count=1, extra_delta=charged, note=note))
     second = noisy_counts(np.asarray(true_counts, dtype=np.float64), sigma, rng)
-    weights = np.array([first_sigma**-2, sigma**-2])
-    combined = (weights[0] * np.asarray(first_counts, dtype=np.float64) + weights[1] * second) / weights.sum()
-    combined_sigma = float(weights.sum() ** -0.5)
+    combined, combined_sigma = inverse_variance_mean(first_counts, first_sigma, second, sigma)
     threshold = set_union_threshold(combined_sigma, threshold_delta)
     return SecondRelease(combined, combined_sigma, threshold, sigma)
 

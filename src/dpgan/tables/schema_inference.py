@@ -184,7 +184,7 @@ def release_domain(
     rng: np.random.Generator,
     public_keys: tuple[str, ...] | None = None,
     wholes: bool = True,
-    per_decade: int = FINEST_GRID,
+    rows: float | None = None,
 ) -> DomainCounts:
     """The Gaussian release: noise on every grid bin (public cells), noise and a threshold on values;
     with `public_keys`, noise on each listed value and on one cell for all the others (all public
@@ -192,13 +192,17 @@ def release_domain(
     for σ) and that the class release found integer (`wholes`) gets two histograms at √2σ, the grid
     bins and its whole numbers (each row is in one cell of each: sensitivity 1 each, exactly one
     Gaussian at σ together), the numbers thresholded at the partition-selection threshold for √2σ
-    (the column's δ share pays for it); a fractional column keeps the whole σ for its grid. The
-    grid's bins are summed to `per_decade` mantissas a decade first (`grid_resolution`)."""
+    (the column's δ share pays for it); a fractional column keeps the whole σ for its grid. With
+    `rows` (N̂), the grid's bins are first summed to the resolution that N̂ and the grid's noise
+    allow (`grid_resolution`); without, the finest grid."""
     if counts.bins is not None:
+        split_release = counts.wholes is not None and math.isfinite(threshold) and wholes
+        grid_noise = SPLIT * sigma if split_release else sigma
+        per_decade = FINEST_GRID if rows is None else grid_resolution(rows, grid_noise)
         exact_bins = coarse_bins(counts.bins, per_decade)
-        if counts.wholes is None or not math.isfinite(threshold) or not wholes:
+        if not split_release:
             return DomainCounts(bins=noisy_counts(exact_bins, sigma, rng), per_decade=per_decade)
-        split = SPLIT * sigma
+        split = grid_noise
         bins = noisy_counts(exact_bins, split, rng)
         public = noisy_counts(np.array([counts.wholes.get(k, 0.0) for k in SENTINELS]), split, rng)
         keys = sorted(k for k in counts.wholes if k not in SENTINELS)
@@ -260,9 +264,7 @@ def decide_column(
     return _categorical(name, domain, rows, kind.will_be_null, nullable, sigma, target=name == hints.target)
 
 
-def mass_bins(
-    counts: np.ndarray, sigma: float, rest: np.ndarray | None = None, edges: np.ndarray | None = None
-) -> np.ndarray:
+def mass_bins(counts: np.ndarray, sigma: float, edges: np.ndarray, rest: np.ndarray | None = None) -> np.ndarray:
     """The grid bins' mass taken as the column's (see the module docstring): a bin whose noisy count
     clears `sigmas` noise stds, or one of a decade whose summed count clears the same bar for a sum,
     keeps its count (`rest`: the count with the point masses' taken out, when given) less one noise
@@ -270,7 +272,7 @@ def mass_bins(
     other bin is taken as empty. The bar is NUMERIC_BIN_SIGMAS (read at each call: the range
     probe varies it)."""
     chosen = counts > NUMERIC_BIN_SIGMAS * sigma
-    for group in _decades(public_numeric_grid() if edges is None else edges):
+    for group in _decades(edges):
         if counts[group].sum() > NUMERIC_BIN_SIGMAS * sigma * math.sqrt(len(group)):
             chosen[group] = True
     kept = counts if rest is None else rest
@@ -278,7 +280,7 @@ def mass_bins(
 
 
 def quantile_range(
-    mass: np.ndarray, counts: np.ndarray, sigma: float, edges: np.ndarray | None = None, coarse: bool = False
+    mass: np.ndarray, counts: np.ndarray, sigma: float, edges: np.ndarray, coarse: bool = False
 ) -> tuple[float, float] | None:
     """The grid edges around the RANGE_QUANTILES of the bins' mass: the low edge of the bin where the
     lower one falls, the high edge of the bin where the upper one does (None without mass). With
@@ -291,7 +293,6 @@ def quantile_range(
     total = float(mass.sum())
     if total <= 0.0:
         return None
-    edges = public_numeric_grid() if edges is None else edges
     cumulative = np.cumsum(mass) / total
     first = int(np.searchsorted(cumulative, RANGE_QUANTILES[0], side="right"))
     last = int(np.searchsorted(cumulative, RANGE_QUANTILES[1], side="left"))
@@ -314,9 +315,9 @@ def _tail(counts: np.ndarray, sigma: float) -> int:
     return int(np.nonzero(clears)[0][-1]) + 1 if clears.any() else 0
 
 
-def bin_of(value: float, edges: np.ndarray | None = None) -> int:
-    """The index of the public grid's bin (of `edges`, the finest grid by default) that holds `value`."""
-    return int(bin_index(np.array([float(value)]), public_numeric_grid() if edges is None else edges)[0])
+def bin_of(value: float, edges: np.ndarray) -> int:
+    """The index of the grid bin (of `edges`) that holds `value`."""
+    return int(bin_index(np.array([float(value)]), edges)[0])
 
 
 def _decades(edges: np.ndarray) -> list[list[int]]:
@@ -330,13 +331,12 @@ def _decades(edges: np.ndarray) -> list[list[int]]:
 
 
 def point_masses(
-    wholes: dict[int, float], numbers: float, bins: np.ndarray, integer: bool, edges: np.ndarray | None = None
+    wholes: dict[int, float], numbers: float, bins: np.ndarray, integer: bool, edges: np.ndarray
 ) -> dict[int, float]:
     """The released whole numbers that are spikes (the module's constants), the heaviest
     MAX_POINT_MASSES of them, with their counts; `bins`: the grid's noisy counts, whose bin around a
     value (less the value's own count) and its two neighbours give the mass per unit (per integer)
-    beside it, the largest of the three (`edges`: the grid `bins` count on, the finest by default)."""
-    edges = public_numeric_grid() if edges is None else edges
+    beside it, the largest of the three (`edges`: the grid `bins` count on)."""
     heavy = []
     for value, count in wholes.items():
         if count < POINT_MASS_MIN_SHARE * numbers:
@@ -401,7 +401,7 @@ def _numeric(
         counts[bin_of(value, edges)] -= count
     # bins are chosen on their whole count (a point mass shows its bin holds data: ccs's 2..6 beside
     # its 1s); the quantiles then read the mass without the point masses' rows
-    mass = mass_bins(domain.bins, split, rest=counts, edges=edges) if not exact else np.clip(counts, 0.0, None)
+    mass = mass_bins(domain.bins, split, edges, rest=counts) if not exact else np.clip(counts, 0.0, None)
     note = None
     if name in hints.bounds:
         low, high = (float(b) for b in hints.bounds[name])
@@ -552,10 +552,8 @@ def schema_from_counts(
             sigma = target_noise_multiplier
         threshold = set_union_threshold(sigma, per_key_delta) if hints.releases_keys(name) else math.inf
         public_keys = tuple(hints.categories[name]) if name in hints.categories else None
-        grid_noise = SPLIT * sigma if kind.integer and math.isfinite(threshold) else sigma
-        resolution = grid_resolution(estimated_rows, grid_noise)
         domain = release_domain(
-            domain_of(name, kind.kind), sigma, threshold, rng, public_keys, kind.integer, per_decade=resolution
+            domain_of(name, kind.kind), sigma, threshold, rng, public_keys, kind.integer, rows=estimated_rows
         )
         decision = decide_column(name, kind, domain, sigma=sigma, rows=estimated_rows, hints=hints)
         columns.append(decision.spec)

@@ -31,12 +31,12 @@ from dpgan.models.output_spans import OutputSpan
 from dpgan.models.tabular import TabularGenerator
 from dpgan.privacy.accounting import PrivacyLedger
 from dpgan.privacy.calibration import ShareTarget
-from dpgan.privacy.mechanisms import noisy_counts
+from dpgan.privacy.mechanisms import inverse_variance_mean, noisy_counts
 from dpgan.privacy.releases import charge_gaussian
 from dpgan.training.config import TrainingConfig
 from dpgan.training.fake_rows import InputsFn
 from dpgan.training.marginals import WARM_START_LR_FACTOR, marginal_spans, span_codes
-from dpgan.training.pair_selection import choose, combine, worth_probing
+from dpgan.training.pair_selection import choose, worth_probing
 
 PAIRS_EVENT = "Gaussian noisy 2-way marginals of G's outputs"
 PROBE_EVENT = "Gaussian noisy 2-way marginals of G's outputs: every pair, to choose which to measure"
@@ -272,6 +272,7 @@ def measure_pair_anchor(
     charge_gaussian(ledger, PAIRS_EVENT, sigma, count=len(chosen), note=f"{len(chosen)} chosen {note}")
     pairs = [counts.pairs[i] for i in chosen]
     measured = release_pair_tables(PairCounts(pairs, [counts.tables[i] for i in chosen]), sigma, rng)
-    both = [combine(probed[i], probe_sigma, table, sigma) for i, table in zip(chosen, measured)]
+    both = [inverse_variance_mean(probed[i], probe_sigma, table, sigma) for i, table in zip(chosen, measured)]
     tables = [table for table, _ in both]
-    return PairAnchor(pairs, table_shares(tables), both[0][1] / noisy_total(tables))
+    noise = both[0][1]  # the same for every kept table: the two σ are the pairs' common ones
+    return PairAnchor(pairs, table_shares(tables), noise / noisy_total(tables))

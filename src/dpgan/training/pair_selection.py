@@ -82,18 +82,11 @@ def choose(pairs: list[Pair], probe: list[np.ndarray], sigma: float, total: floa
     return [i for i, p in enumerate(pairs) if forced(p, column) or i in best]
 
 
-def combine(first: np.ndarray, sigma_first: float, second: np.ndarray, sigma_second: float) -> tuple[np.ndarray, float]:
-    """The inverse-variance mean of two unbiased noisy tables of the same counts, and its noise std."""
-    w1, w2 = 1.0 / sigma_first**2, 1.0 / sigma_second**2
-    return (w1 * first + w2 * second) / (w1 + w2), float((w1 + w2) ** -0.5)
-
-
 __all__ = [
     "MIN_DROP_RATIO",
     "PROBE_SHARE",
     "choose",
     "chosen_count",
-    "combine",
     "dependence",
     "forced",
     "worth_probing",
