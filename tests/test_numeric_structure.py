@@ -190,3 +190,21 @@ def test_a_target_with_one_released_class_keeps_other_for_the_rest():
     )  # fmt: skip
     assert schema["deny"].categories == ("no", OTHER)
     assert schema["deny"].frequencies[1] > 0.05 * 1400
+
+
+@pytest.mark.parametrize("extra", [0.0, 2999.5, 1e7])
+def test_neighbouring_small_tables_give_the_same_coarse_structure(extra):
+    """On the coarse grid too: one more row (a zero, an amount, an outlier) and the same noise draw
+    leave the resolution (read from N̂ and σ, not the rows), range and encoding as they were."""
+    rng = np.random.default_rng(12)
+    base = pd.DataFrame({"amount": np.where(rng.random(800) < 0.25, 0.0, np.round(rng.lognormal(5, 1.3, 800), 2))})
+    neighbour = pd.concat([base, pd.DataFrame({"amount": [extra]})], ignore_index=True)
+    specs = [
+        infer_schema_private(
+            frame, hints=PublicHints(), noise_multiplier=63.0, threshold_delta=1e-6, estimated_rows=800.0,
+            rng=np.random.default_rng(4),
+        )[0]["amount"]
+        for frame in (base, neighbour)
+    ]  # fmt: skip
+    assert specs[0] == specs[1]
+    assert grid_resolution(800.0, 63.0) == 1  # the coarse grid is what this compares
