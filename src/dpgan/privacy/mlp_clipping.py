@@ -159,7 +159,7 @@ def wgan_gp_clipped_sum(
 
 @torch.no_grad()
 def output_clipped_sum(
-    critic: nn.Module, x: torch.Tensor, weight: torch.Tensor, *, max_norm: float
+    critic: nn.Module, x: torch.Tensor, weight: torch.Tensor, *, max_norm: float, mask: torch.Tensor | None = None
 ) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
     """Σ_j clip_C(∇θ [w_j·D(x_j)]) keyed like `critic.named_parameters()`, and the per-row norms.
 
@@ -168,7 +168,7 @@ def output_clipped_sum(
     summed over layers, and one weighted product per layer. It computes what
     `wgan_gp_clipped_sum(critic, x, x, α, gp_weight=0, real_weight=-w)` computes, in the same
     floating-point order, without that call's interpolate and penalty chain (whose terms are
-    exact zeros when the penalty weight is 0), so the two agree bit for bit.
+    exact zeros when the penalty weight is 0), so the two agree bit for bit. `mask` as there.
     """
     linears, leak = _linear_layers(critic)
     batch = x.shape[0]
@@ -180,6 +180,9 @@ def output_clipped_sum(
         sq += d_sq * (h * h).sum(1)
         sq += d_sq
     norms, factors = _clip_factors(sq, max_norm)
+    if mask is not None:  # padding: factor 0, so the row adds nothing; its norm is not a unit's
+        factors = factors * mask.reshape(batch, 1).to(factors.dtype)
+        norms = norms[mask.reshape(batch) > 0]
     names = {id(p): n for n, p in critic.named_parameters()}
     out: dict[str, torch.Tensor] = {}
     for layer, d, h in zip(linears, deltas, h_in, strict=True):

@@ -22,8 +22,10 @@ overflow is rare: |B| ~ Binomial(N, q), and Bernstein's inequality gives
 P[|B| ≥ qN + t] ≤ exp(−t² / (2(qN(1 − q) + t/3))); `pad_size` adds `tail_sigmas` standard deviations
 and a margin for N̂'s own noise (N may exceed N̂), and `overflow_bound` states the bound for a given N.
 
-Status: the sampler and the pad; the clipping backends' mask and the loop's padded units come next
-(bench/notes/22). This form still reads |B| on the host once per step (the size of `nonzero`).
+Status: every per-unit backend takes the mask (dpgan.privacy.grad_sample.CriticUnitLoss.mask) and
+the critic loop pads with `static_shapes` (dpgan.training.critic_step.critic_release's `pad_to`,
+with P from `pad_size`); the captured step comes next (bench/notes/22). This form still reads |B| on
+the host once per step (the size of `nonzero`).
 """
 
 from __future__ import annotations

@@ -324,6 +324,7 @@ class PrivateStep:
         divisor = self.clipping.divisor(self.expected_batch_size)
         record = {
             "units": size,
+            "rows": size if mask is None else int(mask.numel()),  # the kernel's rows, padding included
             "local_units": local_size,
             "norms": norms,
             "clipped": ordered,

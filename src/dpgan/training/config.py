@@ -92,6 +92,10 @@ class TrainingConfig:
     info_feature_scale: float = 0.01
     # DTGAN_G / GS-WGAN: number of non-private discriminators on disjoint shards
     num_discriminators: int = 1
+    # pad each Poisson batch of the critic's private step to one public size with a 0/1 mask
+    # (dpgan.privacy.padded_batches): the same release (within float rounding), every step the same
+    # shapes, which a GPU's captured or compiled kernels need; on a CPU it only adds padded rows
+    static_shapes: bool = False
 
     def check(self) -> None:
         """Reject settings no recipe can run, with a message that names the setting."""
@@ -116,6 +120,8 @@ class TrainingConfig:
             raise InputError("ema_decay must be in [0, 1)")
         if not (self.info_feature_scale > 0 and self.weight_clip > 0):
             raise InputError("info_feature_scale and weight_clip must be positive")
+        if self.microbatches and self.static_shapes:
+            raise InputError("static_shapes pads per-record units: it does not work with microbatches")
         if self.microbatches and (self.loss == "wgan-gp" or self.info_loss_weight > 0):
             # the microbatch path clips mean gradients of the real term only
             raise InputError("microbatches work with loss='bce' or 'wgan' and no information loss")
@@ -132,12 +138,12 @@ class TrainingConfig:
             raise InputError("adaptive clipping moves C itself: use clip_decay = 1 with adaptive_clip_quantile")
 
     def to_dict(self) -> dict:
-        """Every setting, except the clipping options and step caps while they are off: a model
+        """Every setting, except the clipping options, step caps and static shapes while they are off: a model
         saved before they existed re-saves unchanged, and `from_dict` fills them in as off."""
         data = asdict(self)
         if self.clipping_groups == "none":
             del data["clipping_groups"]
-        for key in ("max_steps", "max_examples"):
+        for key in ("max_steps", "max_examples", "static_shapes"):
             if not data[key]:
                 del data[key]
         if self.adaptive_clip_quantile == 0.0:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import torch
 
+from dpgan.errors import InputError
 from dpgan.privacy import grad_sample
 from dpgan.privacy.accounting import PrivacyLedger
 from dpgan.privacy.adaptive_clipping import AdaptiveClipping
@@ -111,8 +112,10 @@ def critic_clipped_sum(settings: CriticStepSettings):
     dpgan.privacy.grad_sample (any nn.Module critic; the MLP ghost kernel where it applies); with
     microbatches each microbatch's mean (dpgan.privacy.microbatch, an MLP critic)."""
 
-    def clipped_sum(critic: torch.nn.Module, units: CriticUnits, max_norm: float, groups=None):
+    def clipped_sum(critic: torch.nn.Module, units: CriticUnits, max_norm: float, groups=None, mask=None):
         if settings.microbatches:
+            if mask is not None:
+                raise InputError("microbatch clipping takes no padded batch: run it with static_shapes off")
             return microbatch_clipped_sum(
                 critic, units.real, -units.weight, units.groups, settings.microbatches, max_norm=max_norm
             )
@@ -135,6 +138,7 @@ def critic_clipped_sum(settings: CriticStepSettings):
                 one_sided=settings.one_sided_penalty,
                 feature_scale=settings.feature_scale if units.with_features else 0.0,
                 context=units.context,
+                mask=mask,
             ),
             max_norm,
             groups=groups,
@@ -213,6 +217,7 @@ def critic_release(
     max_norm: float,
     with_features: bool,
     generator: torch.Generator,
+    pad_to: int | None = None,
 ) -> Release:
     """The only place a critic step reads private rows: one release of `step` per call.
 
@@ -221,14 +226,33 @@ def critic_release(
     softplus(-D(x_i))·w_i enters as the weight σ(-D(x_i))·w_i of -D(x_i). The release's gradient is
     the noisy sum ÷ qN̂ (÷ m with microbatches); with `with_features`, its extra FEATURES_KEY is the
     noisy sum of β·[f, f²] (the information loss's input). The privacy audit
-    (dpgan.evaluation.audit) calls this function with its own step, not a copy of it."""
+    (dpgan.evaluation.audit) calls this function with its own step, not a copy of it.
+
+    With `pad_to` P ≥ |B| (static shapes: dpgan.privacy.padded_batches) every per-record input is
+    drawn for the |B| records as without it (the same generator calls, so the same numbers), then
+    padded with zero rows to P, and the release masks the padding out: the same release, within
+    float rounding, with P rows in every step's kernels."""
     if settings.loss == "bce":
         with torch.no_grad():
             weight = weight * torch.sigmoid(-critic(real))  # d softplus(-D)/dD = -σ(-D)
-    alpha = torch.rand(len(real), 1, generator=generator, device=generator.device)
+    size = len(real)
+    alpha = torch.rand(size, 1, generator=generator, device=generator.device)
     groups = None
-    if settings.microbatches and len(real) > 0:
-        groups = assign_microbatches(len(real), settings.microbatches, generator)
+    if settings.microbatches and size > 0:
+        groups = assign_microbatches(size, settings.microbatches, generator)
+    mask = None
+    if pad_to is not None and pad_to > size:
+        if settings.microbatches:
+            raise InputError("microbatch clipping takes no padded batch: run it with static_shapes off")
+        real, weight, alpha = pad_rows(real, pad_to), pad_rows(weight, pad_to), pad_rows(alpha, pad_to)
+        fake_pairs = None if fake_pairs is None else pad_rows(fake_pairs, pad_to)
+        mask = pad_rows(torch.ones(size, device=real.device), pad_to)
     units = CriticUnits(real, weight, fake_pairs, alpha, groups, with_features)
     extras = {FEATURES_KEY: feature_width(critic, tuple(real.shape[1:]))} if with_features else None
-    return step.release(critic, units, len(real), max_norm=max_norm, extras=extras)
+    return step.release(critic, units, size, max_norm=max_norm, extras=extras, mask=mask)
+
+
+def pad_rows(rows: torch.Tensor, size: int) -> torch.Tensor:
+    """`rows` followed by zero rows up to `size` rows (a padded batch's masked positions)."""
+    padding = rows.new_zeros(size - rows.shape[0], *rows.shape[1:])
+    return torch.cat([rows, padding])

@@ -18,12 +18,14 @@ from dataclasses import dataclass
 
 import torch
 
+from dpgan.errors import InputError
 from dpgan.models.output_spans import OutputSpan
 from dpgan.models.tabular import TabularCritic, TabularGenerator
 from dpgan.privacy import grad_sample
 from dpgan.privacy.accounting import PrivacyLedger
 from dpgan.privacy.distributed import SINGLE_PROCESS, ProcessGroupContext, shard_positions
 from dpgan.privacy.mlp_clipping import FEATURES_KEY
+from dpgan.privacy.padded_batches import pad_size
 from dpgan.privacy.step import (
     Recorder,
     Sampler,
@@ -148,6 +150,10 @@ def train_dp_critic(
         sampler=sampler,
         context=context,
     )
+    # static shapes: each batch padded to one public size P from q·N̂ (dpgan.privacy.padded_batches)
+    pad = pad_size(expected_batch_size, sample_rate) if config.static_shapes else None
+    if pad is not None and context.distributed:
+        raise InputError("static_shapes pads one process's batch: it does not run data-parallel yet")
     real_moments: tuple[torch.Tensor, torch.Tensor] | None = None
     # Data-parallel: each rank computes G's rows and the fake-only terms at its share of the fake
     # positions only (every rank still draws the whole batch's inputs, so the streams stay in
@@ -196,6 +202,7 @@ def train_dp_critic(
             max_norm=clip,
             with_features=want_features,
             generator=generator,
+            pad_to=pad,
         )
         private = release.gradient(D)
         if want_features:

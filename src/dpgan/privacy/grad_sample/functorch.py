@@ -170,6 +170,8 @@ def functorch_clipped_sum(
             flat.append(features[part])
         chunk_norms = torch.stack([v.pow(2).sum(dim=1) for v in flat]).sum(dim=0).sqrt()
         factors = clip_factors(chunk_norms, max_norm)
+        if loss.mask is not None:  # a padded row's factor is 0 (its group factors below too)
+            factors = factors * loss.mask[part].to(factors.dtype)
         finite = torch.isfinite(chunk_norms)
         if not bool(finite.all()):  # a non-finite unit contributes 0 (clip_factors), and 0·NaN must not be NaN
             flat = [torch.where(finite.unsqueeze(1), v, torch.zeros_like(v)) for v in flat]
@@ -177,11 +179,15 @@ def functorch_clipped_sum(
         per_part = {key: factors for key in keys}
         if groups is not None and group_norms is not None:
             per_part, group_norms[part] = _group_factors(dict(zip(keys, flat)), groups, finite)
+            if loss.mask is not None:
+                per_part = {key: f * loss.mask[part].to(f.dtype) for key, f in per_part.items()}
         for (name, p), v in zip(trainable.items(), flat):
             sums[name] += (per_part[name] @ v).reshape(p.shape)
         if feature_sum is not None:
             feature_sum += per_part[FEATURES_KEY] @ flat[-1]
         norms[part] = chunk_norms
+    if loss.mask is not None:  # the padded rows' norms are no unit's
+        norms, group_norms = loss.kept(norms), None if group_norms is None else group_norms[loss.mask > 0]
     return ClippedSum(sums, feature_sum, norms, NAME, group_norms)
 
 

@@ -95,7 +95,7 @@ def run(critic: nn.Module, loss: CriticUnitLoss, max_norm: float) -> ClippedSum:
     if loss.gp_weight == 0 and loss.feature_scale == 0:
         # nothing but -w_i·D(x_i): the penalty-free kernel, which agrees bit for bit with the full
         # one at λ = 0 (tests/test_fake_term.py) without its interpolate and penalty chain
-        sums, norms = output_clipped_sum(critic, loss.real, -loss.unit_weights(), max_norm=max_norm)
+        sums, norms = output_clipped_sum(critic, loss.real, -loss.unit_weights(), max_norm=max_norm, mask=loss.mask)
         return ClippedSum(sums, None, norms, NAME)
     batch = loss.batch_size
     partners = loss.partners if loss.partners is not None else loss.real
@@ -114,6 +114,7 @@ def run(critic: nn.Module, loss: CriticUnitLoss, max_norm: float) -> ClippedSum:
         real_weight=loss.weight,
         x_hat=loss.x_hat,
         feature_scale=loss.feature_scale,
+        mask=loss.mask,
     )
     features = sums.pop(FEATURES_KEY, None)
     return ClippedSum(sums, features, norms, NAME)

@@ -42,7 +42,9 @@ class CriticUnitLoss:
     gradient-penalty partners p_i and `alpha` (B,) or (B, 1, ...) their mixing weights, or `x_hat`
     (B, *unit_shape) the penalty's points given directly; `context` per-unit critic inputs after x
     (each (B, ...)), seen at x_i and at x̂_i; `gp_weight` λ (0: no penalty, nothing else needed);
-    `feature_scale` β (0: no feature vector; > 0 needs a `critic.features` method).
+    `feature_scale` β (0: no feature vector; > 0 needs a `critic.features` method); `mask` (B,) 0/1
+    for a batch padded to a static size (dpgan.privacy.padded_batches): a row whose mask is 0 gets
+    clip factor 0 in every backend, so it adds exactly 0, and its norm is not reported.
     """
 
     real: torch.Tensor
@@ -54,6 +56,7 @@ class CriticUnitLoss:
     one_sided: bool = False
     feature_scale: float = 0.0
     context: tuple[torch.Tensor, ...] = field(default_factory=tuple)
+    mask: torch.Tensor | None = None
 
     def __post_init__(self) -> None:
         if self.real.dim() < 1:
@@ -72,6 +75,8 @@ class CriticUnitLoss:
                     raise InputError(f"{name} must have the real batch's shape {tuple(self.real.shape)}")
             if self.x_hat is None and self.alpha is not None and self.alpha.numel() != batch:  # type: ignore[union-attr]
                 raise InputError(f"alpha must hold one value per unit ({batch})")
+        if self.mask is not None and tuple(self.mask.shape) != (batch,):
+            raise InputError(f"mask must have shape ({batch},), got {tuple(self.mask.shape)}")
         for i, c in enumerate(self.context):
             if c.dim() < 1 or c.shape[0] != batch:
                 raise InputError(f"context[{i}] must have {batch} units along its first dimension")
@@ -85,6 +90,14 @@ class CriticUnitLoss:
         if self.weight is None:
             return torch.ones(self.batch_size, dtype=self.real.dtype, device=self.real.device)
         return self.weight.reshape(self.batch_size).to(self.real.dtype)
+
+    def masked(self, factors: torch.Tensor) -> torch.Tensor:
+        """Clip factors (B,) with the padded rows' set to 0 (unchanged without a mask)."""
+        return factors if self.mask is None else factors * self.mask.reshape(factors.shape).to(factors.dtype)
+
+    def kept(self, norms: torch.Tensor) -> torch.Tensor:
+        """The sampled rows' entries of a per-row tensor (all of them without a mask)."""
+        return norms if self.mask is None else norms[self.mask.reshape(-1) > 0]
 
     def penalty_points(self) -> torch.Tensor:
         """x̂_i for every unit: the given x_hat, else α_i x_i + (1-α_i) p_i (the real batch without a penalty)."""
