@@ -226,6 +226,8 @@ def main() -> None:
                     "dtw": metrics["dtw_nearest"],
                     "membership_auc": metrics["membership_auc"],
                     "label_tstr": metrics["label_tstr"],
+                    "discriminative": metrics["discriminative"],
+                    "predictive": metrics["predictive"],
                     "mean_profile_mae": metrics["mean_profile_mae"],
                     "autocorrelation_mae": metrics["autocorrelation_mae"],
                     **({"gaussian_base_gate": LAST_GATE[0]} if LAST_GATE else {}),

@@ -36,6 +36,9 @@ def _measures(row: dict) -> dict[str, float]:
         "acf": row["autocorrelation_mae"],
         "membership": row["membership_auc"],
         "seconds": row["fit_seconds"],
+        # the two-sample scores (issue 35); rows written before them have none
+        "discriminative": (row.get("discriminative") or {}).get("score", float("nan")),
+        "predictive": (row.get("predictive") or {}).get("ratio", float("nan")),
     }
 
 
@@ -50,8 +53,8 @@ def table(rows: list[dict], split: str, by_settings: bool = False) -> str:
             groups[(system, epsilon)].append(_measures(row))
     lines = [
         "| system | ε | seeds | DTW ratio (mean) | DTW ratio (median) | TSTR acc. | TSTR AUC "
-        "| profile MAE (L/s) | ACF MAE | membership AUC | fit s |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| profile MAE (L/s) | ACF MAE | membership AUC | discriminative | next-step ratio | fit s |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for system, epsilon in sorted(groups, key=lambda k: (k[1], SYSTEMS.index(k[0].split(" ")[0]), k[0])):
         g = groups[(system, epsilon)]
@@ -62,7 +65,7 @@ def table(rows: list[dict], split: str, by_settings: bool = False) -> str:
         lines.append(
             f"| {system} | {epsilon:g} | {len(g)} | {col('dtw_mean', 2)} | {col('dtw_median', 2)} "
             f"| {col('tstr_acc', 3)} | {col('tstr_auc', 3)} | {col('profile', 2)} | {col('acf', 3)} "
-            f"| {col('membership', 3)} | {col('seconds', 0)} |"
+            f"| {col('membership', 3)} | {col('discriminative', 3)} | {col('predictive', 2)} | {col('seconds', 0)} |"
         )
     return "\n".join(lines)
 

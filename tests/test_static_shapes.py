@@ -90,7 +90,9 @@ def test_grouped_clipping_and_a_conv_critic_mask_the_padding_too():
     names = tuple(n for n, _ in critic.named_parameters())
     groups = grad_sample.ParameterGroups((names[:2], names[2:]), (0.2, 0.4))
     for grouping in (None, groups):
-        plain = functorch_clipped_sum(critic, losses(real, partners, alpha, weight, gp_weight=5.0), CLIP, groups=grouping)
+        plain = functorch_clipped_sum(
+            critic, losses(real, partners, alpha, weight, gp_weight=5.0), CLIP, groups=grouping
+        )
         masked = functorch_clipped_sum(
             critic, losses(real, partners, alpha, weight, pad=16, gp_weight=5.0), CLIP, groups=grouping, chunk_size=7
         )

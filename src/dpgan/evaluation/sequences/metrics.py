@@ -11,6 +11,9 @@
   training series, tested on held-out real ones (accuracy and macro AUC).
 - Membership inference by distance: how well the DTW distance to the nearest synthetic series tells
   training series from held-out ones (ROC AUC; 0.5 is no signal).
+- Two-sample scores (dpgan.evaluation.sequences.two_sample): how well a classifier tells held-out
+  real series from synthetic ones (|accuracy − 0.5|: 0 is indistinguishable), and next-step
+  prediction trained on synthetic series, tested on held-out real ones, against the real floor.
 All arrays are (N, T, F) in the data's own units; labels are arrays of category values or None.
 """
 
@@ -26,6 +29,7 @@ from sklearn.ensemble import RandomForestClassifier
 from sklearn.metrics import accuracy_score, roc_auc_score
 
 from dpgan.evaluation.headline import auc_score, component, distance_score, headline, ratio_score
+from dpgan.evaluation.sequences.two_sample import discriminative_score, predictive_score
 
 QUANTILES = (0.1, 0.5, 0.9)
 MAX_DTW_SERIES = 2000  # series per side; the DTW matrix is n × m
@@ -179,6 +183,8 @@ def evaluate_sequences(
     out["membership_auc"] = distance_membership_auc(
         members, _subset(test, MAX_DTW_SERIES, rng), synthetic[:MAX_DTW_SERIES]
     )
+    out["discriminative"] = discriminative_score(test, synthetic, seed)
+    out["predictive"] = predictive_score(synthetic, real, test)
     if real_labels is not None and synthetic_labels is not None and test_labels is not None:
         out["label_tstr"] = label_tstr(synthetic, synthetic_labels, real, real_labels, test, test_labels, seed)
     out["headline"] = sequence_headline(real, synthetic, test, out)

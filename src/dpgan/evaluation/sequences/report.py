@@ -105,6 +105,13 @@ def render_sequence_report(
         ["membership attack by distance (AUC; 0.5 = no signal)", fmt(metrics.get("membership_auc"))],
     ]
     rows += [[f"Wasserstein distance of series totals ({label})", fmt(v)] for label, v in metrics["total_wd"].items()]
+    if "discriminative" in metrics:
+        score = metrics["discriminative"]["score"]
+        rows.append(["real or synthetic? a classifier's |accuracy − 0.5| (0 = indistinguishable)", fmt(score)])
+    if "predictive" in metrics:
+        predictive = metrics["predictive"]
+        rows.append(["next-step error, trained on synthetic (MAE)", fmt(predictive["mae_tstr"])])
+        rows.append(["next-step error, trained on real (floor)", fmt(predictive["mae_trtr"])])
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8"><title>dpgan sequence evaluation</title>',
