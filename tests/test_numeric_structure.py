@@ -17,7 +17,9 @@ from dpgan.privacy.mechanisms import GRID_MANTISSAS, bin_index, coarse_bins, pub
 from dpgan.tables.column_kinds import NUMERIC, PublicHints, class_counts, decide_kind
 from dpgan.tables.schema_inference import (
     OTHER,
+    PUBLIC_WHOLES,
     SENTINELS,
+    SMALL_WHOLES,
     SPLIT,
     decide_column,
     domain_counts,
@@ -90,6 +92,21 @@ def test_a_sentinel_is_a_public_cell_found_below_the_partition_bar():
     assert 99999 in SENTINELS
     spec = spec_of(values, sigma=4.0, threshold=1.0 + 4.0 * 4.75)
     assert 99999 in spec.point_masses and spec.max == 99999
+
+
+def test_small_whole_numbers_are_public_cells_so_a_flag_or_score_shows_its_levels():
+    """With a bar no count can clear, only public cells are released: the small whole numbers
+    (a 0/1 flag, a 1..6 score) show and make levels; 11 and 12 never do."""
+    rng = np.random.default_rng(5)
+    flag = pd.Series(rng.choice([0, 1], 3000, p=[0.7, 0.3]))
+    released = release_domain(domain_counts(flag, NUMERIC), SIGMA, 1e9, np.random.default_rng(0))
+    assert set(released.wholes) == {0, 1}
+    spec = spec_of(flag, threshold=1e9)
+    assert (spec.kind, spec.min, spec.max) == ("integer", 0.0, 1.0)
+    scores = pd.Series(rng.choice([1, 2, 3, 4, 5, 6, 11, 12], 4000))
+    released = release_domain(domain_counts(scores, NUMERIC), SIGMA, 1e9, np.random.default_rng(1))
+    assert set(released.wholes) == {1, 2, 3, 4, 5, 6}
+    assert set(SMALL_WHOLES) <= set(PUBLIC_WHOLES) and set(SENTINELS) <= set(PUBLIC_WHOLES)
 
 
 def test_point_masses_need_a_share_and_a_spike():

@@ -212,3 +212,50 @@ def test_a_public_label_list_keeps_a_rare_label_at_any_noise():
     frame["y"] = ["no"] * 1500 + ["maybe"] * 500
     unlisted = learn(frame, seed=0, hints=PublicHints(target="y", categories={"y": ("no",)}), sigma=sigma)
     assert unlisted["y"].categories == ("no", OTHER)  # values outside the list are clearly there: a slot
+
+
+def test_a_target_that_kept_one_class_is_released_again_and_charged():
+    """The first release decides (its output only): a target that kept both classes is released
+    exactly as before, with no second event; one that kept fewer than two gets the second chance,
+    one more ledger event, and finds the minority class in most draws. Its cost is capped, and a
+    whole fit's ε stays the target (the GAN is calibrated on what is left)."""
+    from dpgan.privacy.accounting import PrivacyLedger
+    from dpgan.privacy.calibration import BudgetShares
+    from dpgan.privacy.mechanisms import set_union_threshold
+    from dpgan.tables.preparation import TARGET_AGAIN_EVENT, TARGET_SECOND_SHARE, learn_schema, plan_for
+
+    hints = PublicHints(target="y")
+    plan = plan_for(
+        ["x", "y"], hints=hints, infer=True, count_repairs=True, needs_prior=False,
+        epsilon=1.0, delta=1e-5, fraction=0.25, accountant="pld",
+    )  # fmt: skip
+    bar = set_union_threshold(plan.sigma(TARGET_HISTOGRAM_SCALE), plan.threshold_delta / 2)
+    rows = 3000
+    minority = int(bar)  # at the first release's bar: it fails about half the time
+    frame = pd.DataFrame({"x": np.arange(rows) % 7, "y": ["no"] * (rows - minority) + ["yes"] * minority})
+    cap = BudgetShares(1.0, 1e-5, "pld").at(0.25 + TARGET_SECOND_SHARE)
+    triggered = found = 0
+    for seed in range(12):
+        runs = {}
+        for second in (None, cap):
+            ledger = PrivacyLedger()
+            schema, _ = learn_schema(
+                frame,
+                hints=hints,
+                plan=plan,
+                rows=rows,
+                ledger=ledger,
+                rng=np.random.default_rng(seed),
+                second_cap=second,
+            )
+            runs[second is not None] = (schema, [e.name for e in ledger.entries], ledger)
+        (first, first_events, _), (again, events, ledger) = runs[False], runs[True]
+        assert TARGET_AGAIN_EVENT not in first_events
+        if "yes" in first["y"].categories:  # the first release kept both: nothing more is released
+            assert again == first and events == first_events
+            continue
+        triggered += 1
+        assert events == [*first_events, TARGET_AGAIN_EVENT]
+        assert ledger.epsilon(1e-5, "pld") <= (0.25 + TARGET_SECOND_SHARE) * 1.0 + 1e-6
+        found += "yes" in again["y"].categories
+    assert triggered >= 3 and found >= triggered - 1

@@ -32,7 +32,9 @@ import pandas as pd
 
 from dpgan.errors import InputError
 from dpgan.privacy.accounting import Entry, PrivacyLedger, check_epsilon_delta, entry_from_dict
+from dpgan.privacy.calibration import BudgetShares, ShareTarget
 from dpgan.privacy.mechanisms import noisy_indicator_sums
+from dpgan.privacy.partition_selection import second_release
 from dpgan.privacy.preprocessing import (
     REPAIR_COUNT_SCALE,
     ROW_COUNT_SCALE,
@@ -55,6 +57,7 @@ from dpgan.tables.schema import Schema
 from dpgan.tables.schema_inference import (
     CLASS_HISTOGRAM_SCALE,
     PublicHints,
+    SecondChance,
     infer_schema_private,
     infer_schema_without_privacy,
 )
@@ -62,6 +65,13 @@ from dpgan.tables.schema_inference import (
 CLASS_EVENT = "schema: each column's cell classes (null, whole, fractional, text)"
 SCHEMA_EVENT = "schema: each column's values (grid bins or categories)"
 REPAIR_EVENT = "cells mapped into the schema (noisy count per kind)"
+TARGET_AGAIN_EVENT = "schema: the target's values again (second chance)"
+# The target's second chance, when its first release kept fewer than two values: a class of
+# TARGET_CLASS_SHARE of N̂ is then released with probability 0.95, spending at most TARGET_SECOND_SHARE
+# more of ε (the cap binds on small tables; the GAN's σ is calibrated on what is left). Images and
+# series use the same release for their label sets (dpgan.privacy.partition_selection)
+TARGET_CLASS_SHARE = 0.05
+TARGET_SECOND_SHARE = 0.05
 # below this many rows × ε, noise is likely to swamp what the GAN can learn
 SMALL_TABLE_ROWS_TIMES_EPSILON = 2000.0
 # a repair count is reported when it clears this many of its noise standard deviations
@@ -167,7 +177,10 @@ def prepare_table(
     notes: list[str] = []
     if schema is None:
         if infer:
-            schema, notes = learn_schema(data, hints=hints, plan=plan, rows=rows, ledger=ledger, rng=rng)
+            second_cap = BudgetShares(epsilon, delta, accountant).at(fraction + TARGET_SECOND_SHARE)
+            schema, notes = learn_schema(
+                data, hints=hints, plan=plan, rows=rows, ledger=ledger, rng=rng, second_cap=second_cap
+            )
         else:
             schema, notes = infer_schema_without_privacy(data, hints, keep_identifiers=keep_identifiers)
             data = data[schema.names]
@@ -208,10 +221,14 @@ def learn_schema(
     rows: int,
     ledger: PrivacyLedger,
     rng: np.random.Generator,
+    second_cap: ShareTarget | None = None,
 ) -> tuple[Schema, list[str]]:
-    """The schema from two noisy histograms per column (dpgan.tables.schema_inference), charged to `ledger`."""
+    """The schema from two noisy histograms per column (dpgan.tables.schema_inference), charged to
+    `ledger` (before the release: the charges read only the plan); with `second_cap`, the target's
+    second chance (`target_second_chance`)."""
     sigma, target_sigma = plan.sigma(), plan.sigma(TARGET_HISTOGRAM_SCALE)
-    schema, notes = infer_schema_private(
+    charge_schema(ledger, plan, data.shape[1], hints)
+    return infer_schema_private(
         data,
         hints=hints,
         noise_multiplier=sigma,
@@ -219,9 +236,34 @@ def learn_schema(
         threshold_delta=plan.threshold_delta,
         estimated_rows=rows,
         rng=rng,
+        second_chance=None if second_cap is None else target_second_chance(ledger, second_cap, rows, rng),
     )
-    charge_schema(ledger, plan, data.shape[1], hints)
-    return schema, notes
+
+
+def target_second_chance(
+    ledger: PrivacyLedger, cap: ShareTarget, rows: float, rng: np.random.Generator
+) -> SecondChance:
+    """The target's second chance (dpgan.privacy.partition_selection.second_release, the release the
+    image and series label sets use): its values present counted again with fresh noise, σ₂ chosen so
+    that a class of TARGET_CLASS_SHARE·N̂ rows is released with probability 0.95 unless that would take
+    the ledger past `cap`, charged to `ledger` as its own event with its threshold's δ."""
+
+    def again(exact: np.ndarray, first: np.ndarray, sigma: float, per_key_delta: float) -> tuple[np.ndarray, ...]:
+        second = second_release(
+            exact,
+            first,
+            sigma,
+            target_units=max(TARGET_CLASS_SHARE * rows, 2.0),
+            threshold_delta=per_key_delta,
+            cap=cap,
+            ledger=ledger,
+            rng=rng,
+            event=TARGET_AGAIN_EVENT,
+            note="the target's value counts again (fresh noise), combined with the first: it kept fewer than two",
+        )
+        return second.counts, second.released
+
+    return again
 
 
 def charge_schema(ledger: PrivacyLedger, plan: PreprocessingPlan, columns: int, hints: PublicHints) -> None:

@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from dpgan.privacy.accounting import PrivacyLedger
+from dpgan.privacy.calibration import BudgetShares
 from dpgan.privacy.preprocessing import (
     REPAIR_COUNT_SCALE,
     ROW_COUNT_SCALE,
@@ -35,11 +36,13 @@ from dpgan.privacy.preprocessing import (
 from dpgan.tables.conform import REASONS, conform
 from dpgan.tables.parquet_source import OpenSource
 from dpgan.tables.preparation import (
+    TARGET_SECOND_SHARE,
     charge_schema,
     plan_for,
     release_repairs,
     repair_notes,
     small_table_notes,
+    target_second_chance,
 )
 from dpgan.tables.schema import Schema
 from dpgan.tables.schema_inference import PublicHints, schema_from_counts
@@ -105,6 +108,8 @@ def prepare_stream(
             batches = source.batches(columns=[name])
             return recount_wholes(batches, name) if wholes else recount_values(batches, name)
 
+        charge_schema(ledger, plan, len(columns), hints)  # as the in-memory path: before the release
+        second_cap = BudgetShares(epsilon, delta, accountant).at(fraction + TARGET_SECOND_SHARE)
         schema, notes = schema_from_counts(
             columns,
             lambda name: counters[name].class_counts(),
@@ -115,8 +120,8 @@ def prepare_stream(
             threshold_delta=plan.threshold_delta,
             estimated_rows=rows,
             rng=rng,
+            second_chance=target_second_chance(ledger, second_cap, rows, rng),
         )
-        charge_schema(ledger, plan, len(columns), hints)
     sums = np.zeros(len(REASONS), dtype=np.int64)
     kept: list[int] = []
     receive = consume(schema) if consume is not None else None
