@@ -32,10 +32,12 @@ class RowSource(Protocol):
 
 
 class TensorRows:
-    """The whole encoded table in memory (the path of every in-memory fit)."""
+    """The whole encoded table in memory (the path of every in-memory fit), moved once to the
+    device the fit runs on, so a step's batch is gathered there instead of copied from the host
+    every step (on the CPU the same tensor)."""
 
     def __init__(self, data: torch.Tensor, sampler: BlockPoissonSampler | None = None) -> None:
-        self.data, self.sampler = data, sampler
+        self.data, self.sampler = on_fit_device(data), sampler
         self.num_rows, self.width = int(data.shape[0]), int(data.shape[1])
 
     def rows(self, index: torch.Tensor) -> torch.Tensor:
