@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 
 from dpgan import InputError, TabularSynthesizer
+from dpgan.privacy.mechanisms import public_numeric_grid
 from dpgan.privacy.preprocessing import TARGET_HISTOGRAM_SCALE
 from dpgan.tables.cells import INFINITE, NULL, NUMBER, TEXT, classify
 from dpgan.tables.encoder import public_dtypes
@@ -176,6 +177,27 @@ def test_a_long_tail_is_not_truncated_to_the_bulk():
     spec = decide_column("amount", kind, released, sigma=20.0, rows=5000.0, hints=PublicHints()).spec
     assert spec.kind == "integer"
     assert np.mean((values >= spec.min) & (values <= spec.max)) > 0.99
+
+
+def test_one_noise_bin_decades_away_does_not_take_the_range_there():
+    """Times of day 1..2,400 and one grid bin of pure noise at −7·10⁷ drawn at 3.7σ (the grid has
+    about 150 bins: some bin of a column clears 3.5σ about 3 % of the time). The bin is set apart
+    from the data: it needs 5σ to count, so the range stays the data's (NYC flights' arr_time came
+    out [−7·10⁷, 3,000]); a far cluster that clears 5σ still counts."""
+    from dpgan.tables.schema_inference import mass_bins, quantile_range
+
+    rng = np.random.default_rng(0)
+    values = pd.Series(rng.integers(1, 2400, 20000))
+    edges = public_numeric_grid()
+    sigma = 97.0
+    counts = domain_counts(values, NUMERIC).bins + rng.normal(0.0, 0.3 * sigma, len(edges) - 1)
+    far = int(np.searchsorted(edges, -7e7, side="right")) - 1
+    counts[far] = 3.7 * sigma
+    low, high = quantile_range(mass_bins(counts, sigma, edges), counts, sigma, edges)
+    assert low >= 0.0 and high <= 5000.0
+    counts[far] = 400 * sigma  # a real cluster far away: thousands of rows
+    low, _ = quantile_range(mass_bins(counts, sigma, edges), counts, sigma, edges)
+    assert low <= -7e7
 
 
 def test_fit_without_schema_records_one_histogram_per_column_and_the_target(adult_small):

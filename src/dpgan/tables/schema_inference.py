@@ -94,6 +94,10 @@ OTHER = "(other)"
 # the range outside the data; 4σ: 3.4 % / 18.9 %; 3σ: 2.6 % / 26 % (the heaviest-run rule it
 # replaces: 7.2 % / 27 %, RESULTS §10)
 NUMERIC_BIN_SIGMAS = 3.5
+# a run of such bins set apart from the column's heaviest run by more than ISOLATION_GAP empty bins
+# counts only when its sum clears ISOLATED_SIGMAS noise stds (`_without_isolated_noise`)
+ISOLATION_GAP = 2
+ISOLATED_SIGMAS = 5.0
 RANGE_QUANTILES = (0.005, 0.995)
 MARGIN_SIGMAS = 1.0
 COARSE_MARGIN_SIGMAS = 2.0  # on a grid coarser than the finest a margin bin is a decade or a third of one
@@ -308,8 +312,29 @@ def mass_bins(counts: np.ndarray, sigma: float, edges: np.ndarray, rest: np.ndar
     for group in _decades(edges):
         if counts[group].sum() > NUMERIC_BIN_SIGMAS * sigma * math.sqrt(len(group)):
             chosen[group] = True
+    chosen = _without_isolated_noise(chosen, counts, sigma)
     kept = counts if rest is None else rest
     return np.where(chosen, np.clip(kept - sigma, 0.0, None), 0.0)
+
+
+def _without_isolated_noise(chosen: np.ndarray, counts: np.ndarray, sigma: float) -> np.ndarray:
+    """`chosen` less its runs that lie apart from the heaviest run (more than ISOLATION_GAP bins
+    from any other chosen bin) unless they clear ISOLATED_SIGMAS noise stds of a sum: the grid has
+    about 150 bins, so a column's pure-noise bins clear NUMERIC_BIN_SIGMAS somewhere with
+    probability about 3 %, and one such bin decades away took NYC flights' arr_time (1..2,400) to
+    [−7·10⁷, 3,000] at ε = 1. A value that far from the rest is a whole number (a sentinel code:
+    released and kept by its own histogram) or holds enough rows to clear the higher bar."""
+    index = np.nonzero(chosen)[0]
+    if len(index) < 2:
+        return chosen
+    runs = np.split(index, np.nonzero(np.diff(index) > ISOLATION_GAP + 1)[0] + 1)
+    sums = [float(counts[run].sum()) for run in runs]
+    heaviest = int(np.argmax(sums))
+    kept = chosen.copy()
+    for i, (run, total) in enumerate(zip(runs, sums)):
+        if i != heaviest and total <= ISOLATED_SIGMAS * sigma * math.sqrt(len(run)):
+            kept[run] = False
+    return kept
 
 
 def quantile_range(
@@ -341,11 +366,19 @@ def quantile_range(
 
 
 def _tail(counts: np.ndarray, sigma: float) -> int:
-    """How many of `counts` (outward from a range's end) the range takes: up to the farthest bin
-    whose sum with those before it clears NUMERIC_BIN_SIGMAS·σ·√(bins summed)."""
-    sums = np.cumsum(counts)
-    clears = sums > NUMERIC_BIN_SIGMAS * sigma * np.sqrt(np.arange(1, len(counts) + 1))
-    return int(np.nonzero(clears)[0][-1]) + 1 if clears.any() else 0
+    """How many of `counts` (outward from a range's end) the range takes: run after run, the
+    shortest run of bins from the current end whose own sum clears NUMERIC_BIN_SIGMAS·σ·√(its bins),
+    until none does. Each run must clear on its own: a sum that ran on from the end would carry the
+    end's real mass S across up to (S / (NUMERIC_BIN_SIGMAS·σ))² bins of pure noise (NYC flights'
+    arr_time, 1..2,400, came out [−7·10⁷, 3,000] at ε = 1 that way)."""
+    taken, bar = 0, NUMERIC_BIN_SIGMAS * sigma
+    while taken < len(counts):
+        rest = counts[taken:]
+        clears = np.cumsum(rest) > bar * np.sqrt(np.arange(1, len(rest) + 1))
+        if not clears.any():
+            break
+        taken += int(np.argmax(clears)) + 1
+    return taken
 
 
 def bin_of(value: float, edges: np.ndarray) -> int:
