@@ -281,3 +281,19 @@ def test_a_target_that_kept_one_class_is_released_again_and_charged():
         assert ledger.epsilon(1e-5, "pld") <= (0.25 + TARGET_SECOND_SHARE) * 1.0 + 1e-6
         found += "yes" in again["y"].categories
     assert triggered >= 3 and found >= triggered - 1
+
+
+def test_a_long_run_of_weak_noise_does_not_carry_the_range_away():
+    """Forty negative bins at 0.6σ each: their sum clears 3.5σ·√40, no run of a decade's bins does.
+    A tail is taken a decade-long run at a time, so the range stays at the data."""
+    from dpgan.tables.schema_inference import mass_bins, quantile_range
+
+    edges = public_numeric_grid()
+    sigma = 10.0
+    counts = np.zeros(len(edges) - 1)
+    data = (edges[:-1] >= 100.0) & (edges[:-1] < 2000.0)
+    counts[data] = 500.0
+    start = int(np.searchsorted(edges, 100.0))
+    counts[start - 40 : start] = 0.6 * sigma  # the 40 bins below the data, down into the negatives
+    low, high = quantile_range(mass_bins(counts, sigma, edges), counts, sigma, edges)
+    assert low >= 50.0 and high <= 3000.0
