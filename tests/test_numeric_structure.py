@@ -225,3 +225,12 @@ def test_neighbouring_small_tables_give_the_same_coarse_structure(extra):
     ]  # fmt: skip
     assert specs[0] == specs[1]
     assert grid_resolution(800.0, 63.0) == 1  # the coarse grid is what this compares
+
+
+def test_one_released_value_is_a_point_mass_not_a_column_of_one_level():
+    """A noisy count of numbers that came out low can make one value look like all of them: the
+    column keeps a point mass and a range, not the constant range of one level."""
+    from dpgan.tables.schema_inference import levels_of
+
+    assert levels_of({0: 559.0}, numbers=545.6) is None
+    assert levels_of({0: 300.0, 1: 250.0}, numbers=545.6) == [0, 1]

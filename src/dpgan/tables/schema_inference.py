@@ -437,8 +437,11 @@ def _units(edges: np.ndarray, index: int, integer: bool) -> float:
 
 
 def levels_of(wholes: dict[int, float], numbers: float) -> list[int] | None:
-    """The column's levels when its released whole numbers are few and hold nearly all its numbers."""
-    if not wholes or len(wholes) > MAX_LEVELS or sum(wholes.values()) < LEVELS_COVERAGE * numbers:
+    """The column's levels when its released whole numbers are two to MAX_LEVELS and hold nearly all
+    its numbers. One released value is not a column of one level: its noisy count can pass the
+    coverage test against a noisy count of numbers that came out low (Adult's capital-gain on 600
+    rows, 91 % zeros, became the constant range [0, 1]); as a point mass the column keeps a range."""
+    if len(wholes) < 2 or len(wholes) > MAX_LEVELS or sum(wholes.values()) < LEVELS_COVERAGE * numbers:
         return None
     return sorted(wholes)
 
