@@ -15,8 +15,9 @@ releases per column, each a histogram whose cells every row falls into exactly o
    histograms at √2σ each instead (sensitivity 1 each: together exactly the privacy of one
    Gaussian at σ, so the ledger entry is the same): the grid's bins and the count of each whole
    number, the PUBLIC_WHOLES (0..10 and sentinel codes: -1, 99999, ...) always, any other only
-   when its noisy count clears the Gaussian partition-selection threshold; for any other column, one cell per value (its
-   canonical text), released only above that threshold (its failure probability is charged to δ).
+   when its noisy count clears the Gaussian partition-selection threshold; for any other column,
+   one cell per value (its canonical text), released only above that threshold (its failure
+   probability is charged to δ).
 Everything in the schema is post-processing of those counts and of the noisy row count N̂:
 - the kind: numeric when the noisy count of numbers is at least that of text cells, integer unless the
   fractional numbers clearly outweigh both their noise and 2 % of the numbers; boolean when the
