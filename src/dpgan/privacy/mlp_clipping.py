@@ -69,10 +69,18 @@ def _output_deltas(linears: list[nn.Linear], slopes: list[torch.Tensor], top: to
     return deltas
 
 
-def _clip_factors(sq: torch.Tensor, max_norm: float) -> tuple[torch.Tensor, torch.Tensor]:
-    """Per-row norms from squared norms, and the factors min(1, C/‖g_i‖) as a column."""
+def _clip_factors(
+    sq: torch.Tensor, max_norm: float, mask: torch.Tensor | None = None
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per-row norms from squared norms, and the factors min(1, C/‖g_i‖) as a column. With a
+    padded batch's 0/1 `mask`, a padded row's factor is 0 (it adds nothing) and its norm, no
+    unit's, is left out."""
     norms = torch.sqrt(sq.clamp_min(0.0))
-    return norms, torch.clamp(max_norm / (norms + 1e-12), max=1.0).unsqueeze(1)
+    factors = torch.clamp(max_norm / (norms + 1e-12), max=1.0).unsqueeze(1)
+    if mask is None:
+        return norms, factors
+    rows = mask.reshape(-1)
+    return norms[rows > 0], factors * rows.unsqueeze(1).to(factors.dtype)
 
 
 @torch.no_grad()
@@ -143,10 +151,7 @@ def wgan_gp_clipped_sum(
         penultimate = h_in[K - 1]
         features = feature_scale * torch.cat([penultimate, penultimate.pow(2)], dim=1)
         sq = sq + features.pow(2).sum(1)
-    norms, factors = _clip_factors(sq, max_norm)
-    if mask is not None:  # padding: factor 0, so the row adds nothing; its norm is not a unit's
-        factors = factors * mask.reshape(batch, 1).to(factors.dtype)
-        norms = norms[mask.reshape(batch) > 0]
+    norms, factors = _clip_factors(sq, max_norm, mask)
     names = {id(p): n for n, p in critic.named_parameters()}
     out: dict[str, torch.Tensor] = {}
     if features is not None:
@@ -179,10 +184,7 @@ def output_clipped_sum(
         d_sq = (d * d).sum(1)
         sq += d_sq * (h * h).sum(1)
         sq += d_sq
-    norms, factors = _clip_factors(sq, max_norm)
-    if mask is not None:  # padding: factor 0, so the row adds nothing; its norm is not a unit's
-        factors = factors * mask.reshape(batch, 1).to(factors.dtype)
-        norms = norms[mask.reshape(batch) > 0]
+    norms, factors = _clip_factors(sq, max_norm, mask)
     names = {id(p): n for n, p in critic.named_parameters()}
     out: dict[str, torch.Tensor] = {}
     for layer, d, h in zip(linears, deltas, h_in, strict=True):

@@ -177,7 +177,7 @@ def prepare_table(
     notes: list[str] = []
     if schema is None:
         if infer:
-            second_cap = BudgetShares(epsilon, delta, accountant).at(fraction + TARGET_SECOND_SHARE)
+            second_cap = target_second_cap(epsilon, delta, accountant, fraction)
             schema, notes = learn_schema(
                 data, hints=hints, plan=plan, rows=rows, ledger=ledger, rng=rng, second_cap=second_cap
             )
@@ -238,6 +238,12 @@ def learn_schema(
         rng=rng,
         second_chance=None if second_cap is None else target_second_chance(ledger, second_cap, rows, rng),
     )
+
+
+def target_second_cap(epsilon: float, delta: float, accountant: str, fraction: float) -> ShareTarget:
+    """Where the target's second chance may take the ledger: the preprocessing share of ε plus
+    TARGET_SECOND_SHARE (the in-memory and the streamed path read this one rule)."""
+    return BudgetShares(epsilon, delta, accountant).at(fraction + TARGET_SECOND_SHARE)
 
 
 def target_second_chance(

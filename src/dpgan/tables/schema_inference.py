@@ -226,9 +226,7 @@ def release_domain(
         rest = sum(c for k, c in counts.values.items() if k not in set(public_keys))
         noisy = noisy_counts(np.array([*listed, rest]), sigma, rng)
         return DomainCounts(values=dict(zip(public_keys, map(float, noisy[:-1]))), other=float(noisy[-1]))
-    keys = sorted(counts.values)
-    noisy = noisy_counts(np.array([counts.values[k] for k in keys]), sigma, rng) if keys else np.zeros(0)
-    return DomainCounts(values={k: float(c) for k, c in zip(keys, noisy) if c > threshold and k != OTHER})
+    return release_values(counts, sigma, threshold, rng)
 
 
 # The target's second chance (dpgan.privacy.partition_selection): `(exact counts of the values
@@ -237,21 +235,22 @@ def release_domain(
 SecondChance = Callable[[np.ndarray, np.ndarray, float, float], tuple[np.ndarray, np.ndarray]]
 
 
-def release_target_values(
-    counts: DomainCounts, sigma: float, threshold: float, per_key_delta: float, rng: np.random.Generator,
-    second_chance: SecondChance | None,
+def release_values(
+    counts: DomainCounts, sigma: float, threshold: float, rng: np.random.Generator,
+    second_chance: SecondChance | None = None, per_key_delta: float = 0.0,
 ) -> DomainCounts:  # fmt: skip
-    """A categorical target's values: `release_domain`'s thresholded release (the same draws), and,
-    when it kept fewer than two values, the second chance: the values present counted again with
-    fresh noise and combined with the first counts (a decision on the first release's output only,
-    never on how many values are present). A value the first release kept stays. Without it a
-    binary target whose minority class fell below the bar (hmda's "deny = yes", 11 % of 1,429 rows,
-    in about one seed of twenty) left the GAN one named class and `(other)`."""
+    """A non-numeric column's values: noise on each value present, kept above `threshold`. With
+    `second_chance` (a categorical target's), when that kept fewer than two values and values may be
+    released at all (a finite threshold): the values present counted again with fresh noise and
+    combined with the first counts (a decision on the first release's output only, never on how many
+    values are present); a value the first release kept stays. Without it a binary target whose
+    minority class fell below the bar (hmda's "deny = yes", 11 % of 1,429 rows, in about one seed
+    of twenty) left the GAN one named class and `(other)`."""
     keys = sorted(counts.values)
     exact = np.array([counts.values[k] for k in keys])
     noisy = noisy_counts(exact, sigma, rng) if keys else np.zeros(0)
     kept = {k: float(c) for k, c in zip(keys, noisy) if c > threshold and k != OTHER}
-    if second_chance is None or len(kept) >= 2 or not keys:
+    if second_chance is None or len(kept) >= 2 or not keys or not math.isfinite(threshold):
         return DomainCounts(values=kept)
     combined, released = second_chance(exact, noisy, sigma, per_key_delta)
     return DomainCounts(
@@ -614,7 +613,7 @@ def schema_from_counts(
     release, then the domain release of the kind it decided, drawing from `rng` in that order. So
     equal exact counts and an equally seeded `rng` give an equal schema. `second_chance` releases a
     categorical target's values again when the first release kept fewer than two
-    (`release_target_values`; the caller's closure charges it)."""
+    (`release_values`; the caller's closure charges it)."""
     keyed = [c for c in names if hints.releases_keys(c)]
     per_key_delta = threshold_delta / max(len(keyed), 1)
     columns, notes = [], []
@@ -631,8 +630,8 @@ def schema_from_counts(
         threshold = set_union_threshold(sigma, per_key_delta) if hints.releases_keys(name) else math.inf
         public_keys = tuple(hints.categories[name]) if name in hints.categories else None
         exact = domain_of(name, kind.kind)
-        if name == hints.target and exact.bins is None and public_keys is None and math.isfinite(threshold):
-            domain = release_target_values(exact, sigma, threshold, per_key_delta, rng, second_chance)
+        if name == hints.target and exact.bins is None and public_keys is None:
+            domain = release_values(exact, sigma, threshold, rng, second_chance, per_key_delta)
         else:
             domain = release_domain(exact, sigma, threshold, rng, public_keys, kind.integer, rows=estimated_rows)
         decision = decide_column(name, kind, domain, sigma=sigma, rows=estimated_rows, hints=hints)

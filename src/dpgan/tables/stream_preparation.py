@@ -25,7 +25,6 @@ import numpy as np
 import pandas as pd
 
 from dpgan.privacy.accounting import PrivacyLedger
-from dpgan.privacy.calibration import BudgetShares
 from dpgan.privacy.preprocessing import (
     REPAIR_COUNT_SCALE,
     ROW_COUNT_SCALE,
@@ -36,12 +35,12 @@ from dpgan.privacy.preprocessing import (
 from dpgan.tables.conform import REASONS, conform
 from dpgan.tables.parquet_source import OpenSource
 from dpgan.tables.preparation import (
-    TARGET_SECOND_SHARE,
     charge_schema,
     plan_for,
     release_repairs,
     repair_notes,
     small_table_notes,
+    target_second_cap,
     target_second_chance,
 )
 from dpgan.tables.schema import Schema
@@ -109,7 +108,7 @@ def prepare_stream(
             return recount_wholes(batches, name) if wholes else recount_values(batches, name)
 
         charge_schema(ledger, plan, len(columns), hints)  # as the in-memory path: before the release
-        second_cap = BudgetShares(epsilon, delta, accountant).at(fraction + TARGET_SECOND_SHARE)
+        second_cap = target_second_cap(epsilon, delta, accountant, fraction)
         schema, notes = schema_from_counts(
             columns,
             lambda name: counters[name].class_counts(),

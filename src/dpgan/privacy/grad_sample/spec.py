@@ -91,10 +91,6 @@ class CriticUnitLoss:
             return torch.ones(self.batch_size, dtype=self.real.dtype, device=self.real.device)
         return self.weight.reshape(self.batch_size).to(self.real.dtype)
 
-    def masked(self, factors: torch.Tensor) -> torch.Tensor:
-        """Clip factors (B,) with the padded rows' set to 0 (unchanged without a mask)."""
-        return factors if self.mask is None else factors * self.mask.reshape(factors.shape).to(factors.dtype)
-
     def kept(self, norms: torch.Tensor) -> torch.Tensor:
         """The sampled rows' entries of a per-row tensor (all of them without a mask)."""
         return norms if self.mask is None else norms[self.mask.reshape(-1) > 0]
