@@ -7,14 +7,34 @@ import os
 import numpy as np
 import pandas as pd
 import pytest
+import torch
 
 from dpgan import Schema, TabularSynthesizer, datasets
+from dpgan.tables.conditioning import PRIOR_FROM_SCHEMA, Condition
+from dpgan.tables.encoder import TableEncoder
 
 # One fixed CPU thread for every fit the tests make, in this process and the ones it starts
 # (torchrun, the CLI): the default, auto (dpgan.threads), follows the machine's load, and another
 # thread count may round a reduction differently, while many tests compare seeded runs bit for bit.
 # tests/test_threads.py unsets it where it tests auto.
 os.environ.setdefault("DPGAN_THREADS", "1")
+
+
+@pytest.fixture(scope="session")
+def encode_adult(adult_small, adult_schema):
+    """`encode_adult(rows)`: Adult's first `rows` small-slice rows encoded by the bundled schema,
+    their output spans, and the income condition with the schema's public prior (what the training
+    loops' tests feed a strategy). A fresh tensor per call: no test sees another's changes."""
+
+    def encode(rows: int):
+        frame = adult_small.iloc[:rows]
+        encoder = TableEncoder(adult_schema, {c: str(frame[c].dtype) for c in frame.columns})
+        data = torch.from_numpy(encoder.encode(frame[adult_schema.names]))
+        start = next(s.start for s in encoder.spans if s.column == "income")
+        condition = Condition("income", ("<=50K", ">50K"), start, (0.75, 0.25), PRIOR_FROM_SCHEMA)
+        return data, encoder.spans, condition
+
+    return encode
 
 
 @pytest.fixture(scope="session")

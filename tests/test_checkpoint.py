@@ -13,8 +13,6 @@ import torch
 from dpgan.errors import InputError
 from dpgan.privacy.accounting import PrivacyLedger
 from dpgan.recipes import RECIPES
-from dpgan.tables.conditioning import PRIOR_FROM_SCHEMA, Condition
-from dpgan.tables.encoder import TableEncoder
 from dpgan.training import critic_step as critic_step_module
 from dpgan.training import dp_critic, dp_generator
 from dpgan.training.checkpoint import STATE_FILE, FitCheckpoint, Snapshot
@@ -36,13 +34,8 @@ def kill_after(step: int):
 
 
 @pytest.fixture(scope="module")
-def encoded(adult_small, adult_schema):
-    frame = adult_small.iloc[:150]
-    encoder = TableEncoder(adult_schema, {c: str(frame[c].dtype) for c in frame.columns})
-    data = torch.from_numpy(encoder.encode(frame[adult_schema.names]))
-    start = next(s.start for s in encoder.spans if s.column == "income")
-    condition = Condition("income", ("<=50K", ">50K"), start, (0.75, 0.25), PRIOR_FROM_SCHEMA)
-    return data, encoder.spans, condition
+def encoded(encode_adult):
+    return encode_adult(150)
 
 
 def config(**changes) -> TrainingConfig:

@@ -9,8 +9,6 @@ import torch
 from dpgan.models.tabular import TabularGenerator
 from dpgan.privacy.accounting import PrivacyLedger
 from dpgan.recipes import RECIPES
-from dpgan.tables.conditioning import PRIOR_FROM_SCHEMA, Condition
-from dpgan.tables.encoder import TableEncoder
 from dpgan.training import dp_critic, dp_generator
 from dpgan.training.config import TrainingConfig
 from dpgan.training.fake_rows import InputsFn
@@ -18,13 +16,8 @@ from dpgan.training.gan_loop import GeneratorSide, generator_for
 
 
 @pytest.fixture(scope="module")
-def encoded(adult_small, adult_schema):
-    frame = adult_small.iloc[:120]
-    encoder = TableEncoder(adult_schema, {c: str(frame[c].dtype) for c in frame.columns})
-    data = torch.from_numpy(encoder.encode(frame[adult_schema.names]))
-    start = next(s.start for s in encoder.spans if s.column == "income")
-    condition = Condition("income", ("<=50K", ">50K"), start, (0.75, 0.25), PRIOR_FROM_SCHEMA)
-    return data, encoder.spans, condition
+def encoded(encode_adult):
+    return encode_adult(120)
 
 
 def small_config(**changes) -> TrainingConfig:

@@ -23,9 +23,8 @@ from dpgan.privacy.mlp_clipping import FEATURES_KEY, wgan_gp_clipped_sum
 from dpgan.privacy.step import GeneratorHookStep
 from dpgan.recipes import RECIPES
 from dpgan.recipes.recipe import STRATEGY_SIDES
-from dpgan.tables.conditioning import PRIOR_FROM_DP_COUNTS, PRIOR_FROM_SCHEMA, Condition
+from dpgan.tables.conditioning import PRIOR_FROM_DP_COUNTS, PRIOR_FROM_SCHEMA
 from dpgan.tables.conform import validate_table
-from dpgan.tables.encoder import TableEncoder
 from dpgan.tables.preparation import REPAIR_EVENT
 from dpgan.tables.settings import TABLE_SETTING_KEYS, TableSettings
 from dpgan.training import critic_step as critic_step_module
@@ -372,14 +371,9 @@ def test_condition_must_be_a_column_name():
 
 
 @pytest.fixture(scope="module")
-def encoded(adult_small, adult_schema):
+def encoded(encode_adult):
     """200 encoded Adult rows, their spans, and the income condition (public prior)."""
-    frame = adult_small.iloc[:200]
-    encoder = TableEncoder(adult_schema, {c: str(frame[c].dtype) for c in frame.columns})
-    data = torch.from_numpy(encoder.encode(frame[adult_schema.names]))
-    start = next(s.start for s in encoder.spans if s.column == "income")
-    condition = Condition("income", ("<=50K", ">50K"), start, (0.75, 0.25), PRIOR_FROM_SCHEMA)
-    return data, encoder.spans, condition
+    return encode_adult(200)
 
 
 def tiny_config(**changes) -> TrainingConfig:

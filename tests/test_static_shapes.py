@@ -16,8 +16,6 @@ from dpgan.privacy import grad_sample
 from dpgan.privacy.accounting import PrivacyLedger
 from dpgan.privacy.grad_sample.functorch import functorch_clipped_sum
 from dpgan.privacy.padded_batches import pad_size
-from dpgan.tables.conditioning import PRIOR_FROM_SCHEMA, Condition
-from dpgan.tables.encoder import TableEncoder
 from dpgan.training import critic_step, dp_critic
 from dpgan.training.config import TrainingConfig
 
@@ -109,13 +107,8 @@ def test_a_mask_of_the_wrong_shape_is_refused():
 
 
 @pytest.fixture(scope="module")
-def encoded(adult_small, adult_schema):
-    frame = adult_small.iloc[:200]
-    encoder = TableEncoder(adult_schema, {c: str(frame[c].dtype) for c in frame.columns})
-    data = torch.from_numpy(encoder.encode(frame[adult_schema.names]))
-    start = next(s.start for s in encoder.spans if s.column == "income")
-    condition = Condition("income", ("<=50K", ">50K"), start, (0.75, 0.25), PRIOR_FROM_SCHEMA)
-    return data, encoder.spans, condition
+def encoded(encode_adult):
+    return encode_adult(200)
 
 
 class Recorder:
