@@ -42,6 +42,7 @@ from dpgan.errors import DPGanError
 from dpgan.evaluation import evaluate
 from dpgan.evaluation.tables.every_column import every_column_tstr
 from dpgan.evaluation.tables.fidelity import as_labels, column_kinds, fidelity, two_way_marginal_error
+from dpgan.tables import schema_inference
 from dpgan.tables.schema import ColumnSpec
 from dpgan.tables.table_io import read_private_table, read_table, write_table
 from tables import TABLES, TUNING_TABLES, schema_path, split
@@ -257,6 +258,8 @@ def run_one(
 
 def run(args: argparse.Namespace) -> None:
     torch.set_num_threads(args.threads)
+    if args.bin_placement:
+        schema_inference.BIN_PLACEMENT = args.bin_placement
     out = Path(args.out) if args.out else RESULTS_DIR / f"csv_only_{args.split}.jsonl"
     out.parent.mkdir(parents=True, exist_ok=True)
     for seed in args.seeds:  # seeds outermost: a run cut short still covers every table
@@ -277,6 +280,7 @@ def run(args: argparse.Namespace) -> None:
                     args.all_targets,
                 )
                 keys = ("table", "mode", "seed", "fit_seconds", "epsilon_spent", "accuracy_diff", "auc_diff", "r2_diff")
+                row["bin_placement"] = schema_inference.BIN_PLACEMENT
                 brief = {k: row.get(k) for k in keys + ("majority_accuracy", "error")}
                 print(json.dumps(brief), flush=True)
                 with out.open("a") as handle:
@@ -442,6 +446,11 @@ def main() -> None:
     )
     parser.add_argument("--all-targets", action="store_true", help="also TSTR with every column as the target")
     parser.add_argument("--set", action="append", metavar="KEY=VALUE", help="a TabularSynthesizer setting to vary")
+    parser.add_argument(
+        "--bin-placement",
+        choices=("quantile", "equal"),
+        help="where learned numeric bins are cut (dpgan.tables.schema_inference.BIN_PLACEMENT; default: dpgan's)",
+    )
     parser.add_argument("--out", help="default: bench/results/csv_only_<split>.jsonl")
     parser.add_argument("--summary", help="print the markdown table for a results file and exit")
     args = parser.parse_args()

@@ -156,6 +156,26 @@ def test_a_generated_position_stays_inside_the_chosen_bin():
     np.testing.assert_allclose(enc.decode(block, np.random.default_rng(0))["x"], [4.0, 6.0, 1.0])
 
 
+@pytest.mark.parametrize("scale", ["linear", "log"])
+def test_public_bin_edges_cut_the_bins_and_the_position_follows_the_scale_inside(scale):
+    """Bins at public edges (DP quantiles, or the curator's): a value picks the bin its edges hold,
+    the position runs from -1 at the bin's low edge to 1 at its high edge on the column's scale,
+    and decoding returns the value."""
+    spec = ColumnSpec("amount", "continuous", min=0.0, max=1000.0, bins=3, bin_edges=(10.0, 100.0), scale=scale)
+    encoder = TableEncoder(Schema((spec,)))
+    values = pd.DataFrame({"amount": [0.0, 5.0, 10.0, 55.0, 99.0, 100.0, 999.0, 1000.0]})
+    block = encoder.encode(values)
+    assert block[:, 1:].argmax(axis=1).tolist() == [0, 0, 1, 1, 1, 2, 2, 2]
+    assert block[0, 0] == -1.0 and block[2, 0] == -1.0 and block[-1, 0] == 1.0
+    if scale == "linear":
+        np.testing.assert_allclose(block[[1, 3], 0], [0.0, 0.0], atol=1e-6)  # the bins' middles
+    else:
+        # on the log1p scale the middle of [10, 100] is √(11·101) − 1 ≈ 32: 55 lies above it
+        assert block[3, 0] > 0.2
+    decoded = encoder.decode(block, np.random.default_rng(0))["amount"].to_numpy()
+    np.testing.assert_allclose(decoded, values["amount"].to_numpy(), rtol=1e-5, atol=1e-9)
+
+
 def test_ratio_scale_cuts_a_positive_range_into_bins_equal_in_ratio_and_inverts():
     """[10⁵, 10⁶] in 8 ratio bins: each bin's top is 10^(1/8) times its bottom (linear bins would put
     every value under 2.2·10⁵ in the first two); encoding then decoding a value returns it."""

@@ -52,6 +52,15 @@ def test_point_masses_and_scale_survive_json_and_stay_out_of_plain_columns(tmp_p
     assert not {"point_masses", "scale", "bins"} & set(loaded["x"].to_dict())  # old layouts stay as they were
 
 
+def test_bin_edges_survive_json_and_stay_out_of_equal_bins(tmp_path):
+    spec = ColumnSpec("gain", "integer", min=0, max=99999, scale="log", bins=3, bin_edges=(99.5, 4999.5))
+    path = tmp_path / "s.json"
+    Schema((spec, ColumnSpec("x", "continuous", min=0.0, max=1.0, bins=4))).to_json(path)
+    loaded = Schema.from_json(path)
+    assert loaded["gain"].bin_edges == (99.5, 4999.5) and loaded["gain"] == spec
+    assert "bin_edges" not in loaded["x"].to_dict()
+
+
 def test_valid_frame_passes_and_is_reordered():
     frame = good_frame()[["f", "c", "n", "x"]]
     assert list(validate_table(frame, small_schema()).columns) == ["x", "n", "c", "f"]
@@ -115,6 +124,14 @@ def test_refusals_never_print_the_cell_or_a_count(column, secret):
         ({"name": "a", "kind": "integer", "min": 0, "max": 3, "bins": 0}, "whole number from 1"),
         ({"name": "a", "kind": "integer", "min": 0, "max": 3, "bins": 2.5}, "whole number from 1"),
         ({"name": "a", "kind": "integer", "min": 0, "max": 3, "bins": 10**6}, "whole number from 1"),
+        ({"name": "a", "kind": "integer", "min": 0, "max": 9, "bins": 3, "bin_edges": [4]}, "bins - 1 inner edges"),
+        ({"name": "a", "kind": "integer", "min": 0, "max": 9, "bins": 3, "bin_edges": [5, 4]}, "increase strictly"),
+        ({"name": "a", "kind": "integer", "min": 0, "max": 9, "bins": 3, "bin_edges": [0, 4]}, "increase strictly"),
+        ({"name": "a", "kind": "integer", "min": 0, "max": 9, "bins": 3, "bin_edges": [4, 12]}, "increase strictly"),
+        ({"name": "a", "kind": "integer", "min": 0, "max": 9, "bins": 2, "bin_edges": ["4"]}, "finite numbers"),
+        ({"name": "a", "kind": "integer", "min": 0, "max": 9, "bins": 2, "bin_edges": 4}, "must be a list"),
+        ({"name": "a", "kind": "boolean", "bin_edges": [0.5]}, "numeric columns only"),
+        ({"name": "a", "kind": "integer", "min": 0, "max": 3, "encoding": "binary", "bins": 2, "bin_edges": [1]}, "no"),
     ],
 )
 def test_bad_schema_is_refused(column, message):

@@ -297,3 +297,48 @@ def test_a_long_run_of_weak_noise_does_not_carry_the_range_away():
     counts[start - 40 : start] = 0.6 * sigma  # the 40 bins below the data, down into the negatives
     low, high = quantile_range(mass_bins(counts, sigma, edges), counts, sigma, edges)
     assert low >= 50.0 and high <= 3000.0
+
+
+def test_learned_bins_hold_like_shares_of_a_heavy_tail(monkeypatch):
+    """Bins at the DP quantiles of the grid mass (BIN_PLACEMENT "quantile"): on a long-tailed amount
+    every learned bin holds a like share of the rows (equal bins on the log scale, the default,
+    leave the tail's bins nearly empty); the edges are post-processing of the same release, so both
+    placements read one draw and give the same range and scale."""
+    from dpgan.tables import schema_inference
+    from dpgan.tables.column_transforms import NumericTransform
+
+    rng = np.random.default_rng(0)
+    values = pd.Series(np.round(rng.lognormal(8, 1.2, 20000)))
+    kind = decide_kind("amount", class_counts(values), sigma=40.0, hints=PublicHints())
+    released = release_domain(domain_counts(values, NUMERIC), 20.0, math.inf, np.random.default_rng(0))
+    specs = {}
+    for placement in ("equal", "quantile"):
+        monkeypatch.setattr(schema_inference, "BIN_PLACEMENT", placement)
+        specs[placement] = decide_column("amount", kind, released, sigma=20.0, rows=20000.0, hints=PublicHints()).spec
+    equal, quantile = specs["equal"], specs["quantile"]
+    assert (quantile.min, quantile.max, quantile.scale) == (equal.min, equal.max, equal.scale)
+    assert not equal.bin_edges and quantile.bins == len(quantile.bin_edges) + 1 >= 6
+    assert all(edge - math.floor(edge) == 0.5 for edge in quantile.bin_edges)  # between whole numbers
+
+    def shares(spec):
+        block = NumericTransform(spec).encode(values)
+        return block[:, 1 : 1 + spec.bins].mean(axis=0)
+
+    assert shares(quantile).min() > 0.5 / quantile.bins and shares(quantile).max() < 2.0 / quantile.bins
+    assert shares(equal).min() < 0.02  # the equal bins it replaces
+
+
+def test_quantile_bin_edges_read_the_mass_and_merge_where_it_piles_up():
+    from dpgan.tables.schema_inference import quantile_bin_edges
+
+    edges = np.array([0.0, 10.0, 20.0, 30.0, 40.0])
+    uniform = np.array([5.0, 5.0, 5.0, 5.0])
+    assert quantile_bin_edges(uniform, edges, 0.0, 40.0, 4, integer=False) == (10.0, 20.0, 30.0)
+    # only the mass inside the range counts: [0, 20] holds two even bins
+    assert quantile_bin_edges(uniform, edges, 0.0, 20.0, 4, integer=False) == (5.0, 10.0, 15.0)
+    assert quantile_bin_edges(uniform, edges, 0.0, 40.0, 4, integer=True) == (9.5, 19.5, 29.5)
+    # all mass in one grid bin of an integer column: the cuts collapse to fewer distinct edges
+    piled = np.array([0.0, 9.0, 0.0, 0.0])
+    assert quantile_bin_edges(piled, edges, 0.0, 40.0, 8, integer=True) == (11.5, 12.5, 13.5, 14.5, 16.5, 17.5, 18.5)
+    assert quantile_bin_edges(piled, edges, 0.0, 40.0, 40, integer=True)[:3] == (10.5, 11.5, 12.5)
+    assert quantile_bin_edges(np.zeros(4), edges, 0.0, 40.0, 4, integer=False) == ()

@@ -64,10 +64,11 @@ def sample_categories(probs: np.ndarray, rng: np.random.Generator) -> np.ndarray
 
 
 class NumericTransform(ColumnTransform):
-    """Continuous or integer: the public range, scaled linearly, on a log1p scale or in ratio, is cut into
-    `bins` equal bins; a row is a softmax over its mode [bins..., point masses..., missing] plus
-    its position inside the bin in [-1, 1]. Rows at a point mass or null carry 0 as position.
-    With one bin and no point masses or nulls this is plain min-max scaling to [-1, 1].
+    """Continuous or integer: the public range, scaled linearly, on a log1p scale or in ratio, is cut
+    into `bins` bins (equal on the scale, or at the schema's public `bin_edges`); a row is a softmax
+    over its mode [bins..., point masses..., missing] plus its position inside the bin in [-1, 1].
+    Rows at a point mass or null carry 0 as position. With one bin and no point masses or nulls
+    this is plain min-max scaling to [-1, 1].
     """
 
     @property
@@ -85,7 +86,8 @@ class NumericTransform(ColumnTransform):
             spans.append((SOFTMAX, self.modes))
         return spans
 
-    def _to_unit(self, values: np.ndarray) -> np.ndarray:
+    def _scaled(self, values: np.ndarray) -> np.ndarray:
+        """Values clipped to the public range and mapped to [0, 1] on the column's scale."""
         lo, hi = float(self.spec.min), float(self.spec.max)  # type: ignore[arg-type]
         if self.spec.scale == "ratio":
             return np.log(np.clip(values, lo, hi) / lo) / np.log(hi / lo)
@@ -94,13 +96,32 @@ class NumericTransform(ColumnTransform):
             return np.log1p(clipped) / np.log1p(hi - lo)
         return clipped / (hi - lo)
 
-    def _from_unit(self, unit: np.ndarray) -> np.ndarray:
+    def _unscaled(self, unit: np.ndarray) -> np.ndarray:
         lo, hi = float(self.spec.min), float(self.spec.max)  # type: ignore[arg-type]
         if self.spec.scale == "ratio":
             return lo * np.exp(unit * np.log(hi / lo))
         if self.spec.scale == "log":
             return lo + np.expm1(unit * np.log1p(hi - lo))
         return lo + unit * (hi - lo)
+
+    def _knots(self) -> tuple[np.ndarray, np.ndarray]:
+        """Where the bins' edges lie on the scale, and where equal bins put them: with public
+        `bin_edges` the unit interval is stretched piecewise linearly so that bin k is [k, k+1]/bins."""
+        outer = np.array([float(self.spec.min), *map(float, self.spec.bin_edges), float(self.spec.max)])  # type: ignore[arg-type]
+        return self._scaled(outer), np.linspace(0.0, 1.0, len(outer))
+
+    def _to_unit(self, values: np.ndarray) -> np.ndarray:
+        scaled = self._scaled(values)
+        if not self.spec.bin_edges:
+            return scaled
+        on_scale, equal = self._knots()
+        return np.interp(scaled, on_scale, equal)
+
+    def _from_unit(self, unit: np.ndarray) -> np.ndarray:
+        if self.spec.bin_edges:
+            on_scale, equal = self._knots()
+            unit = np.interp(unit, equal, on_scale)
+        return self._unscaled(unit)
 
     def encode(self, series: pd.Series) -> np.ndarray:
         values = pd.to_numeric(series, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)

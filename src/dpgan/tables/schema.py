@@ -33,7 +33,7 @@ MAX_GEO_CELLS = 1024  # a latitude/longitude pair's grid: its columns' bins mult
 PLACEMENTS = ("uniform", "centre")  # where a region's released point lies inside its public box
 SCHEMA_KEYS = frozenset(
     ("name", "kind", "min", "max", "categories", "nullable", "other_category", "frequencies")
-    + ("point_masses", "scale", "bins", "encoding", "boxes", "placement")
+    + ("point_masses", "scale", "bins", "bin_edges", "encoding", "boxes", "placement")
 )
 
 
@@ -61,6 +61,10 @@ class ColumnSpec:
     # numeric only: equal-width bins of the scaled range; the generator picks a bin like a
     # category and a position inside it (CTGAN's modes, but fixed by the schema, not fitted)
     bins: int = 1
+    # numeric only: the bins' inner edges in the column's units (bins - 1 of them, increasing,
+    # strictly between min and max), e.g. at DP quantiles so that each bin holds a like share of the
+    # rows; empty: the bins are equal on the scale. Inside a bin the position follows the scale.
+    bin_edges: tuple[float, ...] = ()
     # integer only: "binary" codes the value as bits instead of bins (ENCODINGS)
     encoding: str = "bins"
     # categorical only, a region column (Boob et al.'s geo columns): each category's public bounding
@@ -117,6 +121,21 @@ class ColumnSpec:
             raise InputError(f"column {self.name!r}: every point mass must lie within 'min' and 'max'")
         if self.kind == "integer" and any(float(m) != int(m) for m in masses):
             raise InputError(f"column {self.name!r}: point masses of an integer column must be integers")
+        self._check_bin_edges()
+
+    def _check_bin_edges(self) -> None:
+        edges = self.bin_edges
+        if not edges:
+            return
+        if not self.is_numeric:
+            raise InputError(f"column {self.name!r}: 'bin_edges' apply to numeric columns only")
+        if not all(isinstance(e, (int, float)) and not isinstance(e, bool) and math.isfinite(e) for e in edges):
+            raise InputError(f"column {self.name!r}: 'bin_edges' must be finite numbers")
+        if len(edges) != self.bins - 1:
+            raise InputError(f"column {self.name!r}: 'bin_edges' needs bins - 1 inner edges ({self.bins - 1})")
+        inside = (self.min, *edges, self.max)
+        if not all(a < b for a, b in zip(inside, inside[1:])):  # type: ignore[operator]
+            raise InputError(f"column {self.name!r}: 'bin_edges' must increase strictly between 'min' and 'max'")
 
     def _check_encoding(self) -> None:
         if self.encoding not in ENCODINGS:
@@ -125,7 +144,7 @@ class ColumnSpec:
             return
         if self.kind != "integer":
             raise InputError(f"column {self.name!r}: 'encoding': 'binary' applies to integer columns only")
-        if self.point_masses or self.scale != "linear" or self.bins != 1:
+        if self.point_masses or self.scale != "linear" or self.bins != 1 or self.bin_edges:
             raise InputError(f"column {self.name!r}: a binary-coded column takes no 'point_masses', 'scale' or 'bins'")
         if not 2 <= self.integer_levels <= MAX_BINARY_VALUES:
             raise InputError(
@@ -173,6 +192,8 @@ class ColumnSpec:
             out["scale"] = self.scale
         if self.bins != 1:
             out["bins"] = self.bins
+        if self.bin_edges:
+            out["bin_edges"] = list(self.bin_edges)
         if self.encoding != "bins":
             out["encoding"] = self.encoding
         if self.boxes:
@@ -200,6 +221,7 @@ class ColumnSpec:
             point_masses=_list_entry(data, "point_masses"),
             scale=data.get("scale", "linear"),
             bins=data.get("bins", 1),
+            bin_edges=_list_entry(data, "bin_edges"),
             encoding=data.get("encoding", "bins"),
             boxes=_boxes_entry(data),
             placement=data.get("placement", "uniform"),
@@ -356,7 +378,7 @@ def with_geo(schema: Schema, pairs: tuple[tuple[str, str], ...]) -> Schema:
     named = {c for pair in pairs for c in pair}
     # a coordinate is placed linearly inside its cell: a learned log scale or point mass does not apply
     columns = tuple(
-        replace(c, scale="linear", point_masses=()) if c.name in named and c.kind == "continuous" else c
+        replace(c, scale="linear", point_masses=(), bin_edges=()) if c.name in named and c.kind == "continuous" else c
         for c in schema.columns
     )
     geo = tuple(dict.fromkeys(tuple(schema.geo) + tuple(tuple(p) for p in pairs)))
@@ -368,7 +390,7 @@ def binary_coded(schema: Schema, keep: tuple[str, ...] = ()) -> Schema:
     (Boob et al.), except the columns in `keep` (the target and the condition, whose softmax the
     label model and the conditioning read). A function of the public schema alone: free."""
     columns = tuple(
-        replace(spec, encoding="binary", bins=1, point_masses=(), scale="linear")
+        replace(spec, encoding="binary", bins=1, bin_edges=(), point_masses=(), scale="linear")
         if spec.kind == "integer" and spec.name not in keep and 2 <= spec.integer_levels <= MAX_BINARY_VALUES
         else spec
         for spec in schema.columns
