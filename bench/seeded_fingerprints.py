@@ -104,7 +104,7 @@ CASES: dict[str, Callable[[Path], dict]] = {
         "mlp", label_profile=True, step_anchor=True, moment_anchor=True, label_guide=True, label_guide_epochs=1.0
     ),
     "sequence/anchors": _sequence_case("mlp", label_profile=True, step_anchor=True, moment_anchor=True),
-    "sequence/gaussian-base": _sequence_case("mlp", gaussian_base=True),
+    "sequence/gaussian-base": _sequence_case("mlp", model="gaussian+gan"),
     "sequence/entity": _sequence_case("mlp", entity="district"),
     **{f"image/{r}": _image_case(r) for r in IMAGE_RECIPES},
 }

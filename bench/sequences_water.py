@@ -20,6 +20,11 @@ bound is [0, 1]: SimBench profiles are per unit of a load's rated power (its `pL
 read off the data. Rows go to bench/results/sequences_profiles.jsonl.
 
     python bench/sequences_water.py --data load-profiles --split validation --epsilons 1 3 10 inf --seeds 0 1 2
+
+`--data italy-power-demand`: the UCR ItalyPowerDemand days (1,096 z-normalised days of 24 hours,
+labelled by season; `dpgan.datasets.load_italy_power_demand()`), split by series as above (the
+archive's own split is not used), public bounds ±5 (a z-normalised series of 24 values lies within
+±√23). Rows go to bench/results/sequences_italy.jsonl; `gan-entity` does not apply (one day each).
 """
 
 from __future__ import annotations
@@ -61,11 +66,13 @@ class Data:
     time: str
     length: int
     value: str
-    upper: float  # public upper bound of the value (the lower one is 0), never the data's max
+    upper: float  # public upper bound of the value, never the data's max
     label: str
     entity: str  # the unit of entity-level privacy; a series is one entity-day
     categories: tuple[str, ...] | None  # the public label set; None: the water districts' names
     results: Path
+    lower: float = 0.0  # public lower bound of the value
+    day: str = "day"  # the column the split draws from (a test day is never seen in training)
 
 
 DATA = {
@@ -79,14 +86,21 @@ DATA = {
         datasets.load_load_profiles, "step", 96, "load", 1.0, "category", "profile",
         datasets.LOAD_PROFILE_CATEGORIES, RESULTS / "sequences_profiles.jsonl",
     ),
+    # z-normalised days of 24 values: |z| ≤ √23 ≈ 4.80 for any series of 24 (a public bound), so ±5;
+    # the label is the season (1 = October to March); each day is its own entity (no entity-level)
+    "italy-power-demand": Data(
+        datasets.load_italy_power_demand, "hour", 24, "demand", 5.0, "label", "series", ("1", "2"),
+        RESULTS / "sequences_italy.jsonl", lower=-5.0, day="series",
+    ),
 }  # fmt: skip
 DATASET = DATA["water"]  # --data
 
 
 def load() -> tuple[dict[str, object], list[str]]:
     frame = DATASET.load()
-    frame = frame.assign(series=frame[DATASET.entity].astype(str) + "/" + frame["day"].astype(str))
-    days = np.sort(frame["day"].unique())
+    frame = frame.assign(**{DATASET.label: frame[DATASET.label].astype(str)})
+    frame = frame.assign(series=frame[DATASET.entity].astype(str) + "/" + frame[DATASET.day].astype(str))
+    days = np.sort(frame[DATASET.day].unique())
     order = np.random.default_rng(SPLIT_SEED).permutation(len(days))
     cut = [int(0.6 * len(days)), int(0.8 * len(days))]
     parts = {
@@ -95,7 +109,7 @@ def load() -> tuple[dict[str, object], list[str]]:
         "test": set(days[order[cut[1] :]]),
     }
     labels = list(DATASET.categories or sorted(frame[DATASET.label].astype(str).unique()))
-    return {name: frame[frame["day"].isin(chosen)] for name, chosen in parts.items()}, labels
+    return {name: frame[frame[DATASET.day].isin(chosen)] for name, chosen in parts.items()}, labels
 
 
 SCALE = "linear"  # --scale: how the public range maps to the generator's [-1, 1]
@@ -110,7 +124,7 @@ def schema_for(labels: list[str], entity: bool) -> SequenceSchema:
         id="series",
         time=DATASET.time,
         length=DATASET.length,
-        values=(ValueColumn(DATASET.value, 0.0, DATASET.upper, SCALE),),
+        values=(ValueColumn(DATASET.value, DATASET.lower, DATASET.upper, SCALE),),
         label=DATASET.label,
         categories=tuple(labels),
         entity=DATASET.entity if entity else None,

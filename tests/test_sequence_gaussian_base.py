@@ -85,18 +85,20 @@ def test_the_gaussian_base_is_built_only_where_it_belongs():
     assert _base_generator().noise_dim == L * 2 + 3 + L  # per-step, latent, then the base's normals
     for bad in ({"gaussian_base_fraction": 0.0}, {"gaussian_base_fraction": 0.9}, {"gaussian_base_gate": 11.0}):
         with pytest.raises(InputError, match="gaussian_base"):
-            SequenceSynthesizer(epsilon=3.0, gaussian_base=True, **bad)
-    with pytest.raises(InputError, match="gaussian_base takes none"):
-        SequenceSynthesizer(epsilon=3.0, gaussian_base=True, label_profile=True)
+            SequenceSynthesizer(epsilon=3.0, model="gaussian+gan", **bad)
+    with pytest.raises(InputError, match="model 'gaussian' takes none"):
+        SequenceSynthesizer(epsilon=3.0, model="gaussian", label_profile=True)
+    with pytest.raises(InputError, match="model must be one of"):
+        SequenceSynthesizer(epsilon=3.0, model="gmm")
     with pytest.raises(InputError, match="entity column"):
-        SequenceSynthesizer(epsilon=3.0, seed=0, gaussian_base=True, **FAST).fit(
+        SequenceSynthesizer(epsilon=3.0, seed=0, moment_anchor=True, **FAST).fit(
             _long(60, entities=10), _schema(entity="home", max_series_per_entity=2)
         )
 
 
 def test_a_fit_charges_the_release_at_its_share_then_the_critic_and_reloads(tmp_path):
     fraction = 0.6
-    synth = _fit(gaussian_base=True, gaussian_base_fraction=fraction, label_projection=True, critic_differences=True)
+    synth = _fit(model="gaussian+gan", gaussian_base_fraction=fraction, label_projection=True, critic_differences=True)
     entries = synth.ledger.entries
     assert [e.name for e in entries[:2]] == [COUNT_EVENT, GAUSSIAN_EVENT]
     assert all(e.name == CRITIC_EVENT for e in entries[2:]) and len(entries) > 2
@@ -109,7 +111,7 @@ def test_a_fit_charges_the_release_at_its_share_then_the_critic_and_reloads(tmp_
     assert "gaussian_base_gate" in synth.training
     synth.save(tmp_path / "m")
     again = SequenceSynthesizer.load(tmp_path / "m")
-    assert again.networks.gaussian_base and again.networks.gaussian_base_fraction == fraction
+    assert again.networks.model == "gaussian+gan" and again.networks.gaussian_base_fraction == fraction
     assert torch.equal(again.generator.base_factor, G.base_factor) and float(again.generator.gate.detach()) == float(
         G.gate.detach()
     )
@@ -147,3 +149,78 @@ def test_the_differences_critic_reads_step_changes_and_scores_each_unit_alone():
     with torch.no_grad():
         scores, moved = critic(series[:, None]), critic(changed[:, None])
     assert abs(float(scores[0] - moved[0])) > 0 and torch.equal(scores[1:], moved[1:])
+
+
+def test_the_gaussian_model_is_the_dp_gaussian_on_all_of_epsilon_with_no_gan_steps(tmp_path):
+    """model="gaussian": one count, one Gaussian release calibrated to the rest of ε (the ledger
+    lands on ε), no critic step; G is the released Gaussian (gate 0), saved and reloaded."""
+    synth = _fit(model="gaussian")
+    entries = synth.ledger.entries
+    assert [e.name for e in entries] == [COUNT_EVENT, GAUSSIAN_EVENT]
+    assert synth.privacy_report()["epsilon"] == pytest.approx(3.0, rel=1e-3)
+    assert synth.training["steps"] == 0 and "gaussian_base_gate" not in synth.training
+    G = synth.generator
+    assert float(G.gate.detach()) == 0.0
+    z = torch.randn(16, G.noise_dim, generator=torch.Generator().manual_seed(0))
+    codes = torch.randint(0, 2, (16,), generator=torch.Generator().manual_seed(1))
+    one_hot = torch.nn.functional.one_hot(codes, 2).float()
+    with torch.no_grad():
+        assert torch.allclose(G.series(z, one_hot, codes), G.base_draw(z, codes), atol=1e-4)
+    south = synth.sample(300, seed=3, label="south")["flow"].mean()
+    north = synth.sample(300, seed=3, label="north")["flow"].mean()
+    assert 20.0 < float(south) < 30.0 and 5.0 < float(north) < 15.0  # the levels 25 and 10
+    synth.save(tmp_path / "m")
+    again = SequenceSynthesizer.load(tmp_path / "m")
+    assert again.networks.model == "gaussian" and again.sample(5, seed=2).equals(synth.sample(5, seed=2))
+
+
+def test_a_model_saved_with_the_old_gaussian_base_flag_loads_as_the_composition(tmp_path):
+    import json
+
+    from dpgan.serialization import HASH_KEY, METADATA, WEIGHTS, content_hash
+
+    synth = _fit(model="gaussian+gan", epochs=1)
+    path = synth.save(tmp_path / "m")
+    meta = json.loads((path / METADATA).read_text())
+    meta["networks"].pop("model")
+    meta["networks"]["gaussian_base"] = True  # the layout before `model`
+    meta[HASH_KEY] = content_hash(meta, (path / WEIGHTS).read_bytes())
+    (path / METADATA).write_text(json.dumps(meta))
+    again = SequenceSynthesizer.load(path)
+    assert again.networks.model == "gaussian+gan" and again.sample(4, seed=1).equals(synth.sample(4, seed=1))
+
+
+def test_an_entity_unit_scales_every_gaussian_noise_by_its_series():
+    """k series per unit: every sensitivity is k times a series' one, so every noise draw is too
+    (the same draws from the same seed, times k), under the same ledger entry."""
+    from dpgan.sequences.baseline import DPGaussianSeries
+    from dpgan.sequences.codec import SeriesSet
+
+    n, d = 200_000, 4
+    zeros = SeriesSet(np.zeros((n, d, 1), dtype=np.float32), None, None, tally=None)  # type: ignore[arg-type]
+    fits = {}
+    for k in (1, 3):
+        fits[k] = DPGaussianSeries(epsilon=1.0, delta=1e-5).fit(zeros, 1, np.random.default_rng(7), per_unit=k)
+        assert [e.name for e in fits[k].ledger.entries] == [GAUSSIAN_EVENT]
+    assert fits[1].ledger.entries[0].noise_multiplier == fits[3].ledger.entries[0].noise_multiplier
+    # each mean is (noise in the sum) / (N + noise in the count): k times the noise, N ≫ the noise
+    np.testing.assert_allclose(fits[3].means[0], 3.0 * fits[1].means[0], rtol=1e-3)
+    assert float(np.abs(fits[1].means[0]).max()) > 0.0
+    with pytest.raises(ValueError, match="per_unit"):
+        DPGaussianSeries(epsilon=1.0, delta=1e-5).fit(zeros, 1, np.random.default_rng(7), per_unit=0)
+
+
+@pytest.mark.parametrize("model", ["gaussian", "gaussian+gan"])
+def test_the_gaussian_models_fit_an_entity_unit(model):
+    """With an entity column a unit is k series of one entity: the Gaussian is released over the
+    units' series at k times the noise, and the model samples series as the series unit does."""
+    schema = _schema(entity="home", max_series_per_entity=2)
+    synth = SequenceSynthesizer(epsilon=3.0, seed=0, model=model, **(FAST | {"epochs": 1})).fit(
+        _long(120, entities=30), schema
+    )
+    names = [e.name for e in synth.ledger.entries]
+    assert names[:2] == [COUNT_EVENT, GAUSSIAN_EVENT] and (len(names) == 2) == (model == "gaussian")
+    assert "2 series" in synth.ledger.entries[1].note
+    assert synth.privacy_report()["epsilon"] <= 3.0 * (1 + 1e-9)
+    sample = synth.sample(40, seed=1)
+    assert set(sample["district"]) <= {"north", "south"} and np.isfinite(sample["flow"]).all()

@@ -55,9 +55,9 @@ def test_given_flags_reach_the_kind_s_keywords_and_others_stay_out():
     given = given_settings(args, KIND_SETTINGS["table"])
     assert given == {"pair_anchor": False, "label_model_kind": "dp-sgd", "select_checkpoints": 4}
     kwargs = synth_kwargs(args)
-    assert kwargs["pair_anchor"] is False and "critic" not in kwargs and "gaussian_base" not in kwargs
-    args = parser.parse_args([*BASE, "--kind", "sequence", "--critic", "lstm", "--gaussian-base"])
-    assert given_settings(args, KIND_SETTINGS["sequence"]) == {"critic": "lstm", "gaussian_base": True}
+    assert kwargs["pair_anchor"] is False and "critic" not in kwargs and "model" not in kwargs
+    args = parser.parse_args([*BASE, "--kind", "sequence", "--critic", "lstm", "--model", "gaussian+gan"])
+    assert given_settings(args, KIND_SETTINGS["sequence"]) == {"critic": "lstm", "model": "gaussian+gan"}
     args = parser.parse_args([*BASE, "--kind", "image", "--no-label-guide", "--mode-seeking", "0.5"])
     assert given_settings(args, KIND_SETTINGS["image"]) == {"label_guide": False, "mode_seeking": 0.5}
     assert given_settings(parser.parse_args(BASE), KIND_SETTINGS["table"]) == {}  # nothing given: the library's
@@ -66,7 +66,7 @@ def test_given_flags_reach_the_kind_s_keywords_and_others_stay_out():
 @pytest.mark.parametrize(
     ("flags", "word"),
     [
-        (["--gaussian-base"], "--kind sequence"),
+        (["--model", "gaussian"], "--kind sequence"),
         (["--kind", "sequence", "--pair-budget-fraction", "0.2"], "--kind table"),
         (["--kind", "image", "--critic", "lstm"], "--kind sequence"),
         (["--kind", "sequence", "--width", "8"], "--kind image"),

@@ -153,6 +153,8 @@ class SeriesUnitGenerator(nn.Module):
         return torch.tanh(offset + self.lstm.pre_activation(steps, condition))
 
     def _profile_codes(self, n: int, generator: torch.Generator | None) -> torch.Tensor:
+        if n == 0:  # an empty Poisson batch (few units): torch.multinomial refuses to draw none
+            return torch.zeros(0, dtype=torch.long, device=self.label_shares.device)
         return torch.multinomial(self.label_shares, n, replacement=True, generator=generator)
 
     def forward(

@@ -5,7 +5,11 @@ label's count (sensitivity 1), sum Σx (L2 sensitivity ‖x‖ ≤ √d) and sec
 (Frobenius sensitivity ‖x‖² ≤ d). Adding or removing one series changes one label's three
 statistics only, so the labels compose in parallel, and the three releases are Gaussian mechanisms
 at one noise multiplier σ (noise σ·Δ each): one ledger entry of three sensitivity-normalised
-releases, σ calibrated so that it spends ε. The fitted model is each label's noisy mean and
+releases, σ calibrated so that it spends ε. With an entity as the unit, one unit adds its k series
+(`per_unit`, drawn with replacement from an entity that owns fewer): the count vector moves by at
+most k in L2, the labels' sums by at most k√d together (the triangle inequality over the unit's
+series, whichever labels they carry) and the second moments by at most k·d, so every Δ is k times
+the series' one and so is every noise std; the entry is the same. The fitted model is each label's noisy mean and
 covariance (its eigenvalues shrunk by the noise's expected spectral norm, a public number, and
 kept positive: post-processing) and the noisy label shares; sampling draws Gaussians and clips
 them into the public bounds.
@@ -44,8 +48,12 @@ class DPGaussianSeries:
         *,
         ledger: PrivacyLedger | None = None,
         share: ShareTarget | None = None,
+        per_unit: int = 1,
     ) -> DPGaussianSeries:
-        """All of ε on its own ledger, or (as a GAN's anchor) the `share` of another `ledger`."""
+        """All of ε on its own ledger, or (as a GAN's anchor) the `share` of another `ledger`;
+        `per_unit`: the series each unit adds (k with an entity unit: every noise std times k)."""
+        if per_unit < 1:
+            raise ValueError("per_unit is the number of series a unit adds, at least 1")
         n, length, features = series.values.shape
         d = length * features
         flat = series.values.reshape(n, d).astype(np.float64)
@@ -55,7 +63,12 @@ class DPGaussianSeries:
         target = share if share is not None else ShareTarget(self.epsilon, self.delta, self.accountant)
         sigma = target.sigma(1.0, 3, ledger.entries)
         note = "per label: count (Δ 1), sum (Δ √d), second moments (Δ d); labels in parallel"
+        if per_unit > 1:
+            note = (
+                f"per label: count, sum, second moments; a unit's {per_unit} series move them by {per_unit}·(1, √d, d)"
+            )
         charge_gaussian(ledger, EVENT, sigma, count=3, note=note)
+        sigma = sigma * per_unit  # the noise std per unit of sensitivity: k series per unit
         counts = noisy_counts(np.bincount(labels, minlength=groups).astype(np.float64), sigma, rng)
         self.shares = np.maximum(counts, 0.0) / max(np.maximum(counts, 0.0).sum(), 1e-12)
         self.means, self.factors = [], []

@@ -12,7 +12,8 @@ The data releases, each charged to the fit's ledger:
 3. units are built: one series each, or, with an entity column, `max_series_per_entity` series
    drawn at random (with replacement when an entity has fewer) from each entity's complete series,
    so one entity is one unit however many series it owns: the accountant's neighbour is one entity.
-Then the plug-ins (dpgan.sequences.plugins) and WGAN-GP with DP-SGD on the critic through the engine.
+Then the plug-ins (dpgan.sequences.plugins) and WGAN-GP with DP-SGD on the critic through the engine;
+the "gaussian" model stops after its one plug-in, the DP Gaussian on all of ε (no GAN steps).
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ from dpgan.sequences.schema import SequenceSchema
 from dpgan.sequences.settings import COUNT_EVENT, COUNT_SHARE, SequenceSettings
 from dpgan.training.config import TrainingConfig
 from dpgan.training.context import FitContext
-from dpgan.training.strategies import DPCriticStrategy, StrategyResult
+from dpgan.training.strategies import DPCriticStrategy, ReleasedStatisticsStrategy, StrategyResult
 
 
 @dataclass(frozen=True)
@@ -140,11 +141,8 @@ class SequenceKind:
     certified = True
 
     def __init__(self, networks: SequenceSettings, config: TrainingConfig, schema: SequenceSchema) -> None:
-        per_series = ("gaussian_base", "moment_anchor")
-        if schema.entity is not None:  # public facts: refused before any read
-            for name in per_series:
-                if getattr(networks, name):
-                    raise InputError(f"{name} measures one series per unit: it does not take an entity column")
+        if schema.entity is not None and networks.moment_anchor:  # public facts: refused before any read
+            raise InputError("moment_anchor measures one series per unit: it does not take an entity column")
         if networks.label_guide and (schema.label is None or schema.entity is not None):
             raise InputError("label_guide needs a label column and the series unit (no entity column)")
         self.networks, self.config, self.schema = networks, config, schema
@@ -177,7 +175,9 @@ class SequenceKind:
                     net.step_anchor_weight,
                 )  # fmt: skip
             )
-        if net.gaussian_base:
+        if net.model == "gaussian":
+            found.append(GaussianBasePlugin(1.0, labels, whole=True))
+        elif net.gaussian_base:
             found.append(GaussianBasePlugin(net.gaussian_base_fraction, labels))
         if net.moment_anchor:
             found.append(
@@ -201,7 +201,9 @@ class SequenceKind:
     def critic(self, data: KindData) -> torch.nn.Module:
         return series_critic(self.networks, data.details.schema)
 
-    def strategy(self, generator: torch.nn.Module) -> DPCriticStrategy:
+    def strategy(self, generator: torch.nn.Module) -> DPCriticStrategy | ReleasedStatisticsStrategy:
+        if self.networks.model == "gaussian":
+            return ReleasedStatisticsStrategy()
         return DPCriticStrategy(replace(self.config, noise_dim=generator.noise_dim))  # type: ignore[arg-type]
 
     def finish(self, ctx: FitContext, data: KindData, trained: StrategyResult) -> StrategyResult:
@@ -211,7 +213,8 @@ class SequenceKind:
         schema, tally = data.details.schema, data.details.tally
         estimated = dp_bounds(schema)
         clipping = "values outside the value columns' bounds are clipped to them"
-        gate = {"gaussian_base_gate": float(trained.generator.gate.detach())} if self.networks.gaussian_base else {}
+        gated = self.networks.model == "gaussian+gan"
+        gate = {"gaussian_base_gate": float(trained.generator.gate.detach())} if gated else {}
         return {
             "unit": schema.unit,
             "max_series_per_entity": schema.max_series_per_entity if schema.entity else None,

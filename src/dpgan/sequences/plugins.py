@@ -5,11 +5,12 @@ them in order and moves the spent share on), and what it gives G is post-process
 - `StepStatisticsPlugin`: per-label, per-step means and spreads (dpgan.sequences.anchor) as G's
   label profile and/or its step anchor;
 - `GaussianBasePlugin`: the DP Gaussian (dpgan.sequences.baseline: per-label mean and covariance
-  factor) as G's base, a gated LSTM residual on top (series unit only);
+  factor, its noise scaled to the unit's k series) as G's base, a gated LSTM residual on top, or,
+  for the "gaussian" model, G itself on all of ε;
 - `MomentAnchorPlugin`: the same Gaussian's moments as an anchor on G's loss (series unit only);
 - `SeriesLabelGuidePlugin`: a DP-SGD classifier of the label from the values guiding G (series unit).
-The Gaussian ones measure one series per unit: with an entity column a unit owns several series,
-so `SequenceKind` refuses them there (public facts only, before any read).
+The moment anchor measures one series per unit: with an entity column a unit owns several series,
+so `SequenceKind` refuses it there (public facts only, before any read).
 """
 
 from __future__ import annotations
@@ -21,8 +22,10 @@ import numpy as np
 import torch
 
 from dpgan.fit import KindData
+from dpgan.privacy.calibration import ShareTarget
 from dpgan.sequences.anchor import MomentAnchorHook, StepStatisticsHook, measure_step_statistics
 from dpgan.sequences.baseline import DPGaussianSeries
+from dpgan.sequences.codec import SeriesSet
 from dpgan.sequences.label_guide import LabelGuideHook
 from dpgan.training.aux_classifier import fit_label_guide
 from dpgan.training.config import TrainingConfig
@@ -56,13 +59,30 @@ class StepStatisticsPlugin:
         return (StepStatisticsHook(stats, self.n_values, self.warmup, self.weight),) if self.anchor else ()
 
 
-def release_gaussian(ctx: FitContext, data: KindData, share: float, n_labels: int) -> DPGaussianSeries:
+def release_gaussian(
+    ctx: FitContext, data: KindData, share: float, n_labels: int, whole: bool = False
+) -> DPGaussianSeries:
     """The DP Gaussian of the series (the baseline's mechanism and sensitivities, one series per
-    unit), calibrated so that the ledger reaches the spent share plus `share` of ε."""
+    unit), calibrated so that the ledger reaches the spent share plus `share` of ε, or (`whole`)
+    all of ε: the release that is the whole model, nothing after it."""
     budget = ctx.budget
+    target = ShareTarget(budget.epsilon, budget.delta, budget.accountant) if whole else ctx.target(share)
+    units, per_unit = unit_series(data, n_labels)
     return DPGaussianSeries(budget.epsilon, budget.delta, budget.accountant).fit(
-        data.details.series, n_labels, ctx.rng, ledger=ctx.ledger, share=ctx.target(share)
+        units, n_labels, ctx.rng, ledger=ctx.ledger, share=target, per_unit=per_unit
     )
+
+
+def unit_series(data: KindData, n_labels: int) -> tuple[SeriesSet, int]:
+    """The series the units hold, as one set, and k, the series per unit: one unit (a series, or an
+    entity's k series drawn by dpgan.sequences.fit_kind.series_units) is what the Gaussian's
+    sensitivities are counted in. With the series unit this is the kept series in order."""
+    units = data.units.detach().cpu().numpy()
+    count, per_unit, length, channels = units.shape
+    features = channels - n_labels
+    values = units[..., :features].reshape(count * per_unit, length, features)
+    labels = units[:, :, 0, features:].argmax(axis=-1).reshape(-1) if n_labels else None
+    return SeriesSet(values, labels, None, data.details.series.tally), per_unit
 
 
 def _label_shares(gauss: DPGaussianSeries) -> torch.Tensor:
@@ -72,13 +92,15 @@ def _label_shares(gauss: DPGaussianSeries) -> torch.Tensor:
 
 @dataclass(frozen=True)
 class GaussianBasePlugin:
-    """G's series are draws of the DP Gaussian plus its residual (dpgan.models.sequence_units)."""
+    """G's series are draws of the DP Gaussian plus its residual (dpgan.models.sequence_units);
+    `whole`: the Gaussian takes all of ε that is left (share 1) and no GAN follows ("gaussian")."""
 
     share: float
     n_labels: int
+    whole: bool = False
 
     def release(self, ctx: FitContext, data: KindData, generator: torch.nn.Module) -> Sequence[GeneratorHook]:
-        gauss = release_gaussian(ctx, data, self.share, self.n_labels)
+        gauss = release_gaussian(ctx, data, self.share, self.n_labels, whole=self.whole)
         generator.set_base(_label_shares(gauss), _tensor(np.stack(gauss.means)), _tensor(np.stack(gauss.factors)))  # type: ignore[operator]
         return ()
 

@@ -9,6 +9,10 @@ from dpgan.errors import InputError
 from dpgan.setting import setting
 
 CRITICS = ("mlp", "lstm")  # the critics dpgan.models.sequence_units builds (a test checks they agree)
+# what generates the series (issue 35): the LSTM GAN alone; the DP Gaussian alone (per-label mean and
+# covariance, dpgan.sequences.baseline, on all of ε after the data releases, no GAN steps); or the
+# composition, the DP Gaussian released first and a GAN residual trained on the rest of ε
+MODELS = ("gan", "gaussian", "gaussian+gan")
 COUNT_EVENT = "unit count (kept, dropped per reason)"
 COUNT_SHARE = 0.01  # of ε, for the counts
 
@@ -43,14 +47,22 @@ class SequenceSettings:
     # the DP Gaussian's per-label mean and covariance (dpgan.sequences.baseline) as a generator
     # plug-in, at step_anchor_fraction of ε, with the same warm start and weight (series unit only)
     moment_anchor: bool = setting(False, "the DP Gaussian's per-label mean and covariance anchor G")
-    # G = a draw of the DP Gaussian (dpgan.sequences.baseline, released at gaussian_base_fraction of
-    # ε) plus the LSTM's residual times a learned gate that starts at gaussian_base_gate (series unit)
-    gaussian_base: bool = setting(False, "G = a draw of the DP Gaussian plus the LSTM's gated residual")
-    gaussian_base_fraction: float = setting(0.6, "with --gaussian-base: the Gaussian's share of ε", metavar="F")
+    # "gaussian+gan": G = a draw of the DP Gaussian (dpgan.sequences.baseline, released at
+    # gaussian_base_fraction of ε) plus the LSTM's residual times a learned gate that starts at
+    # gaussian_base_gate; "gaussian": the draw alone (series unit only, both)
+    model: str = setting("gan", "what generates the series (the GAN, the DP Gaussian, or both)", choices=MODELS)
+    gaussian_base_fraction: float = setting(0.6, "with --model gaussian+gan: the Gaussian's share of ε", metavar="F")
     gaussian_base_gate: float = 0.0
     critic_differences: bool = False  # the critic also reads the first differences of the values
 
+    @property
+    def gaussian_base(self) -> bool:
+        """G starts from a draw of the DP Gaussian (the "gaussian" and "gaussian+gan" models)."""
+        return self.model != "gan"
+
     def check(self) -> None:
+        if self.model not in MODELS:
+            raise InputError(f"model must be one of {', '.join(MODELS)}, not {self.model!r}")
         if self.critic not in CRITICS:
             raise InputError(f"critic must be one of {', '.join(CRITICS)}, not {self.critic!r}")
         sizes = (*self.critic_hidden, self.generator_hidden, self.generator_layers, self.step_noise)
@@ -76,11 +88,13 @@ class SequenceSettings:
             if not -10.0 <= self.gaussian_base_gate <= 10.0:
                 raise InputError("gaussian_base_gate must be in [-10, 10]")
             if self.label_profile or self.step_anchor or self.moment_anchor or self.label_guide:
-                raise InputError("gaussian_base takes none of label_profile, step_anchor, moment_anchor, label_guide")
+                raise InputError(
+                    f"model {self.model!r} takes none of label_profile, step_anchor, moment_anchor, label_guide"
+                )
 
 
 # dp-GAN's loop on series: the tabular defaults with a smaller batch cap (a few thousand series)
 SEQUENCE_DEFAULTS = {"batch_size": 256, "epochs": 60.0, "ema_decay": 0.99}
 
 
-__all__ = ["COUNT_EVENT", "COUNT_SHARE", "SEQUENCE_DEFAULTS", "SequenceSettings"]
+__all__ = ["COUNT_EVENT", "COUNT_SHARE", "MODELS", "SEQUENCE_DEFAULTS", "SequenceSettings"]

@@ -8,10 +8,9 @@ of one series or one entity, the plug-ins of dpgan.sequences.plugins), then WGAN
 the critic through the engine: an LSTM generator, an MLP (default) or LSTM critic. The generator
 (its average) is released; sampling from it is post-processing.
 
-With `gaussian_base`, G's series are draws of the DP Gaussian (released first at
-`gaussian_base_fraction` of ε) plus a gated LSTM residual. Measured on the water days at ε = 3
-(bench/results/sequences_water_gaussian_base.jsonl), it does not beat the Gaussian fitted on all
-of ε, so it stays off.
+`model` says what generates the series: "gan" (the LSTM GAN), "gaussian" (the DP Gaussian alone,
+on all of ε, no GAN steps) or "gaussian+gan" (G's series are draws of the DP Gaussian, released first
+at `gaussian_base_fraction` of ε, plus a gated LSTM residual trained as a GAN on the rest).
 """
 
 from __future__ import annotations
@@ -196,6 +195,8 @@ class SequenceSynthesizer(Synthesizer):
         try:
             networks = dict(meta["networks"])
             networks["critic_hidden"] = tuple(networks["critic_hidden"])
+            if "gaussian_base" in networks:  # a model saved before `model` named the composition
+                networks["model"] = "gaussian+gan" if networks.pop("gaussian_base") else "gan"
             synth = cls(epsilon=meta["epsilon_target"], delta=meta["delta"], accountant=meta["accountant"], **networks)
             synth.config = loop_config(meta["config"])
             synth.schema = SequenceSchema.from_dict(meta["schema"])

@@ -15,7 +15,6 @@ from dpgan.evaluation.attacks.config import ATTACKS, AttackConfig
 from dpgan.evaluation.attacks.progress import Progress, TqdmProgress, reporter
 from dpgan.evaluation.attacks.results import jsonable, skipped
 from dpgan.evaluation.attacks.synthesizers import Synthesizer, SynthesizerFactory
-from dpgan.evaluation.sequences.membership import shadow_membership_series
 from dpgan.evaluation.tables.attacks.attribute import attribute_attack, choose_sensitive
 from dpgan.evaluation.tables.attacks.dcr import dcr_attack
 from dpgan.evaluation.tables.attacks.encoding import AttackEncoder
@@ -24,6 +23,11 @@ from dpgan.evaluation.tables.attacks.membership import shadow_membership_attack
 from dpgan.evaluation.tables.attacks.recipe import ModelRecipe, model_recipe
 from dpgan.evaluation.tables.attacks.run import run_attacks
 from dpgan.evaluation.tables.attacks.targets import craft_outlier, isolated_records
+from dpgan.lazy import lazy_names
+
+# the series' attack imports this package's core (config): loaded on first use, so that importing
+# dpgan.evaluation.sequences.membership first is not a circular import
+__getattr__ = lazy_names(__name__, {"shadow_membership_series": "dpgan.evaluation.sequences.membership"})
 
 __all__ = [
     "ATTACKS",
