@@ -57,7 +57,9 @@ def _table_case(recipe: str, **settings: object) -> Callable[[Path], dict]:
     return run
 
 
-def _sequence_case(critic: str, entity: str | None = None, **settings: object) -> Callable[[Path], dict]:
+def _sequence_case(
+    critic: str, entity: str | None = None, model: str = "gan", **settings: object
+) -> Callable[[Path], dict]:
     def run(folder: Path) -> dict:
         water = datasets.load_water_districts()
         days = water[water["day"].isin(sorted(water["day"].unique())[:40])]
@@ -71,7 +73,9 @@ def _sequence_case(critic: str, entity: str | None = None, **settings: object) -
             entity=entity,
             max_series_per_entity=2 if entity else 1,
         )
-        synth = SequenceSynthesizer(epsilon=3.0, seed=0, max_steps=3, critic=critic, accountant="rdp", **settings)
+        synth = SequenceSynthesizer(
+            epsilon=3.0, seed=0, max_steps=3, critic=critic, accountant="rdp", model=model, **settings
+        )
         synth.fit(days, schema)
         synth.save(folder / "model")
         sample = synth.sample(10, seed=1).to_csv(index=False).encode()
@@ -106,6 +110,7 @@ CASES: dict[str, Callable[[Path], dict]] = {
     "sequence/anchors": _sequence_case("mlp", label_profile=True, step_anchor=True, moment_anchor=True),
     "sequence/gaussian-base": _sequence_case("mlp", model="gaussian+gan"),
     "sequence/entity": _sequence_case("mlp", entity="district"),
+    "sequence/gaussian": _sequence_case("mlp", model="gaussian"),
     **{f"image/{r}": _image_case(r) for r in IMAGE_RECIPES},
 }
 

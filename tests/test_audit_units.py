@@ -57,8 +57,9 @@ def models(tmp_path_factory) -> dict[str, Path]:
     small = {"epochs": 2, "batch_size": 32, "critic_hidden": (8,), "generator_hidden": 4}
     paths = {}
     for critic in ("lstm", "mlp"):
-        fitted = SequenceSynthesizer(epsilon=0.5, seed=0, critic=critic, **small).fit(frame, schema)
+        fitted = SequenceSynthesizer(epsilon=0.5, seed=0, model="gan", critic=critic, **small).fit(frame, schema)
         paths[f"sequence-{critic}"] = fitted.save(root / f"sequence-{critic}")
+    paths["sequence-gaussian"] = SequenceSynthesizer(epsilon=0.5, seed=0).fit(frame, schema).save(root / "gaussian")
     rng = np.random.default_rng(1)
     images = rng.integers(0, 256, size=(120, 8, 8), dtype=np.uint8)
     labels = rng.integers(0, 2, size=120)
@@ -105,6 +106,9 @@ def test_what_is_not_audited_is_one_line_naming_what_is(models, capsys):
         audit_model(models["sequence-lstm"], mode="one-run")
     assert main(["audit", str(models["sequence-mlp"]), "--mode", "black-box", "--quiet"]) == 2
     assert "--mode step" in capsys.readouterr().err
+    assert main(["audit", str(models["sequence-gaussian"]), "--trials", "10", "--quiet"]) == 2  # the default model
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("dpgan: error: ") and "\n" not in err and "DP Gaussian" in err and "--model gan" in err
 
 
 def test_the_command_line_audits_a_sequence_model(models, capsys):

@@ -47,7 +47,7 @@ def _check(calls: list[tuple[int, int, float]], epsilon: float) -> None:
 
 
 def test_a_series_fit_reports_its_steps_and_the_ledgers_epsilon():
-    synth = SequenceSynthesizer(epsilon=2.0, seed=0, accountant="rdp", max_steps=STEPS, critic_hidden=(8,))
+    synth = SequenceSynthesizer(epsilon=2.0, seed=0, accountant="rdp", model="gan", max_steps=STEPS, critic_hidden=(8,))
     calls = _calls(lambda progress: synth.fit(_series(), SCHEMA, progress=progress))
     _check(calls, synth.ledger.epsilon(synth.delta, synth.accountant))
 
@@ -70,7 +70,8 @@ def test_the_cli_shows_one_bar_for_series_and_images_and_quiet_hides_it(tmp_path
     images, labels = _images()
     np.savez(tmp_path / "i.npz", images=images, labels=labels)
     common = ["--epsilon", "2", "--accountant", "rdp", "--max-steps", str(STEPS), "--seed", "0"]
-    series = ["fit", str(tmp_path / "s.csv"), "--kind", "sequence", "--id-column", "sid", "--time-column", "hour"]
+    series = ["fit", str(tmp_path / "s.csv"), "--kind", "sequence", "--model", "gan", "--id-column", "sid"]
+    series += ["--time-column", "hour"]
     series += ["--length", str(T), "--bounds", "flow=0:10", *common]
     image = ["fit", str(tmp_path / "i.npz"), "--kind", "image", "--classes", "a,b", *common]
     for name, args in (("s", series), ("i", image)):

@@ -203,7 +203,7 @@ def test_a_small_sequence_fit_on_96_step_load_profiles(profiles: pd.DataFrame) -
     )
     frame = small[["series", "step", "load", "category"]]
     settings = {"epochs": 2, "batch_size": 16, "critic_hidden": (16,), "generator_hidden": 8}
-    synth = SequenceSynthesizer(epsilon=3.0, seed=0, **settings).fit(frame, schema)
+    synth = SequenceSynthesizer(epsilon=3.0, seed=0, model="gan", **settings).fit(frame, schema)
     assert synth.privacy_report()["epsilon"] <= 3.0 * (1 + 1e-9) and synth.training["steps"] > 0
     rows = synth.sample(9, seed=1)
     assert list(rows.columns) == ["series", "step", "load", "category"] and len(rows) == 9 * 96

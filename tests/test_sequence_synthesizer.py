@@ -24,7 +24,7 @@ from headless_browser import decoded_images
 
 T = 12
 CRITIC_EVENT = "DP-SGD on the critic"
-FAST = {"epochs": 3, "batch_size": 32, "critic_hidden": (16,), "generator_hidden": 8}
+FAST = {"model": "gan", "epochs": 3, "batch_size": 32, "critic_hidden": (16,), "generator_hidden": 8}  # the GAN, small
 
 
 def _schema(**changes) -> SequenceSchema:

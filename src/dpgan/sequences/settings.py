@@ -50,7 +50,7 @@ class SequenceSettings:
     # "gaussian+gan": G = a draw of the DP Gaussian (dpgan.sequences.baseline, released at
     # gaussian_base_fraction of ε) plus the LSTM's residual times a learned gate that starts at
     # gaussian_base_gate; "gaussian": the draw alone (series unit only, both)
-    model: str = setting("gan", "what generates the series (the GAN, the DP Gaussian, or both)", choices=MODELS)
+    model: str = setting("gaussian", "what generates the series (the GAN, the DP Gaussian, or both)", choices=MODELS)
     gaussian_base_fraction: float = setting(0.6, "with --model gaussian+gan: the Gaussian's share of ε", metavar="F")
     gaussian_base_gate: float = 0.0
     critic_differences: bool = False  # the critic also reads the first differences of the values
@@ -89,7 +89,8 @@ class SequenceSettings:
                 raise InputError("gaussian_base_gate must be in [-10, 10]")
             if self.label_profile or self.step_anchor or self.moment_anchor or self.label_guide:
                 raise InputError(
-                    f"model {self.model!r} takes none of label_profile, step_anchor, moment_anchor, label_guide"
+                    f"model {self.model!r} takes none of label_profile, step_anchor, moment_anchor, label_guide: "
+                    "they are plug-ins of model 'gan'"
                 )
 
 

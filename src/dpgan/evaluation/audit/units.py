@@ -77,6 +77,11 @@ def unit_critic_of(path: str | Path, kind: str) -> tuple[UnitCritic, Any]:
 
     synth = load_model(path)
     if kind == "sequence":
+        if synth.networks.model == "gaussian":
+            raise InputError(
+                f"dpgan audit audits {AUDITED_KINDS}; this series model is the DP Gaussian "
+                "(one release of DP statistics, no DP-SGD critic step): fit with --model gan to audit a critic"
+            )
         return _sequence_critic(synth), synth
     if kind == "image":
         if synth.recipe.strategy != "dp-critic":
