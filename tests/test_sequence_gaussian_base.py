@@ -159,6 +159,7 @@ def test_the_gaussian_model_is_the_dp_gaussian_on_all_of_epsilon_with_no_gan_ste
     assert [e.name for e in entries] == [COUNT_EVENT, GAUSSIAN_EVENT]
     assert synth.privacy_report()["epsilon"] == pytest.approx(3.0, rel=1e-3)
     assert synth.training["steps"] == 0 and "gaussian_base_gate" not in synth.training
+    assert synth.privacy_report()["model"].startswith("gaussian (the DP Gaussian")
     G = synth.generator
     assert float(G.gate.detach()) == 0.0
     z = torch.randn(16, G.noise_dim, generator=torch.Generator().manual_seed(0))
@@ -224,3 +225,38 @@ def test_the_gaussian_models_fit_an_entity_unit(model):
     assert synth.privacy_report()["epsilon"] <= 3.0 * (1 + 1e-9)
     sample = synth.sample(40, seed=1)
     assert set(sample["district"]) <= {"north", "south"} and np.isfinite(sample["flow"]).all()
+
+
+def test_the_base_anchor_holds_the_residual_to_the_released_moments_at_no_cost():
+    """gaussian+gan with base_anchor: the hook's targets are the base's own released shares, means
+    and covariances (post-processing: the ledger is the same as without it), and G at its base
+    scores a penalty near 0 while a G pushed off its base scores more."""
+    from dpgan.fit import KindData
+    from dpgan.sequences.anchor import MomentAnchorHook
+    from dpgan.sequences.plugins import GaussianBasePlugin
+    from dpgan.training.context import FitBudget, FitContext
+
+    plain = _fit(model="gaussian+gan", epochs=1)
+    anchored = _fit(model="gaussian+gan", epochs=1, base_anchor=10.0)
+    assert [e.name for e in anchored.ledger.entries] == [e.name for e in plain.ledger.entries]
+    assert anchored.ledger.entries[1].noise_multiplier == plain.ledger.entries[1].noise_multiplier
+
+    torch.manual_seed(0)
+    units = torch.rand(400, 1, L, 3)  # one value channel and two label channels, filled below
+    codes = torch.randint(0, 2, (400,))
+    units[:, 0, :, 1:] = torch.nn.functional.one_hot(codes, 2).float()[:, None, :]
+    series = type("S", (), {"tally": None})()
+    data = KindData(units, 400.0, type("D", (), {"series": series})())
+    G = _base_generator()
+    ctx = FitContext.open(FitBudget(epsilon=3.0, delta=1e-5, accountant="pld", seed=0))
+    hooks = GaussianBasePlugin(0.5, 2, n_values=1, anchor_weight=10.0).release(ctx, data, G)
+    assert len(hooks) == 1 and isinstance(hooks[0], MomentAnchorHook) and hooks[0].weight == 10.0
+    assert torch.equal(hooks[0].means, G.base_mean) and torch.allclose(hooks[0].shares, G.label_shares)
+    z = torch.randn(4000, G.noise_dim, generator=torch.Generator().manual_seed(1))
+    with torch.no_grad():
+        at_base = float(hooks[0].penalty(G(z, torch.Generator().manual_seed(2))))
+        G.gate.fill_(3.0)
+        pushed = float(hooks[0].penalty(G(z, torch.Generator().manual_seed(2))))
+    assert at_base < 0.01 < pushed
+    whole = GaussianBasePlugin(1.0, 2, whole=True, n_values=1, anchor_weight=10.0)
+    assert whole.release(FitContext.open(FitBudget(3.0, 1e-5, "pld", seed=0)), data, _base_generator()) == ()

@@ -80,6 +80,8 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         print(f"schema: {report['schema_source']}")
     if report.get("kind") == "image":
         print(f"recipe: {report['recipe']}; unit of privacy: {report['unit_of_privacy']}")
+    if report.get("kind") == "sequence":
+        print(f"model: {report['model']}; unit of privacy: {report['unit_of_privacy']}")
     if "units_summary" in report:
         print(f"units read (noisy counts): {report['units_summary']}")
     if "repairs_summary" in report:

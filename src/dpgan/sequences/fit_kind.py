@@ -178,7 +178,9 @@ class SequenceKind:
         if net.model == "gaussian":
             found.append(GaussianBasePlugin(1.0, labels, whole=True))
         elif net.gaussian_base:
-            found.append(GaussianBasePlugin(net.gaussian_base_fraction, labels))
+            found.append(
+                GaussianBasePlugin(net.gaussian_base_fraction, labels, n_values=values, anchor_weight=net.base_anchor)
+            )
         if net.moment_anchor:
             found.append(
                 MomentAnchorPlugin(

@@ -93,16 +93,25 @@ def _label_shares(gauss: DPGaussianSeries) -> torch.Tensor:
 @dataclass(frozen=True)
 class GaussianBasePlugin:
     """G's series are draws of the DP Gaussian plus its residual (dpgan.models.sequence_units);
-    `whole`: the Gaussian takes all of ε that is left (share 1) and no GAN follows ("gaussian")."""
+    `whole`: the Gaussian takes all of ε that is left (share 1) and no GAN follows ("gaussian").
+    With `anchor_weight` > 0 the residual is held to the Gaussian's own released mean and covariance
+    (the moment penalty, no warm start: G starts at its base), so the GAN can add only what those
+    moments do not pin down (modes, spikes, shapes); post-processing of the one release, free."""
 
     share: float
     n_labels: int
     whole: bool = False
+    n_values: int = 1
+    anchor_weight: float = 0.0
 
     def release(self, ctx: FitContext, data: KindData, generator: torch.nn.Module) -> Sequence[GeneratorHook]:
         gauss = release_gaussian(ctx, data, self.share, self.n_labels, whole=self.whole)
-        generator.set_base(_label_shares(gauss), _tensor(np.stack(gauss.means)), _tensor(np.stack(gauss.factors)))  # type: ignore[operator]
-        return ()
+        shares, means = _label_shares(gauss), _tensor(np.stack(gauss.means))
+        generator.set_base(shares, means, _tensor(np.stack(gauss.factors)))  # type: ignore[operator]
+        if self.whole or self.anchor_weight <= 0:
+            return ()
+        covariances = _tensor(np.stack(gauss.covariances()))
+        return (MomentAnchorHook(shares, means, covariances, self.n_values, 0, self.anchor_weight),)
 
 
 @dataclass(frozen=True)

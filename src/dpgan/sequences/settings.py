@@ -53,6 +53,9 @@ class SequenceSettings:
     model: str = setting("gaussian", "what generates the series (the GAN, the DP Gaussian, or both)", choices=MODELS)
     gaussian_base_fraction: float = setting(0.6, "with --model gaussian+gan: the Gaussian's share of ε", metavar="F")
     gaussian_base_gate: float = 0.0
+    # "gaussian+gan": the weight of the penalty holding G's mean and covariance to the released
+    # Gaussian's (0: the residual is free; dpgan.sequences.plugins.GaussianBasePlugin)
+    base_anchor: float = 0.0
     critic_differences: bool = False  # the critic also reads the first differences of the values
 
     @property
@@ -80,7 +83,8 @@ class SequenceSettings:
             raise InputError("series_noise must be a whole number from 0 to 4096")
         if not 0.0 < self.label_guide_fraction < 0.5 or not self.label_guide_epochs > 0:
             raise InputError("label_guide_fraction must be in (0, 0.5) and label_guide_epochs > 0")
-        if self.step_anchor_warmup < 0 or not self.step_anchor_weight >= 0 or not self.label_guide_weight >= 0:
+        weights = (self.step_anchor_weight, self.label_guide_weight, self.base_anchor)
+        if self.step_anchor_warmup < 0 or not all(w >= 0 for w in weights):
             raise InputError("step_anchor_warmup and the plug-ins' weights must be ≥ 0")
         if self.gaussian_base:
             if not 0.0 < self.gaussian_base_fraction <= 0.85:

@@ -49,6 +49,11 @@ from dpgan.training.strategies import critic_config
 
 KIND = "sequence"
 MAX_SAMPLE = 1_000_000
+MODEL_WORDS = {
+    "gaussian": "gaussian (the DP Gaussian of each label's series: no GAN steps)",
+    "gan": "gan (an LSTM GAN, DP-SGD on its critic)",
+    "gaussian+gan": "gaussian+gan (draws of the DP Gaussian plus a GAN's residual)",
+}
 
 
 class SequenceSynthesizer(Synthesizer):
@@ -162,6 +167,7 @@ class SequenceSynthesizer(Synthesizer):
         )
         return {
             "kind": KIND,
+            "model": MODEL_WORDS[self.networks.model],
             "unit_of_privacy": protected,
             "input_rule": dropped_policy(self.schema),
             "schema_source": schema_source(self.schema),
