@@ -9,10 +9,10 @@ releases, σ calibrated so that it spends ε. With an entity as the unit, one un
 (`per_unit`, drawn with replacement from an entity that owns fewer): the count vector moves by at
 most k in L2, the labels' sums by at most k√d together (the triangle inequality over the unit's
 series, whichever labels they carry) and the second moments by at most k·d, so every Δ is k times
-the series' one and so is every noise std; the entry is the same. The fitted model is each label's noisy mean and
-covariance (its eigenvalues shrunk by the noise's expected spectral norm, a public number, and
-kept positive: post-processing) and the noisy label shares; sampling draws Gaussians and clips
-them into the public bounds.
+the series' one and so is every noise std; the entry is the same. The fitted model is each
+label's noisy mean and covariance (its eigenvalues shrunk by the noise's expected spectral norm, a
+public number, and kept positive: post-processing) and the noisy label shares; sampling draws
+Gaussians and clips them into the public bounds.
 """
 
 from __future__ import annotations

@@ -62,9 +62,9 @@ class StepStatisticsPlugin:
 def release_gaussian(
     ctx: FitContext, data: KindData, share: float, n_labels: int, whole: bool = False
 ) -> DPGaussianSeries:
-    """The DP Gaussian of the series (the baseline's mechanism and sensitivities, one series per
-    unit), calibrated so that the ledger reaches the spent share plus `share` of ε, or (`whole`)
-    all of ε: the release that is the whole model, nothing after it."""
+    """The DP Gaussian of the units' series (the baseline's mechanism; its sensitivities times the
+    series per unit), calibrated so that the ledger reaches the spent share plus `share` of ε, or
+    (`whole`) all of ε: the release that is the whole model, nothing after it."""
     budget = ctx.budget
     target = ShareTarget(budget.epsilon, budget.delta, budget.accountant) if whole else ctx.target(share)
     units, per_unit = unit_series(data, n_labels)

@@ -49,7 +49,7 @@ class SequenceSettings:
     moment_anchor: bool = setting(False, "the DP Gaussian's per-label mean and covariance anchor G")
     # "gaussian+gan": G = a draw of the DP Gaussian (dpgan.sequences.baseline, released at
     # gaussian_base_fraction of ε) plus the LSTM's residual times a learned gate that starts at
-    # gaussian_base_gate; "gaussian": the draw alone (series unit only, both)
+    # gaussian_base_gate; "gaussian": the draw alone (both take an entity unit: noise × its k series)
     model: str = setting("gaussian", "what generates the series (the GAN, the DP Gaussian, or both)", choices=MODELS)
     gaussian_base_fraction: float = setting(0.85, "with --model gaussian+gan: the Gaussian's share of ε", metavar="F")
     gaussian_base_gate: float = 0.0

@@ -404,6 +404,11 @@ LOG_SPREAD_DECADES = 1.5
 DEFAULT_BINS = 8
 
 
+def bin_per_level(kind: str, low: float, high: float) -> bool:
+    """A learned integer column with a short range gets one bin per level (DEFAULT_BINS otherwise)."""
+    return kind == "integer" and high - low <= 4 * DEFAULT_BINS
+
+
 def numeric_encoding(
     kind: str,
     low: float,
@@ -418,8 +423,8 @@ def numeric_encoding(
     [low, high] kept, integers for an integer column. `typical_positive`: the positive values' 10 %
     quantile, where the caller has one."""
     hints: dict[str, Any] = {"bins": DEFAULT_BINS}
-    if kind == "integer" and high - low <= 4 * DEFAULT_BINS:
-        hints["bins"] = max(1, int(high - low))  # one bin per level
+    if bin_per_level(kind, low, high):
+        hints["bins"] = max(1, int(high - low))
     masses = tuple(m for m in sorted(set(point_masses)) if low <= m <= high)
     if masses:
         hints["point_masses"] = tuple(int(m) for m in masses) if kind == "integer" else tuple(map(float, masses))

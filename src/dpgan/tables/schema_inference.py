@@ -83,7 +83,7 @@ from dpgan.tables.column_kinds import (
     decide_kind,
     release_classes,
 )
-from dpgan.tables.schema import DEFAULT_BINS, ColumnSpec, Schema, numeric_encoding
+from dpgan.tables.schema import DEFAULT_BINS, ColumnSpec, Schema, bin_per_level, numeric_encoding
 
 OTHER = "(other)"
 # a grid bin counts when its noisy mass clears this many noise stds, and so does every bin of a
@@ -531,7 +531,7 @@ def _numeric(
         low, high = float(math.floor(low)), float(math.ceil(high))
     if low == high:
         high = low + 1.0
-    if levels and len(levels) > 1 and high - low > 4 * DEFAULT_BINS:
+    if levels and len(levels) > 1 and not bin_per_level(integer, low, high):  # too far apart for a bin each
         return _levels_as_categories(name, levels, wholes, rows, kind.will_be_null, nullable, split)
     positive = [float(edges[i]) for i in np.nonzero(mass > 0)[0] if edges[i] > 0]
     if exact and domain.low > 0:
@@ -539,8 +539,7 @@ def _numeric(
     smallest = min(positive + [float(v) for v in masses if v > 0], default=0.0)
     typical = None if exact else _positive_quantile(mass, 0.1, edges)
     encoding = numeric_encoding(integer, low, high, tuple(float(v) for v in masses), smallest, typical)
-    per_level = integer == "integer" and high - low <= 4 * DEFAULT_BINS  # one bin per level already
-    if BIN_PLACEMENT == "quantile" and not per_level:
+    if BIN_PLACEMENT == "quantile" and not bin_per_level(integer, low, high):
         cuts = quantile_bin_edges(mass, edges, low, high, DEFAULT_BINS, integer == "integer")
         if cuts:
             encoding.update(bins=len(cuts) + 1, bin_edges=cuts)
