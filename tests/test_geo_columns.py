@@ -106,6 +106,7 @@ def test_the_anchors_see_one_variable_and_charge_two_moments_per_coordinate():
         ({}, (("lat", "lon"), ("lon", "lat"))),
         ({}, (("lat", "height"),)),
         ({"lat": {"scale": "log"}}, (("lat", "lon"),)),
+        ({"lat": {"bins": 2, "bin_edges": [40.0]}}, (("lat", "lon"),)),  # the grid's cells are equal
     ],
 )
 def test_impossible_geo_pairs_are_refused_with_one_line(change, geo):
@@ -134,10 +135,13 @@ def test_geo_and_boxes_survive_the_schema_file():
 
 def test_with_geo_drops_learned_log_scales_and_refuses_unknown_columns():
     columns = list(_schema().columns)
-    columns[2] = ColumnSpec("lat", "continuous", min=35.0, max=55.0, bins=6, scale="log", point_masses=(40.0,))
+    columns[2] = ColumnSpec(
+        "lat", "continuous", min=35.0, max=55.0, bins=3, bin_edges=(40.0, 45.0), scale="log", point_masses=(40.0,)
+    )
     plain = Schema(tuple(columns))
     paired = with_geo(plain, (("lat", "lon"),))
     assert paired.geo == (("lat", "lon"),) and paired["lat"].scale == "linear" and not paired["lat"].point_masses
+    assert not paired["lat"].bin_edges
     with pytest.raises(InputError, match="not a column"):
         with_geo(plain, (("lat", "height"),))
 

@@ -358,8 +358,10 @@ def _check_geo(schema: Schema) -> None:
         seen |= set(pair)
         lat, lon = schema[pair[0]], schema[pair[1]]
         for spec, limit in ((lat, 90.0), (lon, 180.0)):
-            if spec.kind != "continuous" or spec.scale != "linear" or spec.point_masses:
-                raise InputError(f"geo column {spec.name!r} must be continuous, linear, without point masses")
+            if spec.kind != "continuous" or spec.scale != "linear" or spec.point_masses or spec.bin_edges:
+                raise InputError(
+                    f"geo column {spec.name!r} must be continuous, linear, without point masses or bin edges"
+                )
             if not -limit <= spec.min <= spec.max <= limit:  # type: ignore[operator]
                 raise InputError(f"geo column {spec.name!r}: bounds must lie within ±{limit:g} degrees")
         if lat.nullable != lon.nullable:
