@@ -11,7 +11,8 @@ The unit of privacy is one image with its label. The data releases, each charged
    selection, extra δ in the ledger); images whose label is not released, or not in the class
    list, are dropped.
 Then the plug-ins (the DP label guide, the public mode-seeking term) and the recipe's strategy:
-DP-SGD on the critic, or the noise-layer GAN (dpgan.training.strategies).
+DP-SGD on the critic, or the noise-layer GAN (dpgan.training.strategies); the "gaussian" recipe
+instead releases each class's DP Gaussian on all of ε left (dpgan.images.gaussian), which is G.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from dpgan.devices import to_device
 from dpgan.errors import InputError
 from dpgan.fit import KindData, Plugin, Strategy, register_kind
 from dpgan.images.checks import ImageGroups, ImageSet, check_images, to_unit_range
+from dpgan.images.gaussian import ImageGaussianPlugin, ImageGaussianWarmStartPlugin, basis_size
 from dpgan.images.label_guide import ImageLabelGuideHook
 from dpgan.images.labels import SECOND_LABEL_SHARE, ReleasedLabels, kept_codes, release_labels, release_shape
 from dpgan.images.settings import LABEL_GUIDE_BATCH, LABEL_SHARE, MODE_SEEKING_PAIRS, SHAPE_SHARE, ImageSettings
@@ -40,7 +42,7 @@ from dpgan.training.config import TrainingConfig
 from dpgan.training.context import FitContext
 from dpgan.training.gan_loop import GeneratorHook
 from dpgan.training.mode_seeking import ModeSeekingPlugin
-from dpgan.training.strategies import STRATEGIES, NoiseLayerStrategy, StrategyResult
+from dpgan.training.strategies import STRATEGIES, NoiseLayerStrategy, ReleasedStatisticsStrategy, StrategyResult
 
 UNIT = "one image (with its label)"
 
@@ -113,6 +115,9 @@ def check_conv_shape(recipe: ImageRecipe, shape: tuple[int, int, int]) -> None:
 def image_generator(
     recipe: ImageRecipe, net: ImageSettings, noise_dim: int, shape, n_labels: int
 ) -> ImageUnitGenerator:  # noqa: ANN001
+    """The recipe's G; the "gaussian" recipe's noise is its basis' coefficients (m, from the shape)."""
+    if recipe.architecture == "gaussian":
+        noise_dim = basis_size(tuple(shape), net.gaussian_basis)
     return ImageUnitGenerator(
         shape,
         n_labels,
@@ -127,8 +132,9 @@ def image_generator(
 def image_critic(
     recipe: ImageRecipe, net: ImageSettings, shape: tuple[int, int, int], n_labels: int
 ) -> torch.nn.Module:
-    """The DP-critic recipes' critic: an MLP, or the conv critic (GroupNorm, never BatchNorm)."""
-    if recipe.architecture == "mlp":
+    """The DP-critic recipes' critic: an MLP, or the conv critic (GroupNorm, never BatchNorm); the
+    "gaussian" recipe trains none (an MLP is built for the pipeline's shape and never stepped)."""
+    if recipe.architecture in ("mlp", "gaussian"):
         return mlp_critic(shape, n_labels, net.mlp_critic_hidden)
     return ImageUnitCritic(shape, n_labels, width=net.width, norm=net.critic_norm, projection=net.critic_projection)
 
@@ -242,10 +248,17 @@ class ImageKind:
     def plugins(self, data: KindData) -> Sequence[Plugin]:
         """The DP label guide (the user's switch, else the recipe's; labelled sets) and the public
         mode-seeking term (the user's λ, else the recipe's): for the DP-critic recipes."""
+        net, n_labels = self.networks, data.details.n_labels
+        if net.gaussian_warm_start and self.recipe.strategy != "dp-critic":
+            raise InputError("gaussian_warm_start is for the dp-critic recipes (dcgan, dp-cgan)")
         if self.recipe.strategy == "noise-layer":
             return ()
-        net, n_labels = self.networks, data.details.n_labels
+        if self.recipe.strategy == ReleasedStatisticsStrategy.name:  # the DP Gaussian on all of ε, nothing after it
+            return (ImageGaussianPlugin(net, data.details.shape, n_labels),)
         found: list[Plugin] = []
+        if net.gaussian_warm_start:
+            share = net.gaussian_warm_start_fraction
+            found.append(ImageGaussianWarmStartPlugin(net, data.details.shape, n_labels, share, LABEL_GUIDE_BATCH * 4))
         wanted = self.recipe.plugins.get("label_guide", False) if net.label_guide is None else net.label_guide
         if wanted and not n_labels and net.label_guide is not None:
             raise InputError("label_guide needs labels (a conditional model)")
@@ -265,6 +278,8 @@ class ImageKind:
         return image_critic(self.recipe, net, shape, labels)
 
     def strategy(self, generator: torch.nn.Module) -> Strategy:
+        if self.recipe.strategy == ReleasedStatisticsStrategy.name:
+            return ReleasedStatisticsStrategy()
         config = replace(self.config, noise_dim=generator.noise_dim)  # type: ignore[arg-type]
         if self.recipe.strategy == "noise-layer":  # its networks' activation bound and claim
             return NoiseLayerStrategy(config, self.certified, self.networks.activation_bound)

@@ -13,7 +13,9 @@ Two families:
   batch), a transposed-conv generator;
 - "mlp" (DP-CGAN's fully connected networks): an MLP critic on the flat unit, which is exactly the
   tabular critic (so the engine's MLP fast path and the microbatch kernel apply), and an MLP
-  generator.
+  generator;
+- "gaussian" (no critic of its own): G draws each label's DP Gaussian (dpgan.statistics.gaussian) in a
+  public low-frequency basis, its buffers set from the release; the noise is the m coefficients.
 Nothing here normalises across units: a unit's score depends on that unit only.
 """
 
@@ -25,7 +27,7 @@ from torch import nn
 from dpgan.models.conv import ConvCritic, ConvGenerator
 from dpgan.models.tabular import TabularCritic
 
-ARCHITECTURES = ("conv", "mlp")
+ARCHITECTURES = ("conv", "mlp", "gaussian")
 
 
 class ImageUnitCritic(nn.Module):
@@ -80,6 +82,33 @@ class _MLPImages(nn.Module):
         return self.body(z if labels is None else torch.cat([z, labels.to(z.dtype)], dim=1))
 
 
+class GaussianImages(nn.Module):
+    """Images as mean + basis · factor · z per label: z (n, m) standard normal, the buffers a DP
+    release set (`set_release`: post-processing of it, saved with the model like weights)."""
+
+    def __init__(self, pixels: int, coefficients: int, n_labels: int) -> None:
+        super().__init__()
+        groups = max(1, n_labels)
+        self.register_buffer("means", torch.zeros(groups, pixels))
+        self.register_buffer("factors", torch.zeros(groups, coefficients, coefficients))
+        self.register_buffer("basis", torch.zeros(pixels, coefficients))
+
+    @torch.no_grad()
+    def set_release(self, means: torch.Tensor, factors: torch.Tensor, basis: torch.Tensor) -> None:
+        for buffer, value in ((self.means, means), (self.factors, factors), (self.basis, basis)):
+            if buffer.shape != value.shape:
+                raise ValueError(f"a released Gaussian of shape {tuple(value.shape)} where {tuple(buffer.shape)} fits")
+            buffer.copy_(value)
+
+    def forward(self, z: torch.Tensor, labels: torch.Tensor | None = None) -> torch.Tensor:
+        codes = labels.argmax(dim=1) if labels is not None else torch.zeros(len(z), dtype=torch.long, device=z.device)
+        coefficients = torch.empty_like(z)
+        for label in range(self.factors.shape[0]):  # per label: n·m² memory never held at once
+            rows = codes == label
+            coefficients[rows] = z[rows] @ self.factors[label].T
+        return (self.means[codes] + coefficients @ self.basis.T).clamp(-1.0, 1.0)
+
+
 class ImageUnitGenerator(nn.Module):
     """Noise (B, noise_dim) → flat units (B, C·H·W + K), labels drawn from the `label_shares` buffer.
 
@@ -107,6 +136,8 @@ class ImageUnitGenerator(nn.Module):
             self.body: nn.Module = ConvGenerator(
                 noise_dim, self.image_shape, width, num_classes=n_labels, upsample=upsample
             )
+        elif architecture == "gaussian":  # noise_dim is the basis' size m
+            self.body = GaussianImages(self.pixels, noise_dim, n_labels)
         else:
             self.body = _MLPImages(noise_dim, self.pixels, n_labels, hidden)
         self.register_buffer("label_shares", torch.full((max(1, n_labels),), 1.0 / max(1, n_labels)))
@@ -148,4 +179,4 @@ class ImageUnitGenerator(nn.Module):
         return self.images(z, codes), codes
 
 
-__all__ = ["ARCHITECTURES", "ImageUnitCritic", "ImageUnitGenerator", "mlp_critic"]
+__all__ = ["ARCHITECTURES", "GaussianImages", "ImageUnitCritic", "ImageUnitGenerator", "mlp_critic"]

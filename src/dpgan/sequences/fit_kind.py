@@ -176,10 +176,16 @@ class SequenceKind:
                 )  # fmt: skip
             )
         if net.model == "gaussian":
-            found.append(GaussianBasePlugin(1.0, labels, whole=True))
+            found.append(GaussianBasePlugin(1.0, labels, whole=True, form=(net.gaussian_basis, net.gaussian_clip)))
         elif net.gaussian_base:
             found.append(
-                GaussianBasePlugin(net.gaussian_base_fraction, labels, n_values=values, anchor_weight=net.base_anchor)
+                GaussianBasePlugin(
+                    net.gaussian_base_fraction,
+                    labels,
+                    n_values=values,
+                    anchor_weight=net.base_anchor,
+                    form=(net.gaussian_basis, net.gaussian_clip),
+                )
             )
         if net.moment_anchor:
             found.append(

@@ -60,17 +60,25 @@ class StepStatisticsPlugin:
 
 
 def release_gaussian(
-    ctx: FitContext, data: KindData, share: float, n_labels: int, whole: bool = False
+    ctx: FitContext,
+    data: KindData,
+    share: float,
+    n_labels: int,
+    whole: bool = False,
+    form: tuple[float | None, float | None] = (None, None),
 ) -> DPGaussianSeries:
     """The DP Gaussian of the units' series (the baseline's mechanism; its sensitivities times the
     series per unit), calibrated so that the ledger reaches the spent share plus `share` of ε, or
-    (`whole`) all of ε: the release that is the whole model, nothing after it."""
+    (`whole`) all of ε: the release that is the whole model, nothing after it; `form`: the public
+    basis and clip shares (dpgan.sequences.baseline)."""
     budget = ctx.budget
     target = ShareTarget(budget.epsilon, budget.delta, budget.accountant) if whole else ctx.target(share)
     units, per_unit = unit_series(data, n_labels)
-    return DPGaussianSeries(budget.epsilon, budget.delta, budget.accountant).fit(
-        units, n_labels, ctx.rng, ledger=ctx.ledger, share=target, per_unit=per_unit
+    basis_fraction, clip_fraction = form
+    model = DPGaussianSeries(
+        budget.epsilon, budget.delta, budget.accountant, basis_fraction=basis_fraction, clip_fraction=clip_fraction
     )
+    return model.fit(units, n_labels, ctx.rng, ledger=ctx.ledger, share=target, per_unit=per_unit)
 
 
 def unit_series(data: KindData, n_labels: int) -> tuple[SeriesSet, int]:
@@ -103,9 +111,10 @@ class GaussianBasePlugin:
     whole: bool = False
     n_values: int = 1
     anchor_weight: float = 0.0
+    form: tuple[float | None, float | None] = (None, None)  # the basis and clip shares (settings)
 
     def release(self, ctx: FitContext, data: KindData, generator: torch.nn.Module) -> Sequence[GeneratorHook]:
-        gauss = release_gaussian(ctx, data, self.share, self.n_labels, whole=self.whole)
+        gauss = release_gaussian(ctx, data, self.share, self.n_labels, whole=self.whole, form=self.form)
         shares, means = _label_shares(gauss), _tensor(np.stack(gauss.means))
         generator.set_base(shares, means, _tensor(np.stack(gauss.factors)))  # type: ignore[operator]
         if self.whole or self.anchor_weight <= 0:

@@ -58,6 +58,11 @@ class SequenceSettings:
     # 0.85 share were chosen on the water days' validation split at ε = 3 (bench/notes/23): free
     # residual at 0.6, DTW ratio 5.90 / TSTR 0.393; anchored at 0.6, 4.13 / 0.597; at 0.85, 3.16 / 0.619
     base_anchor: float = 10.0
+    # the DP Gaussian's form (dpgan.statistics.gaussian): None, the uncentred moments of the whole
+    # series (Δ d); a share of the steps' low DCT frequencies as its covariance's basis, and/or the
+    # centred coefficients clipped to a share of √d (Δ c²)
+    gaussian_basis: float | None = None  # (library settings: the image recipe's flags share these names)
+    gaussian_clip: float | None = None
     critic_differences: bool = False  # the critic also reads the first differences of the values
 
     @property
@@ -88,6 +93,11 @@ class SequenceSettings:
         weights = (self.step_anchor_weight, self.label_guide_weight, self.base_anchor)
         if self.step_anchor_warmup < 0 or not all(w >= 0 for w in weights):
             raise InputError("step_anchor_warmup and the plug-ins' weights must be ≥ 0")
+        for share in (self.gaussian_basis, self.gaussian_clip):
+            if share is not None and not (
+                isinstance(share, (int, float)) and not isinstance(share, bool) and 0.0 < share <= 1.0
+            ):
+                raise InputError("gaussian_basis and gaussian_clip must be in (0, 1] (or unset)")
         if self.gaussian_base:
             if not 0.0 < self.gaussian_base_fraction <= 0.85:
                 raise InputError("gaussian_base_fraction must be in (0, 0.85]: the critic needs the rest of ε")

@@ -69,8 +69,9 @@ class ImageSynthesizer(Synthesizer):
         super().__init__(**budget, noise_multiplier=noise_multiplier, device=device, threads=threads)
         self.recipe: ImageRecipe = get_image_recipe(recipe)
         self.networks = network_settings(ImageSettings, settings)
-        if self.networks.label_guide and self.recipe.strategy != "dp-critic":
-            raise InputError("label_guide is for the dp-critic recipes (dcgan, dp-cgan)")
+        for switch in ("label_guide", "gaussian_warm_start"):
+            if getattr(self.networks, switch) and self.recipe.strategy != "dp-critic":
+                raise InputError(f"{switch} is for the dp-critic recipes (dcgan, dp-cgan)")
         self.config = critic_config(IMAGE_DEFAULTS | self.recipe.overrides, settings)
         self.conditional = bool(conditional)
         self.classes, self.label_prior = public_labels(classes, label_prior)

@@ -1,0 +1,201 @@
+"""The "gaussian" image model: each class's DP Gaussian in a public low-frequency basis, on all of ε.
+
+DP statistics first, the idea that let tables beat MST: before any GAN, release what a few numbers
+per class can say. Each image (pixels in [-1, 1], d = C·H·W) adds to its class's count, its pixel
+sum (Δ √d: the class mean at full resolution) and the second moments of its centred coefficients in
+a public DCT basis of the m lowest frequencies, clipped to norm c (Δ c²): dpgan.statistics.gaussian,
+where the privacy argument is written next to the mechanism. The basis depends on the image shape
+alone, and c is a public share of √d, so nothing here is chosen from the images. G is then the
+released Gaussian (dpgan.models.image_units.GaussianImages): no GAN steps, nothing more charged.
+
+With `gaussian_warm_start` a GAN recipe's G learns from the same release first (at
+`gaussian_warm_start_fraction` of ε): the released Gaussian becomes a teacher, and G is fitted to
+its draws, class by class, by a sliced Wasserstein distance before the first private step (and,
+with `gaussian_anchor` > 0, held to it in every generator step). The teacher is post-processing of
+the release, so the warm start and the anchor cost nothing more; the critic's DP-SGD then spends
+the rest of ε on what the Gaussian misses.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from dpgan.fit import KindData
+from dpgan.images.settings import ImageSettings
+from dpgan.models.image_units import GaussianImages
+from dpgan.privacy.calibration import ShareTarget
+from dpgan.statistics.bases import low_frequency_basis
+from dpgan.statistics.gaussian import DPGaussian
+from dpgan.training.context import FitContext
+from dpgan.training.gan_loop import GeneratorHook
+
+EVENT = "Gaussian mean and low-frequency covariance of images per class"
+WARM_START_LR = 1e-3  # Adam's step for fitting G to the teacher (public draws: no privacy at stake)
+
+
+def image_basis(shape: tuple[int, int, int], fraction: float) -> np.ndarray:
+    """The public (C·H·W, m) basis: the low-frequency corner of each channel's 2-D DCT."""
+    channels, height, width = shape
+    return low_frequency_basis((height, width), fraction, channels=channels)
+
+
+def basis_size(shape: tuple[int, int, int], fraction: float) -> int:
+    """m, G's noise size for the "gaussian" recipe (read from the public shape alone)."""
+    return int(image_basis(shape, fraction).shape[1])
+
+
+def coefficient_clip(shape: tuple[int, int, int], fraction: float) -> float:
+    """c: `fraction` of √d, the largest norm of an image scaled to [-1, 1]."""
+    return fraction * math.sqrt(math.prod(shape))
+
+
+def release_image_gaussian(
+    ctx: FitContext, data: KindData, settings: ImageSettings, shape: tuple[int, int, int], n_labels: int,
+    target: ShareTarget,
+) -> tuple[DPGaussian, np.ndarray]:  # fmt: skip
+    """Each class's DP Gaussian of the kept images' pixels (in [-1, 1]), calibrated so that the
+    ledger reaches `target`; and the public basis it was released in."""
+    pixels = math.prod(shape)
+    units = data.units.detach().cpu()
+    values = units[:, :pixels].numpy().astype(np.float64)
+    labels = units[:, pixels:].argmax(dim=1).numpy() if n_labels else None
+    basis = image_basis(shape, settings.gaussian_basis)
+    clip = coefficient_clip(shape, settings.gaussian_clip)
+    gaussian = DPGaussian(-1.0, 1.0, basis=basis, clip=clip, shrink=settings.gaussian_shrink).fit(
+        values,
+        labels,
+        n_labels,
+        ctx.rng,
+        ledger=ctx.ledger,
+        target=target,
+        event=EVENT,
+        note=f"per class: count (Δ 1), pixel sum (Δ √d), centred coefficients' second moments"
+        f" (m = {basis.shape[1]}, clipped to c = {clip:.3g}: Δ c²); classes in parallel",
+    )
+    return gaussian, basis
+
+
+def set_gaussian(body: GaussianImages, gaussian: DPGaussian, basis: np.ndarray) -> None:
+    """Put a release in a GaussianImages module (post-processing)."""
+    body.set_release(
+        torch.tensor(np.stack(gaussian.means), dtype=torch.float32),
+        torch.tensor(np.stack(gaussian.coefficient_factors), dtype=torch.float32),
+        torch.tensor(basis, dtype=torch.float32),
+    )
+
+
+@dataclass(frozen=True)
+class ImageGaussianPlugin:
+    """Release each class's DP Gaussian on all of ε that is left and make it G (no hooks follow)."""
+
+    settings: ImageSettings
+    shape: tuple[int, int, int]
+    n_labels: int
+    share: float = 1.0  # all of ε: the pipeline's spent share reaches the whole
+
+    def release(self, ctx: FitContext, data: KindData, generator: torch.nn.Module) -> Sequence[GeneratorHook]:
+        budget = ctx.budget
+        whole = ShareTarget(budget.epsilon, budget.delta, budget.accountant)
+        gaussian, basis = release_image_gaussian(ctx, data, self.settings, self.shape, self.n_labels, whole)
+        set_gaussian(generator.body, gaussian, basis)  # type: ignore[union-attr, arg-type]
+        return ()
+
+
+def sliced_distance(fake: torch.Tensor, real: torch.Tensor, directions: torch.Tensor) -> torch.Tensor:
+    """Sliced Wasserstein-2² of two equal-size batches (n, d) along unit `directions` (d, P): each
+    projection's sorted values matched, the squared gaps averaged."""
+    a = (fake @ directions).sort(dim=0).values
+    b = (real @ directions).sort(dim=0).values
+    return ((a - b) ** 2).mean()
+
+
+class GaussianWarmStartHook:
+    """G fitted to the released Gaussian's draws (the teacher), class by class: a warm start of
+    `steps` Adam steps before the first private step, then (`weight` > 0) the same loss's gradient
+    in each generator step. Reads only the release (dpgan.training.gan_loop.GeneratorHook)."""
+
+    def __init__(
+        self, teacher: GaussianImages, *, steps: int, weight: float, batch: int, lr: float,
+        generator: torch.Generator, directions: int = 128,
+    ) -> None:  # fmt: skip
+        self.teacher, self.steps, self.weight, self.batch, self.lr = teacher, steps, weight, batch, lr
+        self.generator, self.directions = generator, directions
+
+    def loss(self, G: torch.nn.Module) -> torch.Tensor:
+        device = self.generator.device
+        z = torch.randn(self.batch, G.noise_dim, generator=self.generator, device=device)  # type: ignore[arg-type]
+        codes = G.draw_codes(self.batch, self.generator)  # type: ignore[operator]
+        fake = G.images(z, codes).reshape(self.batch, -1)  # type: ignore[operator]
+        groups = self.teacher.factors.shape[0]
+        index = codes if codes is not None else torch.zeros(self.batch, dtype=torch.long, device=device)
+        with torch.no_grad():
+            normals = torch.randn(self.batch, self.teacher.factors.shape[1], generator=self.generator, device=device)
+            labels = torch.nn.functional.one_hot(index, groups).to(normals.dtype) if codes is not None else None
+            real = self.teacher(normals, labels)
+        directions = torch.randn(fake.shape[1], self.directions, generator=self.generator, device=device)
+        directions = directions / directions.norm(dim=0, keepdim=True)
+        total = fake.new_zeros(())
+        for label in range(groups):
+            rows = index == label
+            if int(rows.sum()) > 1:
+                total = total + sliced_distance(fake[rows], real[rows], directions) * rows.float().mean()
+        return total
+
+    def warm_start(self, G: torch.nn.Module, draw_inputs) -> None:  # noqa: ANN001
+        optimizer = torch.optim.Adam(G.parameters(), lr=self.lr, betas=(0.5, 0.9))
+        for _ in range(self.steps):
+            optimizer.zero_grad(set_to_none=True)
+            self.loss(G).backward()
+            optimizer.step()
+
+    def add_gradient(self, G: torch.nn.Module, draw_inputs) -> None:  # noqa: ANN001
+        if self.weight > 0:
+            (self.weight * self.loss(G)).backward()
+
+    def released(self) -> list[torch.Tensor]:
+        return [self.teacher.means, self.teacher.factors]
+
+
+@dataclass(frozen=True)
+class ImageGaussianWarmStartPlugin:
+    """Release each class's DP Gaussian at its `share` of ε and warm-start (and anchor) a GAN's G on it."""
+
+    settings: ImageSettings
+    shape: tuple[int, int, int]
+    n_labels: int
+    share: float
+    batch: int
+
+    def release(self, ctx: FitContext, data: KindData, generator: torch.nn.Module) -> Sequence[GeneratorHook]:
+        net = self.settings
+        gaussian, basis = release_image_gaussian(ctx, data, net, self.shape, self.n_labels, ctx.target(self.share))
+        device = next(generator.parameters()).device
+        teacher = GaussianImages(math.prod(self.shape), basis.shape[1], self.n_labels).to(device)
+        set_gaussian(teacher, gaussian, basis)
+        hook = GaussianWarmStartHook(
+            teacher,
+            steps=net.gaussian_warm_start_steps,
+            weight=net.gaussian_anchor,
+            batch=self.batch,
+            lr=WARM_START_LR,
+            generator=ctx.torch_generator(),
+        )
+        return (hook,)
+
+
+__all__ = [
+    "EVENT",
+    "GaussianWarmStartHook",
+    "ImageGaussianPlugin",
+    "ImageGaussianWarmStartPlugin",
+    "basis_size",
+    "coefficient_clip",
+    "image_basis",
+    "release_image_gaussian",
+    "sliced_distance",
+]

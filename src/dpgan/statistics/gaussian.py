@@ -1,0 +1,177 @@
+"""The per-label DP Gaussian of flat vectors in a public box: series' days, images' pixels.
+
+Each unit's vector x (d numbers in the public box [low, high]^d, so ‖x‖ ≤ R = √d·max(|low|, |high|))
+adds to its label's count (L2 sensitivity 1), its sum (R) and a second-moment matrix of its
+coefficients z in a public orthonormal basis B (d × m; the identity when none is given):
+- uncentred (`clip` None): z = Bᵀx, ‖z‖ ≤ ‖x‖ ≤ R, so Σzzᵀ moves by ‖zzᵀ‖_F = ‖z‖² ≤ R²;
+- centred (`clip` c): z = clip_c(Bᵀ(x − μ̂)), centred on the label's mean μ̂ released just before
+  (a released value, so z is a function of the unit alone) and scaled to norm at most c, so Σzzᵀ
+  moves by at most c². A c well below R cuts the covariance's noise by R²/c², at the cost of
+  shrinking the few vectors far from their mean.
+Adding or removing one unit changes one label's three statistics only, so the labels compose in
+parallel, and the three releases are Gaussian mechanisms at one noise multiplier σ (noise std σ·Δ
+each): one ledger entry of three sensitivity-normalised releases, σ calibrated so that the ledger
+reaches the target. The sum's release comes first, so the centring is adaptive composition of the
+same three Gaussians. When one unit adds k vectors (`per_unit`: an entity's k series), every
+sensitivity is k times the vector's (triangle inequality over its vectors, whichever labels they
+carry) and so is every noise std; the entry is the same.
+
+The fitted model is each label's noisy mean (clipped into the box) and its coefficient covariance,
+whose eigenvalues are shrunk and kept positive; the noisy counts give the label shares. All of that
+is post-processing. Two public shrinkage rules (`shrink`): "level" subtracts the noise's expected
+spectral norm (2√(2m) times the entries' sd s, an upper bound) from every eigenvalue; "spike"
+inverts where a symmetric Gaussian noise moves an isolated eigenvalue ℓ (to λ = ℓ + s²m/ℓ, the
+spiked Wigner model's outlier), ℓ = (λ + √(λ² − 4s²m))/2 above the bulk's edge 2s√m and 0 below,
+so large variances keep almost all of themselves instead of losing the level.
+Sampling draws mean + B·(F·g), g standard normal, clipped into the box.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from dpgan.errors import InputError
+from dpgan.privacy.accounting import PrivacyLedger
+from dpgan.privacy.calibration import ShareTarget
+from dpgan.privacy.mechanisms import noisy_counts
+from dpgan.privacy.noise import gaussian_array
+from dpgan.privacy.releases import charge_gaussian
+
+MIN_EIGENVALUE = 1e-4  # a floor under the shrunk eigenvalues: every factor stays finite and of full rank
+SHRINKS = ("level", "spike")
+
+
+def shrink_eigenvalues(values: np.ndarray, entry_sd: float, m: int, rule: str) -> np.ndarray:
+    """Noisy eigenvalues → the variances kept (before the floor), for symmetric noise whose
+    off-diagonal entries have sd `entry_sd` (a public number: σ·Δ/n̂)."""
+    if rule == "level":
+        return values - 2.0 * np.sqrt(2.0 * m) * entry_sd
+    edge = 2.0 * entry_sd * np.sqrt(m)
+    above = values > edge
+    kept = np.zeros_like(values)
+    kept[above] = (values[above] + np.sqrt(values[above] ** 2 - edge**2)) / 2.0
+    return kept
+
+
+class DPGaussian:
+    """Fit on (n, d) vectors in [low, high]^d with labels; sample vectors and labels."""
+
+    def __init__(
+        self,
+        low: float,
+        high: float,
+        *,
+        basis: np.ndarray | None = None,
+        clip: float | None = None,
+        shrink: str = "level",
+    ):
+        if not (math.isfinite(low) and math.isfinite(high) and low < high):
+            raise InputError("the DP Gaussian needs a finite public box, low < high")
+        if clip is not None and not (math.isfinite(clip) and clip > 0):
+            raise InputError("the DP Gaussian's clip must be a positive number")
+        if basis is not None and (basis.ndim != 2 or basis.shape[1] > basis.shape[0]):
+            raise InputError("the DP Gaussian's basis must be a (d, m) matrix with m ≤ d")
+        if shrink not in SHRINKS:
+            raise InputError(f"the DP Gaussian's shrink must be one of {', '.join(SHRINKS)}")
+        self.low, self.high, self.basis, self.clip, self.shrink = float(low), float(high), basis, clip, shrink
+        self.means: list[np.ndarray] = []
+        self.coefficient_factors: list[np.ndarray] = []
+        self.shares = np.ones(1)
+        self.sigma = 0.0
+
+    def radius(self, d: int) -> float:
+        """The largest norm of a vector in the box: the sum's sensitivity."""
+        return math.sqrt(d) * max(abs(self.low), abs(self.high))
+
+    def second_sensitivity(self, d: int) -> float:
+        """The second-moment matrix's Frobenius sensitivity: c² centred, R² uncentred."""
+        return self.clip**2 if self.clip is not None else self.radius(d) ** 2
+
+    def fit(
+        self,
+        values: np.ndarray,
+        labels: np.ndarray | None,
+        n_labels: int,
+        rng: np.random.Generator,
+        *,
+        ledger: PrivacyLedger,
+        target: ShareTarget,
+        event: str,
+        note: str,
+        per_unit: int = 1,
+    ) -> DPGaussian:
+        """Charge one entry (three releases at σ for `target`), then release per label; `values`
+        must lie in the box (the kinds' codecs scale into it), `per_unit` is the vectors a unit adds."""
+        if per_unit < 1:
+            raise ValueError("per_unit is the number of vectors a unit adds, at least 1")
+        n, d = values.shape
+        basis = self.basis if self.basis is not None else None
+        if basis is not None and basis.shape[0] != d:
+            raise InputError("the DP Gaussian's basis does not match the vectors' length")
+        m = d if basis is None else basis.shape[1]
+        flat = values.astype(np.float64)
+        labels = labels if labels is not None else np.zeros(n, dtype=np.int64)
+        groups = max(1, n_labels)
+        sigma = target.sigma(1.0, 3, ledger.entries)
+        charge_gaussian(ledger, event, sigma, count=3, note=note)
+        sigma = sigma * per_unit  # the noise std per unit of sensitivity: k vectors per unit
+        self.sigma = sigma
+        radius, second_delta = self.radius(d), self.second_sensitivity(d)
+        counts = noisy_counts(np.bincount(labels, minlength=groups).astype(np.float64), sigma, rng)
+        kept = np.maximum(counts, 0.0)
+        self.shares = kept / max(kept.sum(), 1e-12)
+        self.means, self.coefficient_factors = [], []
+        for label in range(groups):
+            rows = flat[labels == label]
+            total = rows.sum(axis=0) + gaussian_array(d, sigma * radius, rng)
+            count = max(float(counts[label]), 1.0)
+            mean = np.clip(total / count, self.low, self.high)
+            if self.clip is None:
+                coefficients, centre = self._project(rows), self._project(mean[None, :])[0]
+            else:
+                coefficients, centre = self._clipped(self._project(rows - mean)), np.zeros(m)
+            noise = gaussian_array((m, m), sigma * second_delta, rng)
+            second = coefficients.T @ coefficients + (noise + noise.T) / np.sqrt(2.0)  # symmetric, same entry sd
+            covariance = second / count - np.outer(centre, centre)
+            eigenvalues, vectors = np.linalg.eigh((covariance + covariance.T) / 2.0)
+            # the noise's own spectrum reaches about 2√m times its entries' sd (σΔ/n̂, and √2 more on the
+            # diagonal): eigenvalues are shrunk by a public rule, so noise does not pass for variance
+            kept = shrink_eigenvalues(eigenvalues, sigma * second_delta / count, m, self.shrink)
+            self.means.append(mean)
+            self.coefficient_factors.append(vectors * np.sqrt(np.maximum(kept, MIN_EIGENVALUE)))
+        self.dimension = d
+        return self
+
+    def _project(self, rows: np.ndarray) -> np.ndarray:
+        return rows if self.basis is None else rows @ self.basis
+
+    def _clipped(self, coefficients: np.ndarray) -> np.ndarray:
+        assert self.clip is not None
+        norms = np.linalg.norm(coefficients, axis=1, keepdims=True)
+        return coefficients * np.minimum(1.0, self.clip / np.maximum(norms, 1e-12))
+
+    @property
+    def factors(self) -> list[np.ndarray]:
+        """Each label's covariance factor in the vectors' own space (d × m: B·F)."""
+        return [f if self.basis is None else self.basis @ f for f in self.coefficient_factors]
+
+    def covariances(self) -> list[np.ndarray]:
+        """Each label's shrunk covariance in the vectors' space (factor · factorᵀ)."""
+        return [f @ f.T for f in self.factors]
+
+    def sample(self, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        """n vectors (n, d) in the box and their label indices."""
+        labels = rng.choice(len(self.shares), size=n, p=self.shares if self.shares.sum() > 0 else None)
+        out = np.empty((n, self.dimension))
+        factors: Sequence[np.ndarray] = self.factors
+        for label in range(len(self.shares)):
+            rows = labels == label
+            draws = rng.standard_normal((int(rows.sum()), factors[label].shape[1]))
+            out[rows] = self.means[label] + draws @ factors[label].T
+        return np.clip(out, self.low, self.high), labels
+
+
+__all__ = ["MIN_EIGENVALUE", "SHRINKS", "DPGaussian", "shrink_eigenvalues"]

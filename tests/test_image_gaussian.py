@@ -1,0 +1,126 @@
+"""The "gaussian" image recipe: each class's DP Gaussian (dpgan.images.gaussian) as the model."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_digits
+
+from dpgan.errors import InputError
+from dpgan.images.gaussian import EVENT, basis_size, coefficient_clip
+from dpgan.images.labels import LABELS_EVENT
+from dpgan.synthesizers import ImageSynthesizer, load_model
+
+CLASSES = [str(d) for d in range(10)]
+
+
+@pytest.fixture(scope="module")
+def digits() -> tuple[np.ndarray, np.ndarray]:
+    data = load_digits()
+    return np.round(data.images * 255 / 16).astype(np.uint8), data.target.astype(str)
+
+
+def _fit(images, labels, epsilon=3.0, **settings) -> ImageSynthesizer:
+    return ImageSynthesizer(epsilon=epsilon, seed=0, recipe="gaussian", classes=CLASSES, **settings).fit(images, labels)
+
+
+def test_the_gaussian_is_the_model_on_all_of_epsilon(digits):
+    synth = _fit(*digits)
+    assert [e.name for e in synth.ledger.entries] == [LABELS_EVENT, EVENT]
+    assert synth.ledger.entries[1].count == 3
+    report = synth.privacy_report()
+    assert report["epsilon"] == pytest.approx(3.0, rel=2e-3) and report["epsilon"] <= 3.0 * (1 + 1e-9)
+    assert synth.training["steps"] == 0 and report["recipe"] == "gaussian"
+    images, labels = synth.sample(50, seed=1)
+    assert images.shape == (50, 8, 8) and images.dtype == np.uint8 and set(labels) <= set(CLASSES)
+    imposed, imposed_labels = synth.sample(5, seed=1, label="3")
+    assert list(imposed_labels) == ["3"] * 5
+
+
+def test_save_and_load_give_the_same_images(digits, tmp_path):
+    synth = _fit(*digits)
+    first = synth.sample(30, seed=4)
+    synth.save(tmp_path / "model")
+    loaded = load_model(tmp_path / "model")
+    again = loaded.sample(30, seed=4)
+    np.testing.assert_array_equal(first[0], again[0])
+    np.testing.assert_array_equal(first[1], again[1])
+
+
+def test_at_a_large_epsilon_each_class_mean_comes_back(digits):
+    images, labels = digits
+    synth = _fit(images, labels, epsilon=1e4)
+    drawn, drawn_labels = synth.sample(20000, seed=2)
+    for name in ("0", "7"):
+        real = images[labels == name].astype(float).mean(0)
+        fake = drawn[drawn_labels == name].astype(float).mean(0)
+        assert np.abs(real - fake).mean() < 6.0  # of 255 (pixels clip into the box, so not exactly)
+    # and the images vary within a class, as the real ones do
+    assert drawn[drawn_labels == "0"].astype(float).std(0).mean() > 10.0
+
+
+def test_neighbouring_sets_release_the_same_public_facts(digits):
+    images, labels = digits
+    changed = images.copy()
+    changed[0] = 255  # one image far from every class
+    a, b = _fit(images, labels), _fit(changed, labels)
+    assert [(e.name, e.noise_multiplier, e.count) for e in a.ledger.entries] == [
+        (e.name, e.noise_multiplier, e.count) for e in b.ledger.entries
+    ]
+    assert a.generator.noise_dim == b.generator.noise_dim == basis_size((1, 8, 8), 0.4)
+
+
+def test_basis_and_clip_come_from_the_shape_alone():
+    assert basis_size((1, 28, 28), 1.0) == 784 and basis_size((1, 28, 28), 0.36) < 784 // 3
+    assert basis_size((3, 8, 8), 0.5) == 3 * basis_size((1, 8, 8), 0.5)
+    assert coefficient_clip((1, 28, 28), 0.5) == pytest.approx(14.0)
+
+
+@pytest.mark.parametrize("setting", [{"gaussian_basis": 0.0}, {"gaussian_basis": 1.5}, {"gaussian_clip": True}])
+def test_bad_settings_are_refused_in_one_line(digits, setting):
+    with pytest.raises(InputError, match="gaussian_basis and gaussian_clip"):
+        _fit(*digits, **setting)
+
+
+def test_unlabelled_float_images(digits):
+    images, _ = digits
+    unit = images[:300].astype(np.float32) / 255.0
+    synth = ImageSynthesizer(epsilon=2.0, seed=0, recipe="gaussian", conditional=False).fit(unit)
+    out, labels = synth.sample(6, seed=0)
+    assert out.dtype == np.float32 and labels is None and 0.0 <= out.min() and out.max() <= 1.0
+
+
+def test_the_warm_start_fits_g_to_the_released_gaussian_at_its_share(digits):
+    """gaussian_warm_start on dcgan: the Gaussian is released at its share (before the guide and the
+    critic, the ledger still lands on ε), and G's sliced distance to the teacher falls in the warm start."""
+    import torch
+
+    from dpgan.images.gaussian import GaussianWarmStartHook, sliced_distance
+    from dpgan.models.image_units import GaussianImages, ImageUnitGenerator
+
+    images, labels = digits
+    fast = {"epochs": 1.0, "batch_size": 64, "max_sample_rate": 0.1, "width": 4, "max_steps": 5}
+    synth = ImageSynthesizer(epsilon=3.0, seed=0, classes=CLASSES, gaussian_warm_start=True, **fast)
+    synth.fit(images[:400], labels[:400])
+    names = [e.name for e in synth.ledger.entries]
+    assert names[:2] == [LABELS_EVENT, EVENT] and len(names) == 4
+    assert synth.privacy_report()["epsilon"] <= 3.0 * (1 + 1e-9)
+    with pytest.raises(InputError, match="dp-critic recipes"):  # refused before any read
+        ImageSynthesizer(epsilon=3.0, recipe="gaussian", gaussian_warm_start=True)
+
+    torch.manual_seed(0)
+    G = ImageUnitGenerator((1, 8, 8), 2, noise_dim=8, width=4)
+    teacher = GaussianImages(64, 3, 2)
+    means = torch.stack([torch.full((64,), -0.6), torch.full((64,), 0.5)])
+    basis = torch.linalg.qr(torch.randn(64, 3, generator=torch.Generator().manual_seed(1)))[0]
+    teacher.set_release(means, 0.3 * torch.eye(3).repeat(2, 1, 1), basis)
+    hook = GaussianWarmStartHook(
+        teacher, steps=150, weight=0.0, batch=64, lr=1e-2, generator=torch.Generator().manual_seed(2)
+    )
+    before = float(hook.loss(G).detach())
+    hook.warm_start(G, None)
+    after = float(hook.loss(G).detach())
+    assert after < 0.2 * before
+    same = torch.randn(50, 64, generator=torch.Generator().manual_seed(3))
+    directions = torch.nn.functional.normalize(torch.randn(64, 16), dim=0)
+    assert float(sliced_distance(same, same[torch.randperm(50)], directions)) < 1e-10  # order-free
