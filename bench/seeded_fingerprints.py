@@ -30,7 +30,7 @@ from dpgan import ImageSynthesizer, Schema, SequenceSynthesizer, TabularSynthesi
 from dpgan.sequences import SequenceSchema, ValueColumn  # noqa: E402
 
 TABLE_RECIPES = ("dp-gan", "dp-wgan", "dp-cgan", "dtgan-d", "dtgan-g")
-IMAGE_RECIPES = ("dcgan", "dp-cgan", "noise-layer", "noise-layer-sound")
+IMAGE_RECIPES = ("dcgan", "dp-cgan", "noise-layer", "noise-layer-sound", "gaussian")
 
 
 def _digest(data: bytes) -> str:

@@ -233,3 +233,18 @@ def test_the_cycle_check_sees_a_cycle_hidden_in_a_function(tmp_path):
     (package / "b.py").write_text("def g():\n    from dpgan import a\n")
     (package / "c.py").write_text("from dpgan import a\n")
     assert import_cycles(import_graph(package)) == [["dpgan.a", "dpgan.b"]]
+
+
+def test_the_statistics_rule_sees_a_planted_breach(tmp_path, monkeypatch):
+    """A module under statistics/ that imports a data kind (or the training loops) is a breach;
+    one that imports privacy/ is not."""
+    import test_import_rules as rules
+
+    package = tmp_path / "dpgan" / "statistics"
+    package.mkdir(parents=True)
+    (tmp_path / "dpgan" / "__init__.py").write_text("")
+    (package / "__init__.py").write_text("")
+    (package / "fine.py").write_text("from dpgan.privacy.noise import gaussian_array\n")
+    (package / "bad.py").write_text("def f():\n    from dpgan.tables.schema import Schema\n")
+    monkeypatch.setattr(rules, "PACKAGE_ROOT", tmp_path / "dpgan")
+    assert rules.breaches() == {("dpgan.statistics.bad", "dpgan.tables.schema", "statistics")}

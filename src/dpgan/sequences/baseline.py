@@ -8,7 +8,7 @@ unit, one unit adds its k series (`per_unit`, drawn with replacement from an ent
 so every Δ and every noise std is k times the series' one; the entry is the same. Sampling draws
 Gaussians and clips them into the public bounds. Optional, from public settings alone: a basis of the
 steps' low DCT frequencies (`basis_fraction`) and centred coefficients clipped to a share of √d
-(`clip_fraction`: Δ c² instead of d), the forms the image model uses.
+(`clip_fraction`: Δ c² instead of d) and the eigenvalue `shrink`, the forms the image model uses.
 """
 
 from __future__ import annotations
@@ -35,9 +35,10 @@ class DPGaussianSeries:
         *,
         basis_fraction: float | None = None,
         clip_fraction: float | None = None,
+        shrink: str = "level",
     ) -> None:
         self.epsilon, self.delta, self.accountant = epsilon, delta, accountant
-        self.basis_fraction, self.clip_fraction = basis_fraction, clip_fraction
+        self.basis_fraction, self.clip_fraction, self.shrink = basis_fraction, clip_fraction, shrink
         self.ledger = PrivacyLedger(budget=Budget(epsilon, delta, accountant))
         self.gaussian = DPGaussian(-1.0, 1.0)
         self.shape = (0, 0)
@@ -60,7 +61,7 @@ class DPGaussianSeries:
         if self.basis_fraction is not None:
             basis = low_frequency_basis((length,), self.basis_fraction, channels=features, channels_last=True)
         clip = None if self.clip_fraction is None else self.clip_fraction * np.sqrt(d)
-        self.gaussian = DPGaussian(-1.0, 1.0, basis=basis, clip=clip)
+        self.gaussian = DPGaussian(-1.0, 1.0, basis=basis, clip=clip, shrink=self.shrink)
         second = "second moments (Δ d)"
         if clip is not None:
             second = f"centred coefficients' second moments (Δ c², c = {clip:.3g})"

@@ -175,8 +175,9 @@ class SequenceKind:
                     net.step_anchor_weight,
                 )  # fmt: skip
             )
+        form = (net.gaussian_basis, net.gaussian_clip, net.gaussian_shrink)  # the DP Gaussian's public form
         if net.model == "gaussian":
-            found.append(GaussianBasePlugin(1.0, labels, whole=True, form=(net.gaussian_basis, net.gaussian_clip)))
+            found.append(GaussianBasePlugin(1.0, labels, whole=True, form=form))
         elif net.gaussian_base:
             found.append(
                 GaussianBasePlugin(
@@ -184,7 +185,7 @@ class SequenceKind:
                     labels,
                     n_values=values,
                     anchor_weight=net.base_anchor,
-                    form=(net.gaussian_basis, net.gaussian_clip),
+                    form=form,
                 )
             )
         if net.moment_anchor:

@@ -65,18 +65,23 @@ def release_gaussian(
     share: float,
     n_labels: int,
     whole: bool = False,
-    form: tuple[float | None, float | None] = (None, None),
+    form: tuple[float | None, float | None, str] = (None, None, "level"),
 ) -> DPGaussianSeries:
     """The DP Gaussian of the units' series (the baseline's mechanism; its sensitivities times the
     series per unit), calibrated so that the ledger reaches the spent share plus `share` of ε, or
     (`whole`) all of ε: the release that is the whole model, nothing after it; `form`: the public
-    basis and clip shares (dpgan.sequences.baseline)."""
+    basis and clip shares and the shrink (dpgan.sequences.baseline)."""
     budget = ctx.budget
     target = ShareTarget(budget.epsilon, budget.delta, budget.accountant) if whole else ctx.target(share)
     units, per_unit = unit_series(data, n_labels)
-    basis_fraction, clip_fraction = form
+    basis_fraction, clip_fraction, shrink = form
     model = DPGaussianSeries(
-        budget.epsilon, budget.delta, budget.accountant, basis_fraction=basis_fraction, clip_fraction=clip_fraction
+        budget.epsilon,
+        budget.delta,
+        budget.accountant,
+        basis_fraction=basis_fraction,
+        clip_fraction=clip_fraction,
+        shrink=shrink,
     )
     return model.fit(units, n_labels, ctx.rng, ledger=ctx.ledger, share=target, per_unit=per_unit)
 
@@ -111,7 +116,7 @@ class GaussianBasePlugin:
     whole: bool = False
     n_values: int = 1
     anchor_weight: float = 0.0
-    form: tuple[float | None, float | None] = (None, None)  # the basis and clip shares (settings)
+    form: tuple[float | None, float | None, str] = (None, None, "level")  # basis, clip, shrink (settings)
 
     def release(self, ctx: FitContext, data: KindData, generator: torch.nn.Module) -> Sequence[GeneratorHook]:
         gauss = release_gaussian(ctx, data, self.share, self.n_labels, whole=self.whole, form=self.form)

@@ -63,6 +63,7 @@ class SequenceSettings:
     # centred coefficients clipped to a share of √d (Δ c²)
     gaussian_basis: float | None = None  # (library settings: the image recipe's flags share these names)
     gaussian_clip: float | None = None
+    gaussian_shrink: str = "level"  # the eigenvalue shrink (dpgan.statistics.gaussian: "level" or "spike")
     critic_differences: bool = False  # the critic also reads the first differences of the values
 
     @property
@@ -98,6 +99,8 @@ class SequenceSettings:
                 isinstance(share, (int, float)) and not isinstance(share, bool) and 0.0 < share <= 1.0
             ):
                 raise InputError("gaussian_basis and gaussian_clip must be in (0, 1] (or unset)")
+        if self.gaussian_shrink not in ("level", "spike"):
+            raise InputError("gaussian_shrink must be 'level' or 'spike'")
         if self.gaussian_base:
             if not 0.0 < self.gaussian_base_fraction <= 0.85:
                 raise InputError("gaussian_base_fraction must be in (0, 0.85]: the critic needs the rest of ε")
