@@ -124,3 +124,15 @@ def test_the_warm_start_fits_g_to_the_released_gaussian_at_its_share(digits):
     same = torch.randn(50, 64, generator=torch.Generator().manual_seed(3))
     directions = torch.nn.functional.normalize(torch.randn(64, 16), dim=0)
     assert float(sliced_distance(same, same[torch.randperm(50)], directions)) < 1e-10  # order-free
+
+
+def test_a_basis_too_large_for_the_shape_is_refused_before_any_read():
+    # 3 × 96 × 96 at the default share keeps over 4,096 coefficients: one line, nothing released
+    images = np.zeros((20, 3, 96, 96), dtype=np.uint8)
+    synth = ImageSynthesizer(epsilon=1.0, seed=0, recipe="gaussian", conditional=False)
+    with pytest.raises(InputError, match="smaller gaussian_basis"):
+        synth.fit(images)
+    assert synth.ledger.entries == []
+    small = ImageSynthesizer(epsilon=1.0, seed=0, recipe="gaussian", conditional=False, gaussian_basis=0.1)
+    small.fit(images)  # a smaller share fits the same shape
+    assert small.sample(2, seed=0)[0].shape == (2, 3, 96, 96)

@@ -29,7 +29,7 @@ from dpgan.devices import to_device
 from dpgan.errors import InputError
 from dpgan.fit import KindData, Plugin, Strategy, register_kind
 from dpgan.images.checks import ImageGroups, ImageSet, check_images, to_unit_range
-from dpgan.images.gaussian import ImageGaussianPlugin, ImageGaussianWarmStartPlugin, basis_size
+from dpgan.images.gaussian import ImageGaussianPlugin, ImageGaussianWarmStartPlugin, basis_size, check_basis_size
 from dpgan.images.label_guide import ImageLabelGuideHook
 from dpgan.images.labels import SECOND_LABEL_SHARE, ReleasedLabels, kept_codes, release_labels, release_shape
 from dpgan.images.settings import LABEL_GUIDE_BATCH, LABEL_SHARE, MODE_SEEKING_PAIRS, SHAPE_SHARE, ImageSettings
@@ -107,9 +107,12 @@ def public_labels(
     return names, prior
 
 
-def check_conv_shape(recipe: ImageRecipe, shape: tuple[int, int, int]) -> None:
+def check_conv_shape(recipe: ImageRecipe, shape: tuple[int, int, int], net: ImageSettings | None = None) -> None:
+    """What the recipe's networks need of the (public) image shape."""
     if recipe.architecture == "conv" and min(halvings(shape[1]), halvings(shape[2])) == 0:
         raise InputError("conv recipes need even image sides of at least 8 pixels; use recipe='dp-cgan'")
+    if net is not None:
+        check_basis_size(recipe.architecture, shape, net.gaussian_basis)
 
 
 def image_generator(
@@ -215,7 +218,7 @@ class ImageKind:
             images, shape_source = data.select(self.declared_shape), "declared"
         else:
             chosen = release_shape(data.counts(), target=ctx.target(SHAPE_SHARE), ledger=ctx.ledger, rng=ctx.rng)
-            check_conv_shape(self.recipe, chosen)  # post-processing of the DP release
+            check_conv_shape(self.recipe, chosen, self.networks)  # post-processing of the DP release
             images, shape_source = data.select(chosen), "dp"
             ctx.spend(SHAPE_SHARE)
         if not self.conditional:

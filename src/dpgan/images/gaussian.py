@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from dpgan.errors import InputError
 from dpgan.fit import KindData
 from dpgan.images.settings import ImageSettings
 from dpgan.models.image_units import GaussianImages
@@ -35,6 +36,7 @@ from dpgan.training.context import FitContext
 from dpgan.training.gan_loop import GeneratorHook
 
 EVENT = "Gaussian mean and low-frequency covariance of images per class"
+MAX_COEFFICIENTS = 4096  # m: the covariance is m × m per class; more would take gigabytes
 WARM_START_LR = 1e-3  # Adam's step for fitting G to the teacher (public draws: no privacy at stake)
 
 
@@ -47,6 +49,15 @@ def image_basis(shape: tuple[int, int, int], fraction: float) -> np.ndarray:
 def basis_size(shape: tuple[int, int, int], fraction: float) -> int:
     """m, G's noise size for the "gaussian" recipe (read from the public shape alone)."""
     return int(image_basis(shape, fraction).shape[1])
+
+
+def check_basis_size(architecture: str, shape: tuple[int, int, int], fraction: float) -> None:
+    """Refuse, from the public shape and setting alone, a basis too large to hold per class."""
+    if architecture == "gaussian" and basis_size(shape, fraction) > MAX_COEFFICIENTS:
+        raise InputError(
+            f"the gaussian recipe keeps more than {MAX_COEFFICIENTS:,} coefficients at this image shape: "
+            "set a smaller gaussian_basis"
+        )
 
 
 def coefficient_clip(shape: tuple[int, int, int], fraction: float) -> float:
@@ -190,6 +201,8 @@ class ImageGaussianWarmStartPlugin:
 
 __all__ = [
     "EVENT",
+    "MAX_COEFFICIENTS",
+    "check_basis_size",
     "GaussianWarmStartHook",
     "ImageGaussianPlugin",
     "ImageGaussianWarmStartPlugin",

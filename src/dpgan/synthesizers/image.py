@@ -120,9 +120,9 @@ class ImageSynthesizer(Synthesizer):
         # the caller's array rank is public (its form, not its content): samples come back in it
         input_rank = 4 if isinstance(images, (ImageSet, ImageGroups)) or np.ndim(images) != 3 else 3
         if isinstance(given, ImageSet):
-            check_conv_shape(self.recipe, given.shape)
+            check_conv_shape(self.recipe, given.shape, self.networks)
         elif self.declared_shape is not None:
-            check_conv_shape(self.recipe, self.declared_shape)
+            check_conv_shape(self.recipe, self.declared_shape, self.networks)
         kind = ImageKind(
             self.recipe, self.networks, self.config, conditional=self.conditional,
             declared_shape=self.declared_shape, classes=self.classes, label_prior=self.label_prior,
