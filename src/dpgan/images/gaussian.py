@@ -72,9 +72,9 @@ def release_image_gaussian(
     """Each class's DP Gaussian of the kept images' pixels (in [-1, 1]), calibrated so that the
     ledger reaches `target`; and the public basis it was released in."""
     pixels = math.prod(shape)
-    units = data.units.detach().cpu()
-    values = units[:, :pixels].numpy().astype(np.float64)
-    labels = units[:, pixels:].argmax(dim=1).numpy() if n_labels else None
+    units = data.units.detach()
+    values = units[:, :pixels].cpu().numpy().astype(np.float64)
+    labels = units[:, pixels:].argmax(dim=1).cpu().numpy() if n_labels else None
     basis = image_basis(shape, settings.gaussian_basis)
     clip = coefficient_clip(shape, settings.gaussian_clip)
     gaussian = DPGaussian(-1.0, 1.0, basis=basis, clip=clip, shrink=settings.gaussian_shrink).fit(
