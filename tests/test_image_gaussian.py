@@ -7,7 +7,7 @@ import pytest
 from sklearn.datasets import load_digits
 
 from dpgan.errors import InputError
-from dpgan.images.gaussian import EVENT, basis_size, coefficient_clip
+from dpgan.images.gaussian import EVENT, basis_size, coefficient_clip, image_basis
 from dpgan.images.labels import LABELS_EVENT
 from dpgan.synthesizers import ImageSynthesizer, load_model
 
@@ -74,6 +74,8 @@ def test_basis_and_clip_come_from_the_shape_alone():
     assert basis_size((1, 28, 28), 1.0) == 784 and basis_size((1, 28, 28), 0.36) < 784 // 3
     assert basis_size((3, 8, 8), 0.5) == 3 * basis_size((1, 8, 8), 0.5)
     assert coefficient_clip((1, 28, 28), 0.5) == pytest.approx(14.0)
+    for shape, fraction in (((1, 28, 28), 0.4), ((3, 8, 6), 0.5), ((1, 8, 8), 1.0), ((2, 5, 7), 0.1)):
+        assert basis_size(shape, fraction) == image_basis(shape, fraction).shape[1]  # counted, not built
 
 
 @pytest.mark.parametrize("setting", [{"gaussian_basis": 0.0}, {"gaussian_basis": 1.5}, {"gaussian_clip": True}])
@@ -133,6 +135,9 @@ def test_a_basis_too_large_for_the_shape_is_refused_before_any_read():
     with pytest.raises(InputError, match="smaller gaussian_basis"):
         synth.fit(images)
     assert synth.ledger.entries == []
+    # at 3 × 512 × 512 the basis would be a (786,432 × ~250,000) matrix: refused from its count alone
+    with pytest.raises(InputError, match="smaller gaussian_basis"):
+        synth.fit(np.zeros((4, 3, 512, 512), dtype=np.uint8))
     small = ImageSynthesizer(epsilon=1.0, seed=0, recipe="gaussian", conditional=False, gaussian_basis=0.1)
     small.fit(images)  # a smaller share fits the same shape
     assert small.sample(2, seed=0)[0].shape == (2, 3, 96, 96)

@@ -107,12 +107,11 @@ def public_labels(
     return names, prior
 
 
-def check_conv_shape(recipe: ImageRecipe, shape: tuple[int, int, int], net: ImageSettings | None = None) -> None:
+def check_conv_shape(recipe: ImageRecipe, shape: tuple[int, int, int], net: ImageSettings) -> None:
     """What the recipe's networks need of the (public) image shape."""
     if recipe.architecture == "conv" and min(halvings(shape[1]), halvings(shape[2])) == 0:
         raise InputError("conv recipes need even image sides of at least 8 pixels; use recipe='dp-cgan'")
-    if net is not None:
-        check_basis_size(recipe.architecture, shape, net.gaussian_basis)
+    check_basis_size(recipe.architecture, shape, net.gaussian_basis)
 
 
 def image_generator(

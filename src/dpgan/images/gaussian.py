@@ -30,7 +30,7 @@ from dpgan.fit import KindData
 from dpgan.images.settings import ImageSettings
 from dpgan.models.image_units import GaussianImages
 from dpgan.privacy.calibration import ShareTarget
-from dpgan.statistics.bases import low_frequency_basis
+from dpgan.statistics.bases import low_frequency_basis, low_frequency_size
 from dpgan.statistics.gaussian import DPGaussian
 from dpgan.training.context import FitContext
 from dpgan.training.gan_loop import GeneratorHook
@@ -47,8 +47,10 @@ def image_basis(shape: tuple[int, int, int], fraction: float) -> np.ndarray:
 
 
 def basis_size(shape: tuple[int, int, int], fraction: float) -> int:
-    """m, G's noise size for the "gaussian" recipe (read from the public shape alone)."""
-    return int(image_basis(shape, fraction).shape[1])
+    """m, G's noise size for the "gaussian" recipe (read from the public shape alone, without
+    building the basis)."""
+    channels, height, width = shape
+    return low_frequency_size((height, width), fraction, channels=channels)
 
 
 def check_basis_size(architecture: str, shape: tuple[int, int, int], fraction: float) -> None:

@@ -21,14 +21,20 @@ def _dct_rows(size: int) -> np.ndarray:
 
 
 def low_frequency_keep(sides: tuple[int, ...], fraction: float) -> np.ndarray:
-    """Frequency tuples (u, v, ...) kept: Σ u_i / side_i < fraction · (number of sides), the
-    low-frequency corner of the DCT grid (fraction 1 keeps everything below the far corner's
-    diagonal; the zero frequency is always kept)."""
+    """Frequency tuples (u, v, ...) kept, in row-major order: Σ u_i / side_i < fraction · (number of
+    sides), the low-frequency corner of the DCT grid (the zero frequency always; fraction 1 keeps
+    every frequency, since each u_i / side_i < 1)."""
     if not (0.0 < fraction <= 1.0):
         raise InputError("the basis fraction must be in (0, 1]")
     grids = np.meshgrid(*[np.arange(s) / s for s in sides], indexing="ij")
     level = np.sum(grids, axis=0)
     return np.argwhere(level < fraction * len(sides))
+
+
+def low_frequency_size(sides: tuple[int, ...], fraction: float, channels: int = 1) -> int:
+    """m, the columns `low_frequency_basis` would have: counted on the frequency grid, without
+    building the (d, m) matrix (so a shape too large for it can be refused cheaply)."""
+    return channels * len(low_frequency_keep(tuple(sides), fraction))
 
 
 def low_frequency_basis(
@@ -41,7 +47,7 @@ def low_frequency_basis(
     if channels < 1 or not sides or any(s < 1 for s in sides):
         raise InputError("a basis needs at least one channel and positive sides")
     rows = [_dct_rows(s) for s in sides]
-    keep = low_frequency_keep(tuple(sides), fraction) if fraction < 1.0 else np.argwhere(np.ones(sides, bool))
+    keep = low_frequency_keep(tuple(sides), fraction)
     single = []
     for freq in keep:
         vector = rows[0][freq[0]]
@@ -53,4 +59,4 @@ def low_frequency_basis(
     return np.kron(one, identity) if channels_last else np.kron(identity, one)
 
 
-__all__ = ["low_frequency_basis", "low_frequency_keep"]
+__all__ = ["low_frequency_basis", "low_frequency_keep", "low_frequency_size"]

@@ -108,10 +108,9 @@ class DPGaussian:
         if per_unit < 1:
             raise ValueError("per_unit is the number of vectors a unit adds, at least 1")
         n, d = values.shape
-        basis = self.basis if self.basis is not None else None
-        if basis is not None and basis.shape[0] != d:
+        if self.basis is not None and self.basis.shape[0] != d:
             raise InputError("the DP Gaussian's basis does not match the vectors' length")
-        m = d if basis is None else basis.shape[1]
+        m = d if self.basis is None else self.basis.shape[1]
         flat = values.astype(np.float64)
         labels = labels if labels is not None else np.zeros(n, dtype=np.int64)
         groups = max(1, n_labels)
