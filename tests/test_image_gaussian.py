@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
 from sklearn.datasets import load_digits
 
 from dpgan.errors import InputError
@@ -141,3 +142,57 @@ def test_a_basis_too_large_for_the_shape_is_refused_before_any_read():
     small = ImageSynthesizer(epsilon=1.0, seed=0, recipe="gaussian", conditional=False, gaussian_basis=0.1)
     small.fit(images)  # a smaller share fits the same shape
     assert small.sample(2, seed=0)[0].shape == (2, 3, 96, 96)
+
+
+def test_a_mixture_per_class_lands_on_epsilon_and_round_trips(digits, tmp_path):
+    images, labels = digits
+    synth = _fit(images, labels, gaussian_components=3)
+    names = [e.name for e in synth.ledger.entries]
+    assert names == [LABELS_EVENT, EVENT, EVENT]  # the label count, the steering releases, the cells
+    assert [e.count for e in synth.ledger.entries[1:]] == [3 + 2 * 2, 3]
+    assert synth.privacy_report()["epsilon"] == pytest.approx(3.0, rel=2e-3)
+    body = synth.generator.body
+    assert synth.generator.noise_dim == basis_size((1, 8, 8), 0.4) + 1 == body.noise_size
+    assert body.means.shape[0] == 30 and torch.allclose(body.cell_weights.sum(dim=1), torch.ones(10))
+    first = synth.sample(40, seed=3)
+    synth.save(tmp_path / "model")
+    again = load_model(tmp_path / "model").sample(40, seed=3)
+    np.testing.assert_array_equal(first[0], again[0])
+    np.testing.assert_array_equal(first[1], again[1])
+    changed = images.copy()
+    changed[0] = 255  # a neighbouring set: the same entries, σ and shapes
+    other = _fit(changed, labels, gaussian_components=3)
+    assert [(e.noise_multiplier, e.count) for e in synth.ledger.entries] == [
+        (e.noise_multiplier, e.count) for e in other.ledger.entries
+    ]
+
+
+def test_the_cell_of_a_draw_follows_its_label_weights():
+    from dpgan.models.image_units import GaussianImages
+
+    body = GaussianImages(pixels=4, coefficients=2, n_labels=2, components=3)
+    means = torch.arange(6, dtype=torch.float32)[:, None].repeat(1, 4) / 10.0  # cell c's pixels are c / 10
+    weights = torch.tensor([[0.0, 0.0, 1.0], [0.5, 0.5, 0.0]])
+    body.set_release(means, torch.zeros(6, 2, 2), torch.zeros(4, 2), weights)
+    z = torch.randn(4000, 3, generator=torch.Generator().manual_seed(0))
+    first = body(z, torch.nn.functional.one_hot(torch.zeros(4000, dtype=torch.long), 2).float())
+    assert torch.allclose(first, torch.full_like(first, 0.2))  # label 0: always its third cell
+    second = body(z, torch.nn.functional.one_hot(torch.ones(4000, dtype=torch.long), 2).float())[:, 0]
+    assert set(torch.round(second * 10).int().tolist()) == {3, 4}  # label 1: its first two cells, half each
+    assert abs(float((second < 0.35).float().mean()) - 0.5) < 0.03
+    with pytest.raises(ValueError, match="weights"):
+        body.set_release(means, torch.zeros(6, 2, 2), torch.zeros(4, 2))
+
+
+@pytest.mark.parametrize("value", [0, 33, 2.5, True])
+def test_bad_component_counts_are_refused_in_one_line(digits, value):
+    with pytest.raises(InputError, match="gaussian_components must be from 1 to 32"):
+        _fit(*digits, gaussian_components=value)
+
+
+def test_too_many_components_for_the_basis_are_refused_from_the_shape():
+    from dpgan.images.gaussian import check_basis_size
+
+    check_basis_size("gaussian", (1, 28, 28), 1.0, components=27)  # 27 · 784² fits under 4,096²
+    with pytest.raises(InputError, match="fewer gaussian_components"):
+        check_basis_size("gaussian", (1, 28, 28), 1.0, components=28)

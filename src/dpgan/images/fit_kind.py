@@ -29,7 +29,7 @@ from dpgan.devices import to_device
 from dpgan.errors import InputError
 from dpgan.fit import KindData, Plugin, Strategy, register_kind
 from dpgan.images.checks import ImageGroups, ImageSet, check_images, to_unit_range
-from dpgan.images.gaussian import ImageGaussianPlugin, ImageGaussianWarmStartPlugin, basis_size, check_basis_size
+from dpgan.images.gaussian import ImageGaussianPlugin, ImageGaussianWarmStartPlugin, check_basis_size, noise_size
 from dpgan.images.label_guide import ImageLabelGuideHook
 from dpgan.images.labels import SECOND_LABEL_SHARE, ReleasedLabels, kept_codes, release_labels, release_shape
 from dpgan.images.settings import LABEL_GUIDE_BATCH, LABEL_SHARE, MODE_SEEKING_PAIRS, SHAPE_SHARE, ImageSettings
@@ -111,7 +111,7 @@ def check_conv_shape(recipe: ImageRecipe, shape: tuple[int, int, int], net: Imag
     """What the recipe's networks need of the (public) image shape."""
     if recipe.architecture == "conv" and min(halvings(shape[1]), halvings(shape[2])) == 0:
         raise InputError("conv recipes need even image sides of at least 8 pixels; use recipe='dp-cgan'")
-    check_basis_size(recipe.architecture, shape, net.gaussian_basis)
+    check_basis_size(recipe.architecture, shape, net.gaussian_basis, net.gaussian_components)
 
 
 def image_generator(
@@ -119,7 +119,7 @@ def image_generator(
 ) -> ImageUnitGenerator:  # noqa: ANN001
     """The recipe's G; the "gaussian" recipe's noise is its basis' coefficients (m, from the shape)."""
     if recipe.architecture == "gaussian":
-        noise_dim = basis_size(tuple(shape), net.gaussian_basis)
+        noise_dim = noise_size(tuple(shape), net.gaussian_basis, net.gaussian_components)
     return ImageUnitGenerator(
         shape,
         n_labels,
@@ -128,6 +128,7 @@ def image_generator(
         width=net.conv_generator_width,
         hidden=net.mlp_generator_hidden,
         upsample=net.generator_upsampling == "upsample",
+        components=net.gaussian_components,
     )
 
 

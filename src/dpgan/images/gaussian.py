@@ -32,6 +32,7 @@ from dpgan.models.image_units import GaussianImages
 from dpgan.privacy.calibration import ShareTarget
 from dpgan.statistics.bases import low_frequency_basis, low_frequency_size
 from dpgan.statistics.gaussian import DPGaussian
+from dpgan.statistics.mixture import DPGaussianMixture
 from dpgan.training.context import FitContext
 from dpgan.training.gan_loop import GeneratorHook
 
@@ -47,18 +48,31 @@ def image_basis(shape: tuple[int, int, int], fraction: float) -> np.ndarray:
 
 
 def basis_size(shape: tuple[int, int, int], fraction: float) -> int:
-    """m, G's noise size for the "gaussian" recipe (read from the public shape alone, without
-    building the basis)."""
+    """m, the basis' size (read from the public shape alone, without building the basis)."""
     channels, height, width = shape
     return low_frequency_size((height, width), fraction, channels=channels)
 
 
-def check_basis_size(architecture: str, shape: tuple[int, int, int], fraction: float) -> None:
-    """Refuse, from the public shape and setting alone, a basis too large to hold per class."""
-    if architecture == "gaussian" and basis_size(shape, fraction) > MAX_COEFFICIENTS:
+def noise_size(shape: tuple[int, int, int], fraction: float, components: int) -> int:
+    """G's noise for the "gaussian" recipe: m coefficients, and one for the cell with K > 1."""
+    return basis_size(shape, fraction) + (1 if components > 1 else 0)
+
+
+def check_basis_size(architecture: str, shape: tuple[int, int, int], fraction: float, components: int = 1) -> None:
+    """Refuse, from the public shape and settings alone, a basis too large to hold per class: at
+    most MAX_COEFFICIENTS² covariance entries per class, over its `components` cells."""
+    if architecture != "gaussian":
+        return
+    m = basis_size(shape, fraction)
+    if m > MAX_COEFFICIENTS:
         raise InputError(
             f"the gaussian recipe keeps more than {MAX_COEFFICIENTS:,} coefficients at this image shape: "
             "set a smaller gaussian_basis"
+        )
+    if components * m * m > MAX_COEFFICIENTS**2:
+        raise InputError(
+            f"the gaussian recipe's {components} components of {m:,} coefficients each are too large to hold: "
+            "set fewer gaussian_components or a smaller gaussian_basis"
         )
 
 
@@ -70,35 +84,53 @@ def coefficient_clip(shape: tuple[int, int, int], fraction: float) -> float:
 def release_image_gaussian(
     ctx: FitContext, data: KindData, settings: ImageSettings, shape: tuple[int, int, int], n_labels: int,
     target: ShareTarget,
-) -> tuple[DPGaussian, np.ndarray]:  # fmt: skip
-    """Each class's DP Gaussian of the kept images' pixels (in [-1, 1]), calibrated so that the
-    ledger reaches `target`; and the public basis it was released in."""
+) -> tuple[DPGaussian | DPGaussianMixture, np.ndarray]:  # fmt: skip
+    """Each class's DP Gaussian (or mixture of `gaussian_components`) of the kept images' pixels
+    (in [-1, 1]), calibrated so that the ledger reaches `target`; and the public basis it was
+    released in."""
     pixels = math.prod(shape)
     units = data.units.detach()
     values = units[:, :pixels].cpu().numpy().astype(np.float64)
     labels = units[:, pixels:].argmax(dim=1).cpu().numpy() if n_labels else None
     basis = image_basis(shape, settings.gaussian_basis)
     clip = coefficient_clip(shape, settings.gaussian_clip)
-    gaussian = DPGaussian(-1.0, 1.0, basis=basis, clip=clip, shrink=settings.gaussian_shrink).fit(
-        values,
-        labels,
-        n_labels,
-        ctx.rng,
-        ledger=ctx.ledger,
-        target=target,
-        event=EVENT,
-        note=f"per class: count (Δ 1), pixel sum (Δ √d), centred coefficients' second moments"
-        f" (m = {basis.shape[1]}, clipped to c = {clip:.3g}: Δ c²); classes in parallel",
+    note = (
+        f"per class: count (Δ 1), pixel sum (Δ √d), centred coefficients' second moments"
+        f" (m = {basis.shape[1]}, clipped to c = {clip:.3g}: Δ c²); classes in parallel"
     )
-    return gaussian, basis
+    shape_options = {"basis": basis, "clip": clip, "shrink": settings.gaussian_shrink}
+    model: DPGaussian | DPGaussianMixture
+    if settings.gaussian_components > 1:
+        model = DPGaussianMixture(
+            -1.0,
+            1.0,
+            components=settings.gaussian_components,
+            iterations=settings.gaussian_lloyd_steps,
+            steering_scale=settings.gaussian_steering_scale,
+            **shape_options,  # type: ignore[arg-type]
+        )
+        note = (
+            f"{settings.gaussian_components} cells per class by DP Lloyd steps on the centred coefficients"
+            f" (count Δ 1, sum Δ c each); {note}, then per cell"
+        )
+    else:
+        model = DPGaussian(-1.0, 1.0, **shape_options)  # type: ignore[arg-type]
+    model.fit(values, labels, n_labels, ctx.rng, ledger=ctx.ledger, target=target, event=EVENT, note=note)
+    return model, basis
 
 
-def set_gaussian(body: GaussianImages, gaussian: DPGaussian, basis: np.ndarray) -> None:
-    """Put a release in a GaussianImages module (post-processing)."""
+def set_gaussian(body: GaussianImages, model: DPGaussian | DPGaussianMixture, basis: np.ndarray) -> None:
+    """Put a release in a GaussianImages module (post-processing): each cell's mean and factor, and
+    a mixture's cell weights within each class."""
+    gaussian = model.cells if isinstance(model, DPGaussianMixture) else model
+    weights = None
+    if isinstance(model, DPGaussianMixture):
+        weights = torch.tensor(gaussian.shares.reshape(-1, model.components), dtype=torch.float32)
     body.set_release(
         torch.tensor(np.stack(gaussian.means), dtype=torch.float32),
         torch.tensor(np.stack(gaussian.coefficient_factors), dtype=torch.float32),
         torch.tensor(basis, dtype=torch.float32),
+        weights,
     )
 
 
@@ -147,7 +179,7 @@ class GaussianWarmStartHook:
         groups = self.teacher.factors.shape[0]
         index = codes if codes is not None else torch.zeros(self.batch, dtype=torch.long, device=device)
         with torch.no_grad():
-            normals = torch.randn(self.batch, self.teacher.factors.shape[1], generator=self.generator, device=device)
+            normals = torch.randn(self.batch, self.teacher.noise_size, generator=self.generator, device=device)
             labels = torch.nn.functional.one_hot(index, groups).to(normals.dtype) if codes is not None else None
             real = self.teacher(normals, labels)
         directions = torch.randn(fake.shape[1], self.directions, generator=self.generator, device=device)
@@ -188,7 +220,8 @@ class ImageGaussianWarmStartPlugin:
         net = self.settings
         gaussian, basis = release_image_gaussian(ctx, data, net, self.shape, self.n_labels, ctx.target(self.share))
         device = next(generator.parameters()).device
-        teacher = GaussianImages(math.prod(self.shape), basis.shape[1], self.n_labels).to(device)
+        teacher = GaussianImages(math.prod(self.shape), basis.shape[1], self.n_labels, net.gaussian_components)
+        teacher = teacher.to(device)
         set_gaussian(teacher, gaussian, basis)
         hook = GaussianWarmStartHook(
             teacher,
@@ -209,6 +242,7 @@ __all__ = [
     "ImageGaussianPlugin",
     "ImageGaussianWarmStartPlugin",
     "basis_size",
+    "noise_size",
     "coefficient_clip",
     "image_basis",
     "release_image_gaussian",

@@ -13,6 +13,7 @@ PROJECTIONS = ("full", "grid", "pooled")  # the conv critic's label projections 
 LABEL_SHARE = 0.02  # of ε, for the image tally (kept per label, dropped per reason)
 SHAPE_SHARE = 0.01  # of ε, for the image shape of a PNG folder read without a declared shape
 MAX_SAMPLE = 1_000_000
+MAX_COMPONENTS = 32  # gaussian_components: Gaussians per class of the gaussian recipe's DP mixture
 MODE_SEEKING_PAIRS = 64  # noise pairs per generator step for the mode-seeking term
 LABEL_GUIDE_BATCH = 64  # generated images per generator step for the label guide
 # the tabular loop's defaults with a faster average; 200 epochs (4,000 steps at the 0.05 rate cap)
@@ -89,6 +90,12 @@ class ImageSettings:
     gaussian_anchor: float = 0.0
     gaussian_shrink: str = "spike"  # how the covariance's noisy eigenvalues are shrunk (dpgan.statistics.gaussian)
     gaussian_clip: float = setting(0.3, "gaussian recipe: clip of centred coefficients, share of √pixels", metavar="F")
+    # a DP mixture per class (dpgan.statistics.mixture): K cells found by DP Lloyd steps, each its own
+    # Gaussian; the steering releases (the start and the Lloyd steps) at `steering_scale` times the
+    # cells' noise
+    gaussian_components: int = setting(1, "gaussian recipe: Gaussians per class (a DP mixture)", metavar="K")
+    gaussian_lloyd_steps: int = 2
+    gaussian_steering_scale: float = 3.0
 
     @classmethod
     def saved(cls, networks: dict[str, Any]) -> dict[str, Any]:
@@ -127,6 +134,15 @@ class ImageSettings:
             raise InputError("gaussian_warm_start_fraction must be in (0, 1) and its steps from 0 to 100,000")
         if not self.gaussian_anchor >= 0:
             raise InputError("gaussian_anchor must be ≥ 0")
+        whole = (self.gaussian_components, self.gaussian_lloyd_steps)
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in whole) or not (
+            1 <= self.gaussian_components <= MAX_COMPONENTS and 0 <= self.gaussian_lloyd_steps <= 20
+        ):
+            raise InputError(
+                f"gaussian_components must be from 1 to {MAX_COMPONENTS}, gaussian_lloyd_steps from 0 to 20"
+            )
+        if not (isinstance(self.gaussian_steering_scale, (int, float)) and 1.0 <= self.gaussian_steering_scale <= 100):
+            raise InputError("gaussian_steering_scale must be from 1 to 100")
         if not self.activation_bound > 0:
             raise InputError("activation_bound must be positive")
         if self.mode_seeking is not None and not (

@@ -84,29 +84,60 @@ class _MLPImages(nn.Module):
 
 class GaussianImages(nn.Module):
     """Images as mean + basis · factor · z per label: z (n, m) standard normal, the buffers a DP
-    release set (`set_release`: post-processing of it, saved with the model like weights)."""
+    release set (`set_release`: post-processing of it, saved with the model like weights).
 
-    def __init__(self, pixels: int, coefficients: int, n_labels: int) -> None:
+    With K `components` per label (a DP mixture, dpgan.statistics.mixture) each label owns K cells,
+    each with its own mean and factor, and `cell_weights` (labels, K); the noise then has one more
+    coordinate, whose normal CDF picks the cell by the label's weights, so an image stays a function
+    of its noise and label (a seeded draw is reproducible)."""
+
+    def __init__(self, pixels: int, coefficients: int, n_labels: int, components: int = 1) -> None:
         super().__init__()
         groups = max(1, n_labels)
-        self.register_buffer("means", torch.zeros(groups, pixels))
-        self.register_buffer("factors", torch.zeros(groups, coefficients, coefficients))
+        self.components, self.coefficients = components, coefficients
+        self.register_buffer("means", torch.zeros(groups * components, pixels))
+        self.register_buffer("factors", torch.zeros(groups * components, coefficients, coefficients))
         self.register_buffer("basis", torch.zeros(pixels, coefficients))
+        if components > 1:  # a one-Gaussian model keeps the buffers it was saved with before mixtures
+            self.register_buffer("cell_weights", torch.full((groups, components), 1.0 / components))
+
+    @property
+    def noise_size(self) -> int:
+        """The noise a draw takes: the m coefficients, and one coordinate for the cell with K > 1."""
+        return self.coefficients + (1 if self.components > 1 else 0)
 
     @torch.no_grad()
-    def set_release(self, means: torch.Tensor, factors: torch.Tensor, basis: torch.Tensor) -> None:
-        for buffer, value in ((self.means, means), (self.factors, factors), (self.basis, basis)):
+    def set_release(
+        self, means: torch.Tensor, factors: torch.Tensor, basis: torch.Tensor, weights: torch.Tensor | None = None
+    ) -> None:
+        pairs = [(self.means, means), (self.factors, factors), (self.basis, basis)]
+        if self.components > 1:
+            if weights is None:
+                raise ValueError("a mixture's release needs its cells' weights")
+            pairs.append((self.cell_weights, weights / weights.sum(dim=1, keepdim=True).clamp_min(1e-12)))
+        for buffer, value in pairs:
             if buffer.shape != value.shape:
                 raise ValueError(f"a released Gaussian of shape {tuple(value.shape)} where {tuple(buffer.shape)} fits")
             buffer.copy_(value)
 
+    def cells(self, z: torch.Tensor, codes: torch.Tensor) -> torch.Tensor:
+        """Each draw's cell: its label's K cells, picked by the last noise coordinate's normal CDF."""
+        if self.components == 1:
+            return codes
+        uniform = torch.special.ndtr(z[:, -1:])
+        cumulative = self.cell_weights[codes].cumsum(dim=1)
+        picked = (uniform > cumulative[:, :-1]).sum(dim=1)
+        return codes * self.components + picked
+
     def forward(self, z: torch.Tensor, labels: torch.Tensor | None = None) -> torch.Tensor:
         codes = labels.argmax(dim=1) if labels is not None else torch.zeros(len(z), dtype=torch.long, device=z.device)
+        cells = self.cells(z, codes)
+        z = z[:, : self.coefficients]
         coefficients = torch.empty_like(z)
-        for label in range(self.factors.shape[0]):  # per label: n·m² memory never held at once
-            rows = codes == label
-            coefficients[rows] = z[rows] @ self.factors[label].T
-        return (self.means[codes] + coefficients @ self.basis.T).clamp(-1.0, 1.0)
+        for cell in range(self.factors.shape[0]):  # per cell: n·m² memory never held at once
+            rows = cells == cell
+            coefficients[rows] = z[rows] @ self.factors[cell].T
+        return (self.means[cells] + coefficients @ self.basis.T).clamp(-1.0, 1.0)
 
 
 class ImageUnitGenerator(nn.Module):
@@ -125,6 +156,7 @@ class ImageUnitGenerator(nn.Module):
         width: int = 32,
         hidden: tuple[int, ...] = (256, 512),
         upsample: bool = False,
+        components: int = 1,
     ) -> None:
         super().__init__()
         if architecture not in ARCHITECTURES:
@@ -136,8 +168,8 @@ class ImageUnitGenerator(nn.Module):
             self.body: nn.Module = ConvGenerator(
                 noise_dim, self.image_shape, width, num_classes=n_labels, upsample=upsample
             )
-        elif architecture == "gaussian":  # noise_dim is the basis' size m
-            self.body = GaussianImages(self.pixels, noise_dim, n_labels)
+        elif architecture == "gaussian":  # noise_dim is the basis' size m (and one more with K > 1)
+            self.body = GaussianImages(self.pixels, noise_dim - (1 if components > 1 else 0), n_labels, components)
         else:
             self.body = _MLPImages(noise_dim, self.pixels, n_labels, hidden)
         self.register_buffer("label_shares", torch.full((max(1, n_labels),), 1.0 / max(1, n_labels)))

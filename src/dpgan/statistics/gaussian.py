@@ -42,6 +42,7 @@ from dpgan.privacy.releases import charge_gaussian
 
 MIN_EIGENVALUE = 1e-4  # a floor under the shrunk eigenvalues: every factor stays finite and of full rank
 SHRINKS = ("level", "spike")
+RELEASES = 3  # Gaussian releases per fit, each at σ times its sensitivity: count, sum, second moments
 
 
 def shrink_eigenvalues(values: np.ndarray, entry_sd: float, m: int, rule: str) -> np.ndarray:
@@ -105,6 +106,23 @@ class DPGaussian:
     ) -> DPGaussian:
         """Charge one entry (three releases at σ for `target`), then release per label; `values`
         must lie in the box (the kinds' codecs scale into it), `per_unit` is the vectors a unit adds."""
+        sigma = target.sigma(1.0, RELEASES, ledger.entries)
+        charge_gaussian(ledger, event, sigma, count=RELEASES, note=note)
+        return self.release(values, labels, n_labels, rng, sigma=sigma, per_unit=per_unit)
+
+    def release(
+        self,
+        values: np.ndarray,
+        labels: np.ndarray | None,
+        n_labels: int,
+        rng: np.random.Generator,
+        *,
+        sigma: float,
+        per_unit: int = 1,
+    ) -> DPGaussian:
+        """The three releases at noise multiplier `sigma`, which the caller has charged to its
+        ledger (RELEASES Gaussians at σ) before this call: `fit` does, and so does a mixture that
+        charges its steps in one entry."""
         if per_unit < 1:
             raise ValueError("per_unit is the number of vectors a unit adds, at least 1")
         n, d = values.shape
@@ -114,8 +132,6 @@ class DPGaussian:
         flat = values.astype(np.float64)
         labels = labels if labels is not None else np.zeros(n, dtype=np.int64)
         groups = max(1, n_labels)
-        sigma = target.sigma(1.0, 3, ledger.entries)
-        charge_gaussian(ledger, event, sigma, count=3, note=note)
         sigma = sigma * per_unit  # the noise std per unit of sensitivity: k vectors per unit
         self.sigma = sigma
         radius, second_delta = self.radius(d), self.second_sensitivity(d)
@@ -173,4 +189,4 @@ class DPGaussian:
         return np.clip(out, self.low, self.high), labels
 
 
-__all__ = ["MIN_EIGENVALUE", "SHRINKS", "DPGaussian", "shrink_eigenvalues"]
+__all__ = ["MIN_EIGENVALUE", "RELEASES", "SHRINKS", "DPGaussian", "shrink_eigenvalues"]
