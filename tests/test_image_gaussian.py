@@ -196,3 +196,20 @@ def test_too_many_components_for_the_basis_are_refused_from_the_shape():
     check_basis_size("gaussian", (1, 28, 28), 1.0, components=27)  # 27 · 784² fits under 4,096²
     with pytest.raises(InputError, match="fewer gaussian_components"):
         check_basis_size("gaussian", (1, 28, 28), 1.0, components=28)
+
+
+def test_unset_components_follow_the_public_epsilon_and_are_saved(digits, tmp_path):
+    from dpgan.images.settings import MIXTURE_COMPONENTS, MIXTURE_EPSILON, mixture_components
+
+    assert mixture_components(MIXTURE_EPSILON) == MIXTURE_COMPONENTS > 1
+    assert mixture_components(MIXTURE_EPSILON * 0.99) == 1 and mixture_components(None) == 1
+    images, labels = digits
+    high = _fit(images, labels, epsilon=MIXTURE_EPSILON)
+    assert high.networks.gaussian_components == MIXTURE_COMPONENTS
+    assert high.generator.body.means.shape[0] == 10 * MIXTURE_COMPONENTS
+    assert _fit(images, labels, epsilon=3.0).networks.gaussian_components == 1
+    assert _fit(images, labels, epsilon=MIXTURE_EPSILON, gaussian_components=1).generator.body.components == 1
+    dcgan = ImageSynthesizer(epsilon=MIXTURE_EPSILON, recipe="dcgan", classes=CLASSES)
+    assert dcgan.networks.gaussian_components == 1  # the rule is the gaussian recipe's: a warm start keeps one
+    high.save(tmp_path / "model")
+    assert load_model(tmp_path / "model").networks.gaussian_components == MIXTURE_COMPONENTS

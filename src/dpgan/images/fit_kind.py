@@ -111,7 +111,7 @@ def check_conv_shape(recipe: ImageRecipe, shape: tuple[int, int, int], net: Imag
     """What the recipe's networks need of the (public) image shape."""
     if recipe.architecture == "conv" and min(halvings(shape[1]), halvings(shape[2])) == 0:
         raise InputError("conv recipes need even image sides of at least 8 pixels; use recipe='dp-cgan'")
-    check_basis_size(recipe.architecture, shape, net.gaussian_basis, net.gaussian_components)
+    check_basis_size(recipe.architecture, shape, net.gaussian_basis, net.mixture_size)
 
 
 def image_generator(
@@ -119,7 +119,7 @@ def image_generator(
 ) -> ImageUnitGenerator:  # noqa: ANN001
     """The recipe's G; the "gaussian" recipe's noise is its basis' coefficients (m, from the shape)."""
     if recipe.architecture == "gaussian":
-        noise_dim = noise_size(tuple(shape), net.gaussian_basis, net.gaussian_components)
+        noise_dim = noise_size(tuple(shape), net.gaussian_basis, net.mixture_size)
     return ImageUnitGenerator(
         shape,
         n_labels,
@@ -128,7 +128,7 @@ def image_generator(
         width=net.conv_generator_width,
         hidden=net.mlp_generator_hidden,
         upsample=net.generator_upsampling == "upsample",
-        components=net.gaussian_components,
+        components=net.mixture_size,
     )
 
 

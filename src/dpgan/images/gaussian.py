@@ -100,17 +100,17 @@ def release_image_gaussian(
     )
     shape_options = {"basis": basis, "clip": clip, "shrink": settings.gaussian_shrink}
     model: DPGaussian | DPGaussianMixture
-    if settings.gaussian_components > 1:
+    if settings.mixture_size > 1:
         model = DPGaussianMixture(
             -1.0,
             1.0,
-            components=settings.gaussian_components,
+            components=settings.mixture_size,
             iterations=settings.gaussian_lloyd_steps,
             steering_scale=settings.gaussian_steering_scale,
             **shape_options,  # type: ignore[arg-type]
         )
         note = (
-            f"{settings.gaussian_components} cells per class by DP Lloyd steps on the centred coefficients"
+            f"{settings.mixture_size} cells per class by DP Lloyd steps on the centred coefficients"
             f" (count Δ 1, sum Δ c each); {note}, then per cell"
         )
     else:
@@ -220,7 +220,7 @@ class ImageGaussianWarmStartPlugin:
         net = self.settings
         gaussian, basis = release_image_gaussian(ctx, data, net, self.shape, self.n_labels, ctx.target(self.share))
         device = next(generator.parameters()).device
-        teacher = GaussianImages(math.prod(self.shape), basis.shape[1], self.n_labels, net.gaussian_components)
+        teacher = GaussianImages(math.prod(self.shape), basis.shape[1], self.n_labels, net.mixture_size)
         teacher = teacher.to(device)
         set_gaussian(teacher, gaussian, basis)
         hook = GaussianWarmStartHook(

@@ -14,6 +14,15 @@ LABEL_SHARE = 0.02  # of ε, for the image tally (kept per label, dropped per re
 SHAPE_SHARE = 0.01  # of ε, for the image shape of a PNG folder read without a declared shape
 MAX_SAMPLE = 1_000_000
 MAX_COMPONENTS = 32  # gaussian_components: Gaussians per class of the gaussian recipe's DP mixture
+MIXTURE_COMPONENTS, MIXTURE_EPSILON = 4, 10.0  # the unset rule: K from this ε on (validation: bench/notes/25)
+
+
+def mixture_components(epsilon: float | None) -> int:
+    """The gaussian recipe's Gaussians per class where the user set none: a function of the public
+    ε alone (one Gaussian without a target ε: a fit at a given noise multiplier)."""
+    return MIXTURE_COMPONENTS if epsilon is not None and epsilon >= MIXTURE_EPSILON else 1
+
+
 MODE_SEEKING_PAIRS = 64  # noise pairs per generator step for the mode-seeking term
 LABEL_GUIDE_BATCH = 64  # generated images per generator step for the label guide
 # the tabular loop's defaults with a faster average; 200 epochs (4,000 steps at the 0.05 rate cap)
@@ -92,8 +101,14 @@ class ImageSettings:
     gaussian_clip: float = setting(0.3, "gaussian recipe: clip of centred coefficients, share of √pixels", metavar="F")
     # a DP mixture per class (dpgan.statistics.mixture): K cells found by DP Lloyd steps, each its own
     # Gaussian; the steering releases (the start and the Lloyd steps) at `steering_scale` times the
-    # cells' noise
-    gaussian_components: int = setting(1, "gaussian recipe: Gaussians per class (a DP mixture)", metavar="K")
+    # cells' noise. Unset: `mixture_components(ε)`, a rule of the public ε chosen on validation splits
+    # (bench/notes/25), resolved by the facade so that a saved model holds the number it was fitted with
+    gaussian_components: int | None = setting(
+        None,
+        f"gaussian recipe: Gaussians per class, a DP mixture (unset: {MIXTURE_COMPONENTS} at ε ≥ {MIXTURE_EPSILON:g},"
+        " else one)",
+        metavar="K",
+    )
     gaussian_lloyd_steps: int = 2
     gaussian_steering_scale: float = 3.0
 
@@ -110,6 +125,11 @@ class ImageSettings:
     @property
     def conv_generator_width(self) -> int:
         return self.width if self.generator_width is None else self.generator_width
+
+    @property
+    def mixture_size(self) -> int:
+        """K, the Gaussians per class (unset: one; the facade sets it from ε before a fit)."""
+        return 1 if self.gaussian_components is None else self.gaussian_components
 
     def check(self) -> None:
         sizes = (self.width, self.conv_generator_width, *self.mlp_generator_hidden, *self.mlp_critic_hidden)
@@ -134,9 +154,10 @@ class ImageSettings:
             raise InputError("gaussian_warm_start_fraction must be in (0, 1) and its steps from 0 to 100,000")
         if not self.gaussian_anchor >= 0:
             raise InputError("gaussian_anchor must be ≥ 0")
-        whole = (self.gaussian_components, self.gaussian_lloyd_steps)
+        components = self.mixture_size
+        whole = (components, self.gaussian_lloyd_steps)
         if not all(isinstance(v, int) and not isinstance(v, bool) for v in whole) or not (
-            1 <= self.gaussian_components <= MAX_COMPONENTS and 0 <= self.gaussian_lloyd_steps <= 20
+            1 <= components <= MAX_COMPONENTS and 0 <= self.gaussian_lloyd_steps <= 20
         ):
             raise InputError(
                 f"gaussian_components must be from 1 to {MAX_COMPONENTS}, gaussian_lloyd_steps from 0 to 20"
@@ -153,6 +174,9 @@ class ImageSettings:
 
 __all__ = [
     "IMAGE_DEFAULTS",
+    "MIXTURE_COMPONENTS",
+    "MIXTURE_EPSILON",
+    "mixture_components",
     "LABEL_GUIDE_BATCH",
     "LABEL_SHARE",
     "MAX_SAMPLE",

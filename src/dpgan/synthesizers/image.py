@@ -10,7 +10,7 @@ with the image kind (dpgan.images.fit_kind); sampling the released generator is 
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +31,7 @@ from dpgan.images.fit_kind import (
     public_labels,
 )
 from dpgan.images.sampling import render_samples
-from dpgan.images.settings import IMAGE_DEFAULTS, MAX_SAMPLE, ImageSettings
+from dpgan.images.settings import IMAGE_DEFAULTS, MAX_SAMPLE, ImageSettings, mixture_components
 from dpgan.models.image_units import ImageUnitGenerator
 from dpgan.privacy.accounting import PrivacyLedger
 from dpgan.privacy.unit_rule import ReleasedTally
@@ -69,6 +69,9 @@ class ImageSynthesizer(Synthesizer):
         super().__init__(**budget, noise_multiplier=noise_multiplier, device=device, threads=threads)
         self.recipe: ImageRecipe = get_image_recipe(recipe)
         self.networks = network_settings(ImageSettings, settings)
+        if self.networks.gaussian_components is None:  # the gaussian recipe's rule of the public ε, before any read
+            chosen = mixture_components(epsilon) if self.recipe.architecture == "gaussian" else 1
+            self.networks = replace(self.networks, gaussian_components=chosen)
         for switch in ("label_guide", "gaussian_warm_start"):
             if getattr(self.networks, switch) and self.recipe.strategy != "dp-critic":
                 raise InputError(f"{switch} is for the dp-critic recipes (dcgan, dp-cgan)")
