@@ -44,10 +44,13 @@ import torch
 from dpgan import datasets
 from dpgan.evaluation.sequences import metrics as sequence_evaluation
 from dpgan.evaluation.sequences.metrics import evaluate_sequences
+from dpgan.privacy.accounting import Budget, PrivacyLedger
+from dpgan.privacy.calibration import ShareTarget
 from dpgan.sequences import SequenceSchema, ValueColumn
 from dpgan.sequences.baseline import DPGaussianSeries
 from dpgan.sequences.codec import label_names, read_long, unscale
 from dpgan.sequences.fit_kind import series_critic, series_generator, series_units
+from dpgan.statistics.mixture import DPGaussianMixture
 from dpgan.synthesizers.sequence import SequenceSynthesizer
 from dpgan.training.dp_critic import train_dp_critic
 from dpgan.training.schedule import gan_schedule_for
@@ -116,6 +119,7 @@ SCALE = "linear"  # --scale: how the public range maps to the generator's [-1, 1
 STEP_ANCHOR = False  # --step-anchor: DP per-step statistics as a generator plug-in
 MOMENT_ANCHOR = False  # --moment-anchor: the DP Gaussian's mean and covariance as a generator plug-in
 SETTINGS: dict = {}  # --set KEY=VALUE: SequenceSynthesizer settings for the GAN (JSON values)
+MIXTURE_COMPONENTS = 4  # --components: cells per label of the gaussian-mixture system
 LAST_GATE: list[float] = []  # the last gaussian_base fit's learned gate (read by main for its row)
 
 
@@ -180,6 +184,22 @@ def fit_gaussian(train, schema: SequenceSchema, epsilon: float, seed: int, n: in
     return unscale(values, schema), label_names(codes, schema)
 
 
+def fit_gaussian_mixture(train, schema: SequenceSchema, epsilon: float, seed: int, n: int):
+    """The per-label DP mixture (dpgan.statistics.mixture) of the flattened series, uncentred in the
+    identity basis as the series' Gaussian is, on all of ε: MIXTURE_COMPONENTS cells per label."""
+    series = read_long(train[schema.columns], schema)
+    rng = np.random.default_rng(seed)
+    count, length, features = series.values.shape
+    eps = epsilon if math.isfinite(epsilon) else 1e6
+    model = DPGaussianMixture(-1.0, 1.0, components=MIXTURE_COMPONENTS).fit(
+        series.values.reshape(count, length * features), series.labels, len(schema.categories), rng,
+        ledger=PrivacyLedger(budget=Budget(eps, DELTA, "pld")), target=ShareTarget(eps, DELTA, "pld"),
+        event="mixture", note="",
+    )  # fmt: skip
+    values, codes = model.sample(n, rng)
+    return unscale(values.reshape(n, length, features).astype(np.float32), schema), label_names(codes, schema)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", choices=tuple(DATA), default="water")
@@ -188,6 +208,7 @@ def main() -> None:
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--systems", nargs="+", default=["gan", "gan-entity", "gaussian"])
     parser.add_argument("--scale", choices=("linear", "log"), default="linear")
+    parser.add_argument("--components", type=int, default=4, help="cells per label of --systems gaussian-mixture")
     parser.add_argument("--step-anchor", action="store_true")
     parser.add_argument("--moment-anchor", action="store_true")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
@@ -196,8 +217,9 @@ def main() -> None:
     )
     parser.add_argument("--out", default=None, help="the rows' jsonl (default: bench/results/, per --data)")
     args = parser.parse_args()
-    global SCALE, STEP_ANCHOR, MOMENT_ANCHOR, DATASET
+    global SCALE, STEP_ANCHOR, MOMENT_ANCHOR, DATASET, MIXTURE_COMPONENTS
     SCALE, STEP_ANCHOR, MOMENT_ANCHOR = args.scale, args.step_anchor, args.moment_anchor
+    MIXTURE_COMPONENTS = args.components
     DATASET = DATA[args.data]
     out = Path(args.out) if args.out else DATASET.results
     if args.dtw_series:
@@ -216,7 +238,7 @@ def main() -> None:
                     continue  # without noise the unit changes nothing
                 schema = schema_for(labels, system == "gan-entity")
                 started = time.time()
-                fit = fit_gaussian if system == "gaussian" else fit_gan
+                fit = {"gaussian": fit_gaussian, "gaussian-mixture": fit_gaussian_mixture}.get(system, fit_gan)
                 LAST_GATE.clear()
                 synthetic, synthetic_labels = fit(parts["train"], schema, epsilon, seed, len(real))
                 seconds = time.time() - started
@@ -230,7 +252,8 @@ def main() -> None:
                     "scale": args.scale,
                     "step_anchor": args.step_anchor and system != "gaussian",
                     "moment_anchor": args.moment_anchor and system == "gan",
-                    "settings": SETTINGS if system != "gaussian" else {},
+                    "settings": SETTINGS if system.startswith("gan") else {},
+                    **({"components": MIXTURE_COMPONENTS} if system == "gaussian-mixture" else {}),
                     "epsilon": None if math.isinf(epsilon) else epsilon,
                     "seed": seed,
                     "split": args.split,
