@@ -50,6 +50,7 @@ from dpgan.sequences import SequenceSchema, ValueColumn
 from dpgan.sequences.baseline import DPGaussianSeries
 from dpgan.sequences.codec import label_names, read_long, unscale
 from dpgan.sequences.fit_kind import series_critic, series_generator, series_units
+from dpgan.statistics.copula import DPGaussianCopula
 from dpgan.statistics.mixture import DPGaussianMixture
 from dpgan.synthesizers.sequence import SequenceSynthesizer
 from dpgan.training.dp_critic import train_dp_critic
@@ -120,6 +121,7 @@ STEP_ANCHOR = False  # --step-anchor: DP per-step statistics as a generator plug
 MOMENT_ANCHOR = False  # --moment-anchor: the DP Gaussian's mean and covariance as a generator plug-in
 SETTINGS: dict = {}  # --set KEY=VALUE: SequenceSynthesizer settings for the GAN (JSON values)
 MIXTURE_COMPONENTS = 4  # --components: cells per label of the gaussian-mixture system
+COPULA_BINS, COPULA_SHARE = 32, 0.2  # the gaussian-copula system's histogram bins and its share of ε
 LAST_GATE: list[float] = []  # the last gaussian_base fit's learned gate (read by main for its row)
 
 
@@ -200,6 +202,24 @@ def fit_gaussian_mixture(train, schema: SequenceSchema, epsilon: float, seed: in
     return unscale(values.reshape(n, length, features).astype(np.float32), schema), label_names(codes, schema)
 
 
+def fit_gaussian_copula(train, schema: SequenceSchema, epsilon: float, seed: int, n: int):
+    """The per-label DP Gaussian copula (dpgan.statistics.copula; issue 35's lead, a bench system):
+    the values' pooled histogram at COPULA_SHARE of ε, the series' DP Gaussian of normal scores on
+    the rest (uncentred, identity basis, as the series' Gaussian)."""
+    series = read_long(train[schema.columns], schema)
+    rng = np.random.default_rng(seed)
+    count, length, features = series.values.shape
+    eps = epsilon if math.isfinite(epsilon) else 1e6
+    model = DPGaussianCopula(-1.0, 1.0, bins=COPULA_BINS).fit(
+        series.values.reshape(count, length * features), series.labels, len(schema.categories), rng,
+        ledger=PrivacyLedger(budget=Budget(eps, DELTA, "pld")),
+        histogram_target=ShareTarget(COPULA_SHARE * eps, DELTA, "pld"), target=ShareTarget(eps, DELTA, "pld"),
+        event="copula scores", note="",
+    )  # fmt: skip
+    values, codes = model.sample(n, rng)
+    return unscale(values.reshape(n, length, features).astype(np.float32), schema), label_names(codes, schema)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", choices=tuple(DATA), default="water")
@@ -238,7 +258,11 @@ def main() -> None:
                     continue  # without noise the unit changes nothing
                 schema = schema_for(labels, system == "gan-entity")
                 started = time.time()
-                fit = {"gaussian": fit_gaussian, "gaussian-mixture": fit_gaussian_mixture}.get(system, fit_gan)
+                fit = {
+                    "gaussian": fit_gaussian,
+                    "gaussian-mixture": fit_gaussian_mixture,
+                    "gaussian-copula": fit_gaussian_copula,
+                }.get(system, fit_gan)
                 LAST_GATE.clear()
                 synthetic, synthetic_labels = fit(parts["train"], schema, epsilon, seed, len(real))
                 seconds = time.time() - started

@@ -1,0 +1,96 @@
+"""The per-label DP Gaussian copula (dpgan.statistics.copula): its ledger, the skewed marginal it
+keeps where a Gaussian clips, the round trip of its score map, and neighbouring inputs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dpgan.errors import InputError
+from dpgan.privacy.accounting import Budget, PrivacyLedger
+from dpgan.privacy.calibration import ShareTarget
+from dpgan.statistics.copula import HISTOGRAM_EVENT, DPGaussianCopula
+from dpgan.statistics.gaussian import DPGaussian
+
+
+def _fit(copula: DPGaussianCopula, values, labels, n_labels, epsilon=3.0, seed=0, per_unit=1):
+    ledger = PrivacyLedger(budget=Budget(epsilon, 1e-5, "pld"))
+    copula.fit(
+        values, labels, n_labels, np.random.default_rng(seed), ledger=ledger,
+        histogram_target=ShareTarget(0.2 * epsilon, 1e-5, "pld"), target=ShareTarget(epsilon, 1e-5, "pld"),
+        event="scores", note="", per_unit=per_unit,
+    )  # fmt: skip
+    return ledger
+
+
+def _skewed(n: int, d: int, rng: np.random.Generator) -> np.ndarray:
+    """Values near the box's floor with a long right tail (flows, loads), correlated across coordinates."""
+    level = rng.exponential(0.15, (n, 1))
+    return np.clip(-1.0 + level + rng.exponential(0.05, (n, d)), -1.0, 1.0)
+
+
+def test_the_histogram_then_the_scores_land_on_epsilon():
+    rng = np.random.default_rng(0)
+    ledger = _fit(DPGaussianCopula(-1.0, 1.0), _skewed(800, 12, rng), None, 0, epsilon=3.0)
+    histogram, scores = ledger.entries
+    assert histogram.name == HISTOGRAM_EVENT and histogram.count == 1 and scores.count == 3
+    assert ledger.epsilon(1e-5) == pytest.approx(3.0, rel=2e-3)
+
+
+def test_at_a_large_epsilon_the_skewed_marginal_comes_back_where_a_gaussian_clips():
+    rng = np.random.default_rng(1)
+    values = _skewed(20000, 8, rng)
+    copula = DPGaussianCopula(-1.0, 1.0, bins=64)
+    _fit(copula, values, None, 0, epsilon=1e4)
+    drawn, _ = copula.sample(20000, np.random.default_rng(2))
+    levels = [0.1, 0.5, 0.9, 0.99]
+    assert np.quantile(drawn, levels) == pytest.approx(np.quantile(values, levels), abs=0.03)
+    gaussian = DPGaussian(-1.0, 1.0)
+    ledger = PrivacyLedger(budget=Budget(1e4, 1e-5, "pld"))
+    gaussian.fit(values, None, 0, np.random.default_rng(3), ledger=ledger, target=ShareTarget(1e4, 1e-5, "pld"),
+                 event="g", note="")  # fmt: skip
+    plain, _ = gaussian.sample(20000, np.random.default_rng(2))
+    assert np.mean(plain <= -1.0 + 1e-9) > 0.1  # the Gaussian piles its left tail on the box's edge
+    assert np.mean(drawn <= -1.0 + 1e-9) < 0.01
+    # the dependence survives: coordinates of one vector move together, as in the data (0.90; a
+    # Gaussian copula over one pooled marginal gives back a rank dependence, not Pearson's exactly)
+    assert np.corrcoef(values[:, 0], values[:, 1])[0, 1] > 0.85
+    assert np.corrcoef(drawn[:, 0], drawn[:, 1])[0, 1] > 0.7
+
+
+def test_scores_lie_in_the_box_and_map_back():
+    rng = np.random.default_rng(4)
+    values, labels = _skewed(600, 5, rng), rng.integers(0, 2, 600)
+    copula = DPGaussianCopula(-1.0, 1.0)
+    _fit(copula, values, labels, 2, epsilon=50.0)
+    scores = copula.scores(values, labels)
+    assert scores.min() >= -1.0 and scores.max() <= 1.0
+    inside = (scores > -0.999) & (scores < 0.999)  # away from the clipped tails the map inverts
+    np.testing.assert_allclose(copula.values(scores, labels)[inside], values[inside], atol=1e-9)
+    for cdf in copula.cdfs:
+        assert cdf[0] == 0.0 and cdf[-1] == pytest.approx(1.0) and np.all(np.diff(cdf) > 0)
+
+
+def test_neighbouring_sets_get_the_same_public_facts_and_per_unit_scales_the_histogram_noise():
+    rng = np.random.default_rng(5)
+    values, labels = _skewed(500, 6, rng), rng.integers(0, 3, 500)
+    outcomes = []
+    for data, labs in ((values, labels), (np.vstack([values, np.ones((1, 6))]), np.append(labels, 2))):
+        copula = DPGaussianCopula(-1.0, 1.0)
+        ledger = _fit(copula, data, labs, 3)
+        outcomes.append(
+            ([(e.name, e.noise_multiplier, e.count) for e in ledger.entries], [c.shape for c in copula.cdfs])
+        )
+    assert outcomes[0] == outcomes[1]
+    # the same noise draws at k times the std: with huge noise every bin sits at its floor or far above
+    one, three = DPGaussianCopula(-1.0, 1.0), DPGaussianCopula(-1.0, 1.0)
+    _fit(one, values, labels, 3, epsilon=0.05, seed=7)
+    _fit(three, values, labels, 3, epsilon=0.05, seed=7, per_unit=3)
+    assert three.gaussian.sigma == pytest.approx(3 * one.gaussian.sigma)
+    assert not np.allclose(one.cdfs[0], three.cdfs[0])
+
+
+@pytest.mark.parametrize("kwargs", [{"bins": 1}, {"bins": 5000}, {"floor": 0.0}, {"bins": 2.5}])
+def test_bad_settings_are_one_line(kwargs):
+    with pytest.raises(InputError, match="bins"):
+        DPGaussianCopula(-1.0, 1.0, **kwargs)
