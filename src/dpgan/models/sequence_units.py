@@ -58,6 +58,7 @@ class SeriesUnitGenerator(nn.Module):
         series_noise: int = 0,
         base: bool = False,
         gate: float = 0.0,
+        marginal_bins: int = 0,
     ) -> None:
         super().__init__()
         if base and profile:
@@ -88,6 +89,11 @@ class SeriesUnitGenerator(nn.Module):
                 with torch.no_grad():  # read-out learns first (a closed gate learns first otherwise)
                     self.lstm.out.weight.zero_()
                     self.lstm.out.bias.zero_()
+            if marginal_bins:  # a copula's base: its draws are normal scores, mapped through released CDFs
+                self.register_buffer("marginal_edges", torch.linspace(-1.0, 1.0, marginal_bins + 1))
+                self.register_buffer("marginal_cdfs", torch.linspace(0.0, 1.0, marginal_bins + 1).repeat(groups, 1))
+                self.register_buffer("marginal_scale", torch.tensor(1.0))
+        self.marginal_bins = marginal_bins if base else 0
 
     @property
     def drawn_labels(self) -> bool:
@@ -115,11 +121,34 @@ class SeriesUnitGenerator(nn.Module):
         self.base_factor.copy_(factors)
 
     def base_draw(self, z: torch.Tensor, codes: torch.Tensor | None) -> torch.Tensor:
-        """(n, ·) noise, label codes (n,) → the base Gaussian's draw (n, T, F), clipped to [-1, 1]."""
+        """(n, ·) noise, label codes (n,) → the base Gaussian's draw (n, T, F), clipped to [-1, 1]
+        (a copula's: its scores mapped through the label's released CDF)."""
         normals = z[:, z.shape[1] - self.base_dim :]
-        index = codes if codes is not None else torch.zeros(z.shape[0], dtype=torch.long)
-        draw = self.base_mean[index] + torch.einsum("nij,nj->ni", self.base_factor[index], normals)
-        return draw.clamp(-1.0, 1.0).reshape(z.shape[0], self.length, self.n_values)
+        index = codes if codes is not None else torch.zeros(z.shape[0], dtype=torch.long, device=z.device)
+        draw = (self.base_mean[index] + torch.einsum("nij,nj->ni", self.base_factor[index], normals)).clamp(-1.0, 1.0)
+        if self.marginal_bins:
+            draw = self.marginal_values(draw, index)
+        return draw.reshape(z.shape[0], self.length, self.n_values)
+
+    @torch.no_grad()
+    def set_marginal(self, cdfs: torch.Tensor, scale: float) -> None:
+        """A copula's released CDFs (K, bins + 1) on the equal bins of [-1, 1], and q, the score that
+        [-1, 1] scales to (dpgan.statistics.copula)."""
+        if not self.marginal_bins:
+            raise ValueError("this generator was built without a copula's marginal")
+        self.marginal_cdfs.copy_(cdfs)
+        self.marginal_scale.fill_(scale)
+
+    def marginal_values(self, scores: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+        """Scores (n, d) in [-1, 1] → values: Φ(q·score) through the inverse of each row's label CDF,
+        linear within a bin (as numpy's interp of the release)."""
+        quantiles = torch.special.ndtr(scores * self.marginal_scale)
+        cdfs = self.marginal_cdfs[index]
+        upper = torch.searchsorted(cdfs, quantiles.contiguous()).clamp(1, self.marginal_bins)
+        low, high = cdfs.gather(1, upper - 1), cdfs.gather(1, upper)
+        share = ((quantiles - low) / (high - low).clamp_min(1e-12)).clamp(0.0, 1.0)
+        edges = self.marginal_edges
+        return edges[upper - 1] + share * (edges[upper] - edges[upper - 1])
 
     @torch.no_grad()
     def set_profile(self, shares: torch.Tensor, mean: torch.Tensor) -> None:

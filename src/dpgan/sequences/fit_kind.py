@@ -36,6 +36,7 @@ from dpgan.sequences.describe import dp_bounds, dropped_policy
 from dpgan.sequences.dp_schema import complete_schema
 from dpgan.sequences.plugins import (
     GaussianBasePlugin,
+    GaussianCopulaPlugin,
     MomentAnchorPlugin,
     SeriesLabelGuidePlugin,
     StepStatisticsPlugin,
@@ -76,6 +77,7 @@ def series_generator(networks: SequenceSettings, schema: SequenceSchema) -> Seri
         series_noise=net.series_noise,
         base=net.gaussian_base,
         gate=net.gaussian_base_gate,
+        marginal_bins=net.marginal_bins,
     )
 
 
@@ -178,6 +180,8 @@ class SequenceKind:
         form = (net.gaussian_basis, net.gaussian_clip, net.gaussian_shrink)  # the DP Gaussian's public form
         if net.model == "gaussian":
             found.append(GaussianBasePlugin(1.0, labels, whole=True, form=form))
+        elif net.model == "gaussian-copula":
+            found.append(GaussianCopulaPlugin(net.copula_fraction, labels, net.copula_bins, form))
         elif net.gaussian_base:
             found.append(
                 GaussianBasePlugin(
@@ -211,7 +215,7 @@ class SequenceKind:
         return series_critic(self.networks, data.details.schema)
 
     def strategy(self, generator: torch.nn.Module) -> DPCriticStrategy | ReleasedStatisticsStrategy:
-        if self.networks.model == "gaussian":
+        if self.networks.released_only:
             return ReleasedStatisticsStrategy()
         return DPCriticStrategy(replace(self.config, noise_dim=generator.noise_dim))  # type: ignore[arg-type]
 

@@ -27,10 +27,14 @@ from dpgan.sequences.anchor import MomentAnchorHook, StepStatisticsHook, measure
 from dpgan.sequences.baseline import DPGaussianSeries
 from dpgan.sequences.codec import SeriesSet
 from dpgan.sequences.label_guide import LabelGuideHook
+from dpgan.statistics.bases import low_frequency_basis
+from dpgan.statistics.copula import DPGaussianCopula
 from dpgan.training.aux_classifier import fit_label_guide
 from dpgan.training.config import TrainingConfig
 from dpgan.training.context import FitContext
 from dpgan.training.gan_loop import GeneratorHook
+
+COPULA_EVENT = "Gaussian mean and covariance of the series' normal scores per label (a copula)"
 
 
 def _tensor(array: np.ndarray) -> torch.Tensor:
@@ -129,6 +133,53 @@ class GaussianBasePlugin:
 
 
 @dataclass(frozen=True)
+class GaussianCopulaPlugin:
+    """The "gaussian-copula" model: each label's values pooled into a DP histogram at `share` of ε,
+    then the DP Gaussian of the normal scores through it on all of ε that is left
+    (dpgan.statistics.copula, where the sensitivities are argued); G draws the Gaussian and maps the
+    scores back through the released CDFs. With an entity unit every Δ is k times the series'."""
+
+    share: float
+    n_labels: int
+    bins: int
+    form: tuple[float | None, float | None, str] = (None, None, "level")  # the scores' Gaussian: basis, clip, shrink
+
+    def release(self, ctx: FitContext, data: KindData, generator: torch.nn.Module) -> Sequence[GeneratorHook]:
+        units, per_unit = unit_series(data, self.n_labels)
+        count, length, features = units.values.shape
+        d = length * features
+        basis_fraction, clip_fraction, shrink = self.form
+        basis = None
+        if basis_fraction is not None:
+            basis = low_frequency_basis((length,), basis_fraction, channels=features, channels_last=True)
+        clip = None if clip_fraction is None else clip_fraction * np.sqrt(d)
+        budget = ctx.budget
+        copula = DPGaussianCopula(-1.0, 1.0, bins=self.bins, basis=basis, clip=clip, shrink=shrink).fit(
+            units.values.reshape(count, d),
+            units.labels,
+            self.n_labels,
+            ctx.rng,
+            ledger=ctx.ledger,
+            histogram_target=ctx.target(self.share),
+            target=ShareTarget(budget.epsilon, budget.delta, budget.accountant),
+            event=COPULA_EVENT,
+            note="per label: count (Δ 1), sum (Δ √d), second moments (Δ d) of the normal scores; labels in parallel"
+            + (f"; a unit's {per_unit} series: every Δ × {per_unit}" if per_unit > 1 else ""),
+            per_unit=per_unit,
+        )
+        gaussian = copula.gaussian
+        shares = _tensor(np.maximum(gaussian.shares, 1e-3) / np.maximum(gaussian.shares, 1e-3).sum())
+        factors = []
+        for factor in gaussian.factors:  # (d, m) → (d, d): zero columns, the same Gaussian
+            padded = np.zeros((d, d))
+            padded[:, : factor.shape[1]] = factor
+            factors.append(padded)
+        generator.set_base(shares, _tensor(np.stack(gaussian.means)), _tensor(np.stack(factors)))  # type: ignore[operator]
+        generator.set_marginal(_tensor(np.stack(copula.cdfs)), copula.scale)  # type: ignore[operator]
+        return ()
+
+
+@dataclass(frozen=True)
 class MomentAnchorPlugin:
     """The DP Gaussian's per-label means and covariances as an anchor on G's loss."""
 
@@ -174,7 +225,9 @@ class SeriesLabelGuidePlugin:
 
 
 __all__ = [
+    "COPULA_EVENT",
     "GaussianBasePlugin",
+    "GaussianCopulaPlugin",
     "MomentAnchorPlugin",
     "SeriesLabelGuidePlugin",
     "StepStatisticsPlugin",

@@ -12,7 +12,8 @@ CRITICS = ("mlp", "lstm")  # the critics dpgan.models.sequence_units builds (a t
 # what generates the series (issue 35): the LSTM GAN alone; the DP Gaussian alone (per-label mean and
 # covariance, dpgan.sequences.baseline, on all of ε after the data releases, no GAN steps); or the
 # composition, the DP Gaussian released first and a GAN residual trained on the rest of ε
-MODELS = ("gan", "gaussian", "gaussian+gan")
+MODELS = ("gan", "gaussian", "gaussian+gan", "gaussian-copula")
+RELEASED_MODELS = ("gaussian", "gaussian-copula")  # DP statistics on all of ε, no GAN steps
 COUNT_EVENT = "unit count (kept, dropped per reason)"
 COUNT_SHARE = 0.01  # of ε, for the counts
 
@@ -50,7 +51,11 @@ class SequenceSettings:
     # "gaussian+gan": G = a draw of the DP Gaussian (dpgan.sequences.baseline, released at
     # gaussian_base_fraction of ε) plus the LSTM's residual times a learned gate that starts at
     # gaussian_base_gate; "gaussian": the draw alone (both take an entity unit: noise × its k series)
-    model: str = setting("gaussian", "what generates the series (the GAN, the DP Gaussian, or both)", choices=MODELS)
+    model: str = setting(
+        "gaussian",
+        "what generates the series (the GAN, the DP Gaussian, both, or the DP Gaussian copula)",
+        choices=MODELS,
+    )
     gaussian_base_fraction: float = setting(0.85, "with --model gaussian+gan: the Gaussian's share of ε", metavar="F")
     gaussian_base_gate: float = 0.0
     # "gaussian+gan": the weight of the penalty holding G's mean and covariance to the released
@@ -65,6 +70,20 @@ class SequenceSettings:
     gaussian_clip: float | None = None
     gaussian_shrink: str = "level"  # the eigenvalue shrink (dpgan.statistics.gaussian: "level" or "spike")
     critic_differences: bool = False  # the critic also reads the first differences of the values
+    # "gaussian-copula" (dpgan.statistics.copula): each label's values pooled into a DP histogram of
+    # copula_bins bins at copula_fraction of ε, the DP Gaussian of normal scores through it on the rest
+    copula_bins: int = 32
+    copula_fraction: float = 0.2
+
+    @property
+    def released_only(self) -> bool:
+        """The model is DP statistics on all of ε, no GAN steps ("gaussian", "gaussian-copula")."""
+        return self.model in RELEASED_MODELS
+
+    @property
+    def marginal_bins(self) -> int:
+        """The copula's bins in G's marginal (0: no copula)."""
+        return self.copula_bins if self.model == "gaussian-copula" else 0
 
     @property
     def gaussian_base(self) -> bool:
@@ -101,6 +120,11 @@ class SequenceSettings:
                 raise InputError("gaussian_basis and gaussian_clip must be in (0, 1] (or unset)")
         if self.gaussian_shrink not in ("level", "spike"):
             raise InputError("gaussian_shrink must be 'level' or 'spike'")
+        bins = self.copula_bins
+        if isinstance(bins, bool) or not isinstance(bins, int) or not 2 <= bins <= 4096:
+            raise InputError("copula_bins must be a whole number from 2 to 4096")
+        if not (isinstance(self.copula_fraction, (int, float)) and 0.0 < self.copula_fraction < 0.5):
+            raise InputError("copula_fraction must be in (0, 0.5)")
         if self.gaussian_base:
             if not 0.0 < self.gaussian_base_fraction <= 0.85:
                 raise InputError("gaussian_base_fraction must be in (0, 0.85]: the critic needs the rest of ε")
@@ -117,4 +141,4 @@ class SequenceSettings:
 SEQUENCE_DEFAULTS = {"batch_size": 256, "epochs": 60.0, "ema_decay": 0.99}
 
 
-__all__ = ["COUNT_EVENT", "COUNT_SHARE", "MODELS", "SEQUENCE_DEFAULTS", "SequenceSettings"]
+__all__ = ["COUNT_EVENT", "COUNT_SHARE", "MODELS", "RELEASED_MODELS", "SEQUENCE_DEFAULTS", "SequenceSettings"]

@@ -53,6 +53,7 @@ MODEL_WORDS = {
     "gaussian": "gaussian (the DP Gaussian of each label's series: no GAN steps)",
     "gan": "gan (an LSTM GAN, DP-SGD on its critic)",
     "gaussian+gan": "gaussian+gan (draws of the DP Gaussian plus a GAN's residual)",
+    "gaussian-copula": "gaussian-copula (each label's DP value histogram and the DP Gaussian of scores through it)",
 }
 
 

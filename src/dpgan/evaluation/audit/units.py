@@ -77,10 +77,11 @@ def unit_critic_of(path: str | Path, kind: str) -> tuple[UnitCritic, Any]:
 
     synth = load_model(path)
     if kind == "sequence":
-        if synth.networks.model == "gaussian":
+        if synth.networks.released_only:
             raise InputError(
                 f"dpgan audit audits {AUDITED_KINDS}; this series model is the DP Gaussian "
-                "(one release of DP statistics, no DP-SGD critic step): fit with --model gan to audit a critic"
+                f"({synth.networks.model}: one release of DP statistics, no DP-SGD critic step): "
+                "fit with --model gan to audit a critic"
             )
         return _sequence_critic(synth), synth
     if kind == "image":

@@ -1,0 +1,76 @@
+"""The series model "gaussian-copula" (dpgan.statistics.copula through the fit pipeline): its ledger,
+G's inverse-CDF map against the release's own, save and load, an entity unit, neighbouring inputs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from dpgan.sequences.plugins import COPULA_EVENT
+from dpgan.sequences.settings import COUNT_EVENT
+from dpgan.statistics.copula import HISTOGRAM_EVENT, DPGaussianCopula
+from dpgan.synthesizers.sequence import SequenceSynthesizer
+from test_sequence_synthesizer import FAST, _fit, _long, _schema
+
+
+def test_the_copula_model_charges_the_histogram_then_the_scores_and_lands_on_epsilon(tmp_path):
+    synth = _fit(model="gaussian-copula")
+    assert [e.name for e in synth.ledger.entries] == [COUNT_EVENT, HISTOGRAM_EVENT, COPULA_EVENT]
+    assert synth.privacy_report()["epsilon"] == pytest.approx(3.0, rel=1e-3)
+    assert synth.training["steps"] == 0 and synth.privacy_report()["model"].startswith("gaussian-copula")
+    south = synth.sample(400, seed=3, label="south")["flow"]
+    north = synth.sample(400, seed=3, label="north")["flow"]
+    assert 20.0 < float(south.mean()) < 30.0 and 5.0 < float(north.mean()) < 15.0  # the levels 25 and 10
+    assert south.between(0.0, 40.0).all()
+    synth.save(tmp_path / "m")
+    again = SequenceSynthesizer.load(tmp_path / "m")
+    assert again.networks.model == "gaussian-copula" and again.sample(5, seed=2).equals(synth.sample(5, seed=2))
+
+
+def test_g_maps_scores_back_as_the_release_does():
+    rng = np.random.default_rng(0)
+    values = np.clip(-1.0 + rng.exponential(0.2, (500, 6)), -1.0, 1.0)
+    labels = rng.integers(0, 2, 500)
+    from dpgan.privacy.accounting import Budget, PrivacyLedger
+    from dpgan.privacy.calibration import ShareTarget
+
+    copula = DPGaussianCopula(-1.0, 1.0, bins=16).fit(
+        values, labels, 2, rng, ledger=PrivacyLedger(budget=Budget(5.0, 1e-5, "pld")),
+        histogram_target=ShareTarget(1.0, 1e-5, "pld"), target=ShareTarget(5.0, 1e-5, "pld"), event="s", note="",
+    )  # fmt: skip
+    from dpgan.models.sequence_units import SeriesUnitGenerator
+
+    G = SeriesUnitGenerator(length=6, n_values=1, n_labels=2, base=True, marginal_bins=16)
+    G.set_marginal(torch.tensor(np.stack(copula.cdfs), dtype=torch.float32), copula.scale)
+    scores = rng.uniform(-1.0, 1.0, (200, 6))
+    codes = rng.integers(0, 2, 200)
+    expected = copula.values(scores, codes)
+    with torch.no_grad():
+        got = G.marginal_values(torch.tensor(scores, dtype=torch.float32), torch.tensor(codes)).double().numpy()
+    np.testing.assert_allclose(got, expected, atol=1e-4)
+    with pytest.raises(ValueError, match="copula"):
+        SeriesUnitGenerator(length=6, n_values=1, n_labels=2, base=True).set_marginal(torch.zeros(2, 17), 3.0)
+
+
+def test_the_copula_fits_an_entity_unit_and_neighbours_share_the_public_facts():
+    schema = _schema(entity="home", max_series_per_entity=2)
+    synth = SequenceSynthesizer(epsilon=3.0, seed=0, **(FAST | {"model": "gaussian-copula"})).fit(
+        _long(120, entities=30), schema
+    )
+    assert "2 series" in synth.ledger.entries[2].note and synth.privacy_report()["epsilon"] <= 3.0 * (1 + 1e-9)
+    assert np.isfinite(synth.sample(20, seed=1)["flow"]).all()
+    frame = _long()
+    changed = frame.copy()
+    changed.loc[changed["sid"] == 0, "flow"] = 40.0  # one series at the bound
+    a, b = _fit(frame, model="gaussian-copula"), _fit(changed, model="gaussian-copula")
+    facts = [[(e.name, e.noise_multiplier, e.count) for e in s.ledger.entries] for s in (a, b)]
+    assert facts[0] == facts[1]
+
+
+@pytest.mark.parametrize("setting", [{"copula_bins": 1}, {"copula_bins": 2.5}, {"copula_fraction": 0.5}])
+def test_bad_copula_settings_are_one_line(setting):
+    from dpgan.errors import InputError
+
+    with pytest.raises(InputError, match="copula_"):
+        SequenceSynthesizer(epsilon=3.0, model="gaussian-copula", **setting)
