@@ -186,38 +186,44 @@ def fit_gaussian(train, schema: SequenceSchema, epsilon: float, seed: int, n: in
     return unscale(values, schema), label_names(codes, schema)
 
 
-def fit_gaussian_mixture(train, schema: SequenceSchema, epsilon: float, seed: int, n: int):
-    """The per-label DP mixture (dpgan.statistics.mixture) of the flattened series, uncentred in the
-    identity basis as the series' Gaussian is, on all of ε: MIXTURE_COMPONENTS cells per label."""
+def fit_flat_statistics(train, schema: SequenceSchema, epsilon: float, seed: int, n: int, release: Callable):
+    """A bench system of DP statistics on the flattened series in [-1, 1], on all of ε (ε = ∞ as
+    10⁶): `release(values, labels, groups, rng, ledger, eps)` gives a fitted model that samples."""
     series = read_long(train[schema.columns], schema)
     rng = np.random.default_rng(seed)
     count, length, features = series.values.shape
     eps = epsilon if math.isfinite(epsilon) else 1e6
-    model = DPGaussianMixture(-1.0, 1.0, components=MIXTURE_COMPONENTS).fit(
-        series.values.reshape(count, length * features), series.labels, len(schema.categories), rng,
-        ledger=PrivacyLedger(budget=Budget(eps, DELTA, "pld")), target=ShareTarget(eps, DELTA, "pld"),
-        event="mixture", note="",
-    )  # fmt: skip
-    values, codes = model.sample(n, rng)
-    return unscale(values.reshape(n, length, features).astype(np.float32), schema), label_names(codes, schema)
+    ledger = PrivacyLedger(budget=Budget(eps, DELTA, "pld"))
+    values = series.values.reshape(count, length * features)
+    model = release(values, series.labels, len(schema.categories), rng, ledger, eps)
+    drawn, codes = model.sample(n, rng)
+    return unscale(drawn.reshape(n, length, features).astype(np.float32), schema), label_names(codes, schema)
+
+
+def fit_gaussian_mixture(train, schema: SequenceSchema, epsilon: float, seed: int, n: int):
+    """The per-label DP mixture (dpgan.statistics.mixture) of the flattened series, uncentred in the
+    identity basis as the series' Gaussian is: MIXTURE_COMPONENTS cells per label."""
+
+    def release(values, labels, groups, rng, ledger, eps):  # noqa: ANN001, ANN202
+        return DPGaussianMixture(-1.0, 1.0, components=MIXTURE_COMPONENTS).fit(
+            values, labels, groups, rng, ledger=ledger, target=ShareTarget(eps, DELTA, "pld"), event="mixture", note=""
+        )
+
+    return fit_flat_statistics(train, schema, epsilon, seed, n, release)
 
 
 def fit_gaussian_copula(train, schema: SequenceSchema, epsilon: float, seed: int, n: int):
     """The per-label DP Gaussian copula (dpgan.statistics.copula; issue 35's lead, a bench system):
     the values' pooled histogram at COPULA_SHARE of ε, the series' DP Gaussian of normal scores on
     the rest (uncentred, identity basis, as the series' Gaussian)."""
-    series = read_long(train[schema.columns], schema)
-    rng = np.random.default_rng(seed)
-    count, length, features = series.values.shape
-    eps = epsilon if math.isfinite(epsilon) else 1e6
-    model = DPGaussianCopula(-1.0, 1.0, bins=COPULA_BINS).fit(
-        series.values.reshape(count, length * features), series.labels, len(schema.categories), rng,
-        ledger=PrivacyLedger(budget=Budget(eps, DELTA, "pld")),
-        histogram_target=ShareTarget(COPULA_SHARE * eps, DELTA, "pld"), target=ShareTarget(eps, DELTA, "pld"),
-        event="copula scores", note="",
-    )  # fmt: skip
-    values, codes = model.sample(n, rng)
-    return unscale(values.reshape(n, length, features).astype(np.float32), schema), label_names(codes, schema)
+
+    def release(values, labels, groups, rng, ledger, eps):  # noqa: ANN001, ANN202
+        return DPGaussianCopula(-1.0, 1.0, bins=COPULA_BINS).fit(
+            values, labels, groups, rng, ledger=ledger, histogram_target=ShareTarget(COPULA_SHARE * eps, DELTA, "pld"),
+            target=ShareTarget(eps, DELTA, "pld"), event="copula scores", note="",
+        )  # fmt: skip
+
+    return fit_flat_statistics(train, schema, epsilon, seed, n, release)
 
 
 def main() -> None:

@@ -24,10 +24,12 @@ def setting(
     choices: Sequence[str] | None = None,
     metavar: str | None = None,
     advanced: bool = False,
+    shown: str | None = None,
 ) -> Any:
     """A dataclass field with `default` that the command line offers as a flag with `help` (in the
-    help's "advanced" section when `advanced`: a published option, off by default)."""
-    meta = {"help": help, "choices": tuple(choices or ()), "metavar": metavar, "advanced": advanced}
+    help's "advanced" section when `advanced`: a published option, off by default); `shown`: the
+    help's words for the default where it is a rule rather than a value."""
+    meta = {"help": help, "choices": tuple(choices or ()), "metavar": metavar, "advanced": advanced, "shown": shown}
     return field(default=default, metadata=meta)
 
 

@@ -69,10 +69,8 @@ def add_settings_flags(
         seen.add(field.name)
         default = None if field.default is MISSING else field.default
         meta = field.metadata
-        text = f"{meta['help']} (default: {shown(default)}{recipe_defaults(field.name)})"
-        if default is None and "unset:" in meta["help"]:  # a rule of other settings: the help says it
-            text = meta["help"]
-        text = text.replace("%", "%%")
+        said = meta["shown"] if meta["shown"] is not None else shown(default)
+        text = f"{meta['help']} (default: {said}{recipe_defaults(field.name)})".replace("%", "%%")
         flag = flag_name(field)
         place = advanced if meta["advanced"] and advanced is not None else group
         if isinstance(default, bool) or "bool" in str(field.type):

@@ -122,9 +122,9 @@ def release_image_gaussian(
 def set_gaussian(body: GaussianImages, model: DPGaussian | DPGaussianMixture, basis: np.ndarray) -> None:
     """Put a release in a GaussianImages module (post-processing): each cell's mean and factor, and
     a mixture's cell weights within each class."""
-    gaussian = model.cells if isinstance(model, DPGaussianMixture) else model
-    weights = None
+    gaussian, weights = model, None
     if isinstance(model, DPGaussianMixture):
+        gaussian = model.cells
         weights = torch.tensor(gaussian.shares.reshape(-1, model.components), dtype=torch.float32)
     body.set_release(
         torch.tensor(np.stack(gaussian.means), dtype=torch.float32),

@@ -105,9 +105,9 @@ class ImageSettings:
     # (bench/notes/25), resolved by the facade so that a saved model holds the number it was fitted with
     gaussian_components: int | None = setting(
         None,
-        f"gaussian recipe: Gaussians per class, a DP mixture (unset: {MIXTURE_COMPONENTS} at ε ≥ {MIXTURE_EPSILON:g},"
-        " else one)",
+        "gaussian recipe: Gaussians per class, a DP mixture",
         metavar="K",
+        shown=f"{MIXTURE_COMPONENTS} at ε ≥ {MIXTURE_EPSILON:g}, else one",
     )
     gaussian_lloyd_steps: int = 2
     gaussian_steering_scale: float = 3.0

@@ -24,6 +24,28 @@ from dpgan.statistics.gaussian import MIN_EIGENVALUE, DPGaussian
 EVENT = "Gaussian mean and covariance of flattened series per label"
 
 
+def series_form(
+    length: int, features: int, basis_fraction: float | None, clip_fraction: float | None
+) -> tuple[np.ndarray | None, float | None]:
+    """The public basis (the steps' low DCT frequencies, channel-last) and clip c (a share of √d)
+    from the settings' shares; None where a share is unset."""
+    basis = None
+    if basis_fraction is not None:
+        basis = low_frequency_basis((length,), basis_fraction, channels=features, channels_last=True)
+    clip = None if clip_fraction is None else clip_fraction * np.sqrt(length * features)
+    return basis, clip
+
+
+def square_factors(gaussian: DPGaussian) -> list[np.ndarray]:
+    """(d, d) factors: a basis' d × m factor padded with zero columns (the same Gaussian)."""
+    out = []
+    for factor in gaussian.factors:
+        padded = np.zeros((factor.shape[0], factor.shape[0]))
+        padded[:, : factor.shape[1]] = factor
+        out.append(padded)
+    return out
+
+
 class DPGaussianSeries:
     """Fit on a SeriesSet (scaled values, labels); sample scaled series and labels."""
 
@@ -56,11 +78,7 @@ class DPGaussianSeries:
         """All of ε on its own ledger, or (as a GAN's anchor) the `share` of another `ledger`;
         `per_unit`: the series each unit adds (k with an entity unit: every noise std times k)."""
         n, length, features = series.values.shape
-        d = length * features
-        basis = None
-        if self.basis_fraction is not None:
-            basis = low_frequency_basis((length,), self.basis_fraction, channels=features, channels_last=True)
-        clip = None if self.clip_fraction is None else self.clip_fraction * np.sqrt(d)
+        basis, clip = series_form(length, features, self.basis_fraction, self.clip_fraction)
         self.gaussian = DPGaussian(-1.0, 1.0, basis=basis, clip=clip, shrink=self.shrink)
         second = "second moments (Δ d)"
         if clip is not None:
@@ -94,13 +112,8 @@ class DPGaussianSeries:
 
     @property
     def factors(self) -> list[np.ndarray]:
-        """(d, d) factors: a basis' d × m factor padded with zero columns (the same Gaussian)."""
-        out = []
-        for factor in self.gaussian.factors:
-            padded = np.zeros((factor.shape[0], factor.shape[0]))
-            padded[:, : factor.shape[1]] = factor
-            out.append(padded)
-        return out
+        """(d, d) factors, as the series generator's base holds them (`square_factors`)."""
+        return square_factors(self.gaussian)
 
     @property
     def shares(self) -> np.ndarray:
@@ -116,4 +129,4 @@ class DPGaussianSeries:
         return values.reshape(n, *self.shape).astype(np.float32), labels
 
 
-__all__ = ["MIN_EIGENVALUE", "DPGaussianSeries"]
+__all__ = ["MIN_EIGENVALUE", "DPGaussianSeries", "series_form", "square_factors"]

@@ -24,10 +24,9 @@ import torch
 from dpgan.fit import KindData
 from dpgan.privacy.calibration import ShareTarget
 from dpgan.sequences.anchor import MomentAnchorHook, StepStatisticsHook, measure_step_statistics
-from dpgan.sequences.baseline import DPGaussianSeries
+from dpgan.sequences.baseline import DPGaussianSeries, series_form, square_factors
 from dpgan.sequences.codec import SeriesSet
 from dpgan.sequences.label_guide import LabelGuideHook
-from dpgan.statistics.bases import low_frequency_basis
 from dpgan.statistics.copula import DPGaussianCopula
 from dpgan.training.aux_classifier import fit_label_guide
 from dpgan.training.config import TrainingConfig
@@ -102,7 +101,7 @@ def unit_series(data: KindData, n_labels: int) -> tuple[SeriesSet, int]:
     return SeriesSet(values, labels, None, data.details.series.tally), per_unit
 
 
-def _label_shares(gauss: DPGaussianSeries) -> torch.Tensor:
+def _label_shares(gauss: DPGaussianSeries | DPGaussianCopula) -> torch.Tensor:
     shares = np.maximum(gauss.shares, 1e-3)
     return _tensor(shares / shares.sum())
 
@@ -149,10 +148,7 @@ class GaussianCopulaPlugin:
         count, length, features = units.values.shape
         d = length * features
         basis_fraction, clip_fraction, shrink = self.form
-        basis = None
-        if basis_fraction is not None:
-            basis = low_frequency_basis((length,), basis_fraction, channels=features, channels_last=True)
-        clip = None if clip_fraction is None else clip_fraction * np.sqrt(d)
+        basis, clip = series_form(length, features, basis_fraction, clip_fraction)
         budget = ctx.budget
         copula = DPGaussianCopula(-1.0, 1.0, bins=self.bins, basis=basis, clip=clip, shrink=shrink).fit(
             units.values.reshape(count, d),
@@ -168,13 +164,8 @@ class GaussianCopulaPlugin:
             per_unit=per_unit,
         )
         gaussian = copula.gaussian
-        shares = _tensor(np.maximum(gaussian.shares, 1e-3) / np.maximum(gaussian.shares, 1e-3).sum())
-        factors = []
-        for factor in gaussian.factors:  # (d, m) → (d, d): zero columns, the same Gaussian
-            padded = np.zeros((d, d))
-            padded[:, : factor.shape[1]] = factor
-            factors.append(padded)
-        generator.set_base(shares, _tensor(np.stack(gaussian.means)), _tensor(np.stack(factors)))  # type: ignore[operator]
+        factors = _tensor(np.stack(square_factors(gaussian)))
+        generator.set_base(_label_shares(copula), _tensor(np.stack(gaussian.means)), factors)  # type: ignore[operator]
         generator.set_marginal(_tensor(np.stack(copula.cdfs)), copula.scale)  # type: ignore[operator]
         return ()
 

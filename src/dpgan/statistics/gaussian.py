@@ -45,6 +45,12 @@ SHRINKS = ("level", "spike")
 RELEASES = 3  # Gaussian releases per fit, each at σ times its sensitivity: count, sum, second moments
 
 
+def clip_rows(rows: np.ndarray, bound: float) -> np.ndarray:
+    """Each row scaled to norm at most `bound`."""
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    return rows * np.minimum(1.0, bound / np.maximum(norms, 1e-12))
+
+
 def shrink_eigenvalues(values: np.ndarray, entry_sd: float, m: int, rule: str) -> np.ndarray:
     """Noisy eigenvalues → the variances kept (before the floor), for symmetric noise whose
     off-diagonal entries have sd `entry_sd` (a public number: σ·Δ/n̂)."""
@@ -145,9 +151,9 @@ class DPGaussian:
             count = max(float(counts[label]), 1.0)
             mean = np.clip(total / count, self.low, self.high)
             if self.clip is None:
-                coefficients, centre = self._project(rows), self._project(mean[None, :])[0]
+                coefficients, centre = self.project(rows), self.project(mean[None, :])[0]
             else:
-                coefficients, centre = self._clipped(self._project(rows - mean)), np.zeros(m)
+                coefficients, centre = self._clipped(self.project(rows - mean)), np.zeros(m)
             noise = gaussian_array((m, m), sigma * second_delta, rng)
             second = coefficients.T @ coefficients + (noise + noise.T) / np.sqrt(2.0)  # symmetric, same entry sd
             covariance = second / count - np.outer(centre, centre)
@@ -160,13 +166,13 @@ class DPGaussian:
         self.dimension = d
         return self
 
-    def _project(self, rows: np.ndarray) -> np.ndarray:
+    def project(self, rows: np.ndarray) -> np.ndarray:
+        """Rows' coefficients in the public basis (the rows themselves without one)."""
         return rows if self.basis is None else rows @ self.basis
 
     def _clipped(self, coefficients: np.ndarray) -> np.ndarray:
         assert self.clip is not None
-        norms = np.linalg.norm(coefficients, axis=1, keepdims=True)
-        return coefficients * np.minimum(1.0, self.clip / np.maximum(norms, 1e-12))
+        return clip_rows(coefficients, self.clip)
 
     @property
     def factors(self) -> list[np.ndarray]:
@@ -189,4 +195,4 @@ class DPGaussian:
         return np.clip(out, self.low, self.high), labels
 
 
-__all__ = ["MIN_EIGENVALUE", "RELEASES", "SHRINKS", "DPGaussian", "shrink_eigenvalues"]
+__all__ = ["MIN_EIGENVALUE", "RELEASES", "SHRINKS", "DPGaussian", "clip_rows", "shrink_eigenvalues"]

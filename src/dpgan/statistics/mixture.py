@@ -15,9 +15,11 @@ splits each label into K cells by DP Lloyd steps and releases each cell's DP Gau
 4. the final cells (nearest centre again) and each cell's DP Gaussian (step 1's three releases, with
    L·K groups in parallel).
 
-Every release is a Gaussian mechanism at one noise multiplier σ (noise std σ·Δ), each built on values
-released before it (adaptive composition), so the ledger takes one entry of 3 + 2·iterations + 3
-sensitivity-normalised releases, σ calibrated to the target. With `per_unit` k (an entity's k
+Every release is a Gaussian mechanism (noise std σ·Δ), each built on values released before it
+(adaptive composition): steps 1–3, which only steer, at `steering_scale`·σ (one ledger entry of
+3 + 2·iterations sensitivity-normalised releases), step 4 at σ (one entry of three). Unsampled
+Gaussians compose exactly into one, so σ is set for the two entries to equal one Gaussian release
+calibrated to the target. With `per_unit` k (an entity's k
 vectors, whichever cells they fall in) every Δ is k times the vector's, and so is every noise std.
 Cells' weights are their noisy counts (negative ones kept at 0); a label's share is its cells' sum.
 """
@@ -32,27 +34,16 @@ from dpgan.privacy.calibration import ShareTarget
 from dpgan.privacy.mechanisms import noisy_counts
 from dpgan.privacy.noise import gaussian_array
 from dpgan.privacy.releases import charge_gaussian
-from dpgan.statistics.gaussian import RELEASES, DPGaussian
+from dpgan.statistics.gaussian import RELEASES, DPGaussian, clip_rows
 
 STARTING_DRAWS = 50  # draws per centre from the label's Gaussian for the public k-means start
 STARTING_ROUNDS = 20  # k-means rounds on those draws (no data read)
-
-
-def releases(iterations: int) -> int:
-    """Gaussian releases a mixture fit makes: the start's three, two per Lloyd step, the cells' three."""
-    return RELEASES + 2 * iterations + RELEASES
 
 
 def nearest(points: np.ndarray, centres: np.ndarray) -> np.ndarray:
     """Index of each point's nearest centre (squared Euclidean)."""
     distances = (points**2).sum(1)[:, None] - 2.0 * points @ centres.T + (centres**2).sum(1)[None, :]
     return distances.argmin(axis=1)
-
-
-def clip_rows(rows: np.ndarray, bound: float) -> np.ndarray:
-    """Each row scaled to norm at most `bound`."""
-    norms = np.linalg.norm(rows, axis=1, keepdims=True)
-    return rows * np.minimum(1.0, bound / np.maximum(norms, 1e-12))
 
 
 def public_kmeans(draws: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
@@ -107,7 +98,8 @@ class DPGaussianMixture:
         note: str,
         per_unit: int = 1,
     ) -> DPGaussianMixture:
-        """Charge one entry (every release at σ for `target`), then run the four steps above."""
+        """Charge the two entries (steering at `steering_scale`·σ, cells at σ, together `target`),
+        then run the four steps above."""
         steering = RELEASES + 2 * self.iterations  # the start's and the Lloyd steps' releases
         one = target.sigma(1.0, 1, ledger.entries)  # one Gaussian that reaches the target
         # Gaussians compose exactly: n releases at σ_i are one at (Σ σ_i⁻²)^(-1/2), so the cells' σ
@@ -137,8 +129,7 @@ class DPGaussianMixture:
     def _coefficients(self, values: np.ndarray, labels: np.ndarray) -> np.ndarray:
         """z = clip_c(Bᵀ(x − μ̂_label)): a function of the unit and the released means."""
         means = np.stack(self.start.means)
-        centred = values.astype(np.float64) - means[labels]
-        projected = centred if self.start.basis is None else centred @ self.start.basis
+        projected = self.start.project(values.astype(np.float64) - means[labels])
         return clip_rows(projected, self._bound(values.shape[1]))
 
     def _starting_centres(self, groups: int, bound: float, rng: np.random.Generator) -> np.ndarray:
@@ -187,4 +178,4 @@ class DPGaussianMixture:
         return values, cells // self.components
 
 
-__all__ = ["DPGaussianMixture", "clip_rows", "nearest", "public_kmeans", "releases"]
+__all__ = ["DPGaussianMixture", "nearest", "public_kmeans"]
