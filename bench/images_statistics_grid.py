@@ -26,6 +26,8 @@ from dpgan.evaluation.images.metrics import student_scores
 from dpgan.images.gaussian import coefficient_clip, image_basis
 from dpgan.privacy.accounting import Budget, PrivacyLedger
 from dpgan.privacy.calibration import ShareTarget
+from dpgan.statistics.bases import high_frequency_basis
+from dpgan.statistics.copula import DPGaussianCopula
 from dpgan.statistics.gaussian import DPGaussian
 from dpgan.statistics.mixture import DPGaussianMixture
 from images import LOADERS, splits, unit
@@ -38,6 +40,26 @@ def release(values, labels, shape, epsilon, components, clip_share, args, seed):
     ledger = PrivacyLedger(budget=Budget(epsilon, DELTA, "pld"))
     target = ShareTarget(epsilon, DELTA, "pld")
     form = {"basis": image_basis(shape, args.basis), "clip": coefficient_clip(shape, clip_share), "shrink": "spike"}
+    if args.residual is not None:  # the residual's spectrum outside the basis (one Gaussian only)
+        channels, height, width = shape
+        form |= {
+            "residual_basis": high_frequency_basis((height, width), args.basis, channels=channels),
+            "residual_clip": coefficient_clip(shape, args.residual),
+        }
+    rng = np.random.default_rng(seed)
+    if args.copula:  # the pixels' per-class DP histogram, then the Gaussian (or mixture) of normal scores
+        scores_model = None
+        if components > 0:
+            steps, scale = args.lloyd_steps, args.steering_scale
+            scores_model = DPGaussianMixture(
+                -1.0, 1.0, components=components, iterations=steps, steering_scale=scale, **form
+            )
+        copula = DPGaussianCopula(-1.0, 1.0, bins=args.bins, scores_model=scores_model, **form)
+        histogram = ShareTarget(args.copula_share * epsilon, DELTA, "pld")
+        copula.fit(
+            values, labels, 10, rng, ledger=ledger, histogram_target=histogram, target=target, event="grid", note=""
+        )
+        return copula, ledger.epsilon(DELTA)
     model = (
         DPGaussian(-1.0, 1.0, **form)
         if components == 0
@@ -45,7 +67,7 @@ def release(values, labels, shape, epsilon, components, clip_share, args, seed):
             -1.0, 1.0, components=components, iterations=args.lloyd_steps, steering_scale=args.steering_scale, **form
         )
     )
-    model.fit(values, labels, 10, np.random.default_rng(seed), ledger=ledger, target=target, event="grid", note="")
+    model.fit(values, labels, 10, rng, ledger=ledger, target=target, event="grid", note="")
     return model, ledger.epsilon(DELTA)
 
 
@@ -62,6 +84,10 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, nargs="+", default=[0])
     parser.add_argument("--students", nargs="+", default=["logreg"])
     parser.add_argument("--frechet", action="store_true")
+    parser.add_argument("--copula", action="store_true", help="a DP Gaussian copula (one Gaussian of scores per class)")
+    parser.add_argument("--copula-share", type=float, default=0.2, help="the copula's histogram share of ε")
+    parser.add_argument("--bins", type=int, default=32, help="the copula's histogram bins")
+    parser.add_argument("--residual", type=float, default=None, help="the residual spectrum's clip, share of √d")
     parser.add_argument("--out", default="results/images_statistics_grid.jsonl")
     args = parser.parse_args()
     train_x, train_y, eval_x, eval_y = splits(args.data, args.split)
@@ -90,6 +116,8 @@ def main() -> None:
                         "basis": args.basis,
                         "lloyd_steps": args.lloyd_steps,
                         "steering_scale": args.steering_scale,
+                        "copula": args.copula,
+                        "residual": args.residual,
                         "seed": seed,
                         "fit_seconds": round(seconds, 1),
                         "synthetic": scores,

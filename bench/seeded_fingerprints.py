@@ -111,6 +111,7 @@ CASES: dict[str, Callable[[Path], dict]] = {
     "sequence/gaussian-base": _sequence_case("mlp", model="gaussian+gan"),
     "sequence/entity": _sequence_case("mlp", entity="district"),
     "sequence/gaussian": _sequence_case("mlp", model="gaussian"),
+    "sequence/gaussian-copula": _sequence_case("mlp", model="gaussian-copula"),
     **{f"image/{r}": _image_case(r) for r in IMAGE_RECIPES},
 }
 

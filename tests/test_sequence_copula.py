@@ -11,7 +11,7 @@ from dpgan.sequences.plugins import COPULA_EVENT
 from dpgan.sequences.settings import COUNT_EVENT
 from dpgan.statistics.copula import HISTOGRAM_EVENT, DPGaussianCopula
 from dpgan.synthesizers.sequence import SequenceSynthesizer
-from test_sequence_synthesizer import FAST, _fit, _long, _schema
+from test_sequence_synthesizer import FAST, T, _fit, _long, _schema
 
 
 def test_the_copula_model_charges_the_histogram_then_the_scores_and_lands_on_epsilon(tmp_path):
@@ -53,6 +53,38 @@ def test_g_maps_scores_back_as_the_release_does():
         SeriesUnitGenerator(length=6, n_values=1, n_labels=2, base=True).set_marginal(torch.zeros(2, 17), 3.0)
 
 
+def test_g_maps_each_value_column_through_its_own_cdf_and_loads_an_older_pooled_cdf():
+    rng = np.random.default_rng(1)
+    values = np.concatenate(
+        [
+            np.clip(-1.0 + rng.exponential(0.2, (400, 3, 1)), -1, 1),
+            np.clip(1.0 - rng.exponential(0.2, (400, 3, 1)), -1, 1),
+        ],
+        axis=2,
+    ).reshape(400, 6)  # 3 steps of 2 columns, channel-last
+    labels = rng.integers(0, 2, 400)
+    from dpgan.models.sequence_units import SeriesUnitGenerator
+    from dpgan.privacy.accounting import Budget, PrivacyLedger
+    from dpgan.privacy.calibration import ShareTarget
+
+    copula = DPGaussianCopula(-1.0, 1.0, bins=16, channels=2).fit(
+        values, labels, 2, rng, ledger=PrivacyLedger(budget=Budget(5.0, 1e-5, "pld")),
+        histogram_target=ShareTarget(1.0, 1e-5, "pld"), target=ShareTarget(5.0, 1e-5, "pld"), event="s", note="",
+    )  # fmt: skip
+    G = SeriesUnitGenerator(length=3, n_values=2, n_labels=2, base=True, marginal_bins=16)
+    G.set_marginal(torch.tensor(np.stack(copula.cdfs), dtype=torch.float32), copula.scale)
+    scores, codes = rng.uniform(-1.0, 1.0, (200, 6)), rng.integers(0, 2, 200)
+    with torch.no_grad():
+        got = G.marginal_values(torch.tensor(scores, dtype=torch.float32), torch.tensor(codes)).double().numpy()
+    np.testing.assert_allclose(got, copula.values(scores, codes), atol=1e-4)
+    # a state saved when each label had one pooled CDF (K, bins + 1) loads as that CDF for every column
+    state = G.state_dict()
+    state["marginal_cdfs"] = G.marginal_cdfs[:, 0, :].clone()
+    older = SeriesUnitGenerator(length=3, n_values=2, n_labels=2, base=True, marginal_bins=16)
+    older.load_state_dict(state)
+    assert torch.equal(older.marginal_cdfs[:, 1, :], G.marginal_cdfs[:, 0, :])
+
+
 def test_the_copula_fits_an_entity_unit_and_neighbours_share_the_public_facts():
     schema = _schema(entity="home", max_series_per_entity=2)
     synth = SequenceSynthesizer(epsilon=3.0, seed=0, **(FAST | {"model": "gaussian-copula"})).fit(
@@ -74,3 +106,37 @@ def test_bad_copula_settings_are_one_line(setting):
 
     with pytest.raises(InputError, match="copula_"):
         SequenceSynthesizer(epsilon=3.0, model="gaussian-copula", **setting)
+
+
+def test_the_residual_spectrum_joins_the_scores_release_and_survives_save_and_load(tmp_path):
+    """With a basis, a clip and a residual share the scores' Gaussian is one entry of four releases
+    (count, sum, second moments, the residual's spectrum), the ledger still lands on ε, and the
+    saved model draws what the fitted one draws."""
+    synth = _fit(model="gaussian-copula", copula_basis=0.25, copula_clip=0.3, copula_residual=0.2)
+    entries = synth.ledger.entries
+    assert [e.name for e in entries] == [COUNT_EVENT, HISTOGRAM_EVENT, COPULA_EVENT]
+    assert entries[-1].count == 4 and "residual's spectrum" in entries[-1].note
+    assert synth.privacy_report()["epsilon"] == pytest.approx(3.0, rel=1e-3)
+    plain = _fit(model="gaussian-copula", copula_residual=None)
+    assert plain.ledger.entries[-1].count == 3
+    rough = lambda s: float(np.abs(np.diff(s.sample(300, seed=4)["flow"].to_numpy().reshape(300, T))).mean())  # noqa: E731
+    assert rough(synth) > rough(plain)  # the residual's wiggles are back in the draws
+    synth.save(tmp_path / "m")
+    again = SequenceSynthesizer.load(tmp_path / "m")
+    assert again.sample(5, seed=2).equals(synth.sample(5, seed=2))
+
+
+@pytest.mark.parametrize(
+    "setting,message",
+    [
+        ({"gaussian_residual": 0.2}, "needs gaussian_basis"),
+        ({"gaussian_basis": 0.3, "gaussian_residual": 0.0}, "must be in"),
+        ({"copula_basis": None}, "copula_residual needs copula_basis"),
+        ({"copula_clip": 1.5}, "copula_basis, copula_clip and copula_residual"),
+    ],
+)
+def test_bad_residual_settings_are_one_line(setting, message):
+    from dpgan.errors import InputError
+
+    with pytest.raises(InputError, match=message):
+        SequenceSynthesizer(epsilon=3.0, **setting)

@@ -278,7 +278,7 @@ def test_the_centred_low_frequency_gaussian_is_a_public_choice_of_form(tmp_path)
     again = SequenceSynthesizer.load(tmp_path / "m")
     assert again.networks.gaussian_clip == 0.3 and again.sample(5, seed=2).equals(synth.sample(5, seed=2))
     for bad in (0.0, 1.5, True):
-        with pytest.raises(InputError, match="gaussian_basis and gaussian_clip"):
+        with pytest.raises(InputError, match="gaussian_basis, gaussian_clip and gaussian_residual"):
             _fit(model="gaussian", gaussian_clip=bad)
 
 

@@ -249,7 +249,7 @@ def test_cli_fits_samples_and_inspects_a_sequence_model(tmp_path, capsys):
     assert list(sampled.columns) == ["sid", "hour", "flow", "district"] and len(sampled) == 7 * T
     assert set(sampled["district"]) == {"south"}
     assert main(["inspect", str(tmp_path / "m")]) == 0
-    assert "model: gaussian (the DP Gaussian" in capsys.readouterr().out  # the default series model
+    assert "model: gaussian-copula (each label" in capsys.readouterr().out  # the default series model
     # bad input: one line, non-zero, nothing written
     for bad in (
         ["--out", str(tmp_path / "b1")] + roles + ["--categories", "district=north,south"],  # no bounds

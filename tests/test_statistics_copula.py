@@ -67,7 +67,7 @@ def test_scores_lie_in_the_box_and_map_back():
     assert scores.min() >= -1.0 and scores.max() <= 1.0
     inside = (scores > -0.999) & (scores < 0.999)  # away from the clipped tails the map inverts
     np.testing.assert_allclose(copula.values(scores, labels)[inside], values[inside], atol=1e-9)
-    for cdf in copula.cdfs:
+    for cdf in np.concatenate(copula.cdfs):  # each label's (channels, bins + 1)
         assert cdf[0] == 0.0 and cdf[-1] == pytest.approx(1.0) and np.all(np.diff(cdf) > 0)
 
 
@@ -90,7 +90,57 @@ def test_neighbouring_sets_get_the_same_public_facts_and_per_unit_scales_the_his
     assert not np.allclose(one.cdfs[0], three.cdfs[0])
 
 
+def test_each_channel_gets_its_own_marginal_at_less_noise_than_one_pooled_histogram():
+    """Two value columns (channel-last) on different levels: pooled, each column's draws take the
+    blend of both; per channel, each keeps its own. The histogram's Δ is d/√C, not d."""
+    rng = np.random.default_rng(8)
+    low = np.clip(-1.0 + rng.exponential(0.1, (6000, 4)), -1.0, 1.0)  # near the floor
+    high = np.clip(1.0 - rng.exponential(0.1, (6000, 4)), -1.0, 1.0)  # near the ceiling
+    values = np.stack([low, high], axis=2).reshape(6000, 8)  # (step, column) channel-last
+    per_channel, pooled = DPGaussianCopula(-1.0, 1.0, bins=64, channels=2), DPGaussianCopula(-1.0, 1.0, bins=64)
+    ledger = _fit(per_channel, values, None, 0, epsilon=1e4)
+    _fit(pooled, values, None, 0, epsilon=1e4)
+    assert per_channel.cdfs[0].shape == (2, 65) and pooled.cdfs[0].shape == (1, 65)
+    assert "d/√C = 5.657" in ledger.entries[0].note  # 8/√2
+    drawn, _ = per_channel.sample(6000, np.random.default_rng(9))
+    blend, _ = pooled.sample(6000, np.random.default_rng(9))
+    levels = np.linspace(0.02, 0.98, 49)
+    for channel, data in ((0, low), (1, high)):
+        own = np.abs(np.quantile(drawn[:, channel::2], levels) - np.quantile(data, levels)).max()
+        blended = np.abs(np.quantile(blend[:, channel::2], levels) - np.quantile(data, levels)).max()
+        assert own < 0.05 and blended > 0.5  # a pooled CDF's tails reach into the other column's values
+    scores = per_channel.scores(values, np.zeros(6000, dtype=np.int64))
+    inside = np.abs(scores) < 0.999
+    np.testing.assert_allclose(
+        per_channel.values(scores, np.zeros(6000, dtype=np.int64))[inside], values[inside], atol=1e-9
+    )
+    with pytest.raises(InputError, match="per channel"):
+        _fit(DPGaussianCopula(-1.0, 1.0, channels=3), values, None, 0)
+
+
 @pytest.mark.parametrize("kwargs", [{"bins": 1}, {"bins": 5000}, {"floor": 0.0}, {"bins": 2.5}])
 def test_bad_settings_are_one_line(kwargs):
     with pytest.raises(InputError, match="bins"):
         DPGaussianCopula(-1.0, 1.0, **kwargs)
+
+
+@pytest.mark.parametrize("channels", [0, 1.5])
+def test_bad_channels_are_one_line(channels):
+    with pytest.raises(InputError, match="channels"):
+        DPGaussianCopula(-1.0, 1.0, channels=channels)
+
+
+def test_a_mixture_can_model_the_scores_and_the_ledger_still_lands_on_epsilon():
+    """A caller-made scores model (a DP mixture) replaces the one Gaussian: the histogram's entry,
+    then the mixture's two, together the target."""
+    from dpgan.statistics.mixture import DPGaussianMixture
+
+    rng = np.random.default_rng(12)
+    values, labels = _skewed(900, 6, rng), rng.integers(0, 2, 900)
+    copula = DPGaussianCopula(-1.0, 1.0, scores_model=DPGaussianMixture(-1.0, 1.0, components=2))
+    ledger = _fit(copula, values, labels, 2, epsilon=4.0)
+    assert [e.name for e in ledger.entries][0] == HISTOGRAM_EVENT and len(ledger.entries) == 3
+    assert ledger.epsilon(1e-5) == pytest.approx(4.0, rel=2e-3)
+    drawn, drawn_labels = copula.sample(500, np.random.default_rng(13))
+    assert drawn.shape == (500, 6) and drawn.min() >= -1.0 and drawn.max() <= 1.0
+    assert set(np.unique(drawn_labels)) <= {0, 1} and copula.shares.shape == (2,)

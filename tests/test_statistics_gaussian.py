@@ -11,7 +11,7 @@ import pytest
 from dpgan.errors import InputError
 from dpgan.privacy.accounting import Budget, PrivacyLedger
 from dpgan.privacy.calibration import ShareTarget
-from dpgan.statistics.bases import low_frequency_basis, low_frequency_keep
+from dpgan.statistics.bases import high_frequency_basis, low_frequency_basis, low_frequency_keep
 from dpgan.statistics.gaussian import MIN_EIGENVALUE, DPGaussian
 
 
@@ -168,3 +168,75 @@ def test_the_spike_rule_gives_back_a_large_variance_the_level_rule_cuts():
     assert np.all(by_spike[:-1] < 0.05 * spike)  # the bulk: (almost) nothing kept
     with pytest.raises(InputError, match="shrink"):
         DPGaussian(-1.0, 1.0, shrink="median")
+
+
+def _wiggly(n: int, length: int, rng: np.random.Generator) -> np.ndarray:
+    """Smooth days (a level and a slow wave) plus quick independent wiggles of sd 0.05."""
+    t = np.linspace(0.0, 1.0, length)
+    level, phase = rng.normal(0.0, 0.2, (n, 1)), rng.uniform(0.0, 2 * np.pi, (n, 1))
+    return np.clip(level + 0.3 * np.sin(2 * np.pi * t + phase) + rng.normal(0.0, 0.05, (n, length)), -1, 1)
+
+
+def test_high_frequencies_complete_the_low_basis():
+    for sides, channels, last in (((24,), 2, True), ((8, 6), 1, False), ((96,), 1, True)):
+        low = low_frequency_basis(sides, 0.3, channels=channels, channels_last=last)
+        high = high_frequency_basis(sides, 0.3, channels=channels, channels_last=last)
+        both = np.hstack([low, high])
+        assert both.shape[0] == both.shape[1] == channels * math.prod(sides)
+        np.testing.assert_allclose(both.T @ both, np.eye(both.shape[1]), atol=1e-10)
+    assert high_frequency_basis((10,), 1.0).shape == (10, 0)
+
+
+def test_the_residual_spectrum_is_a_fourth_release_and_gives_the_wiggles_back():
+    rng = np.random.default_rng(11)
+    values, length = _wiggly(6000, 48, rng), 48
+    basis, rest = low_frequency_basis((length,), 0.1), high_frequency_basis((length,), 0.1)
+    with_rest = DPGaussian(-1.0, 1.0, basis=basis, clip=3.0, residual_basis=rest, residual_clip=1.5)
+    ledger = _fit(with_rest, values, None, 0, epsilon=2.0)
+    (entry,) = ledger.entries
+    assert entry.count == 4 and with_rest.releases == 4
+    assert ledger.epsilon(1e-5) == pytest.approx(2.0, rel=2e-3)
+    plain = DPGaussian(-1.0, 1.0, basis=basis, clip=3.0)
+    _fit(plain, values, None, 0, epsilon=2.0)
+    assert plain.releases == 3 and plain.factors[0].shape == (48, basis.shape[1])
+    assert with_rest.factors[0].shape == (48, 48)
+    # the released spectrum: each high frequency's variance near the wiggles' 0.05² (noise σ·c_r²/n)
+    assert np.median(with_rest.residual_variances[0]) == pytest.approx(0.05**2, rel=0.3)
+    roughness = lambda x: np.abs(np.diff(x, axis=1)).mean()  # noqa: E731
+    drawn, _ = with_rest.sample(6000, np.random.default_rng(12))
+    smooth, _ = plain.sample(6000, np.random.default_rng(12))
+    assert roughness(drawn) == pytest.approx(roughness(values), rel=0.15)
+    assert roughness(smooth) < 0.6 * roughness(values)  # the basis alone leaves the wiggles out
+
+
+def test_the_residual_noise_is_sigma_times_its_clip_squared_and_per_unit_scales_it():
+    """Vectors equal to their label's mean have no residual: the released spectrum is the noise
+    alone (kept ≥ 0), whose sd over the count is σ·c_r²/n, k times that for k vectors per unit."""
+    values = np.zeros((20000, 128))  # many vectors and a wide c_r: the released mean's error adds ~nothing
+    basis, rest = low_frequency_basis((128,), 0.25), high_frequency_basis((128,), 0.25)
+    spreads = []
+    for per_unit in (1, 3):
+        model = DPGaussian(-1.0, 1.0, basis=basis, residual_basis=rest, residual_clip=2.0)
+        _fit(model, values, None, 0, epsilon=1.0, seed=3, per_unit=per_unit)
+        count = 20000  # the noisy count moves by about σ, far below 1 % here
+        expected = model.sigma * 2.0**2 / count
+        kept = model.residual_variances[0]
+        assert np.mean(kept == 0.0) == pytest.approx(0.5, abs=0.15)  # half the noise is negative
+        assert np.sqrt(np.mean(kept[kept > 0] ** 2)) == pytest.approx(expected, rel=0.25)
+        spreads.append(model.sigma)
+    assert spreads[1] == pytest.approx(3 * spreads[0])
+
+
+@pytest.mark.parametrize(
+    "kwargs,message",
+    [
+        ({"residual_clip": 1.0}, "both"),
+        ({"residual_basis": np.eye(8)[:, 4:]}, "both"),
+        ({"basis": np.eye(8)[:, :4], "residual_basis": np.eye(8)[:, 4:], "residual_clip": 0.0}, "residual clip"),
+        ({"residual_basis": np.eye(8)[:, 4:], "residual_clip": 1.0}, "complement"),
+        ({"basis": np.eye(6)[:, :3], "residual_basis": np.eye(8)[:, 4:], "residual_clip": 1.0}, "complement"),
+    ],
+)
+def test_bad_residual_settings_are_one_line(kwargs, message):
+    with pytest.raises(InputError, match=message):
+        DPGaussian(-1.0, 1.0, **kwargs)

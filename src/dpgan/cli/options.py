@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
 from typing import Any
 
 from dpgan.cli.arguments import ACCOUNTANTS
@@ -33,6 +34,11 @@ class HelpFormatter(argparse.HelpFormatter):
         if not stated and default not in (None, False, argparse.SUPPRESS) and action.option_strings:
             text += " (default: %(default)s)"
         return text
+
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        """Wrapped at spaces only: a hyphenated name (a default such as gaussian-copula, a flag)
+        stays on one line, where a user can read and copy it."""
+        return textwrap.wrap(self._whitespace_matcher.sub(" ", text).strip(), width, break_on_hyphens=False)
 
 
 # The loop's defaults per data kind, shown in `fit --help` as numbers. the CLI cannot import them (that

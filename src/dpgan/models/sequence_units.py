@@ -91,7 +91,8 @@ class SeriesUnitGenerator(nn.Module):
                     self.lstm.out.bias.zero_()
             if marginal_bins:  # a copula's base: its draws are normal scores, mapped through released CDFs
                 self.register_buffer("marginal_edges", torch.linspace(-1.0, 1.0, marginal_bins + 1))
-                self.register_buffer("marginal_cdfs", torch.linspace(0.0, 1.0, marginal_bins + 1).repeat(groups, 1))
+                cdf = torch.linspace(0.0, 1.0, marginal_bins + 1)
+                self.register_buffer("marginal_cdfs", cdf.repeat(groups, n_values, 1))  # per label and value column
                 self.register_buffer("marginal_scale", torch.tensor(1.0))
         self.marginal_bins = marginal_bins if base else 0
 
@@ -132,23 +133,34 @@ class SeriesUnitGenerator(nn.Module):
 
     @torch.no_grad()
     def set_marginal(self, cdfs: torch.Tensor, scale: float) -> None:
-        """A copula's released CDFs (K, bins + 1) on the equal bins of [-1, 1], and q, the score that
-        [-1, 1] scales to (dpgan.statistics.copula)."""
+        """A copula's released CDFs (K, F, bins + 1) per label and value column on the equal bins of
+        [-1, 1], and q, the score that [-1, 1] scales to (dpgan.statistics.copula)."""
         if not self.marginal_bins:
             raise ValueError("this generator was built without a copula's marginal")
-        self.marginal_cdfs.copy_(cdfs)
+        self.marginal_cdfs.copy_(cdfs.reshape(self.marginal_cdfs.shape))
         self.marginal_scale.fill_(scale)
 
+    def _load_from_state_dict(self, state_dict: dict, prefix: str, *args: object, **kwargs: object) -> None:
+        """A model saved before the CDFs were per value column holds one pooled CDF per label
+        (K, bins + 1): every column reads it, which is what that model drew."""
+        key = prefix + "marginal_cdfs"
+        if self.marginal_bins and key in state_dict and state_dict[key].dim() == 2:
+            state_dict[key] = state_dict[key][:, None, :].expand(-1, self.n_values, -1).clone()
+        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)  # type: ignore[arg-type]
+
     def marginal_values(self, scores: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
-        """Scores (n, d) in [-1, 1] → values: Φ(q·score) through the inverse of each row's label CDF,
-        linear within a bin (as numpy's interp of the release)."""
-        quantiles = torch.special.ndtr(scores * self.marginal_scale)
-        cdfs = self.marginal_cdfs[index]
-        upper = torch.searchsorted(cdfs, quantiles.contiguous()).clamp(1, self.marginal_bins)
-        low, high = cdfs.gather(1, upper - 1), cdfs.gather(1, upper)
+        """Scores (n, T·F) in [-1, 1], channel-last → values: Φ(q·score) through the inverse of its
+        row's label CDF for its value column, linear within a bin (as numpy's interp of the release)."""
+        n = scores.shape[0]
+        columns = (scores * self.marginal_scale).reshape(n, -1, self.n_values).transpose(1, 2)  # (n, F, T)
+        quantiles = torch.special.ndtr(columns).contiguous()
+        cdfs = self.marginal_cdfs[index]  # (n, F, bins + 1)
+        upper = torch.searchsorted(cdfs, quantiles).clamp(1, self.marginal_bins)
+        low, high = cdfs.gather(2, upper - 1), cdfs.gather(2, upper)
         share = ((quantiles - low) / (high - low).clamp_min(1e-12)).clamp(0.0, 1.0)
         edges = self.marginal_edges
-        return edges[upper - 1] + share * (edges[upper] - edges[upper - 1])
+        values = edges[upper - 1] + share * (edges[upper] - edges[upper - 1])
+        return values.transpose(1, 2).reshape(n, -1)
 
     @torch.no_grad()
     def set_profile(self, shares: torch.Tensor, mean: torch.Tensor) -> None:

@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from dpgan.errors import InputError
 from dpgan.privacy.accounting import Budget, PrivacyLedger
 from dpgan.privacy.calibration import ShareTarget
 from dpgan.sequences.codec import SeriesSet
-from dpgan.statistics.bases import low_frequency_basis
+from dpgan.statistics.bases import high_frequency_basis, low_frequency_basis
 from dpgan.statistics.gaussian import MIN_EIGENVALUE, DPGaussian
 
 EVENT = "Gaussian mean and covariance of flattened series per label"
@@ -34,6 +35,28 @@ def series_form(
         basis = low_frequency_basis((length,), basis_fraction, channels=features, channels_last=True)
     clip = None if clip_fraction is None else clip_fraction * np.sqrt(length * features)
     return basis, clip
+
+
+# The Gaussian's public form from the settings: basis share, clip share, shrink, residual clip share
+GaussianForm = tuple[float | None, float | None, str, float | None]
+PLAIN_FORM: GaussianForm = (None, None, "level", None)
+
+
+def gaussian_arguments(length: int, features: int, form: GaussianForm) -> dict:
+    """DPGaussian's keyword arguments for a form: the basis and clip (`series_form`), the shrink,
+    and with a residual share r the basis' complement (the steps' high DCT frequencies) and the
+    residual's clip r·√d."""
+    basis_fraction, clip_fraction, shrink, residual_fraction = form
+    basis, clip = series_form(length, features, basis_fraction, clip_fraction)
+    arguments: dict = {"basis": basis, "clip": clip, "shrink": shrink}
+    if residual_fraction is not None:
+        if basis_fraction is None:
+            raise InputError("the Gaussian's residual needs a basis: the residual is what the basis leaves out")
+        arguments["residual_basis"] = high_frequency_basis(
+            (length,), basis_fraction, channels=features, channels_last=True
+        )
+        arguments["residual_clip"] = residual_fraction * np.sqrt(length * features)
+    return arguments
 
 
 def square_factors(gaussian: DPGaussian) -> list[np.ndarray]:
@@ -58,9 +81,10 @@ class DPGaussianSeries:
         basis_fraction: float | None = None,
         clip_fraction: float | None = None,
         shrink: str = "level",
+        residual_fraction: float | None = None,
     ) -> None:
         self.epsilon, self.delta, self.accountant = epsilon, delta, accountant
-        self.basis_fraction, self.clip_fraction, self.shrink = basis_fraction, clip_fraction, shrink
+        self.form: GaussianForm = (basis_fraction, clip_fraction, shrink, residual_fraction)
         self.ledger = PrivacyLedger(budget=Budget(epsilon, delta, accountant))
         self.gaussian = DPGaussian(-1.0, 1.0)
         self.shape = (0, 0)
@@ -78,13 +102,16 @@ class DPGaussianSeries:
         """All of ε on its own ledger, or (as a GAN's anchor) the `share` of another `ledger`;
         `per_unit`: the series each unit adds (k with an entity unit: every noise std times k)."""
         n, length, features = series.values.shape
-        basis, clip = series_form(length, features, self.basis_fraction, self.clip_fraction)
-        self.gaussian = DPGaussian(-1.0, 1.0, basis=basis, clip=clip, shrink=self.shrink)
+        arguments = gaussian_arguments(length, features, self.form)
+        basis, clip = arguments["basis"], arguments["clip"]
+        self.gaussian = DPGaussian(-1.0, 1.0, **arguments)
         second = "second moments (Δ d)"
         if clip is not None:
             second = f"centred coefficients' second moments (Δ c², c = {clip:.3g})"
         if basis is not None:
             second += f" in {basis.shape[1]} low frequencies"
+        if "residual_clip" in arguments:
+            second += f", the residual's spectrum (Δ c_r², c_r = {arguments['residual_clip']:.3g})"
         note = f"per label: count (Δ 1), sum (Δ √d), {second}; labels in parallel"
         if per_unit > 1:
             note = (
@@ -129,4 +156,12 @@ class DPGaussianSeries:
         return values.reshape(n, *self.shape).astype(np.float32), labels
 
 
-__all__ = ["MIN_EIGENVALUE", "DPGaussianSeries", "series_form", "square_factors"]
+__all__ = [
+    "MIN_EIGENVALUE",
+    "PLAIN_FORM",
+    "DPGaussianSeries",
+    "GaussianForm",
+    "gaussian_arguments",
+    "series_form",
+    "square_factors",
+]

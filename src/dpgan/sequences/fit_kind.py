@@ -177,11 +177,12 @@ class SequenceKind:
                     net.step_anchor_weight,
                 )  # fmt: skip
             )
-        form = (net.gaussian_basis, net.gaussian_clip, net.gaussian_shrink)  # the DP Gaussian's public form
+        form = (net.gaussian_basis, net.gaussian_clip, net.gaussian_shrink, net.gaussian_residual)  # public form
         if net.model == "gaussian":
             found.append(GaussianBasePlugin(1.0, labels, whole=True, form=form))
         elif net.model == "gaussian-copula":
-            found.append(GaussianCopulaPlugin(net.copula_fraction, labels, net.copula_bins, form))
+            scores_form = (net.copula_basis, net.copula_clip, net.gaussian_shrink, net.copula_residual)
+            found.append(GaussianCopulaPlugin(net.copula_fraction, labels, net.copula_bins, scores_form))
         elif net.gaussian_base:
             found.append(
                 GaussianBasePlugin(

@@ -24,7 +24,7 @@ import torch
 from dpgan.fit import KindData
 from dpgan.privacy.calibration import ShareTarget
 from dpgan.sequences.anchor import MomentAnchorHook, StepStatisticsHook, measure_step_statistics
-from dpgan.sequences.baseline import DPGaussianSeries, series_form, square_factors
+from dpgan.sequences.baseline import PLAIN_FORM, DPGaussianSeries, GaussianForm, gaussian_arguments, square_factors
 from dpgan.sequences.codec import SeriesSet
 from dpgan.sequences.label_guide import LabelGuideHook
 from dpgan.statistics.copula import DPGaussianCopula
@@ -68,7 +68,7 @@ def release_gaussian(
     share: float,
     n_labels: int,
     whole: bool = False,
-    form: tuple[float | None, float | None, str] = (None, None, "level"),
+    form: GaussianForm = PLAIN_FORM,
 ) -> DPGaussianSeries:
     """The DP Gaussian of the units' series (the baseline's mechanism; its sensitivities times the
     series per unit), calibrated so that the ledger reaches the spent share plus `share` of ε, or
@@ -77,7 +77,7 @@ def release_gaussian(
     budget = ctx.budget
     target = ShareTarget(budget.epsilon, budget.delta, budget.accountant) if whole else ctx.target(share)
     units, per_unit = unit_series(data, n_labels)
-    basis_fraction, clip_fraction, shrink = form
+    basis_fraction, clip_fraction, shrink, residual_fraction = form
     model = DPGaussianSeries(
         budget.epsilon,
         budget.delta,
@@ -85,6 +85,7 @@ def release_gaussian(
         basis_fraction=basis_fraction,
         clip_fraction=clip_fraction,
         shrink=shrink,
+        residual_fraction=residual_fraction,
     )
     return model.fit(units, n_labels, ctx.rng, ledger=ctx.ledger, share=target, per_unit=per_unit)
 
@@ -119,7 +120,7 @@ class GaussianBasePlugin:
     whole: bool = False
     n_values: int = 1
     anchor_weight: float = 0.0
-    form: tuple[float | None, float | None, str] = (None, None, "level")  # basis, clip, shrink (settings)
+    form: GaussianForm = PLAIN_FORM  # basis, clip, shrink, residual (settings)
 
     def release(self, ctx: FitContext, data: KindData, generator: torch.nn.Module) -> Sequence[GeneratorHook]:
         gauss = release_gaussian(ctx, data, self.share, self.n_labels, whole=self.whole, form=self.form)
@@ -133,7 +134,8 @@ class GaussianBasePlugin:
 
 @dataclass(frozen=True)
 class GaussianCopulaPlugin:
-    """The "gaussian-copula" model: each label's values pooled into a DP histogram at `share` of ε,
+    """The "gaussian-copula" model: each label's values, per value column pooled over the steps,
+    in a DP histogram at `share` of ε,
     then the DP Gaussian of the normal scores through it on all of ε that is left
     (dpgan.statistics.copula, where the sensitivities are argued); G draws the Gaussian and maps the
     scores back through the released CDFs. With an entity unit every Δ is k times the series'."""
@@ -141,16 +143,15 @@ class GaussianCopulaPlugin:
     share: float
     n_labels: int
     bins: int
-    form: tuple[float | None, float | None, str] = (None, None, "level")  # the scores' Gaussian: basis, clip, shrink
+    form: GaussianForm = PLAIN_FORM  # the scores' Gaussian: basis, clip, shrink, residual
 
     def release(self, ctx: FitContext, data: KindData, generator: torch.nn.Module) -> Sequence[GeneratorHook]:
         units, per_unit = unit_series(data, self.n_labels)
         count, length, features = units.values.shape
         d = length * features
-        basis_fraction, clip_fraction, shrink = self.form
-        basis, clip = series_form(length, features, basis_fraction, clip_fraction)
         budget = ctx.budget
-        copula = DPGaussianCopula(-1.0, 1.0, bins=self.bins, basis=basis, clip=clip, shrink=shrink).fit(
+        arguments = gaussian_arguments(length, features, self.form)
+        copula = DPGaussianCopula(-1.0, 1.0, bins=self.bins, channels=features, **arguments).fit(
             units.values.reshape(count, d),
             units.labels,
             self.n_labels,
@@ -159,7 +160,19 @@ class GaussianCopulaPlugin:
             histogram_target=ctx.target(self.share),
             target=ShareTarget(budget.epsilon, budget.delta, budget.accountant),
             event=COPULA_EVENT,
-            note="per label: count (Δ 1), sum (Δ √d), second moments (Δ d) of the normal scores; labels in parallel"
+            note="per label: count (Δ 1), sum (Δ √d), "
+            + (
+                "second moments (Δ d)"
+                if arguments["clip"] is None
+                else f"centred second moments (Δ {arguments['clip']:.3g}²)"
+            )
+            + " of the normal scores"
+            + (
+                f", their residual's spectrum (Δ {arguments['residual_clip']:.3g}²)"
+                if "residual_clip" in arguments
+                else ""
+            )
+            + "; labels in parallel"
             + (f"; a unit's {per_unit} series: every Δ × {per_unit}" if per_unit > 1 else ""),
             per_unit=per_unit,
         )

@@ -44,19 +44,36 @@ def low_frequency_basis(
     DCT-II over the sides (one side for a series' steps, two for an image's rows and columns), each
     channel with its own copy; flat vectors are channel-major (an image's C·H·W) or, with
     `channels_last`, channel-last (a series' T·F). `fraction` 1 keeps every frequency."""
+    return _frequency_columns(sides, low_frequency_keep(tuple(sides), fraction), channels, channels_last)
+
+
+def high_frequency_basis(
+    sides: tuple[int, ...], fraction: float, channels: int = 1, channels_last: bool = False
+) -> np.ndarray:
+    """(d, d − m): the frequencies `low_frequency_basis` leaves out, in the same layout, so the two
+    together are one orthonormal basis of the whole space (the complement a residual lives in)."""
+    kept = {tuple(freq) for freq in low_frequency_keep(tuple(sides), fraction)}
+    every = np.argwhere(np.ones(tuple(sides), dtype=bool))
+    rest = np.array([freq for freq in every if tuple(freq) not in kept], dtype=np.int64).reshape(-1, len(sides))
+    return _frequency_columns(sides, rest, channels, channels_last)
+
+
+def _frequency_columns(
+    sides: tuple[int, ...], frequencies: np.ndarray, channels: int, channels_last: bool
+) -> np.ndarray:
+    """The DCT-II columns of the given frequency tuples, each channel with its own copy."""
     if channels < 1 or not sides or any(s < 1 for s in sides):
         raise InputError("a basis needs at least one channel and positive sides")
     rows = [_dct_rows(s) for s in sides]
-    keep = low_frequency_keep(tuple(sides), fraction)
     single = []
-    for freq in keep:
+    for freq in frequencies:
         vector = rows[0][freq[0]]
         for axis in range(1, len(sides)):
             vector = np.multiply.outer(vector, rows[axis][freq[axis]])
         single.append(np.ravel(vector))
-    one = np.array(single).T  # (Π sides, m)
+    one = np.array(single).reshape(len(single), -1).T if single else np.zeros((int(np.prod(sides)), 0))
     identity = np.eye(channels)
     return np.kron(one, identity) if channels_last else np.kron(identity, one)
 
 
-__all__ = ["low_frequency_basis", "low_frequency_keep", "low_frequency_size"]
+__all__ = ["high_frequency_basis", "low_frequency_basis", "low_frequency_keep", "low_frequency_size"]

@@ -5,12 +5,16 @@ bounded (water flows near zero with rare peaks, loads that are never negative): 
 the box and its days look like no real day. A copula keeps the Gaussian for the dependence between
 coordinates and takes the values' distribution from the data:
 
-1. each label's values, pooled over the d coordinates, in a DP histogram of `bins` equal bins of
-   the public box: one unit adds d counts (its vector's coordinates, k·d for k vectors per unit) to
-   its label's histogram, so the counts move by at most d in L2 (all in one bin); labels in
-   parallel; one Gaussian release at σ, noise std σ·d. Negative counts are kept at 0 and each bin
-   gets a public floor of `floor`·d counts, so the released CDF is strictly increasing;
-2. each coordinate mapped through its label's released CDF to a normal score, clipped to
+1. each label's values, per channel and pooled over that channel's coordinates, in a DP histogram
+   of `bins` equal bins of the public box. Coordinates are channel-last (coordinate j is channel
+   j mod C, a series' value columns; C = 1 pools all d). One vector adds d/C counts to each of its
+   label's C histograms, so the counts move by at most √(C·(d/C)²) = d/√C in L2 (each channel's
+   all in one bin); k vectors per unit move them by k·d/√C; labels in parallel; one Gaussian
+   release at σ, noise std σ·Δ. Why per channel: value columns on different public scales have
+   different distributions, and one pooled histogram would give every column their blend — and
+   it costs less noise (d/√C against d). Negative counts are kept at 0 and each bin gets a public
+   floor of `floor`·Δ counts, so the released CDF is strictly increasing;
+2. each coordinate mapped through its label's and channel's released CDF to a normal score, clipped to
    [−q, q] (q = Φ⁻¹(0.999)) and scaled into [−1, 1]: a function of the unit and released values;
 3. the per-label DP Gaussian (dpgan.statistics.gaussian) of those scores, calibrated so that the
    ledger reaches the whole target;
@@ -28,6 +32,7 @@ from dpgan.privacy.calibration import ShareTarget
 from dpgan.privacy.mechanisms import noisy_counts
 from dpgan.privacy.releases import charge_gaussian
 from dpgan.statistics.gaussian import DPGaussian
+from dpgan.statistics.mixture import DPGaussianMixture
 
 TAIL = 0.001  # normal scores clipped to the (TAIL, 1 − TAIL) quantiles: q = Φ⁻¹(0.999) ≈ 3.09
 HISTOGRAM_EVENT = "the values' histogram per label, pooled over coordinates (a copula's marginal)"
@@ -36,13 +41,28 @@ HISTOGRAM_EVENT = "the values' histogram per label, pooled over coordinates (a c
 class DPGaussianCopula:
     """Fit on (n, d) vectors in [low, high]^d with labels; sample vectors and labels."""
 
-    def __init__(self, low: float, high: float, *, bins: int = 32, floor: float = 0.5, **gaussian: object) -> None:
+    def __init__(
+        self,
+        low: float,
+        high: float,
+        *,
+        bins: int = 32,
+        floor: float = 0.5,
+        channels: int = 1,
+        scores_model: DPGaussian | DPGaussianMixture | None = None,
+        **gaussian: object,
+    ) -> None:
         if not (isinstance(bins, int) and 2 <= bins <= 4096 and floor > 0):
             raise InputError("the copula needs from 2 to 4,096 bins and a positive floor")
+        if not (isinstance(channels, int) and channels >= 1):
+            raise InputError("the copula's channels must be a whole number of at least 1")
         self.low, self.high, self.bins, self.floor = float(low), float(high), bins, float(floor)
-        self.gaussian = DPGaussian(-1.0, 1.0, **gaussian)  # type: ignore[arg-type]
+        self.channels = channels
+        # the scores' model in [-1, 1]: a DP Gaussian of the given form, or one made by the caller
+        # (a mixture); either charges its own entry, calibrated so the ledger reaches the target
+        self.gaussian = scores_model if scores_model is not None else DPGaussian(-1.0, 1.0, **gaussian)  # type: ignore[arg-type]
         self.edges = np.linspace(self.low, self.high, bins + 1)
-        self.cdfs: list[np.ndarray] = []
+        self.cdfs: list[np.ndarray] = []  # per label, (channels, bins + 1)
         self.scale = float(norm.ppf(1.0 - TAIL))
 
     def fit(
@@ -62,17 +82,25 @@ class DPGaussianCopula:
         """The histogram so that the ledger reaches `histogram_target`, then the scores' Gaussian so
         that it reaches `target` (steps 1–3 above)."""
         n, d = values.shape
+        channels = self.channels
+        if d % channels:
+            raise InputError("the copula's vectors must hold a whole number of values per channel")
         labels = labels if labels is not None else np.zeros(n, dtype=np.int64)
         groups = max(1, n_labels)
+        delta = d / np.sqrt(channels)  # one vector: d/C counts in each of C histograms (step 1)
         sigma = histogram_target.sigma(1.0, 1, ledger.entries)
-        charge_gaussian(ledger, HISTOGRAM_EVENT, sigma, note=f"{self.bins} bins per label; Δ d = {d}")
+        charge_gaussian(
+            ledger, HISTOGRAM_EVENT, sigma, note=f"{self.bins} bins per label and channel; Δ d/√C = {delta:.4g}"
+        )
         cells = np.clip(np.digitize(values, self.edges[1:-1]), 0, self.bins - 1)
         self.cdfs = []
         for label in range(groups):
-            counts = np.bincount(cells[labels == label].ravel(), minlength=self.bins).astype(np.float64)
-            kept = np.maximum(noisy_counts(counts, sigma * d * per_unit, rng), 0.0) + self.floor * d
-            cumulative = np.concatenate([[0.0], np.cumsum(kept)])
-            self.cdfs.append(cumulative / cumulative[-1])
+            by_channel = cells[labels == label].reshape(-1, channels).T  # channel-last coordinates
+            counts = np.stack([np.bincount(row, minlength=self.bins) for row in by_channel]).astype(np.float64)
+            noisy = noisy_counts(counts.ravel(), sigma * delta * per_unit, rng).reshape(counts.shape)
+            kept = np.maximum(noisy, 0.0) + self.floor * delta
+            cumulative = np.concatenate([np.zeros((channels, 1)), np.cumsum(kept, axis=1)], axis=1)
+            self.cdfs.append(cumulative / cumulative[:, -1:])
         self.gaussian.fit(
             self.scores(values, labels), labels, groups, rng, ledger=ledger, target=target, event=event, note=note,
             per_unit=per_unit,
@@ -80,20 +108,24 @@ class DPGaussianCopula:
         return self
 
     def scores(self, values: np.ndarray, labels: np.ndarray) -> np.ndarray:
-        """Each coordinate's normal score under its label's released CDF, scaled into [-1, 1]."""
+        """Each coordinate's normal score under its label's and channel's released CDF, scaled into [-1, 1]."""
         out = np.empty(values.shape, dtype=np.float64)
-        for label, cdf in enumerate(self.cdfs):
+        for label, cdfs in enumerate(self.cdfs):
             rows = labels == label
-            quantiles = np.clip(np.interp(values[rows], self.edges, cdf), TAIL, 1.0 - TAIL)
-            out[rows] = norm.ppf(quantiles) / self.scale
+            for channel, cdf in enumerate(cdfs):
+                part = values[rows, channel :: self.channels]
+                quantiles = np.clip(np.interp(part, self.edges, cdf), TAIL, 1.0 - TAIL)
+                out[rows, channel :: self.channels] = norm.ppf(quantiles) / self.scale
         return out
 
     def values(self, scores: np.ndarray, labels: np.ndarray) -> np.ndarray:
-        """Scores in [-1, 1] back to values in the box through each label's inverse CDF."""
+        """Scores in [-1, 1] back to values in the box through each label's and channel's inverse CDF."""
         out = np.empty(scores.shape, dtype=np.float64)
-        for label, cdf in enumerate(self.cdfs):
+        for label, cdfs in enumerate(self.cdfs):
             rows = labels == label
-            out[rows] = np.interp(norm.cdf(scores[rows] * self.scale), cdf, self.edges)
+            for channel, cdf in enumerate(cdfs):
+                part = scores[rows, channel :: self.channels]
+                out[rows, channel :: self.channels] = np.interp(norm.cdf(part * self.scale), cdf, self.edges)
         return out
 
     @property

@@ -24,6 +24,15 @@ inverts where a symmetric Gaussian noise moves an isolated eigenvalue ℓ (to λ
 spiked Wigner model's outlier), ℓ = (λ + √(λ² − 4s²m))/2 above the bulk's edge 2s√m and 0 below,
 so large variances keep almost all of themselves instead of losing the level.
 Sampling draws mean + B·(F·g), g standard normal, clipped into the box.
+
+Optional, the residual's spectrum (`residual_basis` E, d × (d − m), the public complement of B, with
+`residual_clip` c_r): a covariance in a small basis leaves the series' quick wiggles out, so its
+draws are smoother than real ones (the two-sample test's giveaway). A fourth release at the same σ
+gives them back: per label, each vector's residual coefficients r = clip_{c_r}(Eᵀ(x − μ̂)) (centred
+on the released mean, so a function of the unit and released values), and the vector of their
+squares summed, Σ r∘r, which one vector moves by ‖r∘r‖₂ ≤ ‖r‖₂² ≤ c_r² (noise std σ·c_r²).
+Each residual direction's variance is that sum over the noisy count, kept ≥ 0; draws add
+E·(√v ∘ g′) (independent directions: a diagonal covariance in E, the spectrum of the wiggles).
 """
 
 from __future__ import annotations
@@ -74,6 +83,8 @@ class DPGaussian:
         basis: np.ndarray | None = None,
         clip: float | None = None,
         shrink: str = "level",
+        residual_basis: np.ndarray | None = None,
+        residual_clip: float | None = None,
     ):
         if not (math.isfinite(low) and math.isfinite(high) and low < high):
             raise InputError("the DP Gaussian needs a finite public box, low < high")
@@ -83,7 +94,15 @@ class DPGaussian:
             raise InputError("the DP Gaussian's basis must be a (d, m) matrix with m ≤ d")
         if shrink not in SHRINKS:
             raise InputError(f"the DP Gaussian's shrink must be one of {', '.join(SHRINKS)}")
+        if (residual_basis is None) != (residual_clip is None):
+            raise InputError("the DP Gaussian's residual needs both its basis and its clip")
+        if residual_clip is not None and not (math.isfinite(residual_clip) and residual_clip > 0):
+            raise InputError("the DP Gaussian's residual clip must be a positive number")
+        if residual_basis is not None and (basis is None or residual_basis.shape[0] != basis.shape[0]):
+            raise InputError("the DP Gaussian's residual basis must complement its basis (same d)")
         self.low, self.high, self.basis, self.clip, self.shrink = float(low), float(high), basis, clip, shrink
+        self.residual_basis, self.residual_clip = residual_basis, residual_clip
+        self.residual_variances: list[np.ndarray] = []
         self.means: list[np.ndarray] = []
         self.coefficient_factors: list[np.ndarray] = []
         self.shares = np.ones(1)
@@ -96,6 +115,11 @@ class DPGaussian:
     def second_sensitivity(self, d: int) -> float:
         """The second-moment matrix's Frobenius sensitivity: c² centred, R² uncentred."""
         return self.clip**2 if self.clip is not None else self.radius(d) ** 2
+
+    @property
+    def releases(self) -> int:
+        """Gaussian releases per fit at σ: count, sum, second moments, and the residual's spectrum."""
+        return RELEASES + (self.residual_basis is not None)
 
     def fit(
         self,
@@ -110,10 +134,10 @@ class DPGaussian:
         note: str,
         per_unit: int = 1,
     ) -> DPGaussian:
-        """Charge one entry (three releases at σ for `target`), then release per label; `values`
+        """Charge one entry (`releases` Gaussians at σ for `target`), then release per label; `values`
         must lie in the box (the kinds' codecs scale into it), `per_unit` is the vectors a unit adds."""
-        sigma = target.sigma(1.0, RELEASES, ledger.entries)
-        charge_gaussian(ledger, event, sigma, count=RELEASES, note=note)
+        sigma = target.sigma(1.0, self.releases, ledger.entries)
+        charge_gaussian(ledger, event, sigma, count=self.releases, note=note)
         return self.release(values, labels, n_labels, rng, sigma=sigma, per_unit=per_unit)
 
     def release(
@@ -126,8 +150,8 @@ class DPGaussian:
         sigma: float,
         per_unit: int = 1,
     ) -> DPGaussian:
-        """The three releases at noise multiplier `sigma`, which the caller has charged to its
-        ledger (RELEASES Gaussians at σ) before this call: `fit` does, and so does a mixture that
+        """The releases at noise multiplier `sigma`, which the caller has charged to its ledger
+        (`releases` Gaussians at σ) before this call: `fit` does, and so does a mixture that
         charges its steps in one entry."""
         if per_unit < 1:
             raise ValueError("per_unit is the number of vectors a unit adds, at least 1")
@@ -144,7 +168,7 @@ class DPGaussian:
         counts = noisy_counts(np.bincount(labels, minlength=groups).astype(np.float64), sigma, rng)
         kept = np.maximum(counts, 0.0)
         self.shares = kept / max(kept.sum(), 1e-12)
-        self.means, self.coefficient_factors = [], []
+        self.means, self.coefficient_factors, self.residual_variances = [], [], []
         for label in range(groups):
             rows = flat[labels == label]
             total = rows.sum(axis=0) + gaussian_array(d, sigma * radius, rng)
@@ -163,8 +187,20 @@ class DPGaussian:
             kept = shrink_eigenvalues(eigenvalues, sigma * second_delta / count, m, self.shrink)
             self.means.append(mean)
             self.coefficient_factors.append(vectors * np.sqrt(np.maximum(kept, MIN_EIGENVALUE)))
+            if self.residual_basis is not None:
+                self.residual_variances.append(self._residual_spectrum(rows, mean, count, sigma, rng))
         self.dimension = d
         return self
+
+    def _residual_spectrum(
+        self, rows: np.ndarray, mean: np.ndarray, count: float, sigma: float, rng: np.random.Generator
+    ) -> np.ndarray:
+        """The fourth release (module docstring): each residual direction's variance, ≥ 0."""
+        assert self.residual_basis is not None and self.residual_clip is not None
+        residual = clip_rows((rows - mean) @ self.residual_basis, self.residual_clip)
+        squares = (residual**2).sum(axis=0)
+        noisy = squares + gaussian_array(squares.shape, sigma * self.residual_clip**2, rng)
+        return np.maximum(noisy / count, 0.0)
 
     def project(self, rows: np.ndarray) -> np.ndarray:
         """Rows' coefficients in the public basis (the rows themselves without one)."""
@@ -176,8 +212,15 @@ class DPGaussian:
 
     @property
     def factors(self) -> list[np.ndarray]:
-        """Each label's covariance factor in the vectors' own space (d × m: B·F)."""
-        return [f if self.basis is None else self.basis @ f for f in self.coefficient_factors]
+        """Each label's covariance factor in the vectors' own space (d × m: B·F; with a residual,
+        d × d: [B·F, E·diag(√v)])."""
+        factors = [f if self.basis is None else self.basis @ f for f in self.coefficient_factors]
+        if self.residual_basis is None:
+            return factors
+        return [
+            np.hstack([f, self.residual_basis * np.sqrt(v)[None, :]])
+            for f, v in zip(factors, self.residual_variances, strict=True)
+        ]
 
     def covariances(self) -> list[np.ndarray]:
         """Each label's shrunk covariance in the vectors' space (factor · factorᵀ)."""
