@@ -129,6 +129,7 @@ def image_generator(
         hidden=net.mlp_generator_hidden,
         upsample=net.generator_upsampling == "upsample",
         components=net.mixture_size,
+        marginal_bins=net.marginal_bins if recipe.architecture == "gaussian" else 0,
     )
 
 

@@ -31,12 +31,14 @@ from dpgan.images.settings import ImageSettings
 from dpgan.models.image_units import GaussianImages
 from dpgan.privacy.calibration import ShareTarget
 from dpgan.statistics.bases import low_frequency_basis, low_frequency_size
+from dpgan.statistics.copula import DPGaussianCopula
 from dpgan.statistics.gaussian import DPGaussian
 from dpgan.statistics.mixture import DPGaussianMixture
 from dpgan.training.context import FitContext
 from dpgan.training.gan_loop import GeneratorHook
 
 EVENT = "Gaussian mean and low-frequency covariance of images per class"
+Release = DPGaussian | DPGaussianMixture | DPGaussianCopula  # what release_image_gaussian gives back
 MAX_COEFFICIENTS = 4096  # m: the covariance is m × m per class; more would take gigabytes
 WARM_START_LR = 1e-3  # Adam's step for fitting G to the teacher (public draws: no privacy at stake)
 
@@ -84,7 +86,7 @@ def coefficient_clip(shape: tuple[int, int, int], fraction: float) -> float:
 def release_image_gaussian(
     ctx: FitContext, data: KindData, settings: ImageSettings, shape: tuple[int, int, int], n_labels: int,
     target: ShareTarget,
-) -> tuple[DPGaussian | DPGaussianMixture, np.ndarray]:  # fmt: skip
+) -> tuple[Release, np.ndarray]:  # fmt: skip
     """Each class's DP Gaussian (or mixture of `gaussian_components`) of the kept images' pixels
     (in [-1, 1]), calibrated so that the ledger reaches `target`; and the public basis it was
     released in."""
@@ -115,13 +117,24 @@ def release_image_gaussian(
         )
     else:
         model = DPGaussian(-1.0, 1.0, **shape_options)  # type: ignore[arg-type]
+    if settings.gaussian_copula:  # the pixels' histogram first, then the same model of normal scores
+        copula = DPGaussianCopula(-1.0, 1.0, bins=settings.gaussian_copula_bins, scores_model=model)
+        copula.fit(
+            values, labels, n_labels, ctx.rng, ledger=ctx.ledger,
+            histogram_target=ctx.target(settings.gaussian_copula_fraction), target=target, event=EVENT,
+            note=f"{note}; of the pixels' normal scores through each class's DP histogram",
+        )  # fmt: skip
+        return copula, basis
     model.fit(values, labels, n_labels, ctx.rng, ledger=ctx.ledger, target=target, event=EVENT, note=note)
     return model, basis
 
 
-def set_gaussian(body: GaussianImages, model: DPGaussian | DPGaussianMixture, basis: np.ndarray) -> None:
-    """Put a release in a GaussianImages module (post-processing): each cell's mean and factor, and
-    a mixture's cell weights within each class."""
+def set_gaussian(body: GaussianImages, model: Release, basis: np.ndarray) -> None:
+    """Put a release in a GaussianImages module (post-processing): each cell's mean and factor, a
+    mixture's cell weights within each class, and a copula's CDFs."""
+    if isinstance(model, DPGaussianCopula):
+        body.set_marginal(torch.tensor(np.stack(model.cdfs), dtype=torch.float32), model.scale)
+        model = model.gaussian
     gaussian, weights = model, None
     if isinstance(model, DPGaussianMixture):
         gaussian = model.cells
@@ -220,7 +233,9 @@ class ImageGaussianWarmStartPlugin:
         net = self.settings
         gaussian, basis = release_image_gaussian(ctx, data, net, self.shape, self.n_labels, ctx.target(self.share))
         device = next(generator.parameters()).device
-        teacher = GaussianImages(math.prod(self.shape), basis.shape[1], self.n_labels, net.mixture_size)
+        teacher = GaussianImages(
+            math.prod(self.shape), basis.shape[1], self.n_labels, net.mixture_size, net.marginal_bins
+        )
         teacher = teacher.to(device)
         set_gaussian(teacher, gaussian, basis)
         hook = GaussianWarmStartHook(

@@ -111,6 +111,15 @@ class ImageSettings:
     )
     gaussian_lloyd_steps: int = 2
     gaussian_steering_scale: float = 3.0
+    # a DP copula around it (dpgan.statistics.copula): each class's pixel values in a DP histogram of
+    # gaussian_copula_bins bins at gaussian_copula_fraction of ε, pooled over the pixels, and the
+    # Gaussian (or mixture) of the normal scores through it on the rest: the background stays at the
+    # data's values instead of a Gaussian's speckle (bench/notes/27)
+    gaussian_copula: bool = setting(
+        False, "gaussian recipe: each class's DP pixel histogram, then the Gaussian of scores"
+    )
+    gaussian_copula_bins: int = 32
+    gaussian_copula_fraction: float = 0.2
 
     @classmethod
     def saved(cls, networks: dict[str, Any]) -> dict[str, Any]:
@@ -125,6 +134,11 @@ class ImageSettings:
     @property
     def conv_generator_width(self) -> int:
         return self.width if self.generator_width is None else self.generator_width
+
+    @property
+    def marginal_bins(self) -> int:
+        """The copula's histogram bins, 0 without one (the gaussian recipe and its warm start)."""
+        return self.gaussian_copula_bins if self.gaussian_copula else 0
 
     @property
     def mixture_size(self) -> int:
@@ -164,6 +178,11 @@ class ImageSettings:
             )
         if not (isinstance(self.gaussian_steering_scale, (int, float)) and 1.0 <= self.gaussian_steering_scale <= 100):
             raise InputError("gaussian_steering_scale must be from 1 to 100")
+        bins = self.gaussian_copula_bins
+        if isinstance(bins, bool) or not isinstance(bins, int) or not 2 <= bins <= 4096:
+            raise InputError("gaussian_copula_bins must be a whole number from 2 to 4096")
+        if not (isinstance(self.gaussian_copula_fraction, (int, float)) and 0.0 < self.gaussian_copula_fraction < 0.5):
+            raise InputError("gaussian_copula_fraction must be in (0, 0.5)")
         if not self.activation_bound > 0:
             raise InputError("activation_bound must be positive")
         if self.mode_seeking is not None and not (

@@ -25,6 +25,7 @@ import torch
 from torch import nn
 
 from dpgan.models.conv import ConvCritic, ConvGenerator
+from dpgan.models.marginal_map import inverse_cdf
 from dpgan.models.tabular import TabularCritic
 
 ARCHITECTURES = ("conv", "mlp", "gaussian")
@@ -91,15 +92,21 @@ class GaussianImages(nn.Module):
     coordinate, whose normal CDF picks the cell by the label's weights, so an image stays a function
     of its noise and label (a seeded draw is reproducible)."""
 
-    def __init__(self, pixels: int, coefficients: int, n_labels: int, components: int = 1) -> None:
+    def __init__(
+        self, pixels: int, coefficients: int, n_labels: int, components: int = 1, marginal_bins: int = 0
+    ) -> None:
         super().__init__()
         groups = max(1, n_labels)
-        self.components, self.coefficients = components, coefficients
+        self.components, self.coefficients, self.marginal_bins = components, coefficients, marginal_bins
         self.register_buffer("means", torch.zeros(groups * components, pixels))
         self.register_buffer("factors", torch.zeros(groups * components, coefficients, coefficients))
         self.register_buffer("basis", torch.zeros(pixels, coefficients))
         if components > 1:  # a one-Gaussian model keeps the buffers it was saved with before mixtures
             self.register_buffer("cell_weights", torch.full((groups, components), 1.0 / components))
+        if marginal_bins:  # a copula: the Gaussian draws normal scores, mapped through each label's CDF
+            self.register_buffer("marginal_edges", torch.linspace(-1.0, 1.0, marginal_bins + 1))
+            self.register_buffer("marginal_cdfs", torch.linspace(0.0, 1.0, marginal_bins + 1).repeat(groups, 1))
+            self.register_buffer("marginal_scale", torch.tensor(1.0))
 
     @property
     def noise_size(self) -> int:
@@ -120,6 +127,15 @@ class GaussianImages(nn.Module):
                 raise ValueError(f"a released Gaussian of shape {tuple(value.shape)} where {tuple(buffer.shape)} fits")
             buffer.copy_(value)
 
+    @torch.no_grad()
+    def set_marginal(self, cdfs: torch.Tensor, scale: float) -> None:
+        """A copula's released CDFs (labels, bins + 1), pooled over the pixels, and q, the score
+        that [-1, 1] scales to (dpgan.statistics.copula)."""
+        if not self.marginal_bins:
+            raise ValueError("this generator was built without a copula's marginal")
+        self.marginal_cdfs.copy_(cdfs.reshape(self.marginal_cdfs.shape))
+        self.marginal_scale.fill_(scale)
+
     def cells(self, z: torch.Tensor, codes: torch.Tensor) -> torch.Tensor:
         """Each draw's cell: its label's K cells, picked by the last noise coordinate's normal CDF."""
         if self.components == 1:
@@ -137,7 +153,11 @@ class GaussianImages(nn.Module):
         for cell in range(self.factors.shape[0]):  # per cell: n·m² memory never held at once
             rows = cells == cell
             coefficients[rows] = z[rows] @ self.factors[cell].T
-        return (self.means[cells] + coefficients @ self.basis.T).clamp(-1.0, 1.0)
+        drawn = (self.means[cells] + coefficients @ self.basis.T).clamp(-1.0, 1.0)
+        if not self.marginal_bins:
+            return drawn
+        cdfs = self.marginal_cdfs[codes][:, None, :]
+        return inverse_cdf(drawn[:, None, :], cdfs, self.marginal_edges, self.marginal_scale)[:, 0, :]
 
 
 class ImageUnitGenerator(nn.Module):
@@ -157,6 +177,7 @@ class ImageUnitGenerator(nn.Module):
         hidden: tuple[int, ...] = (256, 512),
         upsample: bool = False,
         components: int = 1,
+        marginal_bins: int = 0,
     ) -> None:
         super().__init__()
         if architecture not in ARCHITECTURES:
@@ -169,7 +190,8 @@ class ImageUnitGenerator(nn.Module):
                 noise_dim, self.image_shape, width, num_classes=n_labels, upsample=upsample
             )
         elif architecture == "gaussian":  # noise_dim is the basis' size m (and one more with K > 1)
-            self.body = GaussianImages(self.pixels, noise_dim - (1 if components > 1 else 0), n_labels, components)
+            coefficients = noise_dim - (1 if components > 1 else 0)
+            self.body = GaussianImages(self.pixels, coefficients, n_labels, components, marginal_bins)
         else:
             self.body = _MLPImages(noise_dim, self.pixels, n_labels, hidden)
         self.register_buffer("label_shares", torch.full((max(1, n_labels),), 1.0 / max(1, n_labels)))

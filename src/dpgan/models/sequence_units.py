@@ -16,6 +16,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from dpgan.models.marginal_map import inverse_cdf
 from dpgan.models.recurrent import LSTMCritic, LSTMGenerator
 
 CRITICS = ("mlp", "lstm")
@@ -152,14 +153,8 @@ class SeriesUnitGenerator(nn.Module):
         """Scores (n, T·F) in [-1, 1], channel-last → values: Φ(q·score) through the inverse of its
         row's label CDF for its value column, linear within a bin (as numpy's interp of the release)."""
         n = scores.shape[0]
-        columns = (scores * self.marginal_scale).reshape(n, -1, self.n_values).transpose(1, 2)  # (n, F, T)
-        quantiles = torch.special.ndtr(columns).contiguous()
-        cdfs = self.marginal_cdfs[index]  # (n, F, bins + 1)
-        upper = torch.searchsorted(cdfs, quantiles).clamp(1, self.marginal_bins)
-        low, high = cdfs.gather(2, upper - 1), cdfs.gather(2, upper)
-        share = ((quantiles - low) / (high - low).clamp_min(1e-12)).clamp(0.0, 1.0)
-        edges = self.marginal_edges
-        values = edges[upper - 1] + share * (edges[upper] - edges[upper - 1])
+        columns = scores.reshape(n, -1, self.n_values).transpose(1, 2)  # (n, F, T)
+        values = inverse_cdf(columns, self.marginal_cdfs[index], self.marginal_edges, self.marginal_scale)
         return values.transpose(1, 2).reshape(n, -1)
 
     @torch.no_grad()

@@ -35,7 +35,7 @@ from dpgan.statistics.gaussian import DPGaussian
 from dpgan.statistics.mixture import DPGaussianMixture
 
 TAIL = 0.001  # normal scores clipped to the (TAIL, 1 − TAIL) quantiles: q = Φ⁻¹(0.999) ≈ 3.09
-HISTOGRAM_EVENT = "the values' histogram per label, pooled over coordinates (a copula's marginal)"
+HISTOGRAM_EVENT = "the values' histogram per label and channel (a copula's marginal)"
 
 
 class DPGaussianCopula:
