@@ -117,6 +117,8 @@ def main() -> None:
                         "lloyd_steps": args.lloyd_steps,
                         "steering_scale": args.steering_scale,
                         "copula": args.copula,
+                        "copula_share": args.copula_share if args.copula else None,
+                        "copula_bins": args.bins if args.copula else None,
                         "residual": args.residual,
                         "seed": seed,
                         "fit_seconds": round(seconds, 1),

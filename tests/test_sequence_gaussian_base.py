@@ -280,6 +280,10 @@ def test_the_centred_low_frequency_gaussian_is_a_public_choice_of_form(tmp_path)
     for bad in (0.0, 1.5, True):
         with pytest.raises(InputError, match="gaussian_basis, gaussian_clip and gaussian_residual"):
             _fit(model="gaussian", gaussian_clip=bad)
+    # with a residual share the same entry holds a fourth release (the spectrum outside the basis)
+    rough = _fit(model="gaussian", gaussian_basis=0.5, gaussian_clip=0.3, gaussian_residual=0.2)
+    assert rough.ledger.entries[1].count == 4 and "residual's spectrum" in rough.ledger.entries[1].note
+    assert rough.privacy_report()["epsilon"] == pytest.approx(3.0, rel=1e-3)
 
 
 def test_a_clip_well_inside_the_box_cuts_the_covariance_noise():
