@@ -25,7 +25,7 @@ import torch
 from torch import nn
 
 from dpgan.models.conv import ConvCritic, ConvGenerator
-from dpgan.models.marginal_map import inverse_cdf
+from dpgan.models.marginal_map import inverse_cdf, register_marginal, set_marginal
 from dpgan.models.tabular import TabularCritic
 
 ARCHITECTURES = ("conv", "mlp", "gaussian")
@@ -104,9 +104,7 @@ class GaussianImages(nn.Module):
         if components > 1:  # a one-Gaussian model keeps the buffers it was saved with before mixtures
             self.register_buffer("cell_weights", torch.full((groups, components), 1.0 / components))
         if marginal_bins:  # a copula: the Gaussian draws normal scores, mapped through each label's CDF
-            self.register_buffer("marginal_edges", torch.linspace(-1.0, 1.0, marginal_bins + 1))
-            self.register_buffer("marginal_cdfs", torch.linspace(0.0, 1.0, marginal_bins + 1).repeat(groups, 1))
-            self.register_buffer("marginal_scale", torch.tensor(1.0))
+            register_marginal(self, marginal_bins, (groups,))
 
     @property
     def noise_size(self) -> int:
@@ -127,14 +125,10 @@ class GaussianImages(nn.Module):
                 raise ValueError(f"a released Gaussian of shape {tuple(value.shape)} where {tuple(buffer.shape)} fits")
             buffer.copy_(value)
 
-    @torch.no_grad()
     def set_marginal(self, cdfs: torch.Tensor, scale: float) -> None:
         """A copula's released CDFs (labels, bins + 1), pooled over the pixels, and q, the score
         that [-1, 1] scales to (dpgan.statistics.copula)."""
-        if not self.marginal_bins:
-            raise ValueError("this generator was built without a copula's marginal")
-        self.marginal_cdfs.copy_(cdfs.reshape(self.marginal_cdfs.shape))
-        self.marginal_scale.fill_(scale)
+        set_marginal(self, cdfs, scale)
 
     def cells(self, z: torch.Tensor, codes: torch.Tensor) -> torch.Tensor:
         """Each draw's cell: its label's K cells, picked by the last noise coordinate's normal CDF."""

@@ -19,4 +19,21 @@ def inverse_cdf(scores: torch.Tensor, cdfs: torch.Tensor, edges: torch.Tensor, s
     return edges[upper - 1] + share * (edges[upper] - edges[upper - 1])
 
 
-__all__ = ["inverse_cdf"]
+def register_marginal(module: torch.nn.Module, bins: int, cdf_shape: tuple[int, ...]) -> None:
+    """A generator's copula buffers, saved with the model: the bins' edges on [-1, 1], the CDFs
+    (`cdf_shape` + (bins + 1,), uniform until a release sets them) and q, the score [-1, 1] scales to."""
+    module.register_buffer("marginal_edges", torch.linspace(-1.0, 1.0, bins + 1))
+    module.register_buffer("marginal_cdfs", torch.linspace(0.0, 1.0, bins + 1).repeat(*cdf_shape, 1))
+    module.register_buffer("marginal_scale", torch.tensor(1.0))
+
+
+@torch.no_grad()
+def set_marginal(module: torch.nn.Module, cdfs: torch.Tensor, scale: float) -> None:
+    """A copula's released CDFs and q into the buffers `register_marginal` made."""
+    if not getattr(module, "marginal_bins", 0):
+        raise ValueError("this generator was built without a copula's marginal")
+    module.marginal_cdfs.copy_(cdfs.reshape(module.marginal_cdfs.shape))  # type: ignore[operator, union-attr]
+    module.marginal_scale.fill_(scale)  # type: ignore[operator, union-attr]
+
+
+__all__ = ["inverse_cdf", "register_marginal", "set_marginal"]

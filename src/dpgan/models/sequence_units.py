@@ -16,7 +16,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from dpgan.models.marginal_map import inverse_cdf
+from dpgan.models.marginal_map import inverse_cdf, register_marginal, set_marginal
 from dpgan.models.recurrent import LSTMCritic, LSTMGenerator
 
 CRITICS = ("mlp", "lstm")
@@ -91,10 +91,7 @@ class SeriesUnitGenerator(nn.Module):
                     self.lstm.out.weight.zero_()
                     self.lstm.out.bias.zero_()
             if marginal_bins:  # a copula's base: its draws are normal scores, mapped through released CDFs
-                self.register_buffer("marginal_edges", torch.linspace(-1.0, 1.0, marginal_bins + 1))
-                cdf = torch.linspace(0.0, 1.0, marginal_bins + 1)
-                self.register_buffer("marginal_cdfs", cdf.repeat(groups, n_values, 1))  # per label and value column
-                self.register_buffer("marginal_scale", torch.tensor(1.0))
+                register_marginal(self, marginal_bins, (groups, n_values))  # per label and value column
         self.marginal_bins = marginal_bins if base else 0
 
     @property
@@ -132,14 +129,10 @@ class SeriesUnitGenerator(nn.Module):
             draw = self.marginal_values(draw, index)
         return draw.reshape(z.shape[0], self.length, self.n_values)
 
-    @torch.no_grad()
     def set_marginal(self, cdfs: torch.Tensor, scale: float) -> None:
         """A copula's released CDFs (K, F, bins + 1) per label and value column on the equal bins of
         [-1, 1], and q, the score that [-1, 1] scales to (dpgan.statistics.copula)."""
-        if not self.marginal_bins:
-            raise ValueError("this generator was built without a copula's marginal")
-        self.marginal_cdfs.copy_(cdfs.reshape(self.marginal_cdfs.shape))
-        self.marginal_scale.fill_(scale)
+        set_marginal(self, cdfs, scale)
 
     def _load_from_state_dict(self, state_dict: dict, prefix: str, *args: object, **kwargs: object) -> None:
         """A model saved before the CDFs were per value column holds one pooled CDF per label

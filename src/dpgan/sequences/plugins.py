@@ -134,11 +134,11 @@ class GaussianBasePlugin:
 
 @dataclass(frozen=True)
 class GaussianCopulaPlugin:
-    """The "gaussian-copula" model: each label's values, per value column pooled over the steps,
-    in a DP histogram at `share` of ε,
-    then the DP Gaussian of the normal scores through it on all of ε that is left
-    (dpgan.statistics.copula, where the sensitivities are argued); G draws the Gaussian and maps the
-    scores back through the released CDFs. With an entity unit every Δ is k times the series'."""
+    """The "gaussian-copula" model: each label's values, per value column pooled over the steps, in
+    a DP histogram at `share` of ε, then the DP Gaussian of the normal scores through it on all of ε
+    that is left (dpgan.statistics.copula, where the sensitivities are argued); G draws the Gaussian
+    and maps the scores back through the released CDFs. With an entity unit every Δ is k times the
+    series'."""
 
     share: float
     n_labels: int

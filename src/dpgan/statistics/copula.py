@@ -23,6 +23,8 @@ coordinates and takes the values' distribution from the data:
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 from scipy.stats import norm
 
@@ -107,25 +109,26 @@ class DPGaussianCopula:
         )  # fmt: skip
         return self
 
-    def scores(self, values: np.ndarray, labels: np.ndarray) -> np.ndarray:
-        """Each coordinate's normal score under its label's and channel's released CDF, scaled into [-1, 1]."""
-        out = np.empty(values.shape, dtype=np.float64)
+    def _parts(self, labels: np.ndarray) -> Iterator[tuple[tuple[np.ndarray, slice], np.ndarray]]:
+        """(rows of a label, columns of a channel) as an index, with that label's channel's CDF."""
         for label, cdfs in enumerate(self.cdfs):
             rows = labels == label
             for channel, cdf in enumerate(cdfs):
-                part = values[rows, channel :: self.channels]
-                quantiles = np.clip(np.interp(part, self.edges, cdf), TAIL, 1.0 - TAIL)
-                out[rows, channel :: self.channels] = norm.ppf(quantiles) / self.scale
+                yield (rows, slice(channel, None, self.channels)), cdf
+
+    def scores(self, values: np.ndarray, labels: np.ndarray) -> np.ndarray:
+        """Each coordinate's normal score under its label's and channel's released CDF, scaled into [-1, 1]."""
+        out = np.empty(values.shape, dtype=np.float64)
+        for part, cdf in self._parts(labels):
+            quantiles = np.clip(np.interp(values[part], self.edges, cdf), TAIL, 1.0 - TAIL)
+            out[part] = norm.ppf(quantiles) / self.scale
         return out
 
     def values(self, scores: np.ndarray, labels: np.ndarray) -> np.ndarray:
         """Scores in [-1, 1] back to values in the box through each label's and channel's inverse CDF."""
         out = np.empty(scores.shape, dtype=np.float64)
-        for label, cdfs in enumerate(self.cdfs):
-            rows = labels == label
-            for channel, cdf in enumerate(cdfs):
-                part = scores[rows, channel :: self.channels]
-                out[rows, channel :: self.channels] = np.interp(norm.cdf(part * self.scale), cdf, self.edges)
+        for part, cdf in self._parts(labels):
+            out[part] = np.interp(norm.cdf(scores[part] * self.scale), cdf, self.edges)
         return out
 
     @property
