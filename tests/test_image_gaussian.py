@@ -249,6 +249,13 @@ def test_the_copula_charges_the_histogram_then_the_scores_and_round_trips(digits
     # the background: real digits' corner pixels are 0, and so are nearly all drawn ones
     drawn, _ = synth.sample(400, seed=5)
     assert np.mean(drawn[:, 0, 0] == 0) > 0.9
+    changed = images.copy()
+    changed[0] = 255  # a neighbouring set: the same entries, σ and buffer shapes
+    other = _fit(changed, labels, gaussian_copula=True, gaussian_components=components)
+    assert [(e.name, e.noise_multiplier, e.count) for e in synth.ledger.entries] == [
+        (e.name, e.noise_multiplier, e.count) for e in other.ledger.entries
+    ]
+    assert other.generator.body.marginal_cdfs.shape == body.marginal_cdfs.shape
 
 
 @pytest.mark.parametrize("setting", [{"gaussian_copula_bins": 1}, {"gaussian_copula_fraction": 0.5}])
