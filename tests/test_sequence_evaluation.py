@@ -75,3 +75,21 @@ def test_the_distance_attack_finds_copied_series_and_not_fresh_ones():
     fresh, _ = _profiles(300, 2)
     assert distance_membership_auc(members, non_members, members[:80]) > 0.85  # copies of members
     assert abs(distance_membership_auc(members, non_members, fresh) - 0.5) < 0.12
+
+
+def test_label_tstr_takes_a_synthetic_label_that_no_real_series_holds():
+    """A DP generator draws from the public label list, so it may draw a label absent from the real
+    training and test series: the score still comes back, over the labels the test set holds."""
+    real, real_labels = _profiles(200, 0)
+    test, test_labels = _profiles(200, 1)
+    synthetic, synthetic_labels = _profiles(200, 2)
+    synthetic_labels = synthetic_labels.astype(object)
+    synthetic_labels[:20] = "c"  # a public label with no real series: the model learns a third class
+    scores = label_tstr(synthetic, synthetic_labels, real, real_labels, test, test_labels)
+    assert scores["accuracy"]["tstr"] > 0.85 and scores["roc_auc"]["tstr"] > 0.95
+    assert scores["roc_auc"]["trtr"] > 0.99
+    three, three_labels = _profiles(300, 3)
+    three_labels = three_labels.astype(object)
+    three_labels[::3] = "d"  # three labels in the test set, one of them never drawn
+    scores = label_tstr(synthetic, synthetic_labels, real, real_labels, three, three_labels)
+    assert 0.0 <= scores["roc_auc"]["tstr"] <= 1.0 and scores["accuracy"]["tstr"] < 0.75

@@ -99,7 +99,10 @@ def label_tstr(
 ) -> dict[str, dict[str, float | None]]:
     """Accuracy and macro one-vs-rest AUC of a random forest on flattened series, trained on
     synthetic (tstr) and on real training series (trtr), tested on held-out real ones."""
-    classes = sorted(set(map(str, real_labels)) | set(map(str, test_labels)))
+    # a DP generator may draw a public label that no real series holds: the model's columns cover
+    # every label seen, and the AUC is taken over the labels the test set holds (rows renormalised)
+    classes = sorted(set(map(str, real_labels)) | set(map(str, test_labels)) | set(map(str, synthetic_labels)))
+    held = [classes.index(c) for c in sorted(set(map(str, test_labels)))]
     out: dict[str, dict[str, float | None]] = {"accuracy": {}, "roc_auc": {}}
     for key, (X, y) in {"tstr": (synthetic, synthetic_labels), "trtr": (real, real_labels)}.items():
         y = np.asarray(y).astype(str)
@@ -118,10 +121,16 @@ def label_tstr(
         out["accuracy"][key] = float(accuracy_score(truth, model.predict(flat)))
         probabilities = np.zeros((len(test), len(classes)))
         probabilities[:, [classes.index(c) for c in model.classes_]] = model.predict_proba(flat)
-        if len(classes) == 2:
-            out["roc_auc"][key] = float(roc_auc_score(truth == classes[1], probabilities[:, 1]))
+        probabilities = probabilities[:, held]
+        totals = probabilities.sum(axis=1, keepdims=True)
+        probabilities = np.where(totals > 0, probabilities / np.where(totals > 0, totals, 1.0), 1.0 / len(held))
+        if len(held) < 2:
+            out["roc_auc"][key] = None  # one class in the test set: no ranking to score
+        elif len(held) == 2:
+            out["roc_auc"][key] = float(roc_auc_score(truth == classes[held[1]], probabilities[:, 1]))
         else:
-            out["roc_auc"][key] = float(roc_auc_score(truth, probabilities, multi_class="ovr", labels=classes))
+            labels = [classes[i] for i in held]
+            out["roc_auc"][key] = float(roc_auc_score(truth, probabilities, multi_class="ovr", labels=labels))
     return out
 
 
