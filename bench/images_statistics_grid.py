@@ -29,6 +29,7 @@ from dpgan.privacy.calibration import ShareTarget
 from dpgan.statistics.bases import high_frequency_basis
 from dpgan.statistics.copula import DPGaussianCopula
 from dpgan.statistics.gaussian import DPGaussian
+from dpgan.statistics.matched import DPMatchedMarginals
 from dpgan.statistics.mixture import DPGaussianMixture
 from images import LOADERS, splits, unit
 
@@ -54,7 +55,11 @@ def release(values, labels, shape, epsilon, components, clip_share, args, seed):
             scores_model = DPGaussianMixture(
                 -1.0, 1.0, components=components, iterations=steps, steering_scale=scale, **form
             )
-        copula = DPGaussianCopula(-1.0, 1.0, bins=args.bins, scores_model=scores_model, **form)
+        copula = (
+            DPMatchedMarginals(-1.0, 1.0, bins=args.bins, model=scores_model, **form)
+            if args.match
+            else DPGaussianCopula(-1.0, 1.0, bins=args.bins, scores_model=scores_model, **form)
+        )
         histogram = ShareTarget(args.copula_share * epsilon, DELTA, "pld")
         copula.fit(
             values, labels, 10, rng, ledger=ledger, histogram_target=histogram, target=target, event="grid", note=""
@@ -85,6 +90,9 @@ def main() -> None:
     parser.add_argument("--students", nargs="+", default=["logreg"])
     parser.add_argument("--frechet", action="store_true")
     parser.add_argument("--copula", action="store_true", help="a DP Gaussian copula (one Gaussian of scores per class)")
+    parser.add_argument(
+        "--match", action="store_true", help="with --copula: matched marginals (dpgan.statistics.matched) instead"
+    )
     parser.add_argument("--copula-share", type=float, default=0.2, help="the copula's histogram share of ε")
     parser.add_argument("--bins", type=int, default=32, help="the copula's histogram bins")
     parser.add_argument("--residual", type=float, default=None, help="the residual spectrum's clip, share of √d")
@@ -117,6 +125,7 @@ def main() -> None:
                         "lloyd_steps": args.lloyd_steps,
                         "steering_scale": args.steering_scale,
                         "copula": args.copula,
+                        "match": args.match,
                         "copula_share": args.copula_share if args.copula else None,
                         "copula_bins": args.bins if args.copula else None,
                         "residual": args.residual,

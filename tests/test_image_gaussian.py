@@ -262,3 +262,86 @@ def test_the_copula_charges_the_histogram_then_the_scores_and_round_trips(digits
 def test_bad_copula_settings_are_refused_in_one_line(digits, setting):
     with pytest.raises(InputError, match="gaussian_copula"):
         _fit(*digits, gaussian_copula=True, **setting)
+
+
+def test_matched_marginals_charge_the_copulas_entries_map_as_the_release_and_round_trip(digits, tmp_path):
+    """gaussian_match_marginals: the copula's histogram entry, then the mixture of the pixels
+    themselves; G maps its draws through the model's own marginal table and the released CDF (the
+    release's numpy map), a saved model draws the same images, and a neighbouring set the same facts."""
+    from dpgan.images.settings import MATCH_SOURCE_BINS
+    from dpgan.models.marginal_map import cdf_at, quantile_values
+    from dpgan.statistics.copula import HISTOGRAM_EVENT
+    from dpgan.statistics.matched import DPMatchedMarginals
+
+    images, labels = digits
+    synth = _fit(images, labels, gaussian_match_marginals=True, gaussian_components=3)
+    names = [e.name for e in synth.ledger.entries]
+    assert names[:3] == [LABELS_EVENT, HISTOGRAM_EVENT, EVENT]
+    assert synth.privacy_report()["epsilon"] == pytest.approx(3.0, rel=2e-3)
+    body = synth.generator.body
+    assert body.marginal_source.shape == (10, MATCH_SOURCE_BINS + 1) and body.marginal_cdfs.shape == (10, 35)
+    release = DPMatchedMarginals(-1.0, 1.0, bins=32)
+    release.cdfs = [cdf[None, :].double().numpy() for cdf in body.marginal_cdfs]
+    release.source_cdfs = [cdf[None, :].double().numpy() for cdf in body.marginal_source]
+    drawn = np.random.default_rng(0).uniform(-1, 1, (40, 64))
+    codes = np.arange(40) % 10
+    with torch.no_grad():
+        index = torch.tensor(codes)
+        quantiles = cdf_at(
+            torch.tensor(drawn, dtype=torch.float32), body.marginal_source[index], body.marginal_source_edges
+        )
+        mapped = quantile_values(quantiles[:, None, :], body.marginal_cdfs[index][:, None, :], body.marginal_edges)
+    np.testing.assert_allclose(mapped[:, 0, :].double().numpy(), release.values(drawn, codes), atol=1e-4)
+    first = synth.sample(40, seed=3)
+    synth.save(tmp_path / "model")
+    again = load_model(tmp_path / "model").sample(40, seed=3)
+    np.testing.assert_array_equal(first[0], again[0])
+    # black is a cell of its own: far more drawn pixels are exactly black than the plain mixture's
+    # (real digits: 0.49 of all pixels, every corner)
+    samples, _ = synth.sample(400, seed=5)
+    plain, _ = _fit(images, labels, gaussian_components=3).sample(400, seed=5)
+    assert np.mean(samples == 0) > np.mean(plain == 0) + 0.1 and np.mean(samples[:, 0, 0] == 0) > 0.6
+    changed = images.copy()
+    changed[0] = 255
+    other = _fit(changed, labels, gaussian_match_marginals=True, gaussian_components=3)
+    assert [(e.name, e.noise_multiplier, e.count) for e in synth.ledger.entries] == [
+        (e.name, e.noise_multiplier, e.count) for e in other.ledger.entries
+    ]
+    assert other.generator.body.marginal_source.shape == body.marginal_source.shape
+
+
+def test_the_copula_and_matched_marginals_together_are_refused_in_one_line(digits):
+    with pytest.raises(InputError, match="choose one"):
+        _fit(*digits, gaussian_copula=True, gaussian_match_marginals=True)
+
+
+def test_unset_matching_follows_the_public_epsilon_and_an_older_file_loads_without_it(digits, tmp_path):
+    """The gaussian recipe matches its draws to a DP pixel histogram from ε = 10 on, unless the
+    copula is asked for (a rule of the public ε, resolved before any read and saved); a model file
+    written before the option has no key and loads as it was fitted: without matching."""
+    import json
+
+    from dpgan.images.settings import MATCH_EPSILON, match_marginals
+    from dpgan.serialization import HASH_KEY, content_hash
+    from dpgan.statistics.copula import HISTOGRAM_EVENT
+
+    assert match_marginals(MATCH_EPSILON) and not match_marginals(MATCH_EPSILON * 0.99) and not match_marginals(None)
+    images, labels = digits
+    high = _fit(images, labels, epsilon=MATCH_EPSILON)
+    assert high.networks.gaussian_match_marginals is True and HISTOGRAM_EVENT in [e.name for e in high.ledger.entries]
+    assert _fit(images, labels, epsilon=3.0).networks.gaussian_match_marginals is False
+    copula = ImageSynthesizer(epsilon=MATCH_EPSILON, recipe="gaussian", classes=CLASSES, gaussian_copula=True)
+    assert copula.networks.gaussian_match_marginals is False
+    assert (
+        ImageSynthesizer(epsilon=MATCH_EPSILON, recipe="dcgan", classes=CLASSES).networks.gaussian_match_marginals
+        is False
+    )
+    plain = _fit(images, labels, epsilon=MATCH_EPSILON, gaussian_match_marginals=False)
+    plain.save(tmp_path / "old")
+    meta = json.loads((tmp_path / "old" / "model.json").read_text())
+    del meta["networks"]["gaussian_match_marginals"]
+    meta[HASH_KEY] = content_hash(meta, (tmp_path / "old" / "generator.safetensors").read_bytes())  # as written then
+    (tmp_path / "old" / "model.json").write_text(json.dumps(meta))
+    loaded = load_model(tmp_path / "old")
+    assert loaded.networks.gaussian_match_marginals is False
+    np.testing.assert_array_equal(loaded.sample(20, seed=1)[0], plain.sample(20, seed=1)[0])

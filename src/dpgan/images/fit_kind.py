@@ -130,6 +130,7 @@ def image_generator(
         upsample=net.generator_upsampling == "upsample",
         components=net.mixture_size,
         marginal_bins=net.marginal_bins if recipe.architecture == "gaussian" else 0,
+        marginal_source_bins=net.marginal_source_bins if recipe.architecture == "gaussian" else 0,
     )
 
 

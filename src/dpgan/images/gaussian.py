@@ -33,6 +33,7 @@ from dpgan.privacy.calibration import ShareTarget
 from dpgan.statistics.bases import low_frequency_basis, low_frequency_size
 from dpgan.statistics.copula import DPGaussianCopula
 from dpgan.statistics.gaussian import DPGaussian
+from dpgan.statistics.matched import DPMatchedMarginals
 from dpgan.statistics.mixture import DPGaussianMixture
 from dpgan.training.context import FitContext
 from dpgan.training.gan_loop import GeneratorHook
@@ -117,12 +118,22 @@ def release_image_gaussian(
         )
     else:
         model = DPGaussian(-1.0, 1.0, **shape_options)  # type: ignore[arg-type]
-    if settings.gaussian_copula:  # the pixels' histogram first, then the same model of normal scores
-        copula = DPGaussianCopula(-1.0, 1.0, bins=settings.gaussian_copula_bins, scores_model=model)
+    if settings.gaussian_copula or settings.gaussian_match_marginals:
+        # the pixels' histogram first, then the same model of normal scores (copula) or of the pixels
+        # themselves, its draws matched to the histogram (matched marginals)
+        copula = (
+            DPMatchedMarginals(
+                -1.0, 1.0, bins=settings.gaussian_copula_bins, model=model, source_bins=settings.marginal_source_bins
+            )
+            if settings.gaussian_match_marginals
+            else DPGaussianCopula(-1.0, 1.0, bins=settings.gaussian_copula_bins, scores_model=model)
+        )
+        matched = settings.gaussian_match_marginals
+        what = "the pixels, draws matched to" if matched else "the pixels' normal scores through"
         copula.fit(
             values, labels, n_labels, ctx.rng, ledger=ctx.ledger,
             histogram_target=ctx.target(settings.gaussian_copula_fraction), target=target, event=EVENT,
-            note=f"{note}; of the pixels' normal scores through each class's DP histogram",
+            note=f"{note}; of {what} each class's DP histogram",
         )  # fmt: skip
         return copula, basis
     model.fit(values, labels, n_labels, ctx.rng, ledger=ctx.ledger, target=target, event=EVENT, note=note)
@@ -134,6 +145,8 @@ def set_gaussian(body: GaussianImages, model: Release, basis: np.ndarray) -> Non
     mixture's cell weights within each class, and a copula's CDFs."""
     if isinstance(model, DPGaussianCopula):
         body.set_marginal(torch.tensor(np.stack(model.cdfs), dtype=torch.float32), model.scale)
+        if isinstance(model, DPMatchedMarginals):
+            body.set_source(torch.tensor(np.stack(model.source_cdfs), dtype=torch.float32))
         model = model.gaussian
     gaussian, weights = model, None
     if isinstance(model, DPGaussianMixture):
@@ -234,8 +247,9 @@ class ImageGaussianWarmStartPlugin:
         gaussian, basis = release_image_gaussian(ctx, data, net, self.shape, self.n_labels, ctx.target(self.share))
         device = next(generator.parameters()).device
         teacher = GaussianImages(
-            math.prod(self.shape), basis.shape[1], self.n_labels, net.mixture_size, net.marginal_bins
-        )
+            math.prod(self.shape), basis.shape[1], self.n_labels, net.mixture_size, net.marginal_bins,
+            net.marginal_source_bins,
+        )  # fmt: skip
         teacher = teacher.to(device)
         set_gaussian(teacher, gaussian, basis)
         hook = GaussianWarmStartHook(

@@ -15,12 +15,20 @@ SHAPE_SHARE = 0.01  # of ε, for the image shape of a PNG folder read without a 
 MAX_SAMPLE = 1_000_000
 MAX_COMPONENTS = 32  # gaussian_components: Gaussians per class of the gaussian recipe's DP mixture
 MIXTURE_COMPONENTS, MIXTURE_EPSILON = 4, 10.0  # the unset rule: K from this ε on (validation: bench/notes/25)
+MATCH_EPSILON = 10.0  # the unset rule: matched marginals from this ε on (validation: bench/notes/29)
+MATCH_SOURCE_BINS = 256  # matched marginals: the bins of the table of the Gaussian's own marginal
 
 
 def mixture_components(epsilon: float | None) -> int:
     """The gaussian recipe's Gaussians per class where the user set none: a function of the public
     ε alone (one Gaussian without a target ε: a fit at a given noise multiplier)."""
     return MIXTURE_COMPONENTS if epsilon is not None and epsilon >= MIXTURE_EPSILON else 1
+
+
+def match_marginals(epsilon: float | None) -> bool:
+    """Whether the gaussian recipe matches its draws to a DP pixel histogram where the user did not
+    say: a function of the public ε alone (off without a target ε)."""
+    return epsilon is not None and epsilon >= MATCH_EPSILON
 
 
 MODE_SEEKING_PAIRS = 64  # noise pairs per generator step for the mode-seeking term
@@ -118,6 +126,14 @@ class ImageSettings:
     gaussian_copula: bool = setting(
         False, "gaussian recipe: each class's DP pixel histogram, then the Gaussian of scores"
     )
+    # the same histogram with the Gaussian (or mixture) of the pixels themselves, its draws matched to
+    # the histogram afterwards (dpgan.statistics.matched; bench/notes/29): the mixture's accuracy with
+    # most of the copula's look; gaussian_copula_bins and gaussian_copula_fraction size the histogram
+    gaussian_match_marginals: bool | None = setting(
+        None,
+        "gaussian recipe: each class's DP pixel histogram; the Gaussian's draws matched to it",
+        shown=f"on at ε ≥ {MATCH_EPSILON:g} unless gaussian_copula, else off",
+    )
     gaussian_copula_bins: int = 32
     gaussian_copula_fraction: float = 0.2
 
@@ -129,6 +145,7 @@ class ImageSettings:
         for key in ("mlp_generator_hidden", "mlp_critic_hidden", "label_guide_hidden"):
             if key in out:
                 out[key] = tuple(out[key])
+        out.setdefault("gaussian_match_marginals", False)  # files written before the option: none
         return out
 
     @property
@@ -137,8 +154,14 @@ class ImageSettings:
 
     @property
     def marginal_bins(self) -> int:
-        """The copula's histogram bins, 0 without one (the gaussian recipe and its warm start)."""
-        return self.gaussian_copula_bins if self.gaussian_copula else 0
+        """The copula's (or the matched marginals') histogram bins, 0 without one (the gaussian
+        recipe and its warm start)."""
+        return self.gaussian_copula_bins if self.gaussian_copula or self.gaussian_match_marginals else 0
+
+    @property
+    def marginal_source_bins(self) -> int:
+        """The bins of the table of the Gaussian's own marginal that matching reads, 0 without it."""
+        return MATCH_SOURCE_BINS if self.gaussian_match_marginals else 0
 
     @property
     def mixture_size(self) -> int:
@@ -178,6 +201,10 @@ class ImageSettings:
             )
         if not (isinstance(self.gaussian_steering_scale, (int, float)) and 1.0 <= self.gaussian_steering_scale <= 100):
             raise InputError("gaussian_steering_scale must be from 1 to 100")
+        if self.gaussian_match_marginals not in (None, True, False):
+            raise InputError("gaussian_match_marginals must be true or false")
+        if self.gaussian_copula and self.gaussian_match_marginals:
+            raise InputError("gaussian_copula and gaussian_match_marginals are two uses of one histogram: choose one")
         bins = self.gaussian_copula_bins
         if isinstance(bins, bool) or not isinstance(bins, int) or not 2 <= bins <= 4096:
             raise InputError("gaussian_copula_bins must be a whole number from 2 to 4096")
@@ -195,6 +222,9 @@ __all__ = [
     "IMAGE_DEFAULTS",
     "MIXTURE_COMPONENTS",
     "MIXTURE_EPSILON",
+    "MATCH_EPSILON",
+    "MATCH_SOURCE_BINS",
+    "match_marginals",
     "mixture_components",
     "LABEL_GUIDE_BATCH",
     "LABEL_SHARE",

@@ -25,7 +25,7 @@ import torch
 from torch import nn
 
 from dpgan.models.conv import ConvCritic, ConvGenerator
-from dpgan.models.marginal_map import inverse_cdf, register_marginal, set_marginal
+from dpgan.models.marginal_map import cdf_at, inverse_cdf, quantile_values, register_marginal, set_marginal
 from dpgan.models.tabular import TabularCritic
 
 ARCHITECTURES = ("conv", "mlp", "gaussian")
@@ -93,18 +93,23 @@ class GaussianImages(nn.Module):
     of its noise and label (a seeded draw is reproducible)."""
 
     def __init__(
-        self, pixels: int, coefficients: int, n_labels: int, components: int = 1, marginal_bins: int = 0
-    ) -> None:
+        self, pixels: int, coefficients: int, n_labels: int, components: int = 1, marginal_bins: int = 0,
+        source_bins: int = 0,
+    ) -> None:  # fmt: skip
         super().__init__()
         groups = max(1, n_labels)
         self.components, self.coefficients, self.marginal_bins = components, coefficients, marginal_bins
+        self.source_bins = source_bins if marginal_bins else 0
         self.register_buffer("means", torch.zeros(groups * components, pixels))
         self.register_buffer("factors", torch.zeros(groups * components, coefficients, coefficients))
         self.register_buffer("basis", torch.zeros(pixels, coefficients))
         if components > 1:  # a one-Gaussian model keeps the buffers it was saved with before mixtures
             self.register_buffer("cell_weights", torch.full((groups, components), 1.0 / components))
         if marginal_bins:  # a copula: the Gaussian draws normal scores, mapped through each label's CDF
-            register_marginal(self, marginal_bins, (groups,))
+            register_marginal(self, marginal_bins, (groups,), end_atoms=bool(self.source_bins))
+        if self.source_bins:  # matched marginals: the Gaussian draws pixels; its own CDF per label maps them
+            self.register_buffer("marginal_source_edges", torch.linspace(-1.0, 1.0, source_bins + 1))
+            self.register_buffer("marginal_source", torch.linspace(0.0, 1.0, source_bins + 1).repeat(groups, 1))
 
     @property
     def noise_size(self) -> int:
@@ -130,6 +135,14 @@ class GaussianImages(nn.Module):
         that [-1, 1] scales to (dpgan.statistics.copula)."""
         set_marginal(self, cdfs, scale)
 
+    @torch.no_grad()
+    def set_source(self, cdfs: torch.Tensor) -> None:
+        """Matched marginals' table of the Gaussian's own pooled marginal per label (labels,
+        source bins + 1) on [-1, 1] (dpgan.statistics.matched, step 3)."""
+        if not self.source_bins:
+            raise ValueError("this generator was built without matched marginals")
+        self.marginal_source.copy_(cdfs.reshape(self.marginal_source.shape))  # type: ignore[operator, union-attr]
+
     def cells(self, z: torch.Tensor, codes: torch.Tensor) -> torch.Tensor:
         """Each draw's cell: its label's K cells, picked by the last noise coordinate's normal CDF."""
         if self.components == 1:
@@ -151,6 +164,9 @@ class GaussianImages(nn.Module):
         if not self.marginal_bins:
             return drawn
         cdfs = self.marginal_cdfs[codes][:, None, :]
+        if self.source_bins:  # each pixel's quantile under the Gaussian's own marginal, then the released one
+            quantiles = cdf_at(drawn, self.marginal_source[codes], self.marginal_source_edges)
+            return quantile_values(quantiles[:, None, :], cdfs, self.marginal_edges)[:, 0, :]
         return inverse_cdf(drawn[:, None, :], cdfs, self.marginal_edges, self.marginal_scale)[:, 0, :]
 
 
@@ -172,6 +188,7 @@ class ImageUnitGenerator(nn.Module):
         upsample: bool = False,
         components: int = 1,
         marginal_bins: int = 0,
+        marginal_source_bins: int = 0,
     ) -> None:
         super().__init__()
         if architecture not in ARCHITECTURES:
@@ -185,7 +202,9 @@ class ImageUnitGenerator(nn.Module):
             )
         elif architecture == "gaussian":  # noise_dim is the basis' size m (and one more with K > 1)
             coefficients = noise_dim - (1 if components > 1 else 0)
-            self.body = GaussianImages(self.pixels, coefficients, n_labels, components, marginal_bins)
+            self.body = GaussianImages(
+                self.pixels, coefficients, n_labels, components, marginal_bins, marginal_source_bins
+            )
         else:
             self.body = _MLPImages(noise_dim, self.pixels, n_labels, hidden)
         self.register_buffer("label_shares", torch.full((max(1, n_labels),), 1.0 / max(1, n_labels)))

@@ -63,7 +63,7 @@ class DPGaussianCopula:
         # the scores' model in [-1, 1]: a DP Gaussian of the given form, or one made by the caller
         # (a mixture); either charges its own entry, calibrated so the ledger reaches the target
         self.gaussian = scores_model if scores_model is not None else DPGaussian(-1.0, 1.0, **gaussian)  # type: ignore[arg-type]
-        self.edges = np.linspace(self.low, self.high, bins + 1)
+        self.edges = np.linspace(self.low, self.high, bins + 1)  # the histogram's cells' edges
         self.cdfs: list[np.ndarray] = []  # per label, (channels, bins + 1)
         self.scale = float(norm.ppf(1.0 - TAIL))
 
@@ -94,11 +94,12 @@ class DPGaussianCopula:
         charge_gaussian(
             ledger, HISTOGRAM_EVENT, sigma, note=f"{self.bins} bins per label and channel; Δ d/√C = {delta:.4g}"
         )
-        cells = np.clip(np.digitize(values, self.edges[1:-1]), 0, self.bins - 1)
+        cells = self.cells_of(values)
+        n_cells = len(self.edges) - 1
         self.cdfs = []
         for label in range(groups):
             by_channel = cells[labels == label].reshape(-1, channels).T  # channel-last coordinates
-            counts = np.stack([np.bincount(row, minlength=self.bins) for row in by_channel]).astype(np.float64)
+            counts = np.stack([np.bincount(row, minlength=n_cells) for row in by_channel]).astype(np.float64)
             noisy = noisy_counts(counts.ravel(), sigma * delta * per_unit, rng).reshape(counts.shape)
             kept = np.maximum(noisy, 0.0) + self.floor * delta
             cumulative = np.concatenate([np.zeros((channels, 1)), np.cumsum(kept, axis=1)], axis=1)
@@ -107,7 +108,17 @@ class DPGaussianCopula:
             self.scores(values, labels), labels, groups, rng, ledger=ledger, target=target, event=event, note=note,
             per_unit=per_unit,
         )  # fmt: skip
+        self.after_releases(rng)
         return self
+
+    def cells_of(self, values: np.ndarray) -> np.ndarray:
+        """Each value's histogram cell: one of the `bins` equal bins of the box (one cell per value:
+        the sensitivity of step 1 holds for any such map)."""
+        return np.clip(np.digitize(values, self.edges[1:-1]), 0, self.bins - 1)
+
+    def after_releases(self, rng: np.random.Generator) -> None:
+        """Post-processing of both releases once they are made: none for the copula
+        (dpgan.statistics.matched tabulates its model's own marginals here)."""
 
     def _parts(self, labels: np.ndarray) -> Iterator[tuple[tuple[np.ndarray, slice], np.ndarray]]:
         """(rows of a label, columns of a channel) as an index, with that label's channel's CDF."""

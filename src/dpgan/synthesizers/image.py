@@ -31,7 +31,7 @@ from dpgan.images.fit_kind import (
     public_labels,
 )
 from dpgan.images.sampling import render_samples
-from dpgan.images.settings import IMAGE_DEFAULTS, MAX_SAMPLE, ImageSettings, mixture_components
+from dpgan.images.settings import IMAGE_DEFAULTS, MAX_SAMPLE, ImageSettings, match_marginals, mixture_components
 from dpgan.models.image_units import ImageUnitGenerator
 from dpgan.privacy.accounting import PrivacyLedger
 from dpgan.privacy.unit_rule import ReleasedTally
@@ -72,6 +72,9 @@ class ImageSynthesizer(Synthesizer):
         if self.networks.gaussian_components is None:  # the gaussian recipe's rule of the public ε, before any read
             chosen = mixture_components(epsilon) if self.recipe.architecture == "gaussian" else 1
             self.networks = replace(self.networks, gaussian_components=chosen)
+        if self.networks.gaussian_match_marginals is None:  # the same: the public ε, the recipe, the copula
+            gaussian = self.recipe.architecture == "gaussian" and not self.networks.gaussian_copula
+            self.networks = replace(self.networks, gaussian_match_marginals=gaussian and match_marginals(epsilon))
         for switch in ("label_guide", "gaussian_warm_start"):
             if getattr(self.networks, switch) and self.recipe.strategy != "dp-critic":
                 raise InputError(f"{switch} is for the dp-critic recipes (dcgan, dp-cgan)")
