@@ -56,7 +56,7 @@ def release(values, labels, shape, epsilon, components, clip_share, args, seed):
                 -1.0, 1.0, components=components, iterations=steps, steering_scale=scale, **form
             )
         copula = (
-            DPMatchedMarginals(-1.0, 1.0, bins=args.bins, model=scores_model, **form)
+            DPMatchedMarginals(-1.0, 1.0, bins=args.bins, model=scores_model, threshold=args.threshold, **form)
             if args.match
             else DPGaussianCopula(-1.0, 1.0, bins=args.bins, scores_model=scores_model, **form)
         )
@@ -93,6 +93,7 @@ def main() -> None:
     parser.add_argument(
         "--match", action="store_true", help="with --copula: matched marginals (dpgan.statistics.matched) instead"
     )
+    parser.add_argument("--threshold", type=float, default=0.0, help="with --match: counts below it × σ read 0")
     parser.add_argument("--copula-share", type=float, default=0.2, help="the copula's histogram share of ε")
     parser.add_argument("--bins", type=int, default=32, help="the copula's histogram bins")
     parser.add_argument("--residual", type=float, default=None, help="the residual spectrum's clip, share of √d")
@@ -126,6 +127,7 @@ def main() -> None:
                         "steering_scale": args.steering_scale,
                         "copula": args.copula,
                         "match": args.match,
+                        "threshold": args.threshold if args.match else None,
                         "copula_share": args.copula_share if args.copula else None,
                         "copula_bins": args.bins if args.copula else None,
                         "residual": args.residual,

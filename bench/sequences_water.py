@@ -56,10 +56,11 @@ from dpgan.evaluation.sequences.metrics import evaluate_sequences
 from dpgan.privacy.accounting import Budget, PrivacyLedger
 from dpgan.privacy.calibration import ShareTarget
 from dpgan.sequences import SequenceSchema, ValueColumn
-from dpgan.sequences.baseline import DPGaussianSeries
+from dpgan.sequences.baseline import DPGaussianSeries, gaussian_arguments
 from dpgan.sequences.codec import label_names, read_long, unscale
 from dpgan.sequences.fit_kind import series_critic, series_generator, series_units
 from dpgan.statistics.copula import DPGaussianCopula
+from dpgan.statistics.matched import DPMatchedMarginals
 from dpgan.statistics.mixture import DPGaussianMixture
 from dpgan.synthesizers.sequence import SequenceSynthesizer
 from dpgan.training.dp_critic import train_dp_critic
@@ -259,6 +260,35 @@ def fit_gaussian_copula(train, schema: SequenceSchema, epsilon: float, seed: int
     return fit_flat_statistics(train, schema, epsilon, seed, n, release)
 
 
+MATCHED_FORM = (0.25, 0.3, "level", 0.05)  # --matched-form: the gaussian-matched system's Gaussian (the copula's)
+MATCHED_THRESHOLD, MATCHED_FLOOR = 0.0, 0.5  # --matched-threshold, --matched-floor: its histogram's post-processing
+
+
+def fit_gaussian_matched(train, schema: SequenceSchema, epsilon: float, seed: int, n: int):
+    """Matched marginals (dpgan.statistics.matched; a bench system): each label's DP value histogram
+    per column at COPULA_SHARE of ε, the DP Gaussian of the values themselves in MATCHED_FORM on the
+    rest, draws matched to the histogram."""
+
+    def release(values, labels, groups, rng, ledger, eps):  # noqa: ANN001, ANN202
+        length, features = schema.length, len(schema.values)
+        arguments = gaussian_arguments(length, features, MATCHED_FORM)
+        matched = DPMatchedMarginals(
+            -1.0,
+            1.0,
+            bins=COPULA_BINS,
+            channels=features,
+            threshold=MATCHED_THRESHOLD,
+            floor=MATCHED_FLOOR,
+            **arguments,
+        )
+        return matched.fit(
+            values, labels, groups, rng, ledger=ledger, histogram_target=ShareTarget(COPULA_SHARE * eps, DELTA, "pld"),
+            target=ShareTarget(eps, DELTA, "pld"), event="matched", note="",
+        )  # fmt: skip
+
+    return fit_flat_statistics(train, schema, epsilon, seed, n, release)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", choices=tuple(DATA), default="water")
@@ -271,14 +301,25 @@ def main() -> None:
     parser.add_argument("--step-anchor", action="store_true")
     parser.add_argument("--moment-anchor", action="store_true")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
+    parser.add_argument(
+        "--matched-form", type=json.loads, default=None, help="gaussian-matched: [basis, clip, shrink, residual] (JSON)"
+    )
+    parser.add_argument(
+        "--matched-threshold", type=float, default=0.0, help="gaussian-matched: counts below it × σ read 0"
+    )
+    parser.add_argument("--matched-floor", type=float, default=0.5, help="gaussian-matched: each cell's floor, × Δ")
     parser.add_argument("--per-entity", type=int, default=32, help="max_series_per_entity of gan-entity")
     parser.add_argument(
         "--dtw-series", type=int, default=None, help="series per side of the DTW matrices (a quick check)"
     )
     parser.add_argument("--out", default=None, help="the rows' jsonl (default: bench/results/, per --data)")
     args = parser.parse_args()
-    global SCALE, STEP_ANCHOR, MOMENT_ANCHOR, DATASET, MIXTURE_COMPONENTS, PER_ENTITY
+    global SCALE, STEP_ANCHOR, MOMENT_ANCHOR, DATASET, MIXTURE_COMPONENTS, PER_ENTITY, MATCHED_FORM
+    global MATCHED_THRESHOLD, MATCHED_FLOOR
     PER_ENTITY = args.per_entity
+    MATCHED_THRESHOLD, MATCHED_FLOOR = args.matched_threshold, args.matched_floor
+    if args.matched_form is not None:
+        MATCHED_FORM = tuple(args.matched_form)
     SCALE, STEP_ANCHOR, MOMENT_ANCHOR = args.scale, args.step_anchor, args.moment_anchor
     MIXTURE_COMPONENTS = args.components
     DATASET = DATA[args.data]
@@ -303,6 +344,7 @@ def main() -> None:
                     "gaussian": fit_gaussian,
                     "gaussian-mixture": fit_gaussian_mixture,
                     "gaussian-copula": fit_gaussian_copula,
+                    "gaussian-matched": fit_gaussian_matched,
                 }.get(system, fit_gan)
                 LAST_GATE.clear()
                 synthetic, synthetic_labels = fit(parts["train"], schema, epsilon, seed, len(real))
@@ -320,6 +362,11 @@ def main() -> None:
                     "settings": SETTINGS if system.startswith("gan") else {},
                     **({"per_entity": PER_ENTITY} if system == "gan-entity" else {}),
                     **({"components": MIXTURE_COMPONENTS} if system == "gaussian-mixture" else {}),
+                    **(
+                        {"matched_form": list(MATCHED_FORM), "threshold": MATCHED_THRESHOLD, "floor": MATCHED_FLOOR}
+                        if system == "gaussian-matched"
+                        else {}
+                    ),
                     "epsilon": None if math.isinf(epsilon) else epsilon,
                     "seed": seed,
                     "split": args.split,

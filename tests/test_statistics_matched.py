@@ -98,3 +98,9 @@ def test_torch_maps_equal_numpys():
     inverse = np.stack([np.interp(q, c, edges) for q, c in zip(quantiles, cdfs, strict=True)])
     found = quantile_values(torch.tensor(quantiles)[:, None, :], torch.tensor(cdfs)[:, None, :], torch.tensor(edges))
     np.testing.assert_allclose(found[:, 0, :].numpy(), inverse, atol=1e-9)
+
+
+def test_a_threshold_reads_small_noisy_counts_as_empty_and_none_keeps_the_copulas_counts():
+    noisy = np.array([-5.0, 1.0, 3.0, 10.0])
+    assert DPMatchedMarginals(-1.0, 1.0, threshold=2.0).kept_counts(noisy, 2.0).tolist() == [0.0, 0.0, 0.0, 10.0]
+    assert DPMatchedMarginals(-1.0, 1.0).kept_counts(noisy, 2.0).tolist() == [0.0, 1.0, 3.0, 10.0]

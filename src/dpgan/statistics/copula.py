@@ -101,7 +101,7 @@ class DPGaussianCopula:
             by_channel = cells[labels == label].reshape(-1, channels).T  # channel-last coordinates
             counts = np.stack([np.bincount(row, minlength=n_cells) for row in by_channel]).astype(np.float64)
             noisy = noisy_counts(counts.ravel(), sigma * delta * per_unit, rng).reshape(counts.shape)
-            kept = np.maximum(noisy, 0.0) + self.floor * delta
+            kept = self.kept_counts(noisy, sigma * delta * per_unit) + self.floor * delta
             cumulative = np.concatenate([np.zeros((channels, 1)), np.cumsum(kept, axis=1)], axis=1)
             self.cdfs.append(cumulative / cumulative[:, -1:])
         self.gaussian.fit(
@@ -110,6 +110,10 @@ class DPGaussianCopula:
         )  # fmt: skip
         self.after_releases(rng)
         return self
+
+    def kept_counts(self, noisy: np.ndarray, noise_std: float) -> np.ndarray:
+        """The released counts the CDF is built from (post-processing): negative ones at 0."""
+        return np.maximum(noisy, 0.0)
 
     def cells_of(self, values: np.ndarray) -> np.ndarray:
         """Each value's histogram cell: one of the `bins` equal bins of the box (one cell per value:

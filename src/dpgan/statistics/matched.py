@@ -67,6 +67,7 @@ class DPMatchedMarginals(DPGaussianCopula):
         model: DPGaussian | DPGaussianMixture | None = None,
         source_bins: int = SOURCE_BINS,
         draws: int = DRAWS,
+        threshold: float = 0.0,
         **gaussian: object,
     ) -> None:
         model = model if model is not None else DPGaussian(low, high, **gaussian)  # type: ignore[arg-type]
@@ -74,7 +75,7 @@ class DPMatchedMarginals(DPGaussianCopula):
         # step 1's cells: the box's two ends as cells of their own (atoms), then the equal bins
         self.edges = np.concatenate([[self.low], np.linspace(self.low, self.high, bins + 1), [self.high]])
         self.source_edges = np.linspace(self.low, self.high, source_bins + 1)
-        self.draws = draws
+        self.draws, self.threshold = draws, float(threshold)
         self.source_cdfs: list[np.ndarray] = []  # per label, (channels, source_bins + 1)
 
     def after_releases(self, rng: np.random.Generator) -> None:
@@ -88,6 +89,11 @@ class DPMatchedMarginals(DPGaussianCopula):
             self.source_cdfs.append(
                 np.stack([tabulated_cdf(rows[:, c :: self.channels], self.source_edges) for c in range(self.channels)])
             )
+
+    def kept_counts(self, noisy: np.ndarray, noise_std: float) -> np.ndarray:
+        """Counts below `threshold` noise sds read as empty (post-processing): matching trusts the
+        released marginal, so the noise left in a label's empty bins would become drawn values."""
+        return np.where(noisy >= max(self.threshold * noise_std, 0.0), noisy, 0.0)
 
     def cells_of(self, values: np.ndarray) -> np.ndarray:
         """A value at the box's low end: cell 0; at its high end: the last cell; else 1 + its equal
