@@ -56,7 +56,7 @@ def release(values, labels, shape, epsilon, components, clip_share, args, seed):
                 -1.0, 1.0, components=components, iterations=steps, steering_scale=scale, **form
             )
         copula = (
-            DPMatchedMarginals(-1.0, 1.0, bins=args.bins, model=scores_model, threshold=args.threshold, **form)
+            DPMatchedMarginals(-1.0, 1.0, bins=args.bins, model=scores_model, gaussian=form, threshold=args.threshold)
             if args.match
             else DPGaussianCopula(-1.0, 1.0, bins=args.bins, scores_model=scores_model, **form)
         )

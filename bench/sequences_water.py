@@ -272,15 +272,8 @@ def fit_gaussian_matched(train, schema: SequenceSchema, epsilon: float, seed: in
     def release(values, labels, groups, rng, ledger, eps):  # noqa: ANN001, ANN202
         length, features = schema.length, len(schema.values)
         arguments = gaussian_arguments(length, features, MATCHED_FORM)
-        matched = DPMatchedMarginals(
-            -1.0,
-            1.0,
-            bins=COPULA_BINS,
-            channels=features,
-            threshold=MATCHED_THRESHOLD,
-            floor=MATCHED_FLOOR,
-            **arguments,
-        )
+        post = {"threshold": MATCHED_THRESHOLD, "floor": MATCHED_FLOOR}
+        matched = DPMatchedMarginals(-1.0, 1.0, bins=COPULA_BINS, channels=features, gaussian=arguments, **post)
         return matched.fit(
             values, labels, groups, rng, ledger=ledger, histogram_target=ShareTarget(COPULA_SHARE * eps, DELTA, "pld"),
             target=ShareTarget(eps, DELTA, "pld"), event="matched", note="",

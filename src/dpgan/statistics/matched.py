@@ -27,6 +27,8 @@ and post-processing of those two releases only, no data read:
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from dpgan.statistics.copula import DPGaussianCopula
@@ -61,19 +63,19 @@ class DPMatchedMarginals(DPGaussianCopula):
         low: float,
         high: float,
         *,
-        bins: int = 32,
-        floor: float = 0.5,
-        channels: int = 1,
         model: DPGaussian | DPGaussianMixture | None = None,
+        gaussian: dict[str, Any] | None = None,
         source_bins: int = SOURCE_BINS,
         draws: int = DRAWS,
         threshold: float = 0.0,
-        **gaussian: object,
+        **copula: Any,
     ) -> None:
-        model = model if model is not None else DPGaussian(low, high, **gaussian)  # type: ignore[arg-type]
-        super().__init__(low, high, bins=bins, floor=floor, channels=channels, scores_model=model)
+        """`model`: the values' Gaussian or mixture (else a DPGaussian of the `gaussian` form);
+        `copula`: the histogram's bins, floor and channels, as DPGaussianCopula takes them."""
+        model = model if model is not None else DPGaussian(low, high, **(gaussian or {}))
+        super().__init__(low, high, scores_model=model, **copula)
         # step 1's cells: the box's two ends as cells of their own (atoms), then the equal bins
-        self.edges = np.concatenate([[self.low], np.linspace(self.low, self.high, bins + 1), [self.high]])
+        self.edges = np.concatenate([[self.low], np.linspace(self.low, self.high, self.bins + 1), [self.high]])
         self.source_edges = np.linspace(self.low, self.high, source_bins + 1)
         self.draws, self.threshold = draws, float(threshold)
         self.source_cdfs: list[np.ndarray] = []  # per label, (channels, source_bins + 1)
