@@ -118,17 +118,17 @@ def release_image_gaussian(
         )
     else:
         model = DPGaussian(-1.0, 1.0, **shape_options)  # type: ignore[arg-type]
-    if settings.gaussian_copula or settings.gaussian_match_marginals:
+    matched = bool(settings.gaussian_match_marginals)
+    if settings.gaussian_copula or matched:
         # the pixels' histogram first, then the same model of normal scores (copula) or of the pixels
         # themselves, its draws matched to the histogram (matched marginals)
         copula = (
             DPMatchedMarginals(
                 -1.0, 1.0, bins=settings.gaussian_copula_bins, model=model, source_bins=settings.marginal_source_bins
             )
-            if settings.gaussian_match_marginals
+            if matched
             else DPGaussianCopula(-1.0, 1.0, bins=settings.gaussian_copula_bins, scores_model=model)
         )
-        matched = settings.gaussian_match_marginals
         what = "the pixels, draws matched to" if matched else "the pixels' normal scores through"
         copula.fit(
             values, labels, n_labels, ctx.rng, ledger=ctx.ledger,

@@ -124,26 +124,26 @@ class DPGaussianCopula:
         """Post-processing of both releases once they are made: none for the copula
         (dpgan.statistics.matched tabulates its model's own marginals here)."""
 
-    def _parts(self, labels: np.ndarray) -> Iterator[tuple[tuple[np.ndarray, slice], np.ndarray]]:
-        """(rows of a label, columns of a channel) as an index, with that label's channel's CDF."""
-        for label, cdfs in enumerate(self.cdfs):
+    def _parts(self, labels: np.ndarray) -> Iterator[tuple[tuple[np.ndarray, slice], int, int]]:
+        """(rows of a label, columns of a channel) as an index, with that label and channel."""
+        for label in range(len(self.cdfs)):
             rows = labels == label
-            for channel, cdf in enumerate(cdfs):
-                yield (rows, slice(channel, None, self.channels)), cdf
+            for channel in range(self.channels):
+                yield (rows, slice(channel, None, self.channels)), label, channel
 
     def scores(self, values: np.ndarray, labels: np.ndarray) -> np.ndarray:
         """Each coordinate's normal score under its label's and channel's released CDF, scaled into [-1, 1]."""
         out = np.empty(values.shape, dtype=np.float64)
-        for part, cdf in self._parts(labels):
-            quantiles = np.clip(np.interp(values[part], self.edges, cdf), TAIL, 1.0 - TAIL)
+        for part, label, channel in self._parts(labels):
+            quantiles = np.clip(np.interp(values[part], self.edges, self.cdfs[label][channel]), TAIL, 1.0 - TAIL)
             out[part] = norm.ppf(quantiles) / self.scale
         return out
 
     def values(self, scores: np.ndarray, labels: np.ndarray) -> np.ndarray:
         """Scores in [-1, 1] back to values in the box through each label's and channel's inverse CDF."""
         out = np.empty(scores.shape, dtype=np.float64)
-        for part, cdf in self._parts(labels):
-            out[part] = np.interp(norm.cdf(scores[part] * self.scale), cdf, self.edges)
+        for part, label, channel in self._parts(labels):
+            out[part] = np.interp(norm.cdf(scores[part] * self.scale), self.cdfs[label][channel], self.edges)
         return out
 
     @property

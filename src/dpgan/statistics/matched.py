@@ -111,12 +111,9 @@ class DPMatchedMarginals(DPGaussianCopula):
     def values(self, scores: np.ndarray, labels: np.ndarray) -> np.ndarray:
         """The model's draws in the box → values with the released marginals (step 4)."""
         out = np.empty(scores.shape, dtype=np.float64)
-        for label, (cdfs, sources) in enumerate(zip(self.cdfs, self.source_cdfs, strict=True)):
-            rows = labels == label
-            for channel in range(self.channels):
-                part = (rows, slice(channel, None, self.channels))
-                quantiles = np.interp(scores[part], self.source_edges, sources[channel])
-                out[part] = np.interp(quantiles, cdfs[channel], self.edges)
+        for part, label, channel in self._parts(labels):
+            quantiles = np.interp(scores[part], self.source_edges, self.source_cdfs[label][channel])
+            out[part] = np.interp(quantiles, self.cdfs[label][channel], self.edges)
         return out
 
 
