@@ -67,7 +67,9 @@ def gan(epsilon: float, schema, epochs: float, batch_size: int):
             G = water.nonprivate_generator(series, schema, seed, settings)
             out, codes = G.sample(n, torch.Generator().manual_seed(seed))
             return out.numpy(), codes.numpy()
-        synth = SequenceSynthesizer(epsilon=epsilon, delta=DELTA, seed=seed, epochs=epochs, batch_size=batch_size)
+        synth = SequenceSynthesizer(
+            epsilon=epsilon, delta=DELTA, seed=seed, model="gan", epochs=epochs, batch_size=batch_size
+        )
         synth.fit(unscale(values, schema), schema, labels=label_names(labels, schema))
         out, codes = synth.generator.sample(n, torch.Generator().manual_seed(seed))  # type: ignore[union-attr]
         return out.numpy(), codes.numpy()

@@ -72,13 +72,15 @@ def kinds():
         ),
         (
             "sequence",
-            lambda d: SequenceSynthesizer(epsilon=3.0, seed=0, epochs=2, batch_size=16, device=d),
+            lambda d: SequenceSynthesizer(epsilon=3.0, seed=0, model="gan", epochs=2, batch_size=16, device=d),
             lambda s: s.fit(series, series_schema),
             lambda m: len(m.sample(10, seed=1)),
         ),
         (
             "image",
-            lambda d: ImageSynthesizer(epsilon=3.0, seed=0, classes=classes, epochs=1.0, batch_size=64, device=d),
+            lambda d: ImageSynthesizer(
+                epsilon=3.0, seed=0, recipe="dcgan", classes=classes, epochs=1.0, batch_size=64, device=d
+            ),
             lambda s: s.fit(images, labels),
             lambda m: len(m.sample(10, seed=1)[0]),
         ),

@@ -28,6 +28,7 @@ os.environ.setdefault("DPGAN_THREADS", "1")
 
 from dpgan import ImageSynthesizer, Schema, SequenceSynthesizer, TabularSynthesizer, datasets  # noqa: E402
 from dpgan.sequences import SequenceSchema, ValueColumn  # noqa: E402
+from dpgan.sequences.settings import RELEASED_MODELS  # noqa: E402
 
 TABLE_RECIPES = ("dp-gan", "dp-wgan", "dp-cgan", "dtgan-d", "dtgan-g")
 IMAGE_RECIPES = ("dcgan", "dp-cgan", "noise-layer", "noise-layer-sound", "gaussian")
@@ -73,8 +74,9 @@ def _sequence_case(
             entity=entity,
             max_series_per_entity=2 if entity else 1,
         )
+        loop = {} if model in RELEASED_MODELS else {"max_steps": 3}  # DP statistics alone take no steps
         synth = SequenceSynthesizer(
-            epsilon=3.0, seed=0, max_steps=3, critic=critic, accountant="rdp", model=model, **settings
+            epsilon=3.0, seed=0, critic=critic, accountant="rdp", model=model, **loop, **settings
         )
         synth.fit(days, schema)
         synth.save(folder / "model")
@@ -87,8 +89,9 @@ def _sequence_case(
 def _image_case(recipe: str) -> Callable[[Path], dict]:
     def run(folder: Path) -> dict:
         images, labels = datasets.load_digits_images()
+        loop = {} if recipe == "gaussian" else {"max_steps": 3}  # DP statistics alone take no steps
         synth = ImageSynthesizer(
-            epsilon=3.0, seed=0, recipe=recipe, classes=[str(d) for d in range(10)], max_steps=3, accountant="rdp"
+            epsilon=3.0, seed=0, recipe=recipe, classes=[str(d) for d in range(10)], accountant="rdp", **loop
         )
         synth.fit(images[:400], labels[:400])
         synth.save(folder / "model")

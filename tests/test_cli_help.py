@@ -75,10 +75,10 @@ def test_every_default_is_a_value_stated_once(command, monkeypatch, capsys):
 
 def test_the_loop_defaults_are_given_as_numbers_per_kind(monkeypatch, capsys):
     entries = option_entries(help_text("fit", monkeypatch, capsys))
-    assert "(default: 60 for tables (dtgan-g: 10), 60 for series, 200 for images)" in entries["--epochs"]
-    assert "1,024 for tables (dtgan-g: 64), 256 for series, 1,024 for images" in entries["--batch-size"]
+    assert "(default: 60 for tables (dtgan-g: 10), 60 for series, 200 for image GANs)" in entries["--epochs"]
+    assert "1,024 for tables (dtgan-g: 64), 256 for series, 1,024 for image GANs" in entries["--batch-size"]
     assert "never above 5% of the rows" in entries["--batch-size"]
-    assert "1,024,000 for images" in entries["--max-examples"] and "(default: 0, no cap" in entries["--max-steps"]
+    assert "1,024,000 for image GANs" in entries["--max-examples"] and "(default: 0, no cap" in entries["--max-steps"]
     assert "(default: 1)" in entries["--max-series-per-entity"]  # argparse's, once
     assert "(default: 500)" in entries["--public-warm-start-steps"]
 

@@ -116,7 +116,8 @@ def _series() -> tuple[pd.DataFrame, SequenceSchema]:
 
 def test_sequence_cpu_is_the_default_bit_for_bit():
     frame, schema = _series()
-    kwargs = {"epsilon": 3.0, "seed": 2, "epochs": 2, "batch_size": 16, "critic_hidden": (8,), "generator_hidden": 4}
+    kwargs = {"epsilon": 3.0, "seed": 2, "model": "gan", "epochs": 2, "batch_size": 16, "critic_hidden": (8,)}
+    kwargs["generator_hidden"] = 4
     default = SequenceSynthesizer(**kwargs).fit(frame, schema)
     explicit = SequenceSynthesizer(**kwargs, device="cpu").fit(frame, schema)
     _same_fit(default, explicit)
@@ -128,8 +129,8 @@ def test_image_cpu_is_the_default_bit_for_bit():
     images, labels = np.round(data.images[:200] * 255 / 16).astype(np.uint8), data.target[:200]
     kwargs = {"epsilon": 3.0, "seed": 0, "classes": [str(d) for d in range(10)], "epochs": 0.5, "batch_size": 64}
     kwargs |= {"max_sample_rate": 0.1, "width": 4}
-    default = ImageSynthesizer(**kwargs).fit(images, labels)
-    explicit = ImageSynthesizer(**kwargs, device="cpu").fit(images, labels)
+    default = ImageSynthesizer(recipe="dcgan", **kwargs).fit(images, labels)
+    explicit = ImageSynthesizer(recipe="dcgan", **kwargs, device="cpu").fit(images, labels)
     _same_fit(default, explicit)
     assert np.array_equal(default.sample(8, seed=1)[0], explicit.sample(8, seed=1)[0])
 

@@ -73,7 +73,7 @@ def test_the_cli_shows_one_bar_for_series_and_images_and_quiet_hides_it(tmp_path
     series = ["fit", str(tmp_path / "s.csv"), "--kind", "sequence", "--model", "gan", "--id-column", "sid"]
     series += ["--time-column", "hour"]
     series += ["--length", str(T), "--bounds", "flow=0:10", *common]
-    image = ["fit", str(tmp_path / "i.npz"), "--kind", "image", "--classes", "a,b", *common]
+    image = ["fit", str(tmp_path / "i.npz"), "--kind", "image", "--recipe", "dcgan", "--classes", "a,b", *common]
     for name, args in (("s", series), ("i", image)):
         assert main([*args, "--out", str(tmp_path / f"{name}1")]) == 0
         err = capsys.readouterr().err

@@ -103,7 +103,7 @@ def test_the_warm_start_fits_g_to_the_released_gaussian_at_its_share(digits):
 
     images, labels = digits
     fast = {"epochs": 1.0, "batch_size": 64, "max_sample_rate": 0.1, "width": 4, "max_steps": 5}
-    synth = ImageSynthesizer(epsilon=3.0, seed=0, classes=CLASSES, gaussian_warm_start=True, **fast)
+    synth = ImageSynthesizer(recipe="dcgan", epsilon=3.0, seed=0, classes=CLASSES, gaussian_warm_start=True, **fast)
     synth.fit(images[:400], labels[:400])
     names = [e.name for e in synth.ledger.entries]
     assert names[:2] == [LABELS_EVENT, EVENT] and len(names) == 4

@@ -32,7 +32,9 @@ def digits() -> tuple[np.ndarray, np.ndarray]:
 @pytest.fixture(scope="module")
 def fitted(digits) -> ImageSynthesizer:
     images, labels = digits
-    return ImageSynthesizer(epsilon=3.0, seed=0, classes=[str(d) for d in range(10)], **FAST).fit(images, labels)
+    return ImageSynthesizer(recipe="dcgan", epsilon=3.0, seed=0, classes=[str(d) for d in range(10)], **FAST).fit(
+        images, labels
+    )
 
 
 def _events(synth: ImageSynthesizer) -> dict[str, object]:
@@ -86,7 +88,7 @@ def test_samples_come_in_the_input_rank_through_save_and_load(fitted, digits, tm
     assert json.loads((three / "model.json").read_text())["input_rank"] == 3
     assert load_model(three).sample(5, seed=0)[0].shape == (5, 8, 8)
     four = ImageSynthesizer(
-        epsilon=3.0, seed=0, classes=[str(d) for d in range(10)], **FAST, max_steps=2, label_guide=False
+        recipe="dcgan", epsilon=3.0, seed=0, classes=[str(d) for d in range(10)], **FAST, max_steps=2, label_guide=False
     ).fit(images[:, None], labels)
     assert four.sample(5, seed=0)[0].shape == (5, 1, 8, 8)
     assert load_model(four.save(tmp_path / "four")).sample(5, seed=0)[0].shape == (5, 1, 8, 8)
@@ -103,6 +105,7 @@ def test_generator_shape_costs_no_epsilon_and_round_trips(fitted, digits, tmp_pa
     steps at the same noise, so its ledger equals the default G's; its shape is saved and reloaded."""
     images, labels = digits
     other = ImageSynthesizer(
+        recipe="dcgan",
         epsilon=3.0,
         seed=0,
         classes=[str(d) for d in range(10)],
@@ -127,8 +130,12 @@ def test_label_guide_is_charged_before_the_critic_and_the_total_stays_within_eps
     noise is larger than without the guide."""
     images, labels = digits
     classes = [str(d) for d in range(10)]
-    plain = ImageSynthesizer(epsilon=3.0, seed=0, classes=classes, **FAST, label_guide=False).fit(images, labels)
-    guided = ImageSynthesizer(epsilon=3.0, seed=0, classes=classes, **FAST).fit(images, labels)  # dcgan: on
+    plain = ImageSynthesizer(recipe="dcgan", epsilon=3.0, seed=0, classes=classes, **FAST, label_guide=False).fit(
+        images, labels
+    )
+    guided = ImageSynthesizer(recipe="dcgan", epsilon=3.0, seed=0, classes=classes, **FAST).fit(
+        images, labels
+    )  # dcgan: on
     names = [entry.name for entry in guided.ledger.entries]
     assert names == [LABELS_EVENT, GUIDE_EVENT, CRITIC_EVENT]
     guide = guided.ledger.entries[1]
@@ -137,10 +144,12 @@ def test_label_guide_is_charged_before_the_critic_and_the_total_stays_within_eps
     assert guided.privacy_report()["epsilon"] <= 3.0 * (1 + 1e-9)
     assert guided.training["noise_multiplier"] > plain.training["noise_multiplier"]
     assert [e.name for e in plain.ledger.entries] == [LABELS_EVENT, CRITIC_EVENT]
-    unlabelled = ImageSynthesizer(epsilon=3.0, seed=0, conditional=False, **FAST).fit(images)  # the recipe's: off
+    unlabelled = ImageSynthesizer(recipe="dcgan", epsilon=3.0, seed=0, conditional=False, **FAST).fit(
+        images
+    )  # the recipe's: off
     assert GUIDE_EVENT not in {e.name for e in unlabelled.ledger.entries}
     with pytest.raises(InputError, match="needs labels"):
-        ImageSynthesizer(epsilon=3.0, seed=0, conditional=False, **FAST, label_guide=True).fit(images)
+        ImageSynthesizer(recipe="dcgan", epsilon=3.0, seed=0, conditional=False, **FAST, label_guide=True).fit(images)
 
 
 @pytest.mark.parametrize("recipe", ["dcgan", "dp-cgan", "noise-layer-sound"])
@@ -159,7 +168,7 @@ def test_empty_poisson_batches_are_steps_like_any_other(digits, recipe):
 def test_float_input_gives_float_output_unconditional(digits):
     images, _ = digits
     unit = images[:200].astype(np.float32) / 255.0
-    synth = ImageSynthesizer(epsilon=2.0, seed=0, conditional=False, **FAST).fit(unit)
+    synth = ImageSynthesizer(recipe="dcgan", epsilon=2.0, seed=0, conditional=False, **FAST).fit(unit)
     out, labels = synth.sample(4, seed=0)
     assert out.dtype == np.float32 and labels is None and 0.0 <= out.min() and out.max() <= 1.0
     assert {e.name for e in synth.ledger.entries} == {LABELS_EVENT, CRITIC_EVENT}
@@ -196,9 +205,9 @@ def test_public_prior_replaces_the_released_shares(digits):
     images, labels = digits
     prior = np.zeros(10)
     prior[3] = 1.0
-    synth = ImageSynthesizer(epsilon=3.0, seed=0, classes=[str(d) for d in range(10)], label_prior=prior, **FAST).fit(
-        images, labels
-    )
+    synth = ImageSynthesizer(
+        recipe="dcgan", epsilon=3.0, seed=0, classes=[str(d) for d in range(10)], label_prior=prior, **FAST
+    ).fit(images, labels)
     _, drawn = synth.sample(30, seed=0)
     assert set(drawn) == {"3"}
 
@@ -228,14 +237,14 @@ def test_bad_settings_are_one_clear_line(kwargs, message):
 
 def test_bad_images_are_refused_before_any_release(digits):
     images, labels = digits
-    synth = ImageSynthesizer(epsilon=1.0, seed=0, **FAST)
+    synth = ImageSynthesizer(recipe="dcgan", epsilon=1.0, seed=0, **FAST)
     with pytest.raises(InputError, match="labels"):
         synth.fit(images)  # conditional without labels
     with pytest.raises(InputError):
         synth.fit(images, labels[:-1])
     odd = np.zeros((10, 7, 7), dtype=np.uint8)
     with pytest.raises(InputError, match="even"):
-        ImageSynthesizer(epsilon=1.0, conditional=False).fit(odd)
+        ImageSynthesizer(recipe="dcgan", epsilon=1.0, conditional=False).fit(odd)
     assert synth.ledger.entries == []
     assert synth.generator is None
 
@@ -292,7 +301,8 @@ def test_cli_fits_samples_inspects_and_evaluates_an_image_model(digits, tmp_path
     images, labels = digits
     write_images(tmp_path / "train.npz", images[:300], labels[:300])
     write_images(tmp_path / "test.npz", images[300:], labels[300:])
-    fit = ["fit", str(tmp_path / "train.npz"), "--kind", "image", "--epsilon", "3", "--epochs", "1", "--seed", "0"]
+    fit = ["fit", str(tmp_path / "train.npz"), "--kind", "image", "--epsilon", "3", "--recipe", "dcgan"]
+    fit += ["--epochs", "1", "--seed", "0"]
     assert main(fit + ["--classes", ",".join(str(d) for d in range(10)), "--out", str(tmp_path / "m")]) == 0
     out = capsys.readouterr().out
     assert "ε=" in out and "unit of privacy: one image" in out

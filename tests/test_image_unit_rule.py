@@ -40,7 +40,9 @@ def digits() -> tuple[np.ndarray, np.ndarray]:
 
 
 def fit(images, labels=None, *, epsilon: float = 10.0, **settings) -> ImageSynthesizer:
-    return ImageSynthesizer(epsilon=epsilon, seed=0, accountant="rdp", **TINY, **settings).fit(images, labels)
+    return ImageSynthesizer(recipe="dcgan", epsilon=epsilon, seed=0, accountant="rdp", **TINY, **settings).fit(
+        images, labels
+    )
 
 
 def assert_same_release(a: ImageSynthesizer, b: ImageSynthesizer) -> None:
@@ -246,7 +248,7 @@ def test_a_declared_shape_must_match_an_array(digits) -> None:
     with pytest.raises(InputError, match="declared image_shape"):
         fit(images, target, classes=DIGITS, image_shape=(1, 8, 10))
     with pytest.raises(InputError, match="C, H, W"):
-        ImageSynthesizer(epsilon=1.0, image_shape=(8, 8))
+        ImageSynthesizer(recipe="dcgan", epsilon=1.0, image_shape=(8, 8))
 
 
 # ---- 3. labels outside the public class list ------------------------------------------------------------

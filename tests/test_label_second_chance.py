@@ -77,7 +77,7 @@ FAST = {"max_steps": 2, "batch_size": 64, "width": 4, "accountant": "rdp", "labe
 
 def test_images_of_about_180_per_label_release_their_labels_at_epsilon_3():
     images, labels = _digit_like(180)
-    synth = ImageSynthesizer(epsilon=3.0, seed=0, **FAST).fit(images, labels)
+    synth = ImageSynthesizer(recipe="dcgan", epsilon=3.0, seed=0, **FAST).fit(images, labels)
     assert len(synth.label_names) == 10
     assert LABEL_SET_AGAIN_EVENT in [e.name for e in synth.ledger.entries]
     assert synth.ledger.epsilon(synth.delta, "rdp") <= 3.0 * (1 + 1e-9)
@@ -85,7 +85,7 @@ def test_images_of_about_180_per_label_release_their_labels_at_epsilon_3():
 
 def test_large_labels_need_no_second_chance():
     images, labels = _digit_like(4000, labels=2)
-    synth = ImageSynthesizer(epsilon=3.0, seed=0, **FAST).fit(images, labels)
+    synth = ImageSynthesizer(recipe="dcgan", epsilon=3.0, seed=0, **FAST).fit(images, labels)
     assert synth.label_names == ("0", "1")
     assert LABEL_SET_AGAIN_EVENT not in [e.name for e in synth.ledger.entries]
 
@@ -95,7 +95,7 @@ def test_series_of_about_60_per_label_release_their_labels_at_epsilon_3():
     data = rng.uniform(0, 10, (120, 6))
     labels = np.repeat(["north", "south"], 60)
     schema = SequenceSchema(id="s", time="t", length=6, values=(ValueColumn("v", 0.0, 10.0),), label="l")
-    synth = SequenceSynthesizer(epsilon=3.0, seed=0, max_steps=2, critic_hidden=(8,), accountant="rdp")
+    synth = SequenceSynthesizer(epsilon=3.0, seed=0, critic_hidden=(8,), accountant="rdp")
     synth.fit(data, schema, labels=labels)
     assert synth.schema.categories == ("north", "south")
     assert LABELS_AGAIN_EVENT in [e.name for e in synth.ledger.entries]

@@ -62,10 +62,10 @@ def test_fit_with_the_term_charges_the_same_ledger_and_changes_G():
     data = load_digits()
     images = np.round(data.images[:300] * 255 / 16).astype(np.uint8)
     classes = [str(d) for d in range(10)]
-    plain = ImageSynthesizer(epsilon=3.0, seed=0, classes=classes, mode_seeking=0, **FAST).fit(
+    plain = ImageSynthesizer(recipe="dcgan", epsilon=3.0, seed=0, classes=classes, mode_seeking=0, **FAST).fit(
         images, data.target[:300]
     )
-    seeking = ImageSynthesizer(epsilon=3.0, seed=0, classes=classes, mode_seeking=1.0, **FAST).fit(
+    seeking = ImageSynthesizer(recipe="dcgan", epsilon=3.0, seed=0, classes=classes, mode_seeking=1.0, **FAST).fit(
         images, data.target[:300]
     )
     assert [(e.name, e.noise_multiplier, e.sampling_rate, e.count) for e in plain.ledger.entries] == [
@@ -76,7 +76,7 @@ def test_fit_with_the_term_charges_the_same_ledger_and_changes_G():
 
 def test_bad_weight_is_one_clear_line():
     with pytest.raises(InputError, match="mode_seeking"):
-        ImageSynthesizer(epsilon=1.0, mode_seeking=-0.5)
+        ImageSynthesizer(recipe="dcgan", epsilon=1.0, mode_seeking=-0.5)
 
 
 def mode_seeking_weights(synth: ImageSynthesizer) -> list[float]:
@@ -87,7 +87,7 @@ def mode_seeking_weights(synth: ImageSynthesizer) -> list[float]:
 
 
 def test_dcgan_uses_the_term_by_default_and_other_recipes_do_not():
-    assert mode_seeking_weights(ImageSynthesizer(epsilon=1.0)) == [0.3]
-    assert mode_seeking_weights(ImageSynthesizer(epsilon=1.0, mode_seeking=0)) == []
+    assert mode_seeking_weights(ImageSynthesizer(recipe="dcgan", epsilon=1.0)) == [0.3]
+    assert mode_seeking_weights(ImageSynthesizer(recipe="dcgan", epsilon=1.0, mode_seeking=0)) == []
     assert mode_seeking_weights(ImageSynthesizer(epsilon=1.0, recipe="dp-cgan")) == []
     assert mode_seeking_weights(ImageSynthesizer(epsilon=1.0, recipe="noise-layer", mode_seeking=0.5)) == []

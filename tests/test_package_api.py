@@ -69,7 +69,7 @@ def test_a_fitted_image_or_series_repr_names_its_epsilon_or_its_missing_certific
     uncertified = ImageSynthesizer(epsilon=2.0, seed=0, recipe="noise-layer", conditional=False, **tiny).fit(images)
     assert repr(uncertified).endswith("fitted: NOT certified, no ε claimed)")
     schema = SequenceSchema(id="sid", time="t", length=6, values=(ValueColumn("v", -3.0, 3.0),))
-    series = SequenceSynthesizer(epsilon=1.0, seed=0, epochs=1.0, batch_size=16, max_steps=2)
+    series = SequenceSynthesizer(epsilon=1.0, seed=0)  # the default model: DP statistics, no GAN loop
     series.fit(rng.normal(size=(60, 6)), schema)
     text = repr(series)
     assert text.startswith("SequenceSynthesizer(critic='mlp', unit='series', epsilon=1.0, delta=1e-05, fitted: ε=")

@@ -43,7 +43,7 @@ def image_model(tmp_path_factory) -> Path:
     rng = np.random.default_rng(0)
     images = rng.integers(0, 256, size=(60, 8, 8), dtype=np.uint8)
     tiny = {"epochs": 1.0, "batch_size": 16, "max_sample_rate": 0.3, "max_steps": 2, "width": 4, "label_guide": False}
-    synth = ImageSynthesizer(epsilon=2.0, seed=0, conditional=False, **tiny).fit(images)
+    synth = ImageSynthesizer(recipe="dcgan", epsilon=2.0, seed=0, conditional=False, **tiny).fit(images)
     return synth.save(tmp_path_factory.mktemp("image") / "model")
 
 
@@ -52,7 +52,7 @@ def series_model(tmp_path_factory) -> Path:
     schema = SequenceSchema(id="sid", time="t", length=6, values=(ValueColumn("v", -3.0, 3.0),))
     values = np.random.default_rng(0).normal(size=(60, 6))
     long = pd.DataFrame({"sid": np.repeat(np.arange(60), 6), "t": np.tile(np.arange(6), 60), "v": values.ravel()})
-    synth = SequenceSynthesizer(epsilon=1.0, seed=0, epochs=1.0, batch_size=16, max_steps=2)
+    synth = SequenceSynthesizer(epsilon=1.0, seed=0)
     synth.fit(long, schema)  # a long table: sampled as one
     return synth.save(tmp_path_factory.mktemp("series") / "model")
 

@@ -34,14 +34,14 @@ def text_of(html: str) -> str:
 @pytest.fixture(scope="module")
 def series_privacy() -> dict:
     schema = SequenceSchema(id="sid", time="t", length=6, values=(ValueColumn("v", -3.0, 3.0),))
-    synth = SequenceSynthesizer(epsilon=1.0, seed=0, epochs=1.0, batch_size=16, max_steps=2)
+    synth = SequenceSynthesizer(epsilon=1.0, seed=0)
     return synth.fit(np.random.default_rng(0).normal(size=(60, 6)), schema).privacy_report()
 
 
 @pytest.fixture(scope="module")
 def image_privacy() -> dict:
     images = np.random.default_rng(0).integers(0, 256, size=(60, 8, 8), dtype=np.uint8)
-    synth = ImageSynthesizer(epsilon=2.0, seed=0, conditional=False, label_guide=False, **TINY_IMAGES)
+    synth = ImageSynthesizer(recipe="dcgan", epsilon=2.0, seed=0, conditional=False, label_guide=False, **TINY_IMAGES)
     return synth.fit(images).privacy_report()
 
 

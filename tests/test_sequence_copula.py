@@ -11,7 +11,7 @@ from dpgan.sequences.plugins import COPULA_EVENT
 from dpgan.sequences.settings import COUNT_EVENT
 from dpgan.statistics.copula import HISTOGRAM_EVENT, DPGaussianCopula
 from dpgan.synthesizers.sequence import SequenceSynthesizer
-from test_sequence_synthesizer import FAST, T, _fit, _long, _schema
+from test_sequence_synthesizer import T, _fit, _long, _schema
 
 
 def test_the_copula_model_charges_the_histogram_then_the_scores_and_lands_on_epsilon(tmp_path):
@@ -87,9 +87,7 @@ def test_g_maps_each_value_column_through_its_own_cdf_and_loads_an_older_pooled_
 
 def test_the_copula_fits_an_entity_unit_and_neighbours_share_the_public_facts():
     schema = _schema(entity="home", max_series_per_entity=2)
-    synth = SequenceSynthesizer(epsilon=3.0, seed=0, **(FAST | {"model": "gaussian-copula"})).fit(
-        _long(120, entities=30), schema
-    )
+    synth = _fit(_long(120, entities=30), model="gaussian-copula", schema=schema)
     assert "2 series" in synth.ledger.entries[2].note and synth.privacy_report()["epsilon"] <= 3.0 * (1 + 1e-9)
     assert np.isfinite(synth.sample(20, seed=1)["flow"]).all()
     frame = _long()

@@ -32,7 +32,7 @@ from dpgan.synthesizers.sequence import SequenceSynthesizer
 
 T = 12
 DELTA = 1e-5
-FAST = {"epochs": 1, "batch_size": 64, "critic_hidden": (16,), "generator_hidden": 8}
+FAST = {"critic_hidden": (16,), "generator_hidden": 8}  # the default model: DP statistics, no GAN loop
 GRID = set(public_numeric_grid().tolist())
 
 
@@ -216,7 +216,7 @@ def test_cli_fits_series_without_bounds_or_categories(tmp_path, capsys):
     frame.to_csv(tmp_path / "series.csv", index=False)
     roles = ["--id-column", "sid", "--time-column", "hour", "--length", str(T), "--label-column", "district"]
     fit = ["fit", str(tmp_path / "series.csv"), "--kind", "sequence", "--epsilon", "10", *roles]
-    fit += ["--epochs", "1", "--batch-size", "64", "--seed", "0", "--bounds", "temp=0:40"]
+    fit += ["--seed", "0", "--bounds", "temp=0:40"]
     assert main([*fit, "--out", str(tmp_path / "m")]) == 0
     out = capsys.readouterr().out
     assert "estimated with DP (in the ledger): bounds of 'flow', the label set of 'district'" in out

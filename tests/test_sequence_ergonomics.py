@@ -17,7 +17,7 @@ from dpgan.sequences.schema import schema_for_array, schema_from_options
 from dpgan.synthesizers.sequence import SequenceSynthesizer
 
 T = 6
-TINY = {"max_steps": 2, "batch_size": 32, "critic_hidden": (8,), "generator_hidden": 8, "accountant": "rdp"}
+TINY = {"critic_hidden": (8,), "generator_hidden": 8, "accountant": "rdp"}  # the default model: no GAN loop
 
 
 def _districts(days: int = 40) -> pd.DataFrame:
@@ -76,7 +76,7 @@ def test_the_cli_takes_a_composite_id_and_value_columns(tmp_path, capsys):
     args = ["fit", str(tmp_path / "w.csv"), "--kind", "sequence", "--epsilon", "3", "--accountant", "rdp"]
     args += ["--id-column", "district,day", "--time-column", "hour", "--length", str(T)]
     args += ["--label-column", "district", "--categories", "district=A,B", "--bounds", "inflow=0:40"]
-    args += ["--value-columns", "inflow", "--max-steps", "2", "--seed", "0", "--quiet"]
+    args += ["--value-columns", "inflow", "--seed", "0", "--quiet"]
     assert main([*args, "--out", str(tmp_path / "m")]) == 0
     meta = json.loads((tmp_path / "m" / "model.json").read_text())
     assert meta["schema"]["id"] == ["district", "day"] and [v["name"] for v in meta["schema"]["values"]] == ["inflow"]

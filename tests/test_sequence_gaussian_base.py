@@ -216,9 +216,7 @@ def test_the_gaussian_models_fit_an_entity_unit(model):
     """With an entity column a unit is k series of one entity: the Gaussian is released over the
     units' series at k times the noise, and the model samples series as the series unit does."""
     schema = _schema(entity="home", max_series_per_entity=2)
-    synth = SequenceSynthesizer(epsilon=3.0, seed=0, **(FAST | {"epochs": 1, "model": model})).fit(
-        _long(120, entities=30), schema
-    )
+    synth = _fit(_long(120, entities=30), model=model, epochs=1, schema=schema)
     names = [e.name for e in synth.ledger.entries]
     assert names[:2] == [COUNT_EVENT, GAUSSIAN_EVENT] and (len(names) == 2) == (model == "gaussian")
     assert "2 series" in synth.ledger.entries[1].note

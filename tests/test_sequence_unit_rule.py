@@ -27,7 +27,7 @@ from dpgan.sequences.times import CLOCK_TIME, MISSING, NUMBER_TIME, TEXT_TIME, t
 from dpgan.synthesizers.sequence import SequenceSynthesizer
 
 T = 12
-TINY = {"epochs": 1, "max_steps": 2, "batch_size": 32, "critic_hidden": (8,), "generator_hidden": 8}
+TINY = {"critic_hidden": (8,), "generator_hidden": 8}  # the default model (DP statistics): no GAN loop
 
 
 def _schema(**changes) -> SequenceSchema:

@@ -93,8 +93,8 @@ def test_small_set_fit_is_the_same_under_the_earlier_image_defaults():
     images = np.round(data.images[:300] * 255 / 16).astype(np.uint8)
     labels = data.target[:300].astype(str)
     settings = {"epochs": 2.0, "width": 4, "seed": 0, "classes": [str(d) for d in range(10)]}
-    now = ImageSynthesizer(epsilon=3.0, **settings).fit(images, labels)
-    earlier = ImageSynthesizer(epsilon=3.0, batch_size=256, max_examples=0, max_steps=4000, **settings)
+    now = ImageSynthesizer(recipe="dcgan", epsilon=3.0, **settings).fit(images, labels)
+    earlier = ImageSynthesizer(recipe="dcgan", epsilon=3.0, batch_size=256, max_examples=0, max_steps=4000, **settings)
     earlier.fit(images, labels)
     assert now.config.batch_size == 1024 and now.training["steps"] == earlier.training["steps"] == 40
     assert now.training["noise_multiplier"] == earlier.training["noise_multiplier"]
@@ -106,8 +106,10 @@ def test_capped_fit_runs_charges_and_calibrates_for_the_capped_steps():
     data = load_digits()
     images = np.round(data.images[:300] * 255 / 16).astype(np.uint8)
     settings = {"epochs": 8.0, "batch_size": 64, "max_sample_rate": 0.2, "width": 4, "label_guide": False}
-    free = ImageSynthesizer(epsilon=3.0, seed=0, conditional=False, **settings).fit(images)
-    capped = ImageSynthesizer(epsilon=3.0, seed=0, conditional=False, max_steps=5, **settings).fit(images)
+    free = ImageSynthesizer(recipe="dcgan", epsilon=3.0, seed=0, conditional=False, **settings).fit(images)
+    capped = ImageSynthesizer(recipe="dcgan", epsilon=3.0, seed=0, conditional=False, max_steps=5, **settings).fit(
+        images
+    )
     assert free.training["steps"] > 5 and capped.training["steps"] == 5
     events = {entry.name: entry for entry in capped.ledger.entries}
     assert events[CRITIC_EVENT].count == 5
@@ -123,7 +125,8 @@ def test_cli_max_steps_reaches_the_fit_and_a_bad_value_is_one_line(tmp_path, cap
     data = load_digits()
     images = np.round(data.images[:200] * 255 / 16).astype(np.uint8)
     write_images(tmp_path / "train.npz", images, data.target[:200])
-    fit = ["fit", str(tmp_path / "train.npz"), "--kind", "image", "--epsilon", "3", "--seed", "0", "--quiet"]
+    fit = ["fit", str(tmp_path / "train.npz"), "--kind", "image", "--recipe", "dcgan", "--epsilon", "3", "--seed", "0"]
+    fit += ["--quiet"]
     fit += ["--classes", ",".join(str(d) for d in range(10))]
     assert main([*fit, "--epochs", "5", "--max-steps", "4", "--out", str(tmp_path / "m")]) == 0
     assert ImageSynthesizer.load(tmp_path / "m").training["steps"] == 4

@@ -161,6 +161,17 @@ def sampling_generator(seed: int | None) -> torch.Generator:
     return torch.Generator(device="cpu").manual_seed(seed if seed is not None else secrets.randbits(63))
 
 
+def refuse_loop_settings(settings: dict[str, Any], model: str, gan_choice: str) -> None:
+    """One line where a model that trains no GAN (DP statistics on all of ε) is given the GAN
+    loop's settings (`settings`: what `network_settings` left): they would silently do nothing."""
+    if settings:
+        given = sorted(settings)
+        raise InputError(
+            f"the {model} trains no GAN: {', '.join(given)} would do nothing (drop "
+            f"{'it' if len(given) == 1 else 'them'}, or choose a GAN: {gan_choice})"
+        )
+
+
 def network_settings(cls: type[SettingsT], settings: dict[str, Any], **given: Any) -> SettingsT:
     """Take the settings dataclass `cls`'s fields out of `settings` (the rest are the loop's) and
     build it, checked."""

@@ -22,6 +22,7 @@ from dpgan.cli.arguments import (
     synth_kwargs,
     table_hints,
 )
+from dpgan.cli.kind_flags import refuse_unread_flags
 from dpgan.cli.output import ProgressBar, print_report_warning
 from dpgan.cli.settings_flags import KIND_SETTINGS, given_settings, refuse_other_kinds
 from dpgan.errors import DPGanWarning, InputError
@@ -35,6 +36,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
     if args.kind != "table" and int(os.environ.get("WORLD_SIZE") or 1) > 1:
         raise InputError("a distributed fit (torchrun) is for tables only: fit series and images in one process")
     refuse_other_kinds(args, args.kind)  # e.g. --gaussian-base on a table: one line, before any read
+    refuse_unread_flags(args, args.kind)  # e.g. --checkpoint on images: the same
     if args.kind == "sequence":
         return fit_sequence(args)
     if args.kind == "image":
@@ -43,14 +45,6 @@ def cmd_fit(args: argparse.Namespace) -> int:
         return fit_image(args, loop_settings(args) | given_settings(args, KIND_SETTINGS["image"]))
     if args.recipe is not None and args.recipe not in RECIPES:
         raise InputError(f"--recipe {args.recipe} is an image recipe; table recipes: {', '.join(RECIPES)}")
-    if args.classes is not None or args.unconditional:
-        raise InputError("--classes and --unconditional need --kind image")
-    sequence_only = ("id_column", "time_column", "length", "label_column", "entity_column", "value_columns")
-    if any(getattr(args, k) is not None for k in sequence_only):
-        raise InputError(
-            "--id-column, --time-column, --length, --label-column, --entity-column, --value-columns "
-            "need --kind sequence"
-        )
     from dpgan.tables.parquet_source import ParquetSource, should_stream
 
     source = ParquetSource(args.data, memory_budget_mb=args.memory_budget_mb)

@@ -20,7 +20,7 @@ from typing import Any
 
 from dpgan.cli.output import ProgressBar
 from dpgan.errors import InputError
-from dpgan.recipes.images import IMAGE_RECIPES
+from dpgan.recipes.images import DEFAULT_IMAGE_RECIPE, IMAGE_RECIPES
 from dpgan.serialization import check_model_destination
 
 IMAGE_SUFFIXES = (".npz",)  # or a folder (no suffix): one PNG per image, one subfolder per label
@@ -76,7 +76,7 @@ def fit_image(args: argparse.Namespace, settings: dict[str, Any]) -> int:
     `settings` are the loop's flags the user gave (dpgan.cli.arguments.loop_settings)."""
     source = check_image_source(args.data)
     out = check_model_destination(args.out, args.overwrite)  # before any private image is read
-    recipe = args.recipe or "dcgan"
+    recipe = args.recipe or DEFAULT_IMAGE_RECIPE
     if recipe not in IMAGE_RECIPES:
         raise InputError(f"--recipe {recipe} is a table recipe; image recipes: {', '.join(IMAGE_RECIPES)}")
     classes = _classes(args.classes)

@@ -11,7 +11,7 @@ from typing import Any
 from dpgan.cli.arguments import ACCOUNTANTS
 from dpgan.cli.settings_flags import add_kind_flags
 from dpgan.recipes import RECIPES
-from dpgan.recipes.images import IMAGE_RECIPES
+from dpgan.recipes.images import DEFAULT_IMAGE_RECIPE, IMAGE_RECIPES
 from dpgan.threads import ENVIRONMENT
 
 
@@ -63,13 +63,14 @@ def number(value: float) -> str:
 
 
 def per_kind(key: str) -> str:
-    """The default rule in numbers, e.g. `1,024 for tables (dtgan-g: 64), 256 for series, 1,024 for images`."""
+    """The default rule in numbers, e.g. `1,024 for tables (dtgan-g: 64), 256 for series, 1,024 for
+    image GANs` (the default image recipe trains none)."""
     table = f"{number(LOOP_DEFAULTS['table'][key])} for tables"
     if key in DTGAN_G_LOOP:
         table += f" (dtgan-g: {number(DTGAN_G_LOOP[key])})"
     return (
         f"{table}, {number(LOOP_DEFAULTS['sequence'][key])} for series, "
-        f"{number(LOOP_DEFAULTS['image'][key])} for images"
+        f"{number(LOOP_DEFAULTS['image'][key])} for image GANs"
     )
 
 
@@ -117,7 +118,8 @@ def budget_options(g: dict[str, Any], epsilon_default: float | None) -> None:
     loop.add_argument(
         "--recipe",
         choices=list(dict.fromkeys([*RECIPES, *IMAGE_RECIPES])),
-        help="training recipe (default: dp-gan for tables, dcgan for images; series have one; see README 'Recipes')",
+        help=f"training recipe (default: dp-gan for tables, {DEFAULT_IMAGE_RECIPE} for images, which trains no GAN "
+        "and takes none of the loop's flags; series have one; see README 'Recipes')",
     )
     loop.add_argument(
         "--epochs",
@@ -139,7 +141,7 @@ def budget_options(g: dict[str, Any], epsilon_default: float | None) -> None:
         "--max-examples",
         type=int,
         help="at most E per-example gradients, T ≤ ⌈E/L⌉ (default: 0, no cap, for tables and series; "
-        f"{number(LOOP_DEFAULTS['image']['max_examples'])} for images)",
+        f"{number(LOOP_DEFAULTS['image']['max_examples'])} for image GANs)",
     )
     tables.add_argument(
         "--condition-column", help="categorical column to condition on (conditional recipes: the target)"

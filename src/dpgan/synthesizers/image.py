@@ -17,7 +17,14 @@ from typing import Any
 import numpy as np
 import torch
 
-from dpgan.api import Synthesizer, check_sample_count, imposed_labels, network_settings, sampling_generator
+from dpgan.api import (
+    Synthesizer,
+    check_sample_count,
+    imposed_labels,
+    network_settings,
+    refuse_loop_settings,
+    sampling_generator,
+)
 from dpgan.devices import on_device, released_on_cpu
 from dpgan.errors import InputError, ModelFileError
 from dpgan.fit import run_fit
@@ -35,7 +42,7 @@ from dpgan.images.settings import IMAGE_DEFAULTS, MAX_SAMPLE, ImageSettings, mat
 from dpgan.models.image_units import ImageUnitGenerator
 from dpgan.privacy.accounting import PrivacyLedger
 from dpgan.privacy.unit_rule import ReleasedTally
-from dpgan.recipes.images import NOT_CERTIFIED, ImageRecipe, get_image_recipe
+from dpgan.recipes.images import DEFAULT_IMAGE_RECIPE, NOT_CERTIFIED, ImageRecipe, get_image_recipe
 from dpgan.serialization import check_model_destination, read_model_dir, write_model_dir
 from dpgan.tables.settings import loop_config
 from dpgan.threads import fit_threads
@@ -56,7 +63,7 @@ class ImageSynthesizer(Synthesizer):
         accountant: str = "pld",
         seed: int | None = None,
         noise_multiplier: float | None = None,
-        recipe: str = "dcgan",
+        recipe: str = DEFAULT_IMAGE_RECIPE,
         conditional: bool = True,
         classes: list[str] | tuple[str, ...] | None = None,
         label_prior: list[float] | np.ndarray | None = None,
@@ -78,7 +85,9 @@ class ImageSynthesizer(Synthesizer):
         for switch in ("label_guide", "gaussian_warm_start"):
             if getattr(self.networks, switch) and self.recipe.strategy != "dp-critic":
                 raise InputError(f"{switch} is for the dp-critic recipes (dcgan, dp-cgan)")
-        self.config = critic_config(IMAGE_DEFAULTS | self.recipe.overrides, settings)
+        self.config = critic_config(IMAGE_DEFAULTS | self.recipe.overrides, settings)  # unknown: its own line
+        if self.recipe.strategy == "released-statistics":  # a loop setting it would ignore: one line
+            refuse_loop_settings(settings, f"{self.recipe.name} recipe", "recipe='dcgan', --recipe dcgan")
         self.conditional = bool(conditional)
         self.classes, self.label_prior = public_labels(classes, label_prior)
         # the declared (C, H, W): public, so a PNG folder's other shapes are dropped and nothing is bought

@@ -23,7 +23,14 @@ import numpy as np
 import pandas as pd
 import torch
 
-from dpgan.api import Synthesizer, check_sample_count, imposed_labels, network_settings, sampling_generator
+from dpgan.api import (
+    Synthesizer,
+    check_sample_count,
+    imposed_labels,
+    network_settings,
+    refuse_loop_settings,
+    sampling_generator,
+)
 from dpgan.devices import on_device, released_on_cpu
 from dpgan.errors import InputError, ModelFileError
 from dpgan.fit import run_fit
@@ -76,7 +83,9 @@ class SequenceSynthesizer(Synthesizer):
         budget = {"epsilon": epsilon, "delta": delta, "accountant": accountant, "seed": seed}
         super().__init__(**budget, noise_multiplier=noise_multiplier, device=device, threads=threads)
         self.networks = network_settings(SequenceSettings, settings, critic=critic)
-        self.config = critic_config(SEQUENCE_DEFAULTS, settings)
+        self.config = critic_config(SEQUENCE_DEFAULTS, settings)  # an unknown setting: its own line first
+        if self.networks.released_only:  # a loop setting it would ignore: one line
+            refuse_loop_settings(settings, f"{self.networks.model} model", "model='gan', --model gan")
         self.schema: SequenceSchema | None = None
         self.input_form = "long"
 

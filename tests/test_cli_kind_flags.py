@@ -1,0 +1,96 @@
+"""A flag the chosen kind (or model) would not read is one line, never a silent no-op; and a fit that
+names no image recipe is the `gaussian` recipe, which trains no GAN and takes none of the loop's."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import numpy as np
+import pytest
+
+from dpgan.cli import main
+from dpgan.cli.kind_flags import EVERY_KIND, FLAG_KINDS
+from dpgan.cli.parser import build_parser
+from dpgan.cli.settings_flags import KIND_SETTINGS
+from dpgan.errors import InputError
+from dpgan.recipes.images import DEFAULT_IMAGE_RECIPE
+from dpgan.setting import flag_fields
+from dpgan.synthesizers import ImageSynthesizer, SequenceSynthesizer
+
+KINDS = ("table", "sequence", "image")
+VALUES = {  # a well-formed value for each flag that takes one (the refusal comes before any is read)
+    "schema": "s.json", "bounds": "a=0:1", "categories": "a=x,y", "target": "t", "categorical": "a",
+    "memory_budget_mb": "64", "public_data": "p.csv", "public_warm_start_steps": "5", "checkpoint": "ck",
+    "checkpoint_every": "5", "condition_column": "c", "geo": "a,b", "recipe": "dcgan", "id_column": "sid",
+    "value_columns": "v", "time_column": "t", "length": "5", "label_column": "l", "entity_column": "e",
+    "max_series_per_entity": "2", "classes": "a,b", "image_shape": "1x8x8",
+}  # fmt: skip
+
+
+def _fit_parser() -> argparse.ArgumentParser:
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    return sub.choices["fit"]
+
+
+def test_every_fit_flag_is_said_to_be_every_kinds_a_kinds_or_a_settings_field():
+    settings = {f.name for classes in KIND_SETTINGS.values() for cls in classes for f in flag_fields(cls)}
+    dests = {a.dest for a in _fit_parser()._actions if a.dest != "help"}
+    assert dests - settings - EVERY_KIND - set(FLAG_KINDS) == set()
+    assert set(FLAG_KINDS) <= dests and not set(FLAG_KINDS) & EVERY_KIND
+
+
+def test_the_listed_defaults_are_the_parsers():
+    parsed = _fit_parser().parse_args(["data.csv", "--epsilon", "1", "--out", "m"])
+    for dest, (default, kinds) in FLAG_KINDS.items():
+        assert getattr(parsed, dest) == default, dest
+        assert kinds and set(kinds) <= set(KINDS)
+
+
+CASES = [(dest, kind) for dest, (_, kinds) in FLAG_KINDS.items() for kind in KINDS if kind not in kinds]
+
+
+@pytest.mark.parametrize("dest, kind", CASES, ids=[f"{d}-{k}" for d, k in CASES])
+def test_a_flag_the_kind_does_not_read_is_one_line_before_any_read(tmp_path, capsys, dest, kind):
+    flag = "--" + dest.replace("_", "-")
+    given = [flag] if FLAG_KINDS[dest][0] is False else [flag, VALUES[dest]]
+    args = ["fit", str(tmp_path / "missing"), "--kind", kind, "--epsilon", "1", "--out", str(tmp_path / "m")]
+    assert main([*args, *given]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and f"{flag} applies to --kind" in err and f"not to --kind {kind}" in err
+    assert not (tmp_path / "m").exists()
+
+
+def test_the_default_image_recipe_trains_no_gan_and_refuses_the_loops_settings():
+    assert ImageSynthesizer(epsilon=1.0).recipe.name == DEFAULT_IMAGE_RECIPE == "gaussian"
+    with pytest.raises(InputError, match=r"trains no GAN: epochs, max_steps would do nothing \(drop them"):
+        ImageSynthesizer(epsilon=1.0, max_steps=5, epochs=2.0)
+    with pytest.raises(InputError, match=r"n_critic would do nothing \(drop it, or choose a GAN: recipe='dcgan'"):
+        ImageSynthesizer(epsilon=1.0, n_critic=3)
+    with pytest.raises(InputError, match="unknown setting"):  # an unknown name keeps its own line
+        ImageSynthesizer(epsilon=1.0, max_steps=5, colour="blue")
+    assert ImageSynthesizer(epsilon=1.0, recipe="dcgan", max_steps=5).config.max_steps == 5
+
+
+@pytest.mark.parametrize("model", ["gaussian", "gaussian-copula"])
+def test_a_series_model_of_dp_statistics_refuses_the_loops_settings(model):
+    with pytest.raises(InputError, match=f"the {model} model trains no GAN: batch_size would do nothing"):
+        SequenceSynthesizer(epsilon=1.0, model=model, batch_size=64)
+    assert SequenceSynthesizer(epsilon=1.0, model="gan", batch_size=64).config.batch_size == 64
+    assert SequenceSynthesizer(epsilon=1.0, model="gaussian+gan", batch_size=64).config.batch_size == 64
+
+
+def test_the_cli_fits_the_default_image_recipe_and_refuses_its_loop_flags(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    np.savez(
+        tmp_path / "d.npz", images=rng.integers(0, 256, (300, 8, 8), dtype=np.uint8), labels=rng.integers(0, 2, 300)
+    )
+    fit = ["fit", str(tmp_path / "d.npz"), "--kind", "image", "--epsilon", "2", "--classes", "0,1", "--seed", "0"]
+    assert main([*fit, "--quiet", "--out", str(tmp_path / "m")]) == 0
+    meta = json.loads((tmp_path / "m" / "model.json").read_text())
+    assert meta["recipe"] == "gaussian" and meta["training"]["steps"] == 0
+    capsys.readouterr()
+    assert main([*fit, "--max-steps", "5", "--out", str(tmp_path / "bad")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "gaussian recipe trains no GAN: max_steps" in err and "--recipe dcgan" in err
+    assert not (tmp_path / "bad").exists()
