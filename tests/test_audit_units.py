@@ -60,6 +60,10 @@ def models(tmp_path_factory) -> dict[str, Path]:
         fitted = SequenceSynthesizer(epsilon=0.5, seed=0, model="gan", critic=critic, **small).fit(frame, schema)
         paths[f"sequence-{critic}"] = fitted.save(root / f"sequence-{critic}")
     paths["sequence-gaussian"] = SequenceSynthesizer(epsilon=0.5, seed=0).fit(frame, schema).save(root / "gaussian")
+    fitted = ImageSynthesizer(epsilon=0.5, seed=0, classes=["0", "1"])  # the default recipe: no critic
+    paths["image-gaussian"] = fitted.fit(np.zeros((60, 8, 8), np.uint8), np.arange(60) % 2).save(
+        root / "image-gaussian"
+    )
     rng = np.random.default_rng(1)
     images = rng.integers(0, 256, size=(120, 8, 8), dtype=np.uint8)
     labels = rng.integers(0, 2, size=120)
@@ -109,6 +113,9 @@ def test_what_is_not_audited_is_one_line_naming_what_is(models, capsys):
     assert main(["audit", str(models["sequence-gaussian"]), "--trials", "10", "--quiet"]) == 2  # the default model
     err = capsys.readouterr().err.strip()
     assert err.startswith("dpgan: error: ") and "\n" not in err and "DP Gaussian" in err and "--model gan" in err
+    assert main(["audit", str(models["image-gaussian"]), "--trials", "10", "--quiet"]) == 2  # the default recipe
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "gaussian has no DP-SGD critic step" in err and "--recipe dcgan" in err
 
 
 def test_the_command_line_audits_a_sequence_model(models, capsys):

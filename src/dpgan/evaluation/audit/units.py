@@ -87,7 +87,8 @@ def unit_critic_of(path: str | Path, kind: str) -> tuple[UnitCritic, Any]:
     if kind == "image":
         if synth.recipe.strategy != "dp-critic":
             raise InputError(
-                f"dpgan audit audits {AUDITED_KINDS}; the image recipe {synth.recipe.name} has no DP-SGD critic step"
+                f"dpgan audit audits {AUDITED_KINDS}; the image recipe {synth.recipe.name} has no DP-SGD critic step: "
+                "fit with --recipe dcgan to audit a critic"
             )
         return _image_critic(synth), synth
     raise ModelFileError(f"{path} is a model of kind {kind!r}; dpgan audit audits {AUDITED_KINDS}")
