@@ -14,6 +14,7 @@ from dpgan.cli.kind_flags import EVERY_KIND, FLAG_KINDS
 from dpgan.cli.parser import build_parser
 from dpgan.cli.settings_flags import KIND_SETTINGS
 from dpgan.errors import InputError
+from dpgan.images.settings import GAN_NETWORK_SETTINGS, ImageSettings
 from dpgan.recipes.images import DEFAULT_IMAGE_RECIPE
 from dpgan.setting import flag_fields
 from dpgan.synthesizers import ImageSynthesizer, SequenceSynthesizer
@@ -70,6 +71,17 @@ def test_the_default_image_recipe_trains_no_gan_and_refuses_the_loops_settings()
     with pytest.raises(InputError, match="unknown setting"):  # an unknown name keeps its own line
         ImageSynthesizer(epsilon=1.0, max_steps=5, colour="blue")
     assert ImageSynthesizer(epsilon=1.0, recipe="dcgan", max_steps=5).config.max_steps == 5
+
+
+@pytest.mark.parametrize("name", GAN_NETWORK_SETTINGS)
+def test_the_default_image_recipe_refuses_each_setting_only_a_gan_reads(name):
+    default = ImageSettings.__dataclass_fields__[name].default
+    value = {"generator_width": 8, "mode_seeking": 0.5, "label_guide": True}.get(name, default)
+    with pytest.raises(InputError, match=f"trains no GAN: {name} would do nothing"):
+        ImageSynthesizer(epsilon=1.0, **{name: value})
+    if default is None:  # None is "the recipe's": not a setting given
+        assert ImageSynthesizer(epsilon=1.0, **{name: None}).recipe.name == "gaussian"
+    ImageSynthesizer(epsilon=1.0, recipe="dcgan", **{name: value})  # the GAN reads it
 
 
 @pytest.mark.parametrize("model", ["gaussian", "gaussian-copula"])

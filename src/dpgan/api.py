@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import secrets
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -161,11 +161,12 @@ def sampling_generator(seed: int | None) -> torch.Generator:
     return torch.Generator(device="cpu").manual_seed(seed if seed is not None else secrets.randbits(63))
 
 
-def refuse_loop_settings(settings: dict[str, Any], model: str, gan_choice: str) -> None:
-    """One line where a model that trains no GAN (DP statistics on all of ε) is given the GAN
-    loop's settings (`settings`: what `network_settings` left): they would silently do nothing."""
-    if settings:
-        given = sorted(settings)
+def refuse_gan_settings(settings: Iterable[str], model: str, gan_choice: str) -> None:
+    """One line where a model that trains no GAN (DP statistics on all of ε) is given settings only
+    a GAN reads (the loop's, what `network_settings` left, and the kind's GAN-only networks): they
+    would silently do nothing."""
+    given = sorted(settings)
+    if given:
         raise InputError(
             f"the {model} trains no GAN: {', '.join(given)} would do nothing (drop "
             f"{'it' if len(given) == 1 else 'them'}, or choose a GAN: {gan_choice})"

@@ -22,7 +22,7 @@ from dpgan.api import (
     check_sample_count,
     imposed_labels,
     network_settings,
-    refuse_loop_settings,
+    refuse_gan_settings,
     sampling_generator,
 )
 from dpgan.devices import on_device, released_on_cpu
@@ -38,7 +38,14 @@ from dpgan.images.fit_kind import (
     public_labels,
 )
 from dpgan.images.sampling import render_samples
-from dpgan.images.settings import IMAGE_DEFAULTS, MAX_SAMPLE, ImageSettings, match_marginals, mixture_components
+from dpgan.images.settings import (
+    GAN_NETWORK_SETTINGS,
+    IMAGE_DEFAULTS,
+    MAX_SAMPLE,
+    ImageSettings,
+    match_marginals,
+    mixture_components,
+)
 from dpgan.models.image_units import ImageUnitGenerator
 from dpgan.privacy.accounting import PrivacyLedger
 from dpgan.privacy.unit_rule import ReleasedTally
@@ -75,6 +82,7 @@ class ImageSynthesizer(Synthesizer):
         budget = {"epsilon": epsilon, "delta": delta, "accountant": accountant, "seed": seed}
         super().__init__(**budget, noise_multiplier=noise_multiplier, device=device, threads=threads)
         self.recipe: ImageRecipe = get_image_recipe(recipe)
+        given = {key for key, value in settings.items() if value is not None}  # before the networks' are taken out
         self.networks = network_settings(ImageSettings, settings)
         if self.networks.gaussian_components is None:  # the gaussian recipe's rule of the public ε, before any read
             chosen = mixture_components(epsilon) if self.recipe.architecture == "gaussian" else 1
@@ -82,12 +90,13 @@ class ImageSynthesizer(Synthesizer):
         if self.networks.gaussian_match_marginals is None:  # the same: the public ε, the recipe, the copula
             gaussian = self.recipe.architecture == "gaussian" and not self.networks.gaussian_copula
             self.networks = replace(self.networks, gaussian_match_marginals=gaussian and match_marginals(epsilon))
+        self.config = critic_config(IMAGE_DEFAULTS | self.recipe.overrides, settings)  # unknown: its own line
+        if self.recipe.strategy == "released-statistics":  # a GAN's setting it would ignore: one line
+            unread = set(settings) | (given & set(GAN_NETWORK_SETTINGS))
+            refuse_gan_settings(unread, f"{self.recipe.name} recipe", "recipe='dcgan', --recipe dcgan")
         for switch in ("label_guide", "gaussian_warm_start"):
             if getattr(self.networks, switch) and self.recipe.strategy != "dp-critic":
                 raise InputError(f"{switch} is for the dp-critic recipes (dcgan, dp-cgan)")
-        self.config = critic_config(IMAGE_DEFAULTS | self.recipe.overrides, settings)  # unknown: its own line
-        if self.recipe.strategy == "released-statistics":  # a loop setting it would ignore: one line
-            refuse_loop_settings(settings, f"{self.recipe.name} recipe", "recipe='dcgan', --recipe dcgan")
         self.conditional = bool(conditional)
         self.classes, self.label_prior = public_labels(classes, label_prior)
         # the declared (C, H, W): public, so a PNG folder's other shapes are dropped and nothing is bought
@@ -228,14 +237,10 @@ class ImageSynthesizer(Synthesizer):
         if meta.get("kind") != KIND:
             raise ModelFileError(f"{path} is not an image model")
         try:
-            networks = ImageSettings.saved(meta["networks"])
-            synth = cls(
-                epsilon=meta["epsilon_target"],
-                delta=meta["delta"],
-                accountant=meta["accountant"],
-                recipe=meta["recipe"],
-                **networks,
-            )
+            budget = {"epsilon": meta["epsilon_target"], "delta": meta["delta"], "accountant": meta["accountant"]}
+            synth = cls(**budget, recipe=meta["recipe"])
+            # the saved networks as they were resolved at the fit (every field, the GAN-only ones too)
+            synth.networks = network_settings(ImageSettings, ImageSettings.saved(meta["networks"]))
             synth.config = loop_config(meta["config"])
             synth.ledger = PrivacyLedger.from_dict(meta["ledger"])
             synth.training = dict(meta["training"])

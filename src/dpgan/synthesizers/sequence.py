@@ -28,7 +28,7 @@ from dpgan.api import (
     check_sample_count,
     imposed_labels,
     network_settings,
-    refuse_loop_settings,
+    refuse_gan_settings,
     sampling_generator,
 )
 from dpgan.devices import on_device, released_on_cpu
@@ -85,7 +85,7 @@ class SequenceSynthesizer(Synthesizer):
         self.networks = network_settings(SequenceSettings, settings, critic=critic)
         self.config = critic_config(SEQUENCE_DEFAULTS, settings)  # an unknown setting: its own line first
         if self.networks.released_only:  # a loop setting it would ignore: one line
-            refuse_loop_settings(settings, f"{self.networks.model} model", "model='gan', --model gan")
+            refuse_gan_settings(settings, f"{self.networks.model} model", "model='gan', --model gan")
         self.schema: SequenceSchema | None = None
         self.input_form = "long"
 
