@@ -9,6 +9,7 @@ from typing import Any
 
 from dpgan.cli.arguments import check_budget, check_file, check_model_dir, positive
 from dpgan.cli.output import StageProgress, short
+from dpgan.cli.settings_flags import flag_name
 from dpgan.errors import InputError
 from dpgan.tables.table_io import check_readable
 
@@ -128,7 +129,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
     if args.model is not None:
         check_model_dir(args.model)
         if given:
-            flags = ", ".join("--" + key.replace("_", "-") for key in given)
+            flags = ", ".join(flag_name(key) for key in given)
             raise InputError(f"{flags} describe a configuration to audit; a MODEL_DIR has its own")
     check_budget(args)
     positive(args.rows, "--rows", integer=True)

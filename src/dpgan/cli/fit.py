@@ -24,7 +24,7 @@ from dpgan.cli.arguments import (
 )
 from dpgan.cli.kind_flags import refuse_unread_flags
 from dpgan.cli.output import ProgressBar, print_report_warning
-from dpgan.cli.settings_flags import KIND_SETTINGS, given_settings, refuse_other_kinds
+from dpgan.cli.settings_flags import KIND_SETTINGS, given_settings
 from dpgan.errors import DPGanWarning, InputError
 from dpgan.recipes import RECIPES
 from dpgan.serialization import check_model_destination
@@ -35,8 +35,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
     check_budget(args)
     if args.kind != "table" and int(os.environ.get("WORLD_SIZE") or 1) > 1:
         raise InputError("a distributed fit (torchrun) is for tables only: fit series and images in one process")
-    refuse_other_kinds(args, args.kind)  # e.g. --gaussian-base on a table: one line, before any read
-    refuse_unread_flags(args, args.kind)  # e.g. --checkpoint on images: the same
+    refuse_unread_flags(args, args.kind)  # e.g. --gaussian-base on a table, --checkpoint on images: one line
     if args.kind == "sequence":
         return fit_sequence(args)
     if args.kind == "image":

@@ -2,8 +2,9 @@
 
 A flag the chosen kind would not read is one clear line before anything is read, never a silent
 no-op: a `--checkpoint` that an image fit ignored would leave the user believing the fit could be
-resumed, a `--schema` that it ignored that the images were described. The settings classes' flags
-have their own check (dpgan.cli.settings_flags.refuse_other_kinds); the flags every kind reads
+resumed, a `--schema` that it ignored that the images were described. One check covers both sorts
+of flag: the settings classes' (dpgan.cli.settings_flags.refuse_other_kinds) and the plain ones
+listed here; the flags every kind reads
 (the budget, the output, the compute and the loop's) are listed in `EVERY_KIND`, and a test checks
 that each flag of `dpgan fit` is in one of the two lists.
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from dpgan.cli.settings_flags import flag_name, refuse_other_kinds
 from dpgan.errors import InputError
 
 TABLE, SEQUENCE, IMAGE = "table", "sequence", "image"
@@ -56,12 +58,10 @@ EVERY_KIND = frozenset(
 )  # fmt: skip
 
 
-def flag_name(dest: str) -> str:
-    return "--" + dest.replace("_", "-")
-
-
 def refuse_unread_flags(args: argparse.Namespace, kind: str) -> None:
-    """One line naming the first flag given (away from its default) that `kind` does not read."""
+    """One line naming the first flag given (away from its default) that `kind` does not read: the
+    settings classes' flags first (another kind's class), then the plain flags of `FLAG_KINDS`."""
+    refuse_other_kinds(args, kind)
     for dest, (default, kinds) in FLAG_KINDS.items():
         if kind not in kinds and getattr(args, dest, default) != default:
             readers = " or ".join(f"--kind {k}" for k in kinds)

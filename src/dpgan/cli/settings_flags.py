@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Mapping, Sequence
-from dataclasses import MISSING, Field
+from dataclasses import MISSING
 from typing import Any
 
 from dpgan.errors import InputError
@@ -34,8 +34,9 @@ KIND_SETTINGS: dict[str, tuple[type, ...]] = {
 KIND_WORDS = {classes[-1]: kind for kind, classes in KIND_SETTINGS.items()}  # each kind's own settings class
 
 
-def flag_name(field: Field) -> str:  # type: ignore[type-arg]
-    return "--" + field.name.replace("_", "-")
+def flag_name(name: str) -> str:
+    """A setting's or an argument's name as its flag: `max_steps` → `--max-steps`."""
+    return "--" + name.replace("_", "-")
 
 
 def shown(value: Any) -> str:
@@ -65,13 +66,13 @@ def add_settings_flags(
     declare (the parser would refuse it later, less clearly)."""
     for field in flag_fields(cls):
         if field.name in seen:
-            raise RuntimeError(f"internal error: two settings classes declare the flag {flag_name(field)}")
+            raise RuntimeError(f"internal error: two settings classes declare the flag {flag_name(field.name)}")
         seen.add(field.name)
         default = None if field.default is MISSING else field.default
         meta = field.metadata
         said = meta["shown"] if meta["shown"] is not None else shown(default)
         text = f"{meta['help']} (default: {said}{recipe_defaults(field.name)})".replace("%", "%%")
-        flag = flag_name(field)
+        flag = flag_name(field.name)
         place = advanced if meta["advanced"] and advanced is not None else group
         if isinstance(default, bool) or "bool" in str(field.type):
             place.add_argument(flag, action=argparse.BooleanOptionalAction, default=None, help=text)
@@ -107,9 +108,9 @@ def refuse_other_kinds(args: argparse.Namespace, kind: str) -> None:
     for cls, word in KIND_WORDS.items():
         if cls in KIND_SETTINGS[kind]:
             continue
-        given = [flag_name(f) for f in flag_fields(cls) if getattr(args, f.name, None) is not None]
+        given = [flag_name(f.name) for f in flag_fields(cls) if getattr(args, f.name, None) is not None]
         if given:
             raise InputError(f"{', '.join(given)} apply to --kind {word}, not to --kind {kind}")
 
 
-__all__ = ["KIND_SETTINGS", "add_kind_flags", "given_settings", "refuse_other_kinds"]
+__all__ = ["KIND_SETTINGS", "add_kind_flags", "flag_name", "given_settings", "refuse_other_kinds"]
