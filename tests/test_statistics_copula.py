@@ -101,7 +101,7 @@ def test_each_channel_gets_its_own_marginal_at_less_noise_than_one_pooled_histog
     ledger = _fit(per_channel, values, None, 0, epsilon=1e4)
     _fit(pooled, values, None, 0, epsilon=1e4)
     assert per_channel.cdfs[0].shape == (2, 65) and pooled.cdfs[0].shape == (1, 65)
-    assert "d/√C = 5.657" in ledger.entries[0].note  # 8/√2
+    assert "Δ = d/√C = 8/√2 = 5.657" in ledger.entries[0].note
     drawn, _ = per_channel.sample(6000, np.random.default_rng(9))
     blend, _ = pooled.sample(6000, np.random.default_rng(9))
     levels = np.linspace(0.02, 0.98, 49)
@@ -144,3 +144,13 @@ def test_a_mixture_can_model_the_scores_and_the_ledger_still_lands_on_epsilon():
     drawn, drawn_labels = copula.sample(500, np.random.default_rng(13))
     assert drawn.shape == (500, 6) and drawn.min() >= -1.0 and drawn.max() <= 1.0
     assert set(np.unique(drawn_labels)) <= {0, 1} and copula.shares.shape == (2,)
+
+
+def test_the_histogram_note_says_what_ran_the_entity_factor_included():
+    """The ledger's note states the cells released and the Δ the noise used: k·d/√C with k vectors
+    per unit (an entity's k series), not d/√C alone (issue 49)."""
+    values = _skewed(200, 6, np.random.default_rng(3))
+    one = _fit(DPGaussianCopula(-1.0, 1.0, bins=16, channels=3), values, None, 0)
+    four = _fit(DPGaussianCopula(-1.0, 1.0, bins=16, channels=3), values, None, 0, per_unit=4)
+    assert one.entries[0].note == "16 cells per label and channel (16 equal bins of [-1, 1]); Δ = d/√C = 6/√3 = 3.464"
+    assert four.entries[0].note.endswith("Δ = 4·d/√C = 4·6/√3 = 13.86")  # 4 · 6/√3

@@ -104,3 +104,14 @@ def test_a_threshold_reads_small_noisy_counts_as_empty_and_none_keeps_the_copula
     noisy = np.array([-5.0, 1.0, 3.0, 10.0])
     assert DPMatchedMarginals(-1.0, 1.0, threshold=2.0).kept_counts(noisy, 2.0).tolist() == [0.0, 0.0, 0.0, 10.0]
     assert DPMatchedMarginals(-1.0, 1.0).kept_counts(noisy, 2.0).tolist() == [0.0, 1.0, 3.0, 10.0]
+
+
+def test_the_histogram_note_counts_the_end_cells_it_releases():
+    """32 equal bins and the box's two ends: 34 cells released per label and channel, and the note
+    says 34 (issue 49: it said 32)."""
+    model = DPMatchedMarginals(-1.0, 1.0, bins=32)
+    ledger = _fit(model, _images(300, 8, np.random.default_rng(1)), None, 0, per_unit=2)
+    note = ledger.entries[0].note
+    assert len(model.edges) - 1 == 34 and len(model.cdfs[0][0]) == 35  # 34 cells, 35 edges
+    assert note.startswith("34 cells per label and channel (the box's ends -1 and 1 as cells of their own, then 32 ")
+    assert note.endswith("Δ = 2·d/√C = 2·8/√1 = 16")

@@ -91,9 +91,7 @@ class DPGaussianCopula:
         groups = max(1, n_labels)
         delta = d / np.sqrt(channels)  # one vector: d/C counts in each of C histograms (step 1)
         sigma = histogram_target.sigma(1.0, 1, ledger.entries)
-        charge_gaussian(
-            ledger, HISTOGRAM_EVENT, sigma, note=f"{self.bins} bins per label and channel; Δ d/√C = {delta:.4g}"
-        )
+        charge_gaussian(ledger, HISTOGRAM_EVENT, sigma, note=self.histogram_note(d, per_unit))
         cells = self.cells_of(values)
         n_cells = len(self.edges) - 1
         self.cdfs = []
@@ -110,6 +108,20 @@ class DPGaussianCopula:
         )  # fmt: skip
         self.after_releases(rng)
         return self
+
+    def histogram_note(self, d: int, per_unit: int) -> str:
+        """The ledger's note for step 1, what runs: the cells released per label and channel and
+        the L2 sensitivity, k·d/√C with k vectors per unit (the noise std is σ times it)."""
+        k = f"{per_unit}·" if per_unit != 1 else ""
+        sensitivity = per_unit * d / np.sqrt(self.channels)
+        return (
+            f"{len(self.edges) - 1} cells per label and channel ({self.cells_description()}); "
+            f"Δ = {k}d/√C = {k}{d}/√{self.channels} = {sensitivity:.4g}"
+        )
+
+    def cells_description(self) -> str:
+        """What the histogram's cells are, for the ledger's note."""
+        return f"{self.bins} equal bins of [{self.low:g}, {self.high:g}]"
 
     def kept_counts(self, noisy: np.ndarray, noise_std: float) -> np.ndarray:
         """The released counts the CDF is built from (post-processing): negative ones at 0."""

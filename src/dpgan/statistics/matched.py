@@ -92,6 +92,10 @@ class DPMatchedMarginals(DPGaussianCopula):
                 np.stack([tabulated_cdf(rows[:, c :: self.channels], self.source_edges) for c in range(self.channels)])
             )
 
+    def cells_description(self) -> str:
+        """Step 1's cells: the box's two ends, then its equal bins."""
+        return f"the box's ends {self.low:g} and {self.high:g} as cells of their own, then {self.bins} equal bins"
+
     def kept_counts(self, noisy: np.ndarray, noise_std: float) -> np.ndarray:
         """Counts below `threshold` noise sds read as empty (post-processing): matching trusts the
         released marginal, so the noise left in a label's empty bins would become drawn values."""
