@@ -25,7 +25,7 @@ VALUES = {  # a well-formed value for each flag that takes one (the refusal come
     "memory_budget_mb": "64", "public_data": "p.csv", "public_warm_start_steps": "5", "checkpoint": "ck",
     "checkpoint_every": "5", "condition_column": "c", "geo": "a,b", "recipe": "dcgan", "id_column": "sid",
     "value_columns": "v", "time_column": "t", "length": "5", "label_column": "l", "entity_column": "e",
-    "max_series_per_entity": "2", "classes": "a,b", "image_shape": "1x8x8",
+    "max_series_per_entity": "2", "classes": "a,b", "image_shape": "1x8x8", "pixel_range": "0:255",
 }  # fmt: skip
 
 

@@ -35,6 +35,7 @@ READERS = (
     "images/checks.py",
     "images/io.py",
     "images/labels.py",
+    "images/lists.py",
     "tables/parquet_source.py",
     "tables/conform.py",
     "tables/table_io.py",
@@ -64,6 +65,8 @@ PUBLIC_VALUES = {
     "len(archive.files)",  # how many arrays an .npz holds: its structure
     "held",  # the names of the arrays an .npz holds: its structure
     "released.describe()",  # a DP release's output
+    "dropped",  # the noticeable dropped counts of a DP release, with advice on the public dtype and range
+    "where",  # "[0, 1]" or "the pixel_range": whether a range was declared (a public setting)
     "file",
     "files[0]",
     "', '.join(unknown)",  # column names

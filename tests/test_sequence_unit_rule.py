@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpgan.errors import DPGanWarning
+from dpgan.errors import DPGanWarning, InputError
 from dpgan.sequences import SequenceSchema, ValueColumn
 from dpgan.sequences.reader import (
     INCOMPLETE,
@@ -209,3 +209,16 @@ def test_the_unit_count_is_one_release_with_one_cell_per_reason():
     assert min(record["dropped"].values()) >= 0  # noisy counts are shown clamped at 0
     counts = [e for e in synth.ledger.entries if e.name.startswith("unit count")]
     assert len(counts) == 1 and counts[0].sampling_rate == 1.0 and counts[0].count == 1
+
+
+def test_a_list_of_series_is_refused_on_its_type_whatever_one_series_holds() -> None:
+    """Issue 49: np.asarray of a list let one series decide: text made the list's dtype refused, another
+    length made it ragged. A list is refused on its public type instead, the same for both."""
+    schema = _schema(label=None, categories=())
+    plain = [np.zeros(T) for _ in range(4)]
+    outcomes = []
+    for series in (plain, [*plain, np.array(["SECRET-42"] * T)], [*plain, np.zeros(T + 1)]):
+        with pytest.raises(InputError) as exc:
+            read_array_raw(series, None, schema)  # type: ignore[arg-type]
+        outcomes.append(str(exc.value))
+    assert len(set(outcomes)) == 1 and "list" in outcomes[0] and "SECRET" not in outcomes[0]

@@ -15,6 +15,7 @@ released with DP (dpgan.images.labels.release_shape).
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +63,20 @@ def parse_image_shape(text: str | None) -> tuple[int, int, int] | None:
     return c, h, w
 
 
+def parse_pixel_range(text: str | None) -> tuple[float, float] | None:
+    """`--pixel-range LO:HI` (e.g. 0:255) as (low, high): the public range of float pixels."""
+    if text is None:
+        return None
+    parts = text.split(":")
+    try:
+        low, high = (float(p) for p in parts)
+    except ValueError:
+        low = high = float("nan")
+    if len(parts) != 2 or not (math.isfinite(low) and math.isfinite(high) and low < high):
+        raise InputError("--pixel-range is LO:HI with LO < HI, e.g. 0:255 (a negative LO as --pixel-range=-1:1)")
+    return low, high
+
+
 def _classes(text: str | None) -> list[str] | None:
     if text is None:
         return None
@@ -81,6 +96,9 @@ def fit_image(args: argparse.Namespace, settings: dict[str, Any]) -> int:
         raise InputError(f"--recipe {recipe} is a table recipe; image recipes: {', '.join(IMAGE_RECIPES)}")
     classes = _classes(args.classes)
     shape = parse_image_shape(args.image_shape)
+    pixel_range = parse_pixel_range(args.pixel_range)
+    if pixel_range is not None and source.is_dir():
+        raise InputError("--pixel-range is for an .npz of float images: PNGs are 8-bit (0-255)")
 
     from dpgan.images.io import read_images
     from dpgan.synthesizers.image import ImageSynthesizer
@@ -95,11 +113,12 @@ def fit_image(args: argparse.Namespace, settings: dict[str, Any]) -> int:
         conditional=not args.unconditional,
         classes=classes,
         image_shape=shape,
+        pixel_range=pixel_range,
         device=args.device,
         threads=args.threads,
         **settings,
     )
-    images = read_images(source, shape=shape, labelled=not args.unconditional)
+    images = read_images(source, shape=shape, labelled=not args.unconditional, pixel_range=pixel_range)
     synth.fit(images, progress=ProgressBar(not args.quiet, args.accountant))
     synth.save(out, overwrite=args.overwrite)
     report = synth.privacy_report()
@@ -125,9 +144,10 @@ def sample_image(synth, out: Path, args: argparse.Namespace) -> int:  # noqa: AN
     from dpgan.images.io import write_contact_sheet, write_images
 
     images, labels = synth.sample(args.n, seed=args.seed, label=label)
-    write_images(out, images, labels, overwrite=getattr(args, "overwrite", False))
+    # an .npz keeps the samples' form (uint8, or float in the model's range); PNGs are 8-bit
+    write_images(out, images, labels, overwrite=getattr(args, "overwrite", False), pixel_range=synth.pixel_range)
     sheet = out.with_suffix(".png") if out.suffix else out.parent / f"{out.name}-contact-sheet.png"
-    write_contact_sheet(sheet, images, labels)
+    write_contact_sheet(sheet, images, labels, pixel_range=synth.pixel_range)
     print(f"wrote {args.n} images to {out} and a contact sheet to {sheet}")
     return 0
 
@@ -167,10 +187,11 @@ def evaluate_image(args: argparse.Namespace) -> int:
         assert model is not None
         classes = list(model.label_names)
     shape = None if model is None else model.image_shape
+    pixel_range = None if model is None else model.pixel_range  # a float model's range (its samples' too)
     arrays, codes = [], []
     for source in sources:
-        data = read_images(source, shape=shape, labelled=True)
-        arrays.append(to_unit_range(data.images))
+        data = read_images(source, shape=shape, labelled=True, pixel_range=pixel_range)
+        arrays.append(to_unit_range(data.images, data.pixel_range))
         codes.append(_codes(data.label_names, data.labels, classes))
     metrics = evaluate_images(
         arrays[0], codes[0], arrays[1], codes[1], arrays[2], codes[2], len(classes), seed=args.seed
@@ -205,5 +226,6 @@ __all__ = [
     "evaluate_image",
     "fit_image",
     "parse_image_shape",
+    "parse_pixel_range",
     "sample_image",
 ]

@@ -48,6 +48,7 @@ FLAG_KINDS: dict[str, tuple[Any, tuple[str, ...]]] = {
     "classes": (None, (IMAGE,)),
     "unconditional": (False, (IMAGE,)),
     "image_shape": (None, (IMAGE,)),
+    "pixel_range": (None, (IMAGE,)),
 }
 EVERY_KIND = frozenset(
     {

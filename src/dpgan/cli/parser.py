@@ -180,6 +180,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="the public image shape, e.g. 1x28x28; PNGs of another shape are dropped and counted "
         "(without it a folder's shape is released with DP)",
     )
+    images.add_argument(
+        "--pixel-range",
+        metavar="LO:HI",
+        help="the public range of an .npz's float pixels, e.g. 0:255 (default 0:1; uint8 and PNGs are 0-255); "
+        "samples come back in it; a negative LO as --pixel-range=-1:1",
+    )
     fit.set_defaults(func=cmd_fit)
 
     schema = command("schema", "learn a schema with DP (or write a template) to inspect, edit and reuse with --schema")

@@ -17,9 +17,15 @@ The label order is decided per label too (``label_key``: decimal integers by val
 text as text), so the order of a set of labels depends on that set only: an image labelled 'x'
 that the release drops cannot turn ['2', '10'] into ['10', '2'].
 
-Accepted pixels: ``uint8`` (0..255) or a float dtype (values in [0, 1] kept). Other integer dtypes
-are refused rather than guessed at (an int64 array may hold 0..255, 0..65535 or 0..1), and so is
-``bool``. There is no cap on the number of images (it would be a refusal on N): memory is the limit.
+Accepted pixels: ``uint8`` (0..255) or a float dtype (values in [0, 1] kept, or in a declared
+``pixel_range`` such as (0, 255): a public setting, so the rule stays one image's own). Other
+integer dtypes are refused rather than guessed at (an int64 array may hold 0..255, 0..65535 or
+0..1), and so is ``bool``. There is no cap on the number of images (it would be a refusal on N):
+memory is the limit.
+
+A Python list or tuple of images is not one array: each element is read by its own dtype and
+shape (dpgan.images.lists), never through one ``np.asarray`` of them all, whose dtype and shape
+every element would decide.
 """
 
 from __future__ import annotations
@@ -35,7 +41,7 @@ MAX_SIDE = 512  # pixels: larger images are beyond what the networks here are bu
 CHANNELS = (1, 3)  # grayscale or RGB
 PIXELS_REASON = "pixels outside [0, 1]"  # a float image with a pixel < 0, > 1, NaN or ±inf
 LABEL_REASON = "label missing or not an integer or text"
-OTHER_SHAPE_REASON = "another shape"  # a PNG whose (C, H, W) is not the declared or released shape
+OTHER_SHAPE_REASON = "another shape"  # a PNG or list element whose (C, H, W) is not the declared or released shape
 # the unit rule for images, as the privacy report states it
 INPUT_RULE = (
     "each image is kept or dropped by its own pixels, label and file: dropped when a float pixel is outside "
@@ -57,6 +63,7 @@ class ImageSet:
     ``reasons`` are the reasons the reader could drop an image for (public: fixed by the kind of
     input before any image was read) and ``dropped`` how many it dropped for each: a private
     count, which a fit releases with DP only (dpgan.images.labels) and nothing else may print.
+    ``pixel_range`` is the declared range of float pixels (None: [0, 1]); uint8 pixels are 0-255.
     """
 
     images: np.ndarray
@@ -64,6 +71,7 @@ class ImageSet:
     label_names: list[str] | None = None
     reasons: tuple[str, ...] = ()
     dropped: dict[str, int] = field(default_factory=dict)
+    pixel_range: tuple[float, float] | None = None
 
     def __len__(self) -> int:
         return int(self.images.shape[0])
@@ -77,14 +85,16 @@ class ImageSet:
 
 @dataclass(frozen=True)
 class ImageGroups:
-    """A PNG folder read without a declared shape: its images grouped by shape (C, H, W).
+    """A PNG folder (or a list of images) read without a declared shape: its images grouped by shape (C, H, W).
 
     The shape a fit trains at must not be read off the files for free (one PNG of another size
     would decide it), so the reader keeps every readable shape and the fit chooses: the declared
     ``image_shape``, else the shape a DP release picks (dpgan.images.labels.release_shape). The
     images of the other shapes are then dropped and counted under ``OTHER_SHAPE_REASON``
     (`select`). ``reasons``/``dropped`` are the reader's, as in `ImageSet`; ``labelled`` is the
-    folder's layout (label subfolders or not).
+    folder's layout (label subfolders or not). ``dtype`` is the pixels' dtype, public (uint8 for
+    PNGs, float32 for a list): a shape that no image holds is an empty set of that dtype, so
+    whether one image has the chosen shape cannot change the samples' dtype.
 
     For a look at a folder (not a fit) ``images``, ``labels`` and ``label_names`` give the one group
     when there is exactly one; a folder of several shapes needs ``select`` or a declared shape.
@@ -94,6 +104,7 @@ class ImageGroups:
     labelled: bool
     reasons: tuple[str, ...]
     dropped: dict[str, int] = field(default_factory=dict)
+    dtype: str = "uint8"
 
     def __len__(self) -> int:
         return sum(len(group) for group in self.groups.values())
@@ -110,14 +121,15 @@ class ImageGroups:
         dropped[OTHER_SHAPE_REASON] = dropped.get(OTHER_SHAPE_REASON, 0) + others
         group = self.groups.get(shape)
         if group is None:
-            empty = np.zeros((0, *shape), dtype=np.uint8)
+            empty = np.zeros((0, *shape), dtype=self.dtype)
             group = ImageSet(empty, np.zeros(0, dtype=np.int64), []) if self.labelled else ImageSet(empty)
         return ImageSet(group.images, group.labels, group.label_names, reasons=self.reasons, dropped=dropped)
 
     def _only(self) -> ImageSet:
         if len(self.groups) != 1:
             raise public_refusal(
-                "the folder holds PNGs of several shapes, or none: declare one (read_images(path, shape=(C, H, W)), "
+                "the images (a folder of PNGs, or a list) are of several shapes, or none: declare one "
+                "(read_images(path, shape=(C, H, W)), check_images(images, shape=...), "
                 "ImageSynthesizer(image_shape=...), --image-shape CxHxW)"
             )
         return next(iter(self.groups.values()))
@@ -192,9 +204,33 @@ def check_shape(shape: object) -> tuple[int, int, int]:
     return c, h, w
 
 
-def pixels_ok(images: np.ndarray) -> np.ndarray:
-    """Per image, True if it is uint8, or float with every pixel finite and in [0, 1]: a rule that
-    reads each image alone (one image's NaN drops that image, not the set)."""
+def check_pixel_range(pixel_range: object) -> tuple[float, float] | None:
+    """A declared range of float pixels (low, high): two finite numbers, low < high (a public
+    setting; None means [0, 1])."""
+    if pixel_range is None:
+        return None
+    try:
+        values = tuple(pixel_range)  # type: ignore[arg-type]
+    except TypeError:
+        values = ()
+    numbers = all(isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) for v in values)
+    if len(values) != 2 or not numbers or not all(np.isfinite(v) for v in values) or not values[0] < values[1]:
+        raise public_refusal("pixel_range is two finite numbers (low, high) with low < high, e.g. (0, 255)")
+    return float(values[0]), float(values[1])
+
+
+def pixels_reason(pixel_range: tuple[float, float] | None) -> str:
+    """The reason a float image is dropped: a pixel outside the declared range (public), [0, 1] by default."""
+    if pixel_range is None:
+        return PIXELS_REASON
+    return f"pixels outside [{pixel_range[0]:g}, {pixel_range[1]:g}]"
+
+
+def pixels_ok(images: np.ndarray, pixel_range: tuple[float, float] | None = None) -> np.ndarray:
+    """Per image, True if it is uint8, or float with every pixel finite and in [0, 1] (or in the
+    declared `pixel_range`): a rule that reads each image alone (one image's NaN drops that image,
+    not the set)."""
+    low, high = pixel_range if pixel_range is not None else (0.0, 1.0)
     n = images.shape[0]
     if images.dtype == np.uint8:
         return np.ones(n, dtype=bool)
@@ -203,7 +239,7 @@ def pixels_ok(images: np.ndarray) -> np.ndarray:
     for start in range(0, n, chunk):
         part = images[start : start + chunk].reshape(min(chunk, n - start), -1)
         # NaN compares False both ways, so it fails `0 <= x <= 1` like ±inf does
-        ok[start : start + len(part)] = ((part >= 0) & (part <= 1)).all(axis=1)
+        ok[start : start + len(part)] = ((part >= low) & (part <= high)).all(axis=1)
     return ok
 
 
@@ -279,15 +315,37 @@ def encode_labels(labels: object, n: int) -> tuple[np.ndarray, list[str]]:
     return codes_of(texts)  # type: ignore[arg-type]
 
 
-def check_images(images: object, labels: object | None = None) -> ImageSet:
+def check_images(
+    images: object,
+    labels: object | None = None,
+    *,
+    pixel_range: tuple[float, float] | None = None,
+    shape: tuple[int, int, int] | None = None,
+) -> ImageSet | ImageGroups:
     """An image set by the unit rule (module docstring): refused on public structure only; an image
-    with a pixel outside [0, 1] or an unusable label is dropped and counted (`ImageSet.dropped`),
-    the rest kept in their order. Any number of images and labels passes, none included."""
+    with a pixel outside [0, 1] (or the declared `pixel_range`, which applies to float pixels only)
+    or an unusable label is dropped and counted (`ImageSet.dropped`), the rest kept in their order.
+    Any number of images and labels passes, none included.
+
+    An array gives an `ImageSet` (its shape is public: `shape`, if declared, must be it). A list or
+    tuple is read element by element (dpgan.images.lists): an `ImageSet` at a declared `shape`,
+    else `ImageGroups` by shape, as a PNG folder read without one."""
+    pixel_range = check_pixel_range(pixel_range)
+    declared = None if shape is None else check_shape(shape)
+    if isinstance(images, (list, tuple)):
+        from dpgan.images.lists import read_image_list  # it builds on this module
+
+        return read_image_list(images, labels, shape=declared, pixel_range=pixel_range)
     array = as_nchw(images)
+    if declared is not None and array.shape[1:] != declared:
+        raise public_refusal("the images' shape (C, H, W) is not the declared shape")
+    if array.dtype == np.uint8:
+        pixel_range = None  # uint8 pixels are 0-255 whatever the range for floats says
     n = array.shape[0]
-    reasons: tuple[str, ...] = () if array.dtype == np.uint8 else (PIXELS_REASON,)
-    keep = pixels_ok(array)
-    dropped = {PIXELS_REASON: int(n - keep.sum())} if reasons else {}
+    reason = pixels_reason(pixel_range)
+    reasons: tuple[str, ...] = () if array.dtype == np.uint8 else (reason,)
+    keep = pixels_ok(array, pixel_range)
+    dropped = {reason: int(n - keep.sum())} if reasons else {}
     texts: list[str | None] | None = None
     if labels is not None:
         texts = label_texts(labels, n)
@@ -298,32 +356,45 @@ def check_images(images: object, labels: object | None = None) -> ImageSet:
     if not keep.all():
         array = array[keep]
     if texts is None:
-        return ImageSet(array, reasons=reasons, dropped=dropped)
+        return ImageSet(array, reasons=reasons, dropped=dropped, pixel_range=pixel_range)
     kept_texts = [t for t, k in zip(texts, keep) if k]
     codes, names = codes_of(kept_texts)  # type: ignore[arg-type]
-    return ImageSet(array, codes, names, reasons=reasons, dropped=dropped)
+    return ImageSet(array, codes, names, reasons=reasons, dropped=dropped, pixel_range=pixel_range)
 
 
-def _check_range(array: np.ndarray) -> None:
+def _check_range(array: np.ndarray, pixel_range: tuple[float, float] | None) -> None:
     """Every pixel in range, for the converters below (their input is the caller's images to write
     or already-checked training images; no value is named)."""
-    if array.dtype != np.uint8 and not pixels_ok(array).all():
-        raise public_refusal("float images must lie in [0, 1] with no NaN or infinite pixels (or pass uint8 for 0-255)")
+    if array.dtype != np.uint8 and not pixels_ok(array, pixel_range).all():
+        where = "[0, 1]" if pixel_range is None else "the pixel_range"
+        raise public_refusal(
+            f"float images must lie in {where} with no NaN or infinite pixels (or pass uint8 for 0-255)"
+        )
 
 
-def to_unit_range(images: object) -> np.ndarray:
-    """float32 pixels in [0, 1]: uint8 divided by 255, float as is (refused if any pixel is out of range)."""
+def to_unit_range(images: object, pixel_range: tuple[float, float] | None = None) -> np.ndarray:
+    """float32 pixels in [0, 1]: uint8 divided by 255, float as is, or scaled from the declared
+    `pixel_range` (refused if any pixel is out of range)."""
     array = as_nchw(images)
-    _check_range(array)
+    pixel_range = check_pixel_range(pixel_range)
+    _check_range(array, pixel_range)
     if array.dtype == np.uint8:
         return array.astype(np.float32) / np.float32(255.0)
-    return array.astype(np.float32, copy=False)
+    if pixel_range is None:
+        return array.astype(np.float32, copy=False)
+    low, high = pixel_range
+    unit = (array.astype(np.float64) - low) / (high - low)
+    return np.clip(unit, 0.0, 1.0).astype(np.float32)  # the clip only undoes rounding at the ends
 
 
-def to_uint8(images: object) -> np.ndarray:
-    """uint8 pixels: float in [0, 1] scaled by 255 and rounded (at most 1/510 from the float)."""
+def to_uint8(images: object, pixel_range: tuple[float, float] | None = None) -> np.ndarray:
+    """uint8 pixels: float in [0, 1] (or in `pixel_range`) scaled to 0-255 and rounded (at most
+    1/510 of the range from the float)."""
     array = as_nchw(images)
-    _check_range(array)
+    pixel_range = check_pixel_range(pixel_range)
+    _check_range(array, pixel_range)
     if array.dtype == np.uint8:
         return array
-    return np.rint(array.astype(np.float64) * 255.0).astype(np.uint8)
+    low, high = pixel_range if pixel_range is not None else (0.0, 1.0)
+    unit = np.clip((array.astype(np.float64) - low) / (high - low), 0.0, 1.0)
+    return np.rint(unit * 255.0).astype(np.uint8)

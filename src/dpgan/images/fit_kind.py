@@ -18,6 +18,7 @@ instead releases each class's DP Gaussian on all of ε left (dpgan.images.gaussi
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -26,7 +27,7 @@ import numpy as np
 import torch
 
 from dpgan.devices import to_device
-from dpgan.errors import InputError
+from dpgan.errors import DPGanWarning, InputError
 from dpgan.fit import KindData, Plugin, Strategy, register_kind
 from dpgan.images.checks import ImageGroups, ImageSet, check_images, to_unit_range
 from dpgan.images.gaussian import ImageGaussianPlugin, ImageGaussianWarmStartPlugin, check_basis_size, noise_size
@@ -36,6 +37,7 @@ from dpgan.images.settings import LABEL_GUIDE_BATCH, LABEL_SHARE, MODE_SEEKING_P
 from dpgan.models.conv import halvings
 from dpgan.models.image_units import ImageUnitCritic, ImageUnitGenerator, mlp_critic
 from dpgan.models.noise_layer import NoiseLayerCritic
+from dpgan.privacy.unit_rule import ReleasedTally, none_usable_note
 from dpgan.recipes.images import ImageRecipe
 from dpgan.training.aux_classifier import AuxClassifier, fit_label_guide
 from dpgan.training.config import TrainingConfig
@@ -45,16 +47,20 @@ from dpgan.training.mode_seeking import ModeSeekingPlugin
 from dpgan.training.strategies import STRATEGIES, NoiseLayerStrategy, ReleasedStatisticsStrategy, StrategyResult
 
 UNIT = "one image (with its label)"
+WARNING_STACK = 5  # the user's call of ImageSynthesizer.fit (a test checks)
 
 
 @dataclass(frozen=True)
 class ImageDetails:
-    """The image kind's released facts: the shape (and where it came from), the released labels."""
+    """The image kind's released facts: the shape (and where it came from), the released labels;
+    and the public form of the input that samples come back in: the pixels' dtype ("uint8" or
+    "float") and, for float, their declared range (None: [0, 1])."""
 
     shape: tuple[int, int, int]
     shape_source: str
     released: ReleasedLabels
     input_dtype: str
+    pixel_range: tuple[float, float] | None = None
 
     @property
     def n_labels(self) -> int:
@@ -62,15 +68,17 @@ class ImageDetails:
 
 
 def public_input(
-    images: np.ndarray | ImageSet | ImageGroups,
+    images: np.ndarray | list | tuple | ImageSet | ImageGroups,
     labels: np.ndarray | None,
     *,
     conditional: bool,
     declared_shape: tuple[int, int, int] | None,
+    pixel_range: tuple[float, float] | None = None,
 ) -> ImageSet | ImageGroups:
-    """The input as an ImageSet (an array's shape is public) or ImageGroups (a folder read
-    without a shape), refused on public structure only: labels given or not, the layout, the
-    declared shape against an array's."""
+    """The input as an ImageSet (an array's shape is public) or ImageGroups (a folder, or a list,
+    read without a shape), refused on public structure only: labels given or not, the layout, the
+    declared shape against an array's, a declared pixel range for 8-bit pixels. A list is read
+    element by element (dpgan.images.lists), at the declared shape when there is one."""
     if isinstance(images, (ImageSet, ImageGroups)):
         if labels is not None:
             raise InputError("an image set read by read_images carries its own labels: pass no labels")
@@ -80,14 +88,50 @@ def public_input(
                 "a conditional model needs labelled images (label subfolders, or an .npz 'labels' array), "
                 "or conditional=False"
             )
+        read_at = images.pixel_range if isinstance(images, ImageSet) else None
+        if pixel_range is not None and read_at is not None and read_at != pixel_range:
+            raise InputError("the images were read with another pixel_range than the synthesizer's: give the same")
         data = images
     else:
         if conditional and labels is None:
             raise InputError("a conditional model needs labels (or conditional=False)")
-        data = check_images(images, labels if conditional else None)
+        data = check_images(
+            images, labels if conditional else None, pixel_range=pixel_range,
+            shape=declared_shape if isinstance(images, (list, tuple)) else None,
+        )  # fmt: skip
     if isinstance(data, ImageSet) and declared_shape is not None and data.shape != declared_shape:
         raise InputError("the images' shape (C, H, W) is not the declared image_shape")
+    eight_bit = data.dtype == "uint8" if isinstance(data, ImageGroups) else data.images.dtype == np.uint8
+    if pixel_range is not None and eight_bit:  # the dtype is public: a setting that would do nothing
+        raise InputError("pixel_range is for float images: these are uint8 (or PNGs), 0-255 already")
     return data
+
+
+def samples_form(data: ImageSet, declared_range: tuple[float, float] | None) -> tuple[str, tuple[float, float] | None]:
+    """The samples' public form: the pixels' dtype of what was read ("uint8" or "float": an
+    array's, uint8 for PNGs, float for a list; never one image's), and for float their range: the
+    declared one, else the one the images were read with, else [0, 1] (None)."""
+    if data.images.dtype == np.uint8:
+        return "uint8", None
+    return "float", declared_range if declared_range is not None else data.pixel_range
+
+
+def none_usable_advice(input_dtype: str, pixel_range: tuple[float, float] | None, released: ReleasedTally) -> str:
+    """What to check when few images were usable: the reasons whose noisy count stands out of the
+    noise (post-processing of the release) and, for float pixels, their rule (public: the dtype and
+    the declared range)."""
+    shown = released.noticeable()
+    parts = [f"dropped: {', '.join(f'about {c:,} ({r})' for r, c in shown.items())}"] if shown else []
+    if input_dtype == "float" and pixel_range is None:
+        parts.append(
+            "float pixels must lie in [0, 1]: for floats in 0-255 pass pixel_range=(0, 255) "
+            "(--pixel-range 0:255), or give uint8"
+        )
+    elif input_dtype == "float":
+        assert pixel_range is not None
+        parts.append(f"float pixels must lie in the declared pixel_range [{pixel_range[0]:g}, {pixel_range[1]:g}]")
+    parts.append("check the image shape and, for a conditional model, the labels")
+    return "; ".join(parts)
 
 
 def public_labels(
@@ -147,7 +191,7 @@ def image_critic(
 def image_units(data: ImageSet, released: ReleasedLabels) -> torch.Tensor:
     """One row per kept image: its pixels in [-1, 1], then its label one-hot (labelled sets)."""
     shape = data.shape
-    unit_range = to_unit_range(data.images)  # float32 input comes back as the caller's own array:
+    unit_range = to_unit_range(data.images, data.pixel_range)  # float32 input comes back as the caller's own array:
     scaled = torch.from_numpy(unit_range)  # scale a copy of it, in place only what is already a copy
     scaled = scaled.mul(2.0) if np.may_share_memory(unit_range, data.images) else scaled.mul_(2.0)
     pixels = scaled.sub_(1.0).reshape(len(data), math.prod(shape))
@@ -206,9 +250,10 @@ class ImageKind:
         declared_shape: tuple[int, int, int] | None = None,
         classes: Sequence[str] | None = None,
         label_prior: Sequence[float] | None = None,
+        pixel_range: tuple[float, float] | None = None,
     ) -> None:
         self.recipe, self.networks, self.config = recipe, networks, config
-        self.conditional, self.declared_shape = conditional, declared_shape
+        self.conditional, self.declared_shape, self.pixel_range = conditional, declared_shape, pixel_range
         self.classes, self.label_prior = classes, label_prior
         self.certified = recipe.certified
         self.label_guide: ImageLabelGuidePlugin | None = None
@@ -224,7 +269,12 @@ class ImageKind:
             images, shape_source = data.select(chosen), "dp"
             ctx.spend(SHAPE_SHARE)
         if not self.conditional:
-            images = ImageSet(images.images, reasons=images.reasons, dropped=images.dropped)
+            images = replace(images, labels=None, label_names=None)
+        input_dtype, pixel_range = samples_form(images, self.pixel_range)  # public: before any count is read
+
+        def advice(tally: ReleasedTally) -> str:
+            return none_usable_advice(input_dtype, pixel_range, tally)
+
         released = release_labels(
             images.label_names,
             images.labels,
@@ -236,11 +286,15 @@ class ImageKind:
             ledger=ctx.ledger,
             rng=ctx.rng,
             second_cap=ctx.shares.at(ctx.spent_share + LABEL_SHARE + SECOND_LABEL_SHARE),
+            empty_advice=advice,
         )
         ctx.spend(LABEL_SHARE + (SECOND_LABEL_SHARE if released.second_chance else 0.0))
-        input_dtype = "uint8" if images.images.dtype == np.uint8 else "float"
+        note = none_usable_note(released.tally, advice(released.tally))
+        if note is not None:  # post-processing of the released count: the fit runs, and says so
+            warnings.warn(note, DPGanWarning, stacklevel=WARNING_STACK)
         units = to_device(image_units(images, released))  # read from NumPy on the CPU: onto the fit's device
-        return KindData(units, released.total, ImageDetails(images.shape, shape_source, released, input_dtype))
+        details = ImageDetails(images.shape, shape_source, released, input_dtype, pixel_range)
+        return KindData(units, released.total, details)
 
     def generator(self, data: KindData) -> torch.nn.Module:
         details: ImageDetails = data.details

@@ -7,12 +7,13 @@ image alone: kept, or dropped and counted under a reason fixed before reading (`
 private counts that a fit releases with DP). A folder is never refused for what one file holds.
 
 Formats:
-- ``.npz``: array ``images`` (N×H×W or N×C×H×W, uint8 or float in [0, 1]) and optionally
-  ``labels`` (length N, ints or strings). Read with ``allow_pickle=False``: an object array would
-  be unpickled, which runs code from the file, so it is refused. Its shape is public (one array,
-  one shape). Written with ``images`` as uint8 and ``labels`` as int64 when every label name is a
-  decimal integer ("7"), else as strings, so ``read_images(write_images(...))`` gives back the
-  same codes and names.
+- ``.npz``: array ``images`` (N×H×W or N×C×H×W, uint8, or float in [0, 1] or in a declared
+  ``pixel_range``) and optionally ``labels`` (length N, ints or strings). Read with
+  ``allow_pickle=False``: an object array would be unpickled, which runs code from the file, so it
+  is refused. Its shape and dtype are public (one array, one shape, one dtype). Written with
+  ``images`` in their dtype (uint8 as is, float as float32: samples keep the input's form) and
+  ``labels`` as int64 when every label name is a decimal integer ("7"), else as strings, so
+  ``read_images(write_images(...))`` gives back the same pixels, codes and names.
 - a folder: with ``labelled=True`` the PNGs in its subfolders are labelled by the subfolder's name
   and PNGs directly inside it are dropped (``OUTSIDE_REASON``); with ``labelled=False`` every PNG,
   directly inside or one subfolder down, is an unlabelled image; ``labelled=None`` (for a look, not
@@ -47,7 +48,9 @@ from dpgan.images.checks import (
     OTHER_SHAPE_REASON,
     ImageGroups,
     ImageSet,
+    as_nchw,
     check_images,
+    check_pixel_range,
     check_shape,
     codes_of,
     label_key,
@@ -83,7 +86,11 @@ FOLDER_REASONS = (NOT_PNG_REASON, OUTSIDE_REASON, UNREADABLE_REASON, SIXTEEN_BIT
 
 
 def read_images(
-    path: str | Path, *, shape: tuple[int, int, int] | None = None, labelled: bool | None = None
+    path: str | Path,
+    *,
+    shape: tuple[int, int, int] | None = None,
+    labelled: bool | None = None,
+    pixel_range: tuple[float, float] | None = None,
 ) -> ImageSet | ImageGroups:
     """Read an ``.npz`` file or a PNG folder by the unit rule (module docstring).
 
@@ -91,10 +98,12 @@ def read_images(
     public), a folder's PNGs of another shape are dropped and counted. `labelled` declares whether
     the images carry labels: True requires an ``.npz`` ``labels`` array / reads a folder's label
     subfolders, False ignores labels, None takes what the file or the layout holds. A folder read
-    without `shape` gives ``ImageGroups``; anything else an ``ImageSet``. Nothing is refused for
-    holding few images, few labels or none."""
+    without `shape` gives ``ImageGroups``; anything else an ``ImageSet``. `pixel_range` (low, high)
+    declares the range of an ``.npz``'s float pixels (e.g. (0, 255)); uint8 pixels and PNGs (8-bit)
+    are 0-255 whatever it says. Nothing is refused for holding few images, few labels or none."""
     path = Path(path)
     declared = None if shape is None else check_shape(shape)
+    pixel_range = check_pixel_range(pixel_range)
     if labelled is not None and not isinstance(labelled, bool):
         raise public_refusal("labelled must be True, False or None")
     if not path.exists():
@@ -106,13 +115,13 @@ def read_images(
         raise public_refusal(
             f"unsupported image input {path.suffix or path.name!r}: give an .npz file or a folder of PNGs"
         )
-    data = _read_npz(path, labelled)
+    data = _read_npz(path, labelled, pixel_range)
     if declared is not None and data.shape != declared:
         raise public_refusal(f"{path}: its images are {'×'.join(map(str, data.shape))}, not the declared shape")
     return data
 
 
-def _read_npz(path: Path, labelled: bool | None) -> ImageSet:
+def _read_npz(path: Path, labelled: bool | None, pixel_range: tuple[float, float] | None) -> ImageSet:
     if not zipfile.is_zipfile(path):  # e.g. a .npy renamed: np.load would hand back a bare array
         raise public_refusal(f"cannot read {path}: not a well-formed .npz file (not a zip archive)")
     try:
@@ -138,7 +147,9 @@ def _read_npz(path: Path, labelled: bool | None) -> ImageSet:
         raise public_refusal(f"cannot read {path}: not a well-formed .npz file ({type(exc).__name__})") from None
     except (OSError, EOFError, zipfile.BadZipFile) as exc:
         raise public_refusal(f"cannot read {path}: not a well-formed .npz file ({type(exc).__name__})") from None
-    return check_images(images, labels)
+    data = check_images(images, labels, pixel_range=pixel_range)
+    assert isinstance(data, ImageSet)  # one array: one shape
+    return data
 
 
 def _png_entries(folder: Path, labelled: bool) -> tuple[list[tuple[str | None, list[Path]]], dict[str, int]]:
@@ -226,18 +237,23 @@ def write_images(
     label_names: list[str] | None = None,
     *,
     overwrite: bool = False,
+    pixel_range: tuple[float, float] | None = None,
 ) -> Path:
-    """Write images (uint8, or float in [0, 1] rounded to uint8) and labels to ``.npz`` or a PNG folder.
+    """Write images (uint8, or float in [0, 1] or in `pixel_range`) and labels to ``.npz`` or a PNG folder.
 
+    An ``.npz`` keeps the pixels' form: uint8 as is, float as float32 (so a float model's samples
+    stay float); a PNG folder holds 8-bit pixels, float ones scaled from their range and rounded.
     ``labels`` are codes into ``label_names`` when names are given, else the labels themselves
     (ints or strings). A PNG folder puts image i in ``<label>/<i>.png`` (zero-padded), so the
     order within a label survives a round trip but the interleaving of labels does not.
     """
     path = Path(path)
-    pixels = to_uint8(images)
+    pixels = to_uint8(images, pixel_range)  # checks the range (and the structure) before anything is written
     values = label_values(pixels.shape[0], labels, label_names)
     if path.suffix.lower() == ".npz":
-        arrays: dict[str, np.ndarray] = {"images": pixels}
+        given = as_nchw(images)
+        kept = pixels if given.dtype == np.uint8 else given.astype(np.float32, copy=False)
+        arrays: dict[str, np.ndarray] = {"images": kept}
         if values is not None:
             numeric = all(_is_decimal(v) for v in values)
             arrays["labels"] = np.array([int(v) for v in values], dtype=np.int64) if numeric else np.array(values)

@@ -36,6 +36,7 @@ public inputs only.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -101,12 +102,15 @@ def release_labels(
     ledger: PrivacyLedger,
     rng: np.random.Generator,
     second_cap: ShareTarget | None = None,
+    empty_advice: Callable[[ReleasedTally], str] | None = None,
 ) -> ReleasedLabels:
     """One Gaussian release of the image tally (module docstring), in `ledger`.
 
     `label_names`/`codes` are the kept images' labels (names of codes 0..K-1), None for unlabelled
     images, and `images` their number; `reasons`/`dropped` the reader's drops (private counts,
-    released here); `classes` the public class list, if any."""
+    released here); `classes` the public class list, if any. `empty_advice` gives, from the
+    released tally, what the refusal for too few released labels adds when a dropped count stands
+    out of the noise (e.g. float pixels outside [0, 1]: then the labels are not the only problem)."""
     tally = UnitTally(reasons + ((CLASS_REASON,) if classes is not None and codes is not None else ()))
     noise = _noise_stream(rng)
     for reason, count in (dropped or {}).items():
@@ -174,10 +178,12 @@ def release_labels(
         kept = [(name, c) for name, c, r in zip(names, again.counts, again.released) if r or name in first_kept]
     released = replace(released, kept=float(sum(c for _, c in kept)))
     if len(kept) < 2:
+        # what the release shows was dropped, with the caller's advice for it (post-processing)
+        dropped = f"; {empty_advice(released)}" if empty_advice is not None and released.noticeable() else ""
         raise InputError(
             "fewer than two labels are frequent enough to release with DP at this ε (a decision on the DP "
             f"release only: {released.describe()}); give the class list (classes=[...] or --classes A,B,...), "
-            "or fit unconditionally if the images carry no labels"
+            f"or fit unconditionally if the images carry no labels{dropped}"
         )
     counts = np.array([c for _, c in kept])
     return ReleasedLabels(tuple(n for n, _ in kept), counts, released.estimated_units, "dp", released, second)

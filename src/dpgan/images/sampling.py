@@ -20,9 +20,11 @@ def render_samples(
     input_dtype: str,
     input_rank: int,
     label_names: Sequence[str],
+    pixel_range: tuple[float, float] | None = None,
 ) -> tuple[np.ndarray, np.ndarray | None]:
-    """n images in the fitted input's form: uint8 (or float in [0, 1]) as the input was, (n, H, W)
-    for an N×H×W input (C = 1) else (n, C, H, W); and their label names (None: unlabelled)."""
+    """n images in the fitted input's form: uint8, or float32 in [0, 1] (in `pixel_range` when the
+    fit declared one), as the input was; (n, H, W) for an N×H×W input (C = 1) else (n, C, H, W);
+    and their label names (None: unlabelled)."""
     chunks, codes_out = [], []
     for start in range(0, n, CHUNK):
         size = min(CHUNK, n - start)
@@ -32,7 +34,13 @@ def render_samples(
         if codes is not None:
             codes_out.append(codes.cpu().numpy())
     unit = np.concatenate(chunks)
-    out = np.round(unit * 255).astype(np.uint8) if input_dtype == "uint8" else unit.astype(np.float32)
+    if input_dtype == "uint8":
+        out = np.round(unit * 255).astype(np.uint8)
+    elif pixel_range is None:
+        out = unit.astype(np.float32)
+    else:
+        low, high = pixel_range
+        out = np.clip(low + unit.astype(np.float64) * (high - low), low, high).astype(np.float32)
     if input_rank == 3:  # one channel (an N×H×W input has C = 1): drop its axis again
         out = out[:, 0]
     labels = np.array(label_names)[np.concatenate(codes_out)] if codes_out else None

@@ -35,6 +35,7 @@ def write_contact_sheet(
     *,
     max_rows: int = 10,
     overwrite: bool = True,
+    pixel_range: tuple[float, float] | None = None,
 ) -> Path:
     """Write a grid PNG: one row per label (up to ``per_row`` images each), or ``max_rows`` rows unlabelled.
 
@@ -46,7 +47,7 @@ def write_contact_sheet(
         raise InputError(f"a contact sheet is written as .png, not {path.suffix or path.name!r}")
     if per_row < 1 or max_rows < 1:
         raise InputError("per_row and max_rows must be at least 1")
-    pixels = to_uint8(images)
+    pixels = to_uint8(images, pixel_range)  # float pixels in [0, 1], or in `pixel_range`
     n, _, h, w = pixels.shape
     codes: np.ndarray | None = None
     names: list[str] | None = None

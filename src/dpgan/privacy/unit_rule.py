@@ -144,6 +144,19 @@ class ReleasedTally:
         return line
 
 
+def none_usable_note(released: ReleasedTally, advice: str) -> str | None:
+    """A warning when the noisy kept count does not clear REPORT_SIGMAS noise stds: the fit ran on
+    units indistinguishable from none. Post-processing of the released count (no new read); the
+    caller adds `advice` that fits its kind's public facts. None when the count clears the floor."""
+    if released.kept >= REPORT_SIGMAS * released.noise_multiplier:
+        return None
+    return (
+        f"the DP count of readable {released.units} (about {max(released.kept, 0.0):.0f}, noise std "
+        f"{released.noise_multiplier:.0f}) is indistinguishable from none: few {released.units} for this ε, "
+        f"or few could be read ({advice})"
+    )
+
+
 def release_tally(
     tally: UnitTally,
     *,
@@ -187,4 +200,4 @@ def release_tally(
     return released, noisy[width:]
 
 
-__all__ = ["REPORT_SIGMAS", "ReleasedTally", "UnitTally", "public_refusal", "release_tally"]
+__all__ = ["REPORT_SIGMAS", "ReleasedTally", "UnitTally", "none_usable_note", "public_refusal", "release_tally"]

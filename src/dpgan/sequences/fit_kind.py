@@ -30,7 +30,7 @@ from dpgan.devices import to_device
 from dpgan.errors import DPGanWarning, InputError
 from dpgan.fit import KindData, Plugin, register_kind
 from dpgan.models.sequence_units import SeriesUnitCritic, SeriesUnitGenerator
-from dpgan.privacy.unit_rule import REPORT_SIGMAS, ReleasedTally, release_tally
+from dpgan.privacy.unit_rule import ReleasedTally, none_usable_note, release_tally
 from dpgan.sequences.codec import RawSeries, SeriesSet, encode
 from dpgan.sequences.describe import dp_bounds, dropped_policy
 from dpgan.sequences.dp_schema import complete_schema
@@ -124,15 +124,11 @@ def count_units(ctx: FitContext, series: SeriesSet, schema: SequenceSchema) -> R
         rng=ctx.rng,
     )
     ctx.spend(COUNT_SHARE)
-    if released.kept < REPORT_SIGMAS * released.noise_multiplier:
-        warnings.warn(
-            f"the DP count of readable {schema.units} (about {max(released.kept, 0.0):.0f}, noise std "
-            f"{released.noise_multiplier:.0f}) is indistinguishable from none: few {schema.units} for this ε, "
-            "or few could be read (check the column roles and the length: each series needs exactly "
-            "`length` readings)",
-            DPGanWarning,
-            stacklevel=6,
-        )
+    note = none_usable_note(
+        released, "check the column roles and the length: each series needs exactly `length` readings"
+    )
+    if note is not None:
+        warnings.warn(note, DPGanWarning, stacklevel=6)
     return released
 
 

@@ -134,8 +134,13 @@ def _group_series(rows: pd.DataFrame, key_columns: list[str], schema: SequenceSc
 
 def read_array_raw(array: np.ndarray, labels: np.ndarray | None, schema: SequenceSchema) -> RawSeries:
     """An (N, T) or (N, T, F) array of series (and optional labels), unscaled; each series is a unit.
-    Its dtype and shape beyond N are the caller's (public); each series is kept or dropped alone."""
-    data = np.asarray(array)
+    Its dtype and shape beyond N are the caller's (public); each series is kept or dropped alone.
+    A list of series is refused on its type: ``np.asarray`` would give it the common dtype and
+    shape of all its series, so one series of text or of another length would decide a refusal
+    or a dtype (dpgan.privacy.unit_rule); one array has one dtype and shape, both the caller's."""
+    if not isinstance(array, np.ndarray):
+        raise public_refusal("series must be one numpy array (N, T) or (N, T, F), not a list: stack them first")
+    data = array
     if data.ndim == 2:
         data = data[:, :, None]
     if data.ndim != 3:

@@ -28,7 +28,7 @@ from dpgan.api import (
 from dpgan.devices import on_device, released_on_cpu
 from dpgan.errors import InputError, ModelFileError
 from dpgan.fit import run_fit
-from dpgan.images.checks import INPUT_RULE, ImageGroups, ImageSet, check_shape
+from dpgan.images.checks import INPUT_RULE, ImageGroups, ImageSet, check_pixel_range, check_shape
 from dpgan.images.fit_kind import (
     ImageDetails,
     ImageKind,
@@ -60,7 +60,9 @@ KIND = "image"
 
 
 class ImageSynthesizer(Synthesizer):
-    """Fit on N×H×W or N×C×H×W images (uint8, or float in [0, 1]) with optional labels; sample new ones."""
+    """Fit on N×H×W or N×C×H×W images (uint8, or float in [0, 1] or in a declared `pixel_range`)
+    with optional labels, or a list of images (each read by its own dtype and shape:
+    dpgan.images.lists); sample new ones in the input's form (uint8, or float in its range)."""
 
     def __init__(
         self,
@@ -75,6 +77,7 @@ class ImageSynthesizer(Synthesizer):
         classes: list[str] | tuple[str, ...] | None = None,
         label_prior: list[float] | np.ndarray | None = None,
         image_shape: tuple[int, int, int] | list[int] | None = None,
+        pixel_range: tuple[float, float] | list[float] | None = None,
         device: str | torch.device = "cpu",
         threads: int | None = None,
         **settings: Any,
@@ -102,6 +105,10 @@ class ImageSynthesizer(Synthesizer):
         # the declared (C, H, W): public, so a PNG folder's other shapes are dropped and nothing is bought
         self.declared_shape = None if image_shape is None else check_shape(image_shape)
         self.image_shape: tuple[int, int, int] | None = None  # the fitted shape
+        # the declared range of float pixels, e.g. (0, 255): public, so the [0, 1] rule becomes this
+        # range's and samples come back in it; uint8 images are 0-255 and take none
+        self.declared_pixel_range = check_pixel_range(pixel_range)
+        self.pixel_range: tuple[float, float] | None = None  # the fitted samples' range (float input only)
         self.released_units: ReleasedTally | None = None  # the fit's DP tally (not saved: its to_dict is)
         self.label_names: tuple[str, ...] = ()
         self.input_dtype = "uint8"
@@ -116,7 +123,7 @@ class ImageSynthesizer(Synthesizer):
     # ------------------------------------------------------------------ fit
     def fit(
         self,
-        images: np.ndarray | ImageSet | ImageGroups,
+        images: np.ndarray | list | tuple | ImageSet | ImageGroups,
         labels: np.ndarray | None = None,
         *,
         progress: FitProgressFn | None = None,
@@ -135,14 +142,19 @@ class ImageSynthesizer(Synthesizer):
 
     def _fit(
         self,
-        images: np.ndarray | ImageSet | ImageGroups,
+        images: np.ndarray | list | tuple | ImageSet | ImageGroups,
         labels: np.ndarray | None,
         progress: FitProgressFn | None = None,
     ) -> None:
         # refusals on public inputs come first, before any release; after a release only its output decides
-        given = public_input(images, labels, conditional=self.conditional, declared_shape=self.declared_shape)
-        # the caller's array rank is public (its form, not its content): samples come back in it
-        input_rank = 4 if isinstance(images, (ImageSet, ImageGroups)) or np.ndim(images) != 3 else 3
+        given = public_input(
+            images, labels, conditional=self.conditional, declared_shape=self.declared_shape,
+            pixel_range=self.declared_pixel_range,
+        )  # fmt: skip
+        # the caller's array rank is public (its form, not its content): samples come back in it; a
+        # list's elements may differ in rank, so its samples are N×C×H×W (as read_images' are)
+        one_array = not isinstance(images, (list, tuple, ImageSet, ImageGroups))
+        input_rank = 3 if one_array and np.ndim(images) == 3 else 4
         if isinstance(given, ImageSet):
             check_conv_shape(self.recipe, given.shape, self.networks)
         elif self.declared_shape is not None:
@@ -150,12 +162,13 @@ class ImageSynthesizer(Synthesizer):
         kind = ImageKind(
             self.recipe, self.networks, self.config, conditional=self.conditional,
             declared_shape=self.declared_shape, classes=self.classes, label_prior=self.label_prior,
+            pixel_range=self.declared_pixel_range,
         )  # fmt: skip
         fitted = run_fit(kind, given, self.fit_budget(), progress)
         details: ImageDetails = fitted.data.details
         self.image_shape, self.label_names, self.ledger = details.shape, details.released.names, fitted.ledger
         self.released_units = details.released.tally  # for the CLI's summary line; training["units"] is saved
-        self.input_dtype, self.input_rank = details.input_dtype, input_rank
+        self.input_dtype, self.pixel_range, self.input_rank = details.input_dtype, details.pixel_range, input_rank
         self.generator, self.training = fitted.generator, fitted.record
         self._critic_in_memory = fitted.critic  # white-box attacks only; never saved
         guide = kind.label_guide
@@ -164,16 +177,18 @@ class ImageSynthesizer(Synthesizer):
     # --------------------------------------------------------------- sample
     def sample(self, n: int, *, seed: int | None = None, label: Any = None) -> tuple[np.ndarray, np.ndarray | None]:
         """n images in the input's form: (n, H, W) for a model fitted on an N×H×W array, else
-        (n, C, H, W); uint8, or float in [0, 1], as the input was. Also their labels (the label
-        names, or None for an unlabelled model). `label` fixes every image's label."""
+        (n, C, H, W); uint8, or float32 in [0, 1] (in `pixel_range` when the fit declared one), as
+        the input was (a list: float). Also their labels (the label names, or None for an
+        unlabelled model). `label` fixes every image's label."""
         self._require_fitted()
         assert isinstance(self.generator, ImageUnitGenerator)
         n = check_sample_count(n, MAX_SAMPLE)
         imposed = imposed_labels(label, self.label_names, n, "this model has no labels: it cannot generate by label")
         generator = sampling_generator(seed)
         return render_samples(
-            self.generator, n, generator, imposed, self.input_dtype, self.input_rank, self.label_names
-        )
+            self.generator, n, generator, imposed, self.input_dtype, self.input_rank, self.label_names,
+            self.pixel_range,
+        )  # fmt: skip
 
     # ------------------------------------------------------------ report, save, load
     def privacy_report(self) -> dict[str, Any]:
@@ -223,6 +238,7 @@ class ImageSynthesizer(Synthesizer):
             "image_shape": list(self.image_shape),
             "label_names": list(self.label_names),
             "input_dtype": self.input_dtype,
+            "pixel_range": None if self.pixel_range is None else list(self.pixel_range),
             "input_rank": self.input_rank,
             "config": self.config.to_dict(),
             "networks": asdict(self.networks),
@@ -244,7 +260,9 @@ class ImageSynthesizer(Synthesizer):
             synth.config = loop_config(meta["config"])
             synth.ledger = PrivacyLedger.from_dict(meta["ledger"])
             synth.training = dict(meta["training"])
-            synth.input_dtype = str(meta["input_dtype"])
+            synth.input_dtype = str(meta.get("input_dtype", "uint8"))  # files written before it: uint8
+            synth.pixel_range = check_pixel_range(meta.get("pixel_range"))  # before it: [0, 1] (None)
+            assert synth.input_dtype in ("uint8", "float") and (synth.input_dtype == "float" or not synth.pixel_range)
             synth.input_rank = int(meta.get("input_rank", 4))  # files written before it: (n, C, H, W)
             synth.image_shape = tuple(int(s) for s in meta["image_shape"])  # type: ignore[assignment]
             synth.label_names = tuple(str(s) for s in meta["label_names"])
