@@ -15,9 +15,10 @@ import numpy as np
 import pytest
 
 from dpgan.errors import InputError
-from dpgan.images.checks import LABEL_REASON, OTHER_SHAPE_REASON, PIXELS_REASON, ImageGroups, ImageSet, check_images
+from dpgan.images.checks import LABEL_REASON, OTHER_SHAPE_REASON, PIXELS_REASON, ImageGroups, ImageSet
 from dpgan.images.labels import SHAPE_EVENT
 from dpgan.images.lists import NOT_AN_IMAGE_REASON, list_reasons
+from dpgan.images.reading import check_images
 from test_image_unit_rule import DIGITS, assert_one_more_dropped, assert_same_release, digits, fit, refusal
 
 __all__ = ["digits"]  # the fixture, shared with the unit-rule tests

@@ -18,8 +18,9 @@ import pytest
 from dpgan.cli import main
 from dpgan.cli.images import parse_pixel_range
 from dpgan.errors import DPGanWarning, InputError
-from dpgan.images.checks import check_images, pixels_reason
+from dpgan.images.checks import pixels_reason
 from dpgan.images.io import read_images, write_images
+from dpgan.images.reading import check_images
 from dpgan.serialization import HASH_KEY, WEIGHTS, content_hash
 from dpgan.synthesizers import ImageSynthesizer, load_model
 from test_image_unit_rule import DIGITS, digits, fit

@@ -21,9 +21,10 @@ from sklearn.datasets import load_digits
 
 from dpgan.errors import InputError
 from dpgan.images import io as image_io
-from dpgan.images.checks import LABEL_REASON, OTHER_SHAPE_REASON, PIXELS_REASON, check_images, sort_label_names
+from dpgan.images.checks import LABEL_REASON, OTHER_SHAPE_REASON, PIXELS_REASON, sort_label_names
 from dpgan.images.io import read_images, write_images
 from dpgan.images.labels import CLASS_REASON, LABEL_SET_EVENT, LABELS_EVENT, SHAPE_EVENT
+from dpgan.images.reading import check_images
 from dpgan.synthesizers import ImageSynthesizer, load_model
 from dpgan.training.critic_step import CRITIC_EVENT
 

@@ -19,8 +19,8 @@ import pytest
 
 import dpgan
 from dpgan.errors import InputError
-from dpgan.images.checks import check_images
 from dpgan.images.io import read_images
+from dpgan.images.reading import check_images
 from dpgan.sequences import SequenceSchema, ValueColumn
 from dpgan.sequences.codec import encode
 from dpgan.sequences.reader import read_array_raw, read_long_raw
@@ -36,6 +36,7 @@ READERS = (
     "images/io.py",
     "images/labels.py",
     "images/lists.py",
+    "images/reading.py",
     "tables/parquet_source.py",
     "tables/conform.py",
     "tables/table_io.py",

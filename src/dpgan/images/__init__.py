@@ -6,7 +6,7 @@ from dpgan.lazy import lazy_names
 
 _PLACES = {
     "ImageSet": "dpgan.images.checks",
-    "check_images": "dpgan.images.checks",
+    "check_images": "dpgan.images.reading",
     "to_uint8": "dpgan.images.checks",
     "to_unit_range": "dpgan.images.checks",
     "read_images": "dpgan.images.io",

@@ -315,27 +315,21 @@ def encode_labels(labels: object, n: int) -> tuple[np.ndarray, list[str]]:
     return codes_of(texts)  # type: ignore[arg-type]
 
 
-def check_images(
+def check_image_array(
     images: object,
     labels: object | None = None,
     *,
     pixel_range: tuple[float, float] | None = None,
     shape: tuple[int, int, int] | None = None,
-) -> ImageSet | ImageGroups:
-    """An image set by the unit rule (module docstring): refused on public structure only; an image
-    with a pixel outside [0, 1] (or the declared `pixel_range`, which applies to float pixels only)
-    or an unusable label is dropped and counted (`ImageSet.dropped`), the rest kept in their order.
-    Any number of images and labels passes, none included.
-
-    An array gives an `ImageSet` (its shape is public: `shape`, if declared, must be it). A list or
-    tuple is read element by element (dpgan.images.lists): an `ImageSet` at a declared `shape`,
-    else `ImageGroups` by shape, as a PNG folder read without one."""
+) -> ImageSet:
+    """One image array by the unit rule (module docstring): refused on public structure only; an
+    image with a pixel outside [0, 1] (or the declared `pixel_range`, which applies to float pixels
+    only) or an unusable label is dropped and counted (`ImageSet.dropped`), the rest kept in their
+    order. Any number of images and labels passes, none included. The array's shape is public
+    (`shape`, if declared, must be it). A list of images is not one array: dpgan.images.reading
+    sends it to dpgan.images.lists, which reads it element by element."""
     pixel_range = check_pixel_range(pixel_range)
     declared = None if shape is None else check_shape(shape)
-    if isinstance(images, (list, tuple)):
-        from dpgan.images.lists import read_image_list  # it builds on this module
-
-        return read_image_list(images, labels, shape=declared, pixel_range=pixel_range)
     array = as_nchw(images)
     if declared is not None and array.shape[1:] != declared:
         raise public_refusal("the images' shape (C, H, W) is not the declared shape")

@@ -29,10 +29,11 @@ import torch
 from dpgan.devices import to_device
 from dpgan.errors import DPGanWarning, InputError
 from dpgan.fit import KindData, Plugin, Strategy, register_kind
-from dpgan.images.checks import ImageGroups, ImageSet, check_images, to_unit_range
+from dpgan.images.checks import ImageGroups, ImageSet, to_unit_range
 from dpgan.images.gaussian import ImageGaussianPlugin, ImageGaussianWarmStartPlugin, check_basis_size, noise_size
 from dpgan.images.label_guide import ImageLabelGuideHook
 from dpgan.images.labels import SECOND_LABEL_SHARE, ReleasedLabels, kept_codes, release_labels, release_shape
+from dpgan.images.reading import check_images
 from dpgan.images.settings import LABEL_GUIDE_BATCH, LABEL_SHARE, MODE_SEEKING_PAIRS, SHAPE_SHARE, ImageSettings
 from dpgan.models.conv import halvings
 from dpgan.models.image_units import ImageUnitCritic, ImageUnitGenerator, mlp_critic

@@ -49,7 +49,7 @@ from dpgan.images.checks import (
     ImageGroups,
     ImageSet,
     as_nchw,
-    check_images,
+    check_image_array,
     check_pixel_range,
     check_shape,
     codes_of,
@@ -58,6 +58,7 @@ from dpgan.images.checks import (
     to_unit_range,
 )
 from dpgan.images.files import atomic_write, is_png, label_values, png_image, safe_folder_name, visible
+from dpgan.images.reading import check_images
 from dpgan.images.sheet import write_contact_sheet
 from dpgan.privacy.unit_rule import public_refusal
 
@@ -147,9 +148,7 @@ def _read_npz(path: Path, labelled: bool | None, pixel_range: tuple[float, float
         raise public_refusal(f"cannot read {path}: not a well-formed .npz file ({type(exc).__name__})") from None
     except (OSError, EOFError, zipfile.BadZipFile) as exc:
         raise public_refusal(f"cannot read {path}: not a well-formed .npz file ({type(exc).__name__})") from None
-    data = check_images(images, labels, pixel_range=pixel_range)
-    assert isinstance(data, ImageSet)  # one array: one shape
-    return data
+    return check_image_array(images, labels, pixel_range=pixel_range)  # one array: one shape
 
 
 def _png_entries(folder: Path, labelled: bool) -> tuple[list[tuple[str | None, list[Path]]], dict[str, int]]:
