@@ -7,6 +7,9 @@ PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 INSTALLED := $(VENV)/.dpgan-installed
 INSTALLED_TEST := $(VENV)/.dpgan-installed-test
+# pytest workers (pytest-xdist): each test fit runs on one thread (tests/conftest.py), so two workers
+# use both cores of the project's 2-core machine; `make test TEST_WORKERS=8` on a larger one
+TEST_WORKERS ?= 2
 
 .PHONY: install install-test demo test lint
 
@@ -40,7 +43,7 @@ test: install-test
 	@# the documentation site (mkdocs.yml): --strict fails on a broken page, link or anchor; not kept.
 	@# No -q: mkdocs 1.6.1 then stops counting warnings, and --strict passes a broken link.
 	$(VENV)/bin/mkdocs build --strict -d "$${TMPDIR:-/tmp}/dpgan-site"
-	$(PY) -m pytest tests
+	$(PY) -m pytest tests -n $(TEST_WORKERS) --dist worksteal
 
 lint: install-test
 	$(VENV)/bin/ruff check src tests bench
