@@ -34,8 +34,9 @@ install: $(INSTALLED)
 
 install-test: $(INSTALLED_TEST)
 
+# A second `make demo` refuses to replace the first one's outputs and says how: DEMO_FLAGS=--overwrite.
 demo: install
-	$(VENV)/bin/dpgan demo
+	$(VENV)/bin/dpgan demo $(DEMO_FLAGS)
 
 test: install-test
 	$(VENV)/bin/ruff check src tests bench

@@ -137,3 +137,20 @@ def test_score_maps_stay_in_the_unit_interval():
     assert ratio_score(2.0, 4.0) == 0.5 and ratio_score(2.0, 1.0) == 1.0 and ratio_score(1.0, 0.0) == 1.0
     frame = pd.DataFrame({"a": ["x", "y"] * 30, "b": np.arange(60.0), "y": ["0", "1"] * 30})
     assert evaluate(frame, frame, frame, "y", models=["decision_tree"])["headline"]["score"] == pytest.approx(1.0)
+
+
+def test_the_table_report_names_its_kind_and_shows_its_measures_in_one_format(adult_small):
+    """Like the series' and images' reports, the title names the kind; the utility and fidelity tables
+    show every measure with 4 fixed decimals (never 5.539e-05 beside 0.8162, nor -0.0004987)."""
+    real, test = adult_small.iloc[:400], adult_small.iloc[400:]
+    shuffled = pd.DataFrame({c: real[c].sample(frac=1, random_state=i).to_numpy() for i, c in enumerate(real)})
+    metrics = evaluate(real, shuffled, test, "income", models=["decision_tree"])
+    metrics["fidelity"]["per_column"]["age"]["wd"] = 5.539e-05  # the kinds of numbers the issue saw
+    metrics["utility"]["decision_tree"]["accuracy"]["diff"] = -0.0004987
+    html = render_report(metrics)
+    assert "<h1>dpgan evaluation report: table</h1>" in html and "<title>dpgan table evaluation</title>" in html
+    measures = html[html.index("<h2>Utility") :]
+    cells = re.findall(r"<td>(-?[\d.,e+-]+)</td>", measures)
+    numbers = [c for c in cells if any(ch in c for ch in ".e")]
+    assert numbers and all(re.fullmatch(r"-?\d+\.\d{4}", c) for c in numbers), numbers
+    assert "<td>0.0001</td>" in measures and "<td>-0.0005</td>" in measures

@@ -9,6 +9,7 @@ for tables) implements fit, sample, save, load and the kind-specific lines of th
 
 from __future__ import annotations
 
+import copy
 import math
 import secrets
 from abc import ABC, abstractmethod
@@ -118,11 +119,21 @@ class Synthesizer(ABC):
             self._epsilon_cache = cached
         return cached[1]
 
+    def _ledger_report(self) -> dict[str, Any]:
+        """The ledger's report at δ, computed once per ledger (each entry's ε alone is a PLD of its
+        own: seconds on a long ledger, and save and the command line both ask for it)."""
+        key = (id(self.ledger), len(self.ledger.entries), self.delta, self.accountant)
+        cached = getattr(self, "_report_cache", None)
+        if cached is None or cached[0] != key:
+            cached = (key, self.ledger.report(self.delta, self.accountant))
+            self._report_cache = cached
+        return cached[1]
+
     def privacy_report(self) -> dict[str, Any]:
         """ε(δ) by the chosen accountant, by RDP and PLD, the ledger with the budget split, and the
         data kind's details."""
         self._require_fitted()
-        report = self.ledger.report(self.delta, self.accountant)
+        report = copy.deepcopy(self._ledger_report())
         report["target_epsilon"] = self.epsilon
         report.update(self._report_details())
         if self.training.get("seeded"):

@@ -9,6 +9,12 @@ model.json carries a SHA-256 of its own content (canonical JSON without the hash
 weights file; `read_model_dir` refuses a directory whose content no longer matches. It catches
 edits and corruption (an edited noise multiplier would change the printed ε silently); it is
 not a signature: someone who edits on purpose can recompute it.
+
+model.json also holds the model's privacy report as the facade computed it when saving
+(REPORT_KEY: ε by each accountant, each ledger entry's ε alone, the kind's details), so that
+`dpgan inspect` answers from JSON alone, without PyTorch or a PLD composition (dpgan.inspection).
+It is derived from the ledger and training record beside it, under the same hash; a file written
+before it existed has none and is inspected by loading the model.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ FORMAT_VERSION = 2  # 2: content hash (1 had none; its dtgan-g ε used a bound s
 HASH_KEY = "content_sha256"
 WEIGHTS = "generator.safetensors"
 METADATA = "model.json"
+REPORT_KEY = "privacy_report"  # derived: the facade's privacy_report() at save time (dpgan.inspection)
 
 
 def check_model_destination(path: str | Path, overwrite: bool = False) -> Path:
@@ -94,6 +101,18 @@ def read_model_dir(path: str | Path) -> tuple[dict[str, torch.Tensor], dict[str,
     """Read a directory written by `write_model_dir`; anything else is refused."""
     from safetensors.torch import load_file
 
+    metadata = read_model_metadata(path)
+    weights_path = Path(path) / WEIGHTS
+    try:
+        tensors = load_file(str(weights_path))
+    except Exception as exc:  # safetensors raises several types for a damaged file
+        raise ModelFileError(f"{weights_path} is corrupt: {type(exc).__name__}") from None
+    return tensors, metadata
+
+
+def read_model_metadata(path: str | Path) -> dict[str, Any]:
+    """model.json of a directory written by `write_model_dir`, checked against its content hash
+    (over the weights' bytes too) but without loading the weights or PyTorch."""
     directory = Path(path)
     if not directory.is_dir():
         raise ModelFileError(f"model directory not found: {directory}")
@@ -116,11 +135,7 @@ def read_model_dir(path: str | Path) -> tuple[dict[str, torch.Tensor], dict[str,
             f"{directory} was changed after dpgan wrote it (its content hash does not match): "
             "refusing it, since its ledger and weights may not be what was trained"
         )
-    try:
-        tensors = load_file(str(weights_path))
-    except Exception as exc:  # safetensors raises several types for a damaged file
-        raise ModelFileError(f"{weights_path} is corrupt: {type(exc).__name__}") from None
-    return tensors, metadata
+    return metadata
 
 
 def content_hash(metadata: dict[str, Any], weights: bytes) -> str:

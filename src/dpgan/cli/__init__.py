@@ -7,7 +7,7 @@ before any private row is read: a typo costs a second, not a wasted fit and its 
 - parser.py: every command and its options; options.py: the option groups commands share;
 - arguments.py: the flags' checks and parsers; output.py: progress bars and printed numbers;
 - fit.py (tables, series, `schema`), images.py (every image command), evaluate.py (`evaluate`,
-  `audit`), commands.py (`sample`, `inspect`, `privacy`, `demo`).
+  `audit`), commands.py (`sample`, `inspect`, `privacy`), demo.py (`demo`).
 
 Nothing outside this package imports it (tests/test_import_rules.py), so the library and the
 evaluation never depend on the command line.

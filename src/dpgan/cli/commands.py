@@ -1,15 +1,14 @@
-"""`dpgan sample`, `inspect`, `privacy` and `demo`: the commands that use a model or the accountant."""
+"""`dpgan sample`, `inspect` and `privacy`: the commands that use a model or the accountant."""
 
 from __future__ import annotations
 
 import argparse
 import json
-import time
 from pathlib import Path
 from typing import Any
 
-from dpgan.cli.arguments import MAX_SAMPLE_ROWS, check_budget, check_model_dir, parse_conditions, positive, synth_kwargs
-from dpgan.cli.output import ProgressBar, print_report_warning
+from dpgan.cli.arguments import MAX_SAMPLE_ROWS, check_budget, check_model_dir, parse_conditions, positive
+from dpgan.cli.output import print_report_warning
 from dpgan.errors import InputError
 from dpgan.serialization import METADATA, model_kind
 from dpgan.tables.table_io import check_writable
@@ -72,7 +71,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         return 0
     print(f"ε = {report['epsilon']:.4f} at δ = {report['delta']:g} ({report['accountant']} accountant)")
     print(f"  RDP: {report['epsilon_by_accountant']['rdp']:.4f}   PLD: {report['epsilon_by_accountant']['pld']:.4f}")
-    print("ledger (every read of the private table):")
+    print("ledger (every read of the private data):")
     for e in report["events"]:
         print(f"  {e['name']}: {e['mechanism_text']}, ×{e['count']}, ε alone={e['epsilon_alone']:.4f}")
     print_report_warning(report)
@@ -125,44 +124,4 @@ def cmd_privacy(args: argparse.Namespace) -> int:
     else:
         for key, value in result.items():
             print(f"{key}: {value}")
-    return 0
-
-
-def cmd_demo(args: argparse.Namespace) -> int:
-    check_budget(args)
-    from dpgan import datasets
-    from dpgan.evaluation.tables.utility import balanced_rf_accuracy, tstr_accuracy
-    from dpgan.synthesizers import TabularSynthesizer
-    from dpgan.tables.schema import Schema
-    from dpgan.tables.table_io import write_table
-
-    out = Path(args.out_dir)
-    train, test = datasets.load_adult()
-    schema = Schema.from_json(datasets.adult_schema_path())
-    print(f"UCI Adult: {len(train)} training rows, {len(test)} test rows; ε={args.epsilon}, δ={args.delta:g}")
-    started = time.time()
-    synth = TabularSynthesizer(**synth_kwargs(args))
-    synth.fit(train, schema=schema, progress=ProgressBar(not args.quiet, args.accountant))
-    fit_seconds = time.time() - started
-    synthetic = synth.sample(len(train), seed=args.seed)
-    write_table(synthetic, out / "adult-synthetic.csv")
-    synth.save(out / "model", overwrite=True)
-    report = synth.privacy_report()
-    print(f"fit in {fit_seconds:.0f} s; wrote {len(synthetic)} synthetic rows to {out / 'adult-synthetic.csv'}")
-    print(
-        f"privacy spent: ε={report['epsilon']:.4f} at δ={report['delta']:g} ({report['accountant']}); "
-        f"RDP bound {report['epsilon_by_accountant']['rdp']:.4f}"
-    )
-    for event in report["events"]:
-        print(f"  - {event['name']}: ε alone {event['epsilon_alone']:.4f}")
-    target = schema.target or "income"
-    rows = [
-        ("random forest accuracy on the real test set", tstr_accuracy),
-        ("balanced random forest accuracy (dp-GAN protocol)", balanced_rf_accuracy),
-    ]
-    print("utility check (train on the rows named, test on real test rows):")
-    for label, metric in rows:
-        real, synth_score = metric(train, test, target), metric(synthetic, test, target)
-        shown = "n/a (one class)" if synth_score is None else f"{synth_score:.3f}"
-        print(f"  {label}: real {real:.3f}, synthetic {shown}")
     return 0

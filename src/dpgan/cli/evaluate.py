@@ -32,34 +32,68 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         raise InputError(f"--jobs must be a positive number of cores, not {args.jobs}")
     if args.audit and args.model is None:
         raise InputError("--audit audits the model that made the synthetic table: give --model")
-    from dpgan.evaluation.evaluate import evaluate, save_metrics
-    from dpgan.evaluation.headline import headline_line
-    from dpgan.evaluation.tables.report import write_report
     from dpgan.tables.schema import Schema
     from dpgan.tables.table_io import read_table
 
     schema = Schema.from_json(schema_path) if schema_path is not None else None
     real, synthetic, test = (read_table(p, schema) for p in (args.real, args.synthetic, args.test))
-    progress = StageProgress(not args.quiet)
     attack_config = None
     if args.attacks:
         from dpgan.evaluation.attacks import AttackConfig
 
         knobs = {"n_shadow": args.attack_shadows, "n_test_runs": args.attack_test_runs, "epochs": args.attack_epochs}
         attack_config = AttackConfig(seed=args.seed, **{k: v for k, v in knobs.items() if v is not None})
+    metrics, metrics_path, report_path = table_evaluation(
+        real, synthetic, test, args.target, Path(args.out), schema=schema, model_dir=args.model, quiet=args.quiet,
+        seed=args.seed, n_jobs=args.jobs, attacks=args.attacks, attack_config=attack_config, audit=args.audit,
+    )  # fmt: skip
+    print(f"wrote {metrics_path} and {report_path}")
+    print_table_summary(metrics)
+    return 0
+
+
+def table_evaluation(
+    real: Any,
+    synthetic: Any,
+    test: Any,
+    target: str,
+    out: Path,
+    *,
+    schema: Any = None,
+    model_dir: str | Path | None = None,
+    quiet: bool = False,
+    seed: int = 0,
+    n_jobs: int = 1,
+    attacks: bool = False,
+    attack_config: Any = None,
+    audit: bool = False,
+    models: tuple[str, ...] | None = None,
+) -> tuple[dict[str, Any], Path, Path]:
+    """A table's evaluation as `dpgan evaluate` writes it (`dpgan demo` too): metrics.json and
+    report.html under `out`; the metrics and both paths. `models`: the utility models (default: all)."""
+    from dpgan.evaluation.evaluate import evaluate, save_metrics
+    from dpgan.evaluation.tables.report import write_report
+
+    progress = StageProgress(not quiet)
     try:
         metrics = evaluate(
-            real, synthetic, test, args.target, schema=schema, model_dir=args.model, attacks=args.attacks,
-            attack_config=attack_config, progress=progress, seed=args.seed, n_jobs=args.jobs,
+            real, synthetic, test, target, schema=schema, model_dir=model_dir, attacks=attacks,
+            attack_config=attack_config, progress=progress, seed=seed, n_jobs=n_jobs, models=models,
         )  # fmt: skip
-        if args.audit:
-            metrics["audit"] = evaluation_audit(args.model, args.seed, progress)
-        out = Path(args.out)
+        if audit:
+            assert model_dir is not None
+            metrics["audit"] = evaluation_audit(model_dir, seed, progress)
         metrics_path = save_metrics(metrics, out / "metrics.json")
         report_path = write_report(metrics, out / "report.html", real=real, synthetic=synthetic, progress=progress)
     finally:
         progress.close()
-    print(f"wrote {metrics_path} and {report_path}")
+    return metrics, metrics_path, report_path
+
+
+def print_table_summary(metrics: dict[str, Any]) -> None:
+    """The headline and the mean utility and fidelity, as `evaluate` prints them."""
+    from dpgan.evaluation.headline import headline_line
+
     print(headline_line(metrics))
     fidelity = metrics["fidelity"]
     mean = metrics["utility_summary"]["mean"]
@@ -69,7 +103,6 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         f"JSD {short(fidelity['jsd_mean'])}, WD {short(fidelity['wd_mean'])}, "
         f"association diff {short(fidelity['association_diff'])}"
     )
-    return 0
 
 
 def evaluate_sequences_command(args: argparse.Namespace) -> int:

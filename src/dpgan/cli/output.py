@@ -1,34 +1,14 @@
 """What the command line prints besides results: progress bars (tqdm, on stderr) with a fit's steps
-and the ε spent so far, `evaluate`'s and `audit`'s stages (`--quiet` turns them off), the ledger's
-warning, and numbers as the commands show them."""
+and the ε spent so far (dpgan.training.progress_bar, shared with the library), `evaluate`'s and
+`audit`'s stages (`--quiet` turns them off), the ledger's warning, and numbers as the commands
+show them."""
 
 from __future__ import annotations
 
-import math
 import sys
 from typing import Any
 
-
-class ProgressBar:
-    """tqdm bar with steps and the ε spent so far (by the accountant in use)."""
-
-    def __init__(self, enabled: bool = True, accountant: str = "pld") -> None:
-        self.enabled = enabled
-        self.accountant = accountant
-        self.bar: Any = None
-
-    def __call__(self, step: int, total: int, epsilon: float) -> None:
-        if not self.enabled:
-            return
-        if self.bar is None:
-            from tqdm import tqdm
-
-            self.bar = tqdm(total=total, unit="step", desc="DP training", file=sys.stderr)
-        self.bar.update(step - self.bar.n)
-        spent = "no ε (not DP)" if math.isnan(epsilon) else f"ε spent {epsilon:.3f} ({self.accountant})"
-        self.bar.set_postfix_str(spent)
-        if step >= total:
-            self.bar.close()
+from dpgan.training.progress_bar import ProgressBar  # the library's bar (its facades show it too)
 
 
 class StageProgress:

@@ -6,7 +6,8 @@ import argparse
 
 from dpgan import __version__
 from dpgan.cli.arguments import ACCOUNTANTS
-from dpgan.cli.commands import cmd_demo, cmd_inspect, cmd_privacy, cmd_sample
+from dpgan.cli.commands import cmd_inspect, cmd_privacy, cmd_sample
+from dpgan.cli.demo import cmd_demo
 from dpgan.cli.evaluate import cmd_audit, cmd_evaluate
 from dpgan.cli.fit import cmd_fit, cmd_schema
 from dpgan.cli.options import (
@@ -78,11 +79,17 @@ def build_parser() -> argparse.ArgumentParser:
     def command(name: str, help_text: str) -> argparse.ArgumentParser:
         return sub.add_parser(name, help=help_text, description=help_text, formatter_class=HelpFormatter)
 
-    demo = command("demo", "fit on the bundled UCI Adult at ε=3 and check utility (about 2 minutes on 2 cores)")
+    demo = command(
+        "demo",
+        "fit on the bundled UCI Adult at ε=3, sample it, write the evaluation report (about 2 minutes on 2 cores)",
+    )
     g = option_groups(demo, "budget", "output", "compute", "tables", "loop", "advanced")
     compute_options(g["compute"])
     budget_options(g, 3.0)
-    g["output"].add_argument("--out-dir", default="dpgan-demo", help="where the synthetic CSV and the model go")
+    g["output"].add_argument(
+        "--out-dir", default="dpgan-demo", help="where the synthetic CSV, the model and the evaluation report go"
+    )
+    g["output"].add_argument("--overwrite", action="store_true", help="replace an earlier demo's outputs in --out-dir")
     demo.set_defaults(func=cmd_demo)
 
     fit = command("fit", "fit a DP synthesizer on a table, series or images and save the model")
@@ -242,18 +249,28 @@ def build_parser() -> argparse.ArgumentParser:
     privacy.add_argument("--json", action="store_true", help="print JSON")
     privacy.set_defaults(func=cmd_privacy)
 
-    evaluate = command("evaluate", "utility, fidelity, privacy ledger (and attacks) of a synthetic table")
+    evaluate = command(
+        "evaluate",
+        "utility, fidelity, privacy ledger (and attacks) of synthetic data (a table, series or images) against "
+        "real held-out data, in an HTML report",
+    )
     compute_options(evaluate)
-    evaluate.add_argument("--real", required=True, help="the real training table the model was fitted on")
-    evaluate.add_argument("--synthetic", required=True, help="the synthetic table to evaluate")
-    evaluate.add_argument("--test", required=True, help="real rows the model never saw")
+    evaluate.add_argument(
+        "--real",
+        required=True,
+        help="the real training data the model was fitted on (a table; images: .npz or a folder)",
+    )
+    evaluate.add_argument("--synthetic", required=True, help="the synthetic data to evaluate (what dpgan sample wrote)")
+    evaluate.add_argument(
+        "--test", required=True, help="real held-out data the model never saw (rows, series or images)"
+    )
     evaluate.add_argument("--target", help="column to predict in the utility tests (tables)")
     evaluate.add_argument(
         "--kind", choices=["table", "sequence", "image"], default="table", help="tables, series or images"
     )
     evaluate.add_argument("--classes", help="image: the label list A,B,... (default: the --model's)")
     evaluate.add_argument("--schema", help="public schema JSON (column kinds)")
-    evaluate.add_argument("--model", help="the model directory that generated the synthetic table (its ledger)")
+    evaluate.add_argument("--model", help="the model directory that generated the synthetic data (its ledger)")
     evaluate.add_argument("--attacks", action="store_true", help="also run the privacy attacks (slow)")
     evaluate.add_argument("--audit", action="store_true", help="also run the default privacy audit of --model")
     evaluate.add_argument("--attack-shadows", type=int, help="shadow sets per target in the membership attack")

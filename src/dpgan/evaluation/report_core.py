@@ -10,7 +10,7 @@ through `html.escape`; noisy counts are shown as a person reads them: rounded, n
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -120,9 +120,21 @@ def fmt(value: Any, digits: int = 4) -> str:
     return escape(str(value))
 
 
-def html_table(header: list[str], body: list[list[Any]]) -> str:
+def fixed(value: Any, decimals: int = 4) -> str:
+    """A measure in one format down a column: fixed decimals (0.8162, -0.0005, 0.0001; never
+    5.539e-05 beside 0.8162), whole numbers with separators from 10,000; other values as `fmt`."""
+    if isinstance(value, bool) or not isinstance(value, (float, np.floating)) or not np.isfinite(value):
+        return fmt(value)
+    if abs(value) >= 1e4:
+        return f"{float(value):,.0f}"
+    shown = f"{float(value):.{decimals}f}"
+    return shown[1:] if shown.startswith("-") and float(shown) == 0 else shown  # no "-0.0000"
+
+
+def html_table(header: list[str], body: list[list[Any]], number: Callable[[Any], str] = fmt) -> str:
+    """`number` formats each cell (`fmt` by default: δ as 1e-05; `fixed` for columns of measures)."""
     head = "".join(f"<th>{escape(h)}</th>" for h in header)
-    rows = "".join("<tr>" + "".join(f"<td>{fmt(c)}</td>" for c in row) + "</tr>" for row in body)
+    rows = "".join("<tr>" + "".join(f"<td>{number(c)}</td>" for c in row) + "</tr>" for row in body)
     return f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
 
 

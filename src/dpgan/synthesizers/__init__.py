@@ -5,14 +5,32 @@ Tables: `TabularSynthesizer` (dpgan.synthesizers.tabular), over the table kind's
 and its model file (`model_file`).
 Series: `SequenceSynthesizer` (dpgan.synthesizers.sequence). Images: `ImageSynthesizer`
 (dpgan.synthesizers.image).
+
+Each facade loads on first use (dpgan.lazy), so `dpgan sample` on a table model imports neither
+the series' nor the images' code.
 """
 
-from pathlib import Path
+from __future__ import annotations
 
-from dpgan.api import Synthesizer
-from dpgan.synthesizers.image import ImageSynthesizer
-from dpgan.synthesizers.sequence import SequenceSynthesizer
-from dpgan.synthesizers.tabular import TabularSynthesizer
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from dpgan.lazy import lazy_names
+
+if TYPE_CHECKING:
+    from dpgan.api import Synthesizer
+    from dpgan.synthesizers.image import ImageSynthesizer
+    from dpgan.synthesizers.sequence import SequenceSynthesizer
+    from dpgan.synthesizers.tabular import TabularSynthesizer
+
+__getattr__ = lazy_names(
+    __name__,
+    {
+        "ImageSynthesizer": "dpgan.synthesizers.image",
+        "SequenceSynthesizer": "dpgan.synthesizers.sequence",
+        "TabularSynthesizer": "dpgan.synthesizers.tabular",
+    },
+)
 
 
 def load_model(path: str | Path) -> Synthesizer:
@@ -21,9 +39,15 @@ def load_model(path: str | Path) -> Synthesizer:
 
     kind = model_kind(path)  # the facade's load checks the whole directory (read once, not twice)
     if kind == "sequence":
+        from dpgan.synthesizers.sequence import SequenceSynthesizer
+
         return SequenceSynthesizer.load(path)
     if kind == "image":
+        from dpgan.synthesizers.image import ImageSynthesizer
+
         return ImageSynthesizer.load(path)
+    from dpgan.synthesizers.tabular import TabularSynthesizer
+
     return TabularSynthesizer.load(path)
 
 

@@ -50,10 +50,11 @@ from dpgan.models.image_units import ImageUnitGenerator
 from dpgan.privacy.accounting import PrivacyLedger
 from dpgan.privacy.unit_rule import ReleasedTally
 from dpgan.recipes.images import DEFAULT_IMAGE_RECIPE, NOT_CERTIFIED, ImageRecipe, get_image_recipe
-from dpgan.serialization import check_model_destination, read_model_dir, write_model_dir
+from dpgan.serialization import REPORT_KEY, check_model_destination, read_model_dir, write_model_dir
 from dpgan.tables.settings import loop_config
 from dpgan.threads import fit_threads
 from dpgan.training.progress import FitProgressFn
+from dpgan.training.progress_bar import fit_progress
 from dpgan.training.strategies import critic_config
 
 KIND = "image"
@@ -126,17 +127,18 @@ class ImageSynthesizer(Synthesizer):
         images: np.ndarray | list | tuple | ImageSet | ImageGroups,
         labels: np.ndarray | None = None,
         *,
-        progress: FitProgressFn | None = None,
+        progress: FitProgressFn | bool | None = None,
     ) -> ImageSynthesizer:
         """Train on `images` (an N×H×W or N×C×H×W array with, for a conditional model, its `labels`;
         or what dpgan.images.read_images gives, labels included: read a folder with `labelled=`
         declared, as the CLI does, so that its layout is public); spends at most (ε, δ), all of it
         recorded in `self.ledger` (nothing is claimed for `noise-layer`). Images that a rule of
         their own drops are counted in the DP tally (``training["units"]``), never refused.
-        Trains on `self.device`; the fitted generator is on the CPU (dpgan.devices). `progress` is
-        called with (step, total, ε spent so far; NaN for the uncertified noise layer)."""
+        Trains on `self.device`; the fitted generator is on the CPU (dpgan.devices). `progress`, as
+        for tables: a bar where a person watches (False: none), or a callable given (step, total, ε
+        spent so far; NaN for the uncertified noise layer); the gaussian recipe takes no steps."""
         with on_device(self.device), fit_threads(self.threads):
-            self._fit(images, labels, progress)
+            self._fit(images, labels, fit_progress(progress, self.accountant))
         released_on_cpu(self.generator, getattr(self, "_critic_in_memory", None))
         return self
 
@@ -244,6 +246,7 @@ class ImageSynthesizer(Synthesizer):
             "networks": asdict(self.networks),
             "ledger": self.ledger.to_dict(),
             "training": self.training,
+            REPORT_KEY: self.privacy_report(),  # what `dpgan inspect` reads (dpgan.inspection)
         }
         return write_model_dir(path, self.generator.state_dict(), metadata, overwrite=overwrite)
 

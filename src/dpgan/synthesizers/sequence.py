@@ -48,10 +48,11 @@ from dpgan.sequences.describe import dp_items, dropped_policy, schema_source
 from dpgan.sequences.fit_kind import SequenceKind, series_generator
 from dpgan.sequences.schema import SequenceSchema, coerce_schema, schema_for_array
 from dpgan.sequences.settings import SEQUENCE_DEFAULTS, SequenceSettings
-from dpgan.serialization import check_model_destination, read_model_dir, write_model_dir
+from dpgan.serialization import REPORT_KEY, check_model_destination, read_model_dir, write_model_dir
 from dpgan.tables.settings import loop_config
 from dpgan.threads import fit_threads
 from dpgan.training.progress import FitProgressFn
+from dpgan.training.progress_bar import fit_progress
 from dpgan.training.strategies import critic_config
 
 KIND = "sequence"
@@ -96,16 +97,17 @@ class SequenceSynthesizer(Synthesizer):
         schema: SequenceSchema | dict | str | Path | None = None,
         *,
         labels: np.ndarray | None = None,
-        progress: FitProgressFn | None = None,
+        progress: FitProgressFn | bool | None = None,
     ) -> SequenceSynthesizer:
         """Train on `data` (a long table with the schema's columns, or an (N, T[, F]) array with
         optional `labels`; an array needs no schema: its T and F are public, its value columns are
         named value_0, ... and their bounds and the label set are estimated with DP); spends at most
         (ε, δ), all of it recorded in `self.ledger`. Trains on
-        `self.device`; the fitted generator is on the CPU (dpgan.devices). `progress` is called with
-        (step, total, ε spent so far), as for tables."""
+        `self.device`; the fitted generator is on the CPU (dpgan.devices). `progress`, as for
+        tables: a bar where a person watches (False: none), or a callable given (step, total, ε spent
+        so far); the statistics models take no steps and show none."""
         with on_device(self.device), fit_threads(self.threads):
-            self._fit(data, schema, labels, progress)
+            self._fit(data, schema, labels, fit_progress(progress, self.accountant))
         released_on_cpu(self.generator)
         return self
 
@@ -200,6 +202,7 @@ class SequenceSynthesizer(Synthesizer):
             "input_form": self.input_form,
             "ledger": self.ledger.to_dict(),
             "training": self.training,
+            REPORT_KEY: self.privacy_report(),  # what `dpgan inspect` reads (dpgan.inspection)
         }
         return write_model_dir(path, self.generator.state_dict(), metadata, overwrite=overwrite)
 

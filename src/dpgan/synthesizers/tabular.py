@@ -24,7 +24,7 @@ from dpgan.devices import released_on_cpu
 from dpgan.errors import InputError
 from dpgan.privacy.accounting import DEFAULT_ACCOUNTANT
 from dpgan.recipes import Recipe, get_recipe
-from dpgan.serialization import write_model_dir
+from dpgan.serialization import REPORT_KEY, write_model_dir
 from dpgan.synthesizers.model_file import load_table_synthesizer, model_metadata, model_tensors
 from dpgan.synthesizers.table_runs import RunPlace, TableRun, run_in_memory, run_streamed
 from dpgan.tables.conditioning import Condition
@@ -42,6 +42,7 @@ from dpgan.tables.settings import TableSettings
 from dpgan.tables.streamed_kind import stream_arguments
 from dpgan.training.config import TrainingConfig
 from dpgan.training.progress import FitProgressFn
+from dpgan.training.progress_bar import fit_progress
 
 T = TypeVar("T")
 
@@ -111,7 +112,7 @@ class TabularSynthesizer(Synthesizer):
         categories: Mapping[str, Sequence[str]] | None = None,
         strict: bool = False,
         keep_identifiers: bool = False,
-        progress: FitProgressFn | None = None,
+        progress: FitProgressFn | bool | None = None,
         checkpoint: str | Path | None = None,
         checkpoint_every: int = DEFAULT_CHECKPOINT_EVERY,
         public_data: pd.DataFrame | str | Path | None = None,
@@ -133,7 +134,11 @@ class TabularSynthesizer(Synthesizer):
         without noise for `public_warm_start_steps` rounds (no ε; never part of the private table).
         Under torchrun every rank passes the same table (or files) and runs in lockstep on rank 0's
         seed: the single-process release and ledger; only rank 0 writes.
+        `progress`: None shows a bar with the steps and the ε spent so far where a person watches
+        (stderr is a terminal, or a notebook), False shows none, True always; a callable is given
+        (step, total, ε spent so far) instead (dpgan.training.progress_bar).
         """
+        progress = fit_progress(progress, self.accountant)
         place = RunPlace(self.seed, self.device, self.threads)
         settings = FitSettings.of(self)
         if isinstance(data, (str, Path, ParquetSource)):  # read in record batches (dpgan.tables.streamed_kind)
@@ -241,6 +246,7 @@ class TabularSynthesizer(Synthesizer):
         metadata = model_metadata(
             fitted, **target, accountant=self.accountant, config=self.config, settings=self.settings
         )
+        metadata[REPORT_KEY] = self.privacy_report()  # what `dpgan inspect` reads (dpgan.inspection)
         return write_model_dir(path, model_tensors(fitted), metadata, overwrite=overwrite)
 
     @classmethod

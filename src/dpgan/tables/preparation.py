@@ -189,7 +189,7 @@ def prepare_table(
     if count_repairs:
         repairs = release_repairs(conformed.repairs.sum(axis=0), plan, ledger, rng)
         notes += repair_notes(repairs, plan.sigma(REPAIR_COUNT_SCALE))
-    notes += small_table_notes(rows, epsilon)
+    notes += small_table_notes(rows, epsilon, plan.sigma(ROW_COUNT_SCALE))
     return Prepared(schema, conformed.frame, rows, plan, repairs, notes)
 
 
@@ -204,12 +204,15 @@ def release_repairs(
     return {reason: float(value) for reason, value in zip(REASONS, noisy)}
 
 
-def small_table_notes(rows: int, epsilon: float) -> list[str]:
+def small_table_notes(rows: int, epsilon: float, sigma: float) -> list[str]:
+    """The note on a small table, from the noisy row count N̂ and its noise std `sigma`: a table with
+    no row at all reads as "about 80 rows" too, so the note says how far off the count may be."""
     if rows * epsilon >= SMALL_TABLE_ROWS_TIMES_EPSILON:
         return []
     return [
-        f"the table has about {rows} rows (noisy count): at ε={epsilon:g} the noise is likely to swamp what the "
-        "GAN can learn; expect poor utility (more rows or a larger ε help)"
+        f"the table has about {rows:,} rows (a noisy count, give or take {sigma:,.0f}; it may hold far fewer, "
+        f"even none): at ε={epsilon:g} the noise is likely to swamp what the GAN can learn; expect poor utility "
+        "(more rows or a larger ε help)"
     ]
 
 

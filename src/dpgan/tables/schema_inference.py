@@ -522,7 +522,7 @@ def _numeric(
         if span is None and not wholes:
             # numbers, but too few or too spread out to show above the noise: a wide public default
             low, high = -1e6, 1e6
-            note = f"column {name!r}: its range could not be found at this budget; give --bounds {name}=LOW:HIGH"
+            note = range_not_found_note(name)
         else:
             # every released whole number is a value the column holds (it cleared the threshold)
             found = [float(v) for v in wholes] + (list(span) if span is not None else [])
@@ -719,3 +719,13 @@ def infer_schema_without_privacy(
     if not columns:
         raise InputError("no column is left to learn from")
     return Schema(tuple(columns), target=hints.target, source=SOURCE_NOT_PRIVATE), notes
+
+
+def range_not_found_note(name: str) -> str:
+    """The advice when a column's values do not show above the noise (too few rows, or none at all):
+    declare what is public, its kind first, rather than numeric bounds it may not have."""
+    return (
+        f"column {name!r}: its kind and range do not show above the noise at this budget (few rows, or none); "
+        "declare it in a public schema (`dpgan schema DATA --template --out S.json`, then --schema S.json), "
+        f"or give --categorical {name} or --bounds {name}=LOW:HIGH"
+    )

@@ -132,5 +132,5 @@ def prepare_stream(
             receive(conformed.frame)
     repairs = release_repairs(sums, plan, ledger, rng)
     notes += repair_notes(repairs, plan.sigma(REPAIR_COUNT_SCALE))
-    notes += small_table_notes(rows, epsilon)
+    notes += small_table_notes(rows, epsilon, plan.sigma(ROW_COUNT_SCALE))
     return StreamPrepared(schema, rows, plan, kept, repairs, notes, tuple(recounted))

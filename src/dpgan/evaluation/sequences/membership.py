@@ -52,6 +52,7 @@ from dpgan.evaluation.attacks.progress import Progress
 from dpgan.evaluation.attacks.shadow import attack_model_probabilities, labelled, pair_positions, summarise_targets
 from dpgan.evaluation.attacks.targets import ISOLATION_NEIGHBOURS, most_isolated
 from dpgan.evaluation.sequences.metrics import autocorrelation, dtw_matrix
+from dpgan.training.progress_bar import quiet_fits
 
 STAGE = "attacks: membership on series (shadow models)"
 NEAREST = 3  # the smallest distances kept as features
@@ -300,8 +301,11 @@ def _labels_or_none(data: SeriesData) -> Sequence[Any]:
 def _fitted_sample(
     fit_sample: SeriesFitSample, data: SeriesData, n: int, seed: int, shape: tuple[int, ...]
 ) -> tuple[np.ndarray, np.ndarray | None]:
-    """Fit on one training set and check what comes back: n series of the data's shape (and labels)."""
-    values, labels = fit_sample(data.values.copy(), None if data.labels is None else data.labels.copy(), n=n, seed=seed)
+    """Fit on one training set and check what comes back: n series of the data's shape (and labels).
+    The fit shows no bar of its own (the attack's stage bar counts the fits)."""
+    given_labels = None if data.labels is None else data.labels.copy()
+    with quiet_fits():
+        values, labels = fit_sample(data.values.copy(), given_labels, n=n, seed=seed)
     values = np.asarray(values, dtype=np.float64)
     if values.ndim == 2 and shape[1] == 1:
         values = values[:, :, None]

@@ -1,4 +1,5 @@
 """The evaluation as one self-contained HTML page: tables, embedded PNG plots, plain-language notes.
+Its measures are shown in one format (4 fixed decimals: report_core.fixed).
 
 Everything a reader needs is inside the file (no scripts, no external CSS or images), so it can be
 mailed or archived next to the data it describes. Every piece of text from the data or the
@@ -24,6 +25,7 @@ from dpgan.evaluation.report_core import (
     NOTES,
     attacks_section,
     audit_section,
+    fixed,
     headline_section,
     html_table,
     img,
@@ -68,9 +70,9 @@ def render_report(
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
-        "<title>dpgan evaluation report</title>",
+        "<title>dpgan table evaluation</title>",
         f"<style>{CSS}</style></head><body>",
-        "<h1>dpgan evaluation report</h1>",
+        "<h1>dpgan evaluation report: table</h1>",
         "<p>Target column <b>{}</b>; {} real training rows, {} synthetic rows, {} real test rows.</p>".format(
             escape(str(metrics.get("target"))), *(escape(str(rows.get(k, "?"))) for k in ("real", "synthetic", "test"))
         ),
@@ -107,7 +109,7 @@ def _utility_section(metrics: dict[str, Any]) -> str:
             body.append(["mean over models", *(mean[metric].get(k) for k in ("tstr", "trtr", "diff"))])
         tables.append(
             f"<div><h4>{escape(METRIC_LABELS.get(metric, metric))}</h4>"
-            + html_table(["model", "TSTR", "TRTR", "diff"], body)
+            + html_table(["model", "TSTR", "TRTR", "diff"], body, number=fixed)
             + "</div>"
         )
     out.append('<div class="tables">' + "".join(tables) + "</div>")
@@ -116,7 +118,9 @@ def _utility_section(metrics: dict[str, Any]) -> str:
         out.append("<h3>Balanced random-forest accuracy (dp-GAN protocol)</h3>")
         out.append(
             html_table(
-                ["trained on", "accuracy"], [["real", balanced.get("real")], ["synthetic", balanced.get("synthetic")]]
+                ["trained on", "accuracy"],
+                [["real", balanced.get("real")], ["synthetic", balanced.get("synthetic")]],
+                number=fixed,
             )
         )
         out.append(note("Both classes are balanced, so 0.5 is what guessing scores."))
@@ -148,6 +152,7 @@ def _fidelity_section(
                 ["mean Wasserstein distance (numeric columns, real range = 1)", fidelity.get("wd_mean")],
                 ["association difference (Frobenius norm)", fidelity.get("association_diff")],
             ],
+            number=fixed,
         )
     )
     per_column = fidelity.get("per_column", {})
@@ -155,6 +160,7 @@ def _fidelity_section(
         html_table(
             ["column", "kind", "JSD", "WD", "missing-rate diff"],
             [[n, e.get("kind"), e.get("jsd"), e.get("wd"), e.get("missing_rate_diff")] for n, e in per_column.items()],
+            number=fixed,
         )
     )
     out.append(note(NOTES["fidelity"]))

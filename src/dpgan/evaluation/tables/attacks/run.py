@@ -34,6 +34,7 @@ from dpgan.evaluation.tables.attacks.membership import shadow_membership_attack
 from dpgan.evaluation.tables.attacks.recipe import ModelRecipe, model_recipe
 from dpgan.evaluation.tables.attacks.targets import craft_outlier, isolated_records
 from dpgan.tables.schema import Schema
+from dpgan.training.progress_bar import quiet_fits
 
 __all__ = ["run_attacks"]
 
@@ -148,11 +149,13 @@ def _retraining(
     """Run an attack that retrains the synthesizer, and say which synthesizer it retrained.
 
     A retraining that the data or the budget refuses (e.g. ε too small for a tiny shadow set) is
-    reported as skipped with dpgan's one-line reason, instead of losing the other results.
+    reported as skipped with dpgan's one-line reason, instead of losing the other results. Its many
+    fits show no bar of their own (the attack's stage bar counts them).
     """
     assert factory is not None
     try:
-        result = run(factory)
+        with quiet_fits():
+            result = run(factory)
     except DPGanError as exc:
         result = skipped(f"the retraining failed: {exc}")
     result.setdefault("settings", {})["synthesizer"] = how
