@@ -23,6 +23,7 @@ import torch
 from dpgan.devices import resolve_device
 from dpgan.errors import InputError
 from dpgan.privacy.accounting import DEFAULT_ACCOUNTANT, PrivacyLedger, check_accountant, check_epsilon_delta
+from dpgan.privacy.epsilon_range import check_target_epsilon
 from dpgan.privacy.unit_rule import ReleasedTally
 from dpgan.threads import resolve_threads
 from dpgan.training.context import FitBudget
@@ -51,6 +52,7 @@ class Synthesizer(ABC):
         device: str | torch.device = "cpu",
         threads: int | str | None = None,
     ) -> None:
+        check_target_epsilon(epsilon)  # first: an infinite ε is told the supported range too
         check_epsilon_delta(epsilon, delta)
         check_accountant(accountant)
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):

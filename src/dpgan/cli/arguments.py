@@ -10,6 +10,7 @@ from typing import Any
 
 from dpgan.cli.settings_flags import KIND_SETTINGS, given_settings
 from dpgan.errors import InputError
+from dpgan.privacy.epsilon_range import check_target_epsilon
 
 ACCOUNTANTS = ("pld", "rdp", "rdp-classic")
 
@@ -36,7 +37,9 @@ def loop_settings(args: argparse.Namespace) -> dict[str, Any]:
 def check_budget(args: argparse.Namespace) -> None:
     epsilon = getattr(args, "epsilon", None)
     if epsilon is not None:
-        positive(epsilon, "--epsilon")
+        if not epsilon > 0:  # zero, negative or nan; an infinite ε is told the supported range
+            positive(epsilon, "--epsilon")
+        check_target_epsilon(epsilon, "--epsilon")
     delta = getattr(args, "delta", None)
     if delta is not None and not 0.0 < delta < 1.0:
         raise InputError(f"--delta must be in (0, 1), not {delta:g}")

@@ -115,7 +115,15 @@ from dpgan.privacy.ledger_entry import (
     entry_from_dict,
     split_shard_entry,
 )
-from dpgan.privacy.pld_accounting import composed_pld, entry_pld, pld_discretization, pld_epsilon, prefix_pld, step_pld
+from dpgan.privacy.pld_accounting import (
+    MAX_DISCRETIZATION,
+    composed_pld,
+    entry_pld,
+    pld_discretization,
+    pld_epsilon,
+    prefix_pld,
+    step_pld,
+)
 from dpgan.privacy.rdp_accounting import (
     binomial_buckets,
     quiet_rdp_orders,
@@ -352,19 +360,23 @@ class IncrementalAccountant:
             raise InputError(f"{getattr(step, 'name', 'step')}: the repeated step must be a Gaussian LedgerEntry")
         if not isinstance(delta, (int, float)) or not (0.0 < delta < 1.0):
             raise InputError(f"delta must be in (0, 1), got {delta!r}")
-        if discretization is not None and not (0.0 < discretization < 1.0):
-            raise InputError(f"discretization must be in (0, 1), got {discretization!r}")
+        if discretization is not None and not (0.0 < discretization <= 5 * MAX_DISCRETIZATION):
+            raise InputError(f"discretization must be in (0, {5 * MAX_DISCRETIZATION:g}], got {discretization!r}")
         self.accountant = accountant
         self.step = replace(step, count=1)
         prior_regular, self._prior_shard = split_shard_entry(prior)
         split_shard_entry([*prior, self.step])  # two shard kinds are refused here, not at the first call
         self._delta = delta - sum(e.extra_delta for e in prior) - step.extra_delta
         self._steps = 0
+        self._unbounded = False
         with quiet_rdp_orders():
             if accountant == "pld":
                 prior_entries = (*prior_regular, *([self._prior_shard] if self._prior_shard else []))
-                grid = discretization or pld_discretization([*prior_entries, self.step])
-                self._discretization = grid
+                ledger_grid = pld_discretization([*prior_entries, self.step])
+                if ledger_grid > MAX_DISCRETIZATION:  # past what dp-accounting builds: ε is inf (pld_epsilon)
+                    self._unbounded = True
+                    return
+                self._discretization = discretization or ledger_grid
                 self._prior_pld = composed_pld(prior_entries, self._discretization)
                 self._pld = self._prior_pld
                 self._step_pld = step_pld(self.step, self._discretization)
@@ -380,7 +392,7 @@ class IncrementalAccountant:
         if isinstance(steps, bool) or int(steps) != steps or steps < 0:
             raise InputError(f"steps must be a non-negative integer, got {steps!r}")
         steps = int(steps)
-        if self._delta <= 0:
+        if self._delta <= 0 or self._unbounded:
             return math.inf
         with quiet_rdp_orders():
             if self.accountant == "pld":

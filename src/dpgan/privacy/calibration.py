@@ -57,9 +57,9 @@ def calibrate_noise_multiplier(
     # a little less, the 2019 conversion a little more.
     try:
         sigma_rdp = _smallest_sigma(lambda s: eps_at(s, "rdp"), epsilon, 0.5, 1.0, tolerance)
-    except BudgetError:
-        if accountant != "pld":
-            raise
+    except BudgetError as exc:
+        if accountant != "pld":  # RDP's conversion cannot certify a small ε at any σ (its orders end)
+            raise BudgetError(f"{exc}, or the pld accountant") from None
         # prior events calibrated under PLD can exceed ε under RDP's looser bound, so no RDP σ
         # exists although a PLD one does: bracket on PLD itself
         return _smallest_sigma(eps_at, epsilon, 0.5, 1.0, max(tolerance, 5e-4))
@@ -100,40 +100,83 @@ def _pld_sigma(
         return epsilon_of(entries, delta, "pld", pld_coarsening=CALIBRATION_COARSENING)
 
     upper = _smallest_sigma(coarse, epsilon, 0.8 * sigma_rdp, sigma_rdp, tol)
+    step = grid_step(upper, tol)
     while eps_at(upper) > epsilon:  # not seen: the coarse grid is the looser bound
-        upper = round(upper + tol, 10)
+        upper = round(upper + step, 10)
     # The two grids differ by a nearly constant ε offset over a small range of σ: search the coarse
     # grid again for target + offset, then settle on the ledger's grid between that and `upper`.
     offset = coarse(upper) - eps_at(upper)
     guess = _smallest_sigma(coarse, epsilon + offset, 0.9 * upper, upper, tol)
     if guess >= upper:
         return upper
+    step = grid_step(guess, tol)
     if eps_at(guess) <= epsilon:
-        while guess - tol > 0 and eps_at(round(guess - tol, 10)) <= epsilon:
-            guess = round(guess - tol, 10)
-        return guess
+        # a few grid steps down, as the offset predicts; further (the grids' offset is not constant
+        # at huge σ, where both are mostly rounding) a search from below `guess`
+        for _ in range(WALK_STEPS):
+            if guess - step <= 0 or eps_at(round(guess - step, 10)) > epsilon:
+                return guess
+            guess = round(guess - step, 10)
+        return _smallest_sigma(eps_at, epsilon, 0.5 * guess, guess, tol)
     return _smallest_sigma(eps_at, epsilon, guess, upper, tol)
 
 
-def _smallest_sigma(eps_at: Callable[[float], float], target: float, low: float, high: float, tol: float) -> float:
-    """The smallest σ on the grid tol·ℕ with eps_at(σ) ≤ target (eps_at decreasing in σ), to one grid step.
+WALK_STEPS = 20  # grid steps `_pld_sigma` walks down from its guess before it searches instead
 
-    The bracket is widened until eps_at(low) > target ≥ eps_at(high); Brent's method then finds the
-    crossing to tol/4 (about 6 evaluations where bisection took 11-13: each is a composition of
-    the ledger), and the grid point above it is checked, stepping up while it overshoots."""
-    while eps_at(high) > target:
+
+def _smallest_sigma(eps_at: Callable[[float], float], target: float, low: float, high: float, tol: float) -> float:
+    """The smallest σ on the grid step·ℕ with eps_at(σ) ≤ target (eps_at decreasing in σ), to one grid step.
+
+    The bracket is widened until eps_at(low) > target ≥ eps_at(high), within [SIGMA_FLOOR,
+    SIGMA_CEILING]; Brent's method then finds the crossing to step/4 (about 6 evaluations where
+    bisection took 11-13: each is a composition of the ledger), and the grid point above it is
+    checked, stepping up while it overshoots. The step is `tol` at the σ of ordinary fits (grid_step)."""
+    while (spent := eps_at(high)) > target:
         low, high = high, high * 2.0
-        if high > 1e5:
-            raise BudgetError(f"no noise multiplier reaches ε={target}")
-    while low > 1e-3 and eps_at(low) <= target:
+        if high > SIGMA_CEILING:
+            raise BudgetError(
+                f"no noise multiplier brings this release within its ε={target:.3g} (with the releases "
+                f"before it the ledger stays at ε={spent:.3g} or more): a larger ε is needed"
+            )
+    while low > SIGMA_FLOOR and eps_at(low) <= target:
         low, high = low / 2.0, low
-    if eps_at(low) <= target:
-        sigma = math.ceil(low / tol) * tol
+    if eps_at(low) <= target:  # even the floor fits (a huge ε): σ stays at the floor, ε below target
+        step = grid_step(low, tol)
+        sigma = math.ceil(low / step) * step
     else:
-        sigma = math.ceil(optimize.brentq(lambda s: eps_at(s) - target, low, high, xtol=tol / 4) / tol) * tol
+        step = grid_step(low, tol)
+        # eps_at may be inf (a σ/√count past what PLD builds): capped so Brent's steps stay finite
+        root = optimize.brentq(lambda s: min(eps_at(s), EPSILON_CAP) - target, low, high, xtol=step / 4)
+        step = grid_step(root, tol)
+        sigma = math.ceil(root / step) * step
     while eps_at(sigma) > target:
-        sigma += tol
+        sigma += step
     return sigma
+
+
+# σ searches stay in [SIGMA_FLOOR, SIGMA_CEILING]. The ceiling is met near the smallest ε a fit
+# takes (MIN_EPSILON's shares over a hundred releases need σ ~ 1e5-1e6). Below the floor a
+# Gaussian's privacy loss spans more than 1e6 nats, beyond the largest ε dpgan accounts
+# (epsilon_range.MAX_EPSILON): a release whose share would allow less noise keeps σ at the floor
+# and spends less than its share. The PLD grid still builds at the floor (pld_accounting).
+SIGMA_CEILING = 1e9
+SIGMA_FLOOR = 1e-3
+# A fixed grid tol·ℕ suits the σ of ordinary fits (0.25 to 1000: every fit at 0.01 ≲ ε ≲ 30, whose
+# σ it leaves as they always were). Below, it would be coarse (tol = 5e-4 at σ = 2e-3 is 25 %,
+# paid for in ε): the grid is the power of ten under RELATIVE_STEP·σ. Above LARGE_SIGMA it would be
+# needlessly fine (σ ≈ 6e5 for ε = 1e-3's shares): the power of ten under σ/LARGE_SIGMA·tol.
+RELATIVE_STEP = 2e-3
+LARGE_SIGMA = 1e3
+EPSILON_CAP = 1e12  # stands for ε = inf inside Brent's search (far above MAX_EPSILON)
+
+
+def grid_step(sigma: float, tol: float) -> float:
+    """The σ grid's step near `sigma`: `tol` on [tol/RELATIVE_STEP, LARGE_SIGMA], outside a power of ten ∝ σ."""
+    if sigma > LARGE_SIGMA:
+        return max(tol, 10.0 ** math.floor(math.log10(min(sigma, SIGMA_CEILING) / LARGE_SIGMA * tol)))
+    if sigma * RELATIVE_STEP >= tol:
+        return tol
+    return 10.0 ** math.floor(math.log10(max(sigma, SIGMA_FLOOR / 2.0) * RELATIVE_STEP))
 
 
 def max_steps(
@@ -251,9 +294,14 @@ def analytic_gaussian_sigma(epsilon: float, delta: float) -> float:
     low, high = 1e-3, 1.0
     while excess(high) > 0:
         low, high = high, high * 2.0
-        if high > 1e9:
-            raise BudgetError(f"no noise multiplier reaches ε={epsilon}")
-    return float(optimize.brentq(excess, low, high, xtol=1e-12, rtol=1e-12))
+        if high > SIGMA_CEILING:
+            raise BudgetError(f"no noise multiplier reaches ε={epsilon:.3g}: a larger ε is needed")
+    while excess(low) <= 0:  # ε above ~1e5: σ ≈ 1/√(2ε) is below the first bracket (issue 49)
+        low, high = low / 2.0, low
+        if low < 1e-9:
+            raise BudgetError(f"ε={epsilon:.3g} is beyond the Gaussian mechanism's calibration")
+    xtol = 1e-12 if low >= 1e-3 else 1e-9 * low  # the same search as before wherever it had a root
+    return float(optimize.brentq(excess, low, high, xtol=xtol, rtol=1e-12))
 
 
 # The GAN always keeps at least this share of ε: no earlier release may take more than the rest.

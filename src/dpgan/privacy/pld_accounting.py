@@ -13,11 +13,27 @@ from dp_accounting.pld import privacy_loss_distribution as pld_lib
 from dpgan.privacy.events import EventEntry, event_pld
 from dpgan.privacy.ledger_entry import ONE_OF_SHARDS, PLD_DISCRETIZATION, POISSON, Entry, LedgerEntry, accounted
 
+# The widest grid step dpgan builds a PLD on. dp-accounting's pessimistic PMF divides by
+# expm1(step), which overflows past ~709; the ledger's step passes MAX_DISCRETIZATION only for a
+# Gaussian of σ/√count < 3e-4, whose ε alone is above 4e6, more than any fit spends
+# (epsilon_range.MAX_EPSILON). Such a ledger's ε is reported as inf: a true upper bound, refused by
+# every budget check, where the library would raise OverflowError.
+MAX_DISCRETIZATION = 100.0
+
 
 def pld_epsilon(ordered: tuple[Entry, ...], delta: float, coarsening: float) -> float:
-    """PLD's ε on the ledger's grid (coarsening 1) or on a grid `coarsening` times wider."""
-    discretization = pld_discretization(ordered) * coarsening
-    return float(composed_pld(ordered, discretization).get_epsilon_for_delta(delta))
+    """PLD's ε on the ledger's grid (coarsening 1) or on a grid `coarsening` times wider; inf when
+    the ledger's grid is past MAX_DISCRETIZATION."""
+    grid = pld_discretization(ordered)
+    if grid > MAX_DISCRETIZATION:
+        return math.inf
+    return float(composed_pld(ordered, coarsened(grid, coarsening)).get_epsilon_for_delta(delta))
+
+
+def coarsened(grid: float, coarsening: float) -> float:
+    """A search's or progress bar's grid: `coarsening` times the ledger's `grid`, but not past
+    5·MAX_DISCRETIZATION (still below expm1's overflow; a finer grid is still an upper bound)."""
+    return min(grid * coarsening, max(grid, 5.0 * MAX_DISCRETIZATION))
 
 
 def pld_discretization(entries: Sequence[Entry]) -> float:
@@ -28,11 +44,21 @@ def pld_discretization(entries: Sequence[Entry]) -> float:
     bounded. dp-accounting's PLD rounds pessimistically, so a coarser grid only loosens the bound
     (at σ = 0.15, 1,000 steps: the same ε to 4 decimals, 5 s instead of 26 s). General entries
     (EventEntry) do not widen it: their PLDs are built on whatever grid the Gaussians need."""
-    sigmas = [e.noise_multiplier for e in entries if isinstance(e, LedgerEntry)]
+    sigmas = [built_sigma(e) for e in entries if isinstance(e, LedgerEntry)]
     if not sigmas:
         return PLD_DISCRETIZATION
     smallest = min(sigmas)
     return PLD_DISCRETIZATION * max(1.0, 1.0 / (10.0 * smallest**2))
+
+
+def built_sigma(entry: LedgerEntry) -> float:
+    """The multiplier of the Gaussian whose PLD `entry_pld` builds: σ/√c for c unsampled repeats
+    (they are built as one Gaussian), σ for a sampled or one-of-shards step. The grid is widened
+    for this σ, not the entry's: 105 pair tables at σ = 0.6 are one Gaussian at σ = 0.06, whose
+    fine-grid PLD took 4 s to build (issue 49)."""
+    if entry.sampling == POISSON and entry.sampling_rate == 1.0 and entry.count > 1:
+        return entry.noise_multiplier / math.sqrt(entry.count)
+    return entry.noise_multiplier
 
 
 def step_pld(entry: LedgerEntry, discretization: float) -> pld_lib.PrivacyLossDistribution:

@@ -33,6 +33,7 @@ import pandas as pd
 from dpgan.errors import InputError
 from dpgan.privacy.accounting import Entry, PrivacyLedger, check_epsilon_delta, entry_from_dict
 from dpgan.privacy.calibration import BudgetShares, ShareTarget
+from dpgan.privacy.epsilon_range import check_target_epsilon
 from dpgan.privacy.mechanisms import noisy_indicator_sums
 from dpgan.privacy.partition_selection import second_release
 from dpgan.privacy.preprocessing import (
@@ -305,6 +306,7 @@ def buy_schema(
     """`dpgan schema`: spend all of (ε, δ) on the row count and the column histograms, and return
     the schema with those ledger events inside it, so that a fit with it counts them too."""
     check_epsilon_delta(epsilon, delta)
+    check_target_epsilon(epsilon)
     if not isinstance(data, pd.DataFrame):
         raise InputError("data must be a pandas DataFrame")
     if data.shape[1] == 0:  # no columns: public structure; no rows is not refused (dpgan.privacy.unit_rule)

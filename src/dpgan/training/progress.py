@@ -10,7 +10,8 @@ import math
 import time
 from collections.abc import Callable
 
-from dpgan.privacy.accounting import IncrementalAccountant, LedgerEntry, PrivacyLedger
+from dpgan.privacy.accounting import IncrementalAccountant, LedgerEntry, PrivacyLedger, pld_discretization
+from dpgan.privacy.pld_accounting import coarsened
 
 # what a user passes to fit(progress=...): (step, total, ε so far); the loops' own ProgressFn takes the step
 FitProgressFn = Callable[[int, int, float], None]
@@ -23,15 +24,16 @@ class StepReporter:
     IncrementalAccountant: the composed PLD is kept and only the new steps are composed in), at
     the first step, then every REFRESH_SECONDS or, if longer, every COST_FACTOR times the last
     refresh's own duration (so the refreshes stay within 1/COST_FACTOR of the fit's time), and at
-    the last step. Between the first and
-    the last, PLD uses a 10× coarser grid: about 10× faster, and since dp-accounting rounds
+    the last step. Between the first and the last, PLD uses a grid 10× coarser than the ledger's
+    (itself widened at small σ: a fixed 1e-3 was thousands of times finer than the ledger's at
+    ε = 1e5 and took minutes, issue 49): about 10× faster, and since dp-accounting rounds
     pessimistically, still an upper bound (at most 0.3 % above the fine value, measured in
     bench/results/progress_accounting.md). The last value uses the ledger's own grid.
     """
 
     REFRESH_SECONDS = 2.0
     COST_FACTOR = 100.0
-    PROGRESS_DISCRETIZATION = 1e-3
+    PROGRESS_COARSENING = 10.0  # × the ledger's grid (1e-4, widened at small σ: pld_discretization)
 
     def __init__(
         self,
@@ -60,7 +62,8 @@ class StepReporter:
             spent = self.ledger.epsilon(self.delta, self.accountant)
         else:
             if self._running is None:
-                coarse = self.PROGRESS_DISCRETIZATION if self.accountant == "pld" else None
+                grid = coarsened(pld_discretization([*self.prior, self.step]), self.PROGRESS_COARSENING)
+                coarse = grid if self.accountant == "pld" else None
                 self._running = IncrementalAccountant(
                     self.prior, self.step, delta=self.delta, accountant=self.accountant, discretization=coarse
                 )

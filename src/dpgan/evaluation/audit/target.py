@@ -30,6 +30,7 @@ from dpgan.privacy.accounting import (
     check_epsilon_delta,
 )
 from dpgan.privacy.calibration import calibrate_noise_multiplier
+from dpgan.privacy.epsilon_range import check_target_epsilon
 from dpgan.recipes import Recipe, get_recipe
 from dpgan.serialization import read_model_dir
 from dpgan.tables.conditioning import Condition, check_condition_column
@@ -177,6 +178,7 @@ def from_settings(
     its σ is a little larger: auditing this σ is the harder test. `schema` defaults to the bundled
     Adult schema (public); `rows` is the table size N the sampling rate q = B/N is computed from."""
     check_epsilon_delta(epsilon, delta)
+    check_target_epsilon(epsilon)
     if accountant not in ACCOUNTANTS:
         raise InputError(f"accountant must be one of {', '.join(ACCOUNTANTS)}, not {accountant!r}")
     if isinstance(rows, bool) or not isinstance(rows, int) or rows < 2:
