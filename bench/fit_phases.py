@@ -12,8 +12,10 @@ The wrappers add a few microseconds per call; nothing else in dpgan changes.
 
 from __future__ import annotations
 
+import faulthandler
 import functools
 import importlib
+import signal
 import sys
 import time
 from collections.abc import Callable
@@ -94,6 +96,7 @@ def install(path: str) -> None:
 
 
 def main() -> int:
+    faulthandler.register(signal.SIGUSR1, all_threads=True)  # where a slow interrupt is stuck (stderr)
     log_path, separator, *argv = sys.argv[1:]
     assert separator == "--", "usage: fit_phases.py LOG -- dpgan arguments"
     import dpgan.synthesizers  # noqa: F401 (load the modules whose bindings are wrapped)

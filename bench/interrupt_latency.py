@@ -26,15 +26,17 @@ from pathlib import Path
 from dpgan import datasets
 
 HERE = Path(__file__).resolve().parent
+SLOW = 2.0  # seconds after SIGINT at which a still-running child is asked where it is
 SRC = HERE.parent / "src"
 
-# (label, phase whose first start the signal waits for, seconds into it, dpgan arguments);
-# {table}, {model}, {out} are filled in. ε = 10 with the default steps makes a long calibration
-# (T ≈ 2,000 steps composed at each evaluation); ε = 1e5 its small-σ grid; -n 2e6 a long sample.
+# (label, phase or phase:function whose first start the signal waits for, seconds into it, dpgan
+# arguments; {table} and {model} are filled in). The default steps (T ≈ 1,200 on 500 rows) make the
+# GAN's calibration compose long ledgers; ε = 1e5 its small-σ grid; -n 2e6 a long sample.
 CASES = [
     ("fit ε=1: DP schema releases", "releases", 0.3, ["fit", "{table}", "--epsilon", "1"]),
-    ("fit ε=10: GAN calibration", "calibration", 0.5, ["fit", "{table}", "--epsilon", "10"]),
-    ("fit ε=1e5: GAN calibration", "calibration", 0.5, ["fit", "{table}", "--epsilon", "1e5"]),
+    ("fit ε=10: GAN calibration", "calibration:sigma_and_steps", 0.5, ["fit", "{table}", "--epsilon", "10"]),
+    ("fit ε=1e5: pre-training reads' σ", "calibration", 0.2, ["fit", "{table}", "--epsilon", "1e5"]),
+    ("fit ε=1e5: GAN calibration", "calibration:sigma_and_steps", 0.5, ["fit", "{table}", "--epsilon", "1e5"]),
     ("fit ε=1: training", "training", 2.0, ["fit", "{table}", "--epsilon", "1"]),
     ("sample 2e6 rows", "sample", 1.0, ["sample", "{model}", "-n", "2000000"]),
 ]
@@ -46,8 +48,8 @@ def wait_for(log: Path, phase: str, process: subprocess.Popen, timeout: float) -
     while time.monotonic() < deadline and process.poll() is None:
         if log.exists():
             for line in log.read_text().splitlines():
-                stamp, event, name, _ = line.split(" ", 3)
-                if event == "enter" and name == phase:
+                stamp, event, name, what = line.split(" ", 3)
+                if event == "enter" and phase in (name, f"{name}:{what}"):
                     return float(stamp)
         time.sleep(0.02)
     return None
@@ -92,7 +94,14 @@ def run_case(case: tuple, folder: Path, model: Path, table: Path) -> dict:
     time.sleep(delay)
     sent = time.monotonic()
     process.send_signal(signal.SIGINT)
-    _, err = process.communicate()
+    stuck = ""
+    try:
+        _, err = process.communicate(timeout=SLOW)
+    except subprocess.TimeoutExpired:  # still running: ask it where (fit_phases' faulthandler)
+        process.send_signal(signal.SIGUSR1)
+        _, err = process.communicate()
+        frames = [line.strip() for line in err.splitlines() if line.strip().startswith("File ")]
+        stuck = frames[0] if frames else "no Python frame"
     latency = time.monotonic() - sent
     left = sorted(p.name for p in out.iterdir() if p.name != "phases.log")
     return {
@@ -100,8 +109,9 @@ def run_case(case: tuple, folder: Path, model: Path, table: Path) -> dict:
         "phase": open_phase(log, sent - begun - 0.05),  # the child's clock starts a little after Popen
         "latency": latency,
         "code": process.returncode,
-        "stderr": (err.strip().splitlines() or [""])[-1],
+        "stderr": next((line for line in reversed(err.splitlines()) if line.startswith("dpgan:")), ""),
         "left": ", ".join(left) or "nothing",
+        "stuck": stuck,
     }
 
 
@@ -128,12 +138,14 @@ def main() -> None:
         f"{platform.machine()}, {os.cpu_count()} cores shared with other jobs, one thread (--threads 1). "
         "SIGINT is sent once the phase has run for the stated seconds; latency = SIGINT to process exit.\n"
     )
-    print("| case | phase open at SIGINT | latency (s) | exit | last stderr line | left next to --out |")
-    print("|---|---|---|---|---|---|")
+    print(
+        "| case | phase open at SIGINT | latency (s) | exit | last stderr line | left next to --out | where, if > 2 s |"
+    )
+    print("|---|---|---|---|---|---|---|")
     for row in rows:
         print(
             f"| {row['label']} | {row['phase']} | {row['latency']:.2f} | {row['code']} | "
-            f"{row.get('stderr', '')} | {row.get('left', '')} |"
+            f"{row.get('stderr', '')} | {row.get('left', '')} | {row.get('stuck', '')} |"
         )
     latencies = [r["latency"] for r in rows if r["latency"] == r["latency"]]
     print(f"\nLatency over all cases: median {statistics.median(latencies):.2f} s, max {max(latencies):.2f} s.")
