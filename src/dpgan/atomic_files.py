@@ -11,6 +11,8 @@ folders are owner-only (0600 / 0700), which suits secrets and is what the fit's 
 
 from __future__ import annotations
 
+import os
+import shutil
 import uuid
 from pathlib import Path
 
@@ -28,4 +30,21 @@ def released_sibling(path: str | Path, *, folder: bool = False, suffix: str = ""
     return name
 
 
-__all__ = ["released_sibling"]
+def replace_folder(staging: Path, target: Path) -> None:
+    """Rename the folder `staging` over `target`, a folder being replaced moved aside first and put
+    back if anything (Ctrl-C included) stops the swap: the path holds the old folder or the new,
+    never neither (issue 49; removing the old one first left nothing there if interrupted between)."""
+    aside = target.parent / f".{target.name}.{uuid.uuid4().hex}.old" if target.exists() else None
+    try:
+        if aside is not None:
+            os.replace(target, aside)
+        os.replace(staging, target)
+    except BaseException:
+        if aside is not None and aside.exists() and not target.exists():
+            os.replace(aside, target)
+        raise
+    if aside is not None:
+        shutil.rmtree(aside, ignore_errors=True)
+
+
+__all__ = ["released_sibling", "replace_folder"]

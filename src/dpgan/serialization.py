@@ -21,13 +21,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
-import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dpgan.atomic_files import released_sibling
+from dpgan.atomic_files import released_sibling, replace_folder
 from dpgan.errors import ModelFileError
 
 if TYPE_CHECKING:
@@ -76,28 +74,11 @@ def write_model_dir(
         )
         document[HASH_KEY] = content_hash(document, weights)
         (staging / METADATA).write_text(json.dumps(document, indent=1))
-        _replace_folder(staging, target)
+        replace_folder(staging, target)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return target
-
-
-def _replace_folder(staging: Path, target: Path) -> None:
-    """Rename `staging` over `target`, a model being replaced moved aside first and put back if
-    anything (Ctrl-C included) stops the swap: the path holds the old model or the new, never
-    neither (issue 49; removing the old one first left nothing there if interrupted in between)."""
-    aside = target.parent / f".{target.name}.{uuid.uuid4().hex}.old" if target.exists() else None
-    try:
-        if aside is not None:
-            os.replace(target, aside)
-        os.replace(staging, target)
-    except BaseException:
-        if aside is not None and aside.exists() and not target.exists():
-            os.replace(aside, target)
-        raise
-    if aside is not None:
-        shutil.rmtree(aside, ignore_errors=True)
 
 
 def model_kind(path: str | Path) -> str | None:

@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import uuid
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 from PIL import Image
 
-from dpgan.atomic_files import released_sibling
+from dpgan.atomic_files import released_sibling, replace_folder
 from dpgan.errors import InputError
 from dpgan.images.checks import encode_labels
 
@@ -100,11 +99,8 @@ def atomic_write(path: Path, overwrite: bool, folder: bool, write: Callable[[Pat
         # a hidden, unique sibling made with the user's umask: a release (dpgan.atomic_files)
         tmp = released_sibling(path, folder=folder)
         write(tmp)
-        if folder and path.exists():
-            old = path.parent / f".{path.name}.{uuid.uuid4().hex}.old"
-            os.replace(path, old)
-            os.replace(tmp, path)
-            shutil.rmtree(old, ignore_errors=True)
+        if folder:
+            replace_folder(tmp, path)  # never neither the old folder nor the new at the path
         else:
             os.replace(tmp, path)
         tmp = None
