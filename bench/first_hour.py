@@ -35,7 +35,7 @@ def busy_loop() -> None:  # pragma: no cover - runs in a child process until ter
         pass
 
 
-def run_round(load: str, keep: bool) -> list[dict[str, object]]:
+def run_round(load: str, keep: bool, commands: tuple[str, ...] = COMMANDS) -> list[dict[str, object]]:
     """Clone, then time each make target; returns one record per command."""
     folder = Path(tempfile.mkdtemp(prefix="dpgan-first-hour-"))
     busy = multiprocessing.Process(target=busy_loop, daemon=True) if load == "loaded" else None
@@ -51,7 +51,7 @@ def run_round(load: str, keep: bool) -> list[dict[str, object]]:
             text=True,
         ).stdout.strip()
         env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH", "DPGAN_THREADS")}
-        for target in COMMANDS:
+        for target in commands:
             start = time.perf_counter()
             done = subprocess.run(
                 ["make", target], cwd=folder / "dpgan", env=env, capture_output=True, text=True, check=False
@@ -78,12 +78,13 @@ def main() -> int:
     parser.add_argument("--loads", default="idle,loaded", help="which loads, in order within a round")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "first_hour.jsonl")
     parser.add_argument("--keep", action="store_true", help="keep the clones")
+    parser.add_argument("--commands", default=",".join(COMMANDS), help="the make targets, in order")
     args = parser.parse_args()
     machine = {"cores": os.cpu_count(), "python": platform.python_version(), "date": time.strftime("%Y-%m-%d")}
     all_records = []
     for _ in range(args.rounds):
         for load in args.loads.split(","):
-            all_records += run_round(load, args.keep)
+            all_records += run_round(load, args.keep, tuple(args.commands.split(",")))
     with args.out.open("a", encoding="utf-8") as fh:
         for record in all_records:
             fh.write(json.dumps({**record, **machine}) + "\n")
