@@ -112,24 +112,23 @@ class Synthesizer(ABC):
         """The privacy settings a fit runs under (dpgan.fit): (ε, δ), the accountant, a fixed σ, the seed."""
         return FitBudget(self.epsilon, self.delta, self.accountant, self.noise_multiplier, self.seed)
 
-    def _spent_epsilon(self) -> float:
-        """The ledger's ε at δ, computed once per ledger (a PLD composition is not free; repr is)."""
+    def _per_ledger(self, name: str, compute: Any) -> Any:
+        """`compute(delta, accountant)` on the ledger, kept until the ledger, δ or the accountant
+        changes (a PLD composition is not free; repr, save and the command line each ask)."""
         key = (id(self.ledger), len(self.ledger.entries), self.delta, self.accountant)
-        cached = getattr(self, "_epsilon_cache", None)
+        cached = getattr(self, name, None)
         if cached is None or cached[0] != key:
-            cached = (key, self.ledger.epsilon(self.delta, self.accountant))
-            self._epsilon_cache = cached
+            cached = (key, compute(self.delta, self.accountant))
+            setattr(self, name, cached)
         return cached[1]
 
+    def _spent_epsilon(self) -> float:
+        """The ledger's ε at δ, computed once per ledger."""
+        return self._per_ledger("_epsilon_cache", self.ledger.epsilon)
+
     def _ledger_report(self) -> dict[str, Any]:
-        """The ledger's report at δ, computed once per ledger (each entry's ε alone is a PLD of its
-        own: seconds on a long ledger, and save and the command line both ask for it)."""
-        key = (id(self.ledger), len(self.ledger.entries), self.delta, self.accountant)
-        cached = getattr(self, "_report_cache", None)
-        if cached is None or cached[0] != key:
-            cached = (key, self.ledger.report(self.delta, self.accountant))
-            self._report_cache = cached
-        return cached[1]
+        """The ledger's report at δ, computed once per ledger (each entry's ε alone is a PLD of its own)."""
+        return self._per_ledger("_report_cache", self.ledger.report)
 
     def privacy_report(self) -> dict[str, Any]:
         """ε(δ) by the chosen accountant, by RDP and PLD, the ledger with the budget split, and the
