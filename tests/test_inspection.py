@@ -1,7 +1,8 @@
 """`dpgan inspect` answers from model.json (issue 49): the report stored at save time is the one the
 loaded model computes, inspecting imports none of PyTorch, pandas, scikit-learn, SciPy or
 dp-accounting, and a file without a stored report (or with one that no longer states its ledger)
-is inspected by loading the model."""
+is inspected by loading the model. `dpgan sample` loads the model (strictly, its ledger too) and
+samples without the accountant: dp-accounting and scipy.stats are a fit's imports, not a sample's."""
 
 from __future__ import annotations
 
@@ -12,8 +13,9 @@ import sys
 import numpy as np
 import pytest
 
-from dpgan import ImageSynthesizer, datasets, load_model
+from dpgan import ImageSynthesizer, SequenceSynthesizer, datasets, load_model
 from dpgan.inspection import inspect_model
+from dpgan.sequences import SequenceSchema, ValueColumn
 from dpgan.serialization import HASH_KEY, METADATA, REPORT_KEY, WEIGHTS, content_hash
 
 HEAVY = ("torch", "pandas", "sklearn", "scipy", "dp_accounting")
@@ -56,6 +58,40 @@ def test_inspect_imports_no_heavy_library(model, request):
     status, loaded = json.loads(out.stdout.strip().splitlines()[-1])
     assert status == 0 and "ε = " in out.stdout
     assert loaded == []
+
+
+@pytest.fixture(scope="module")
+def series_model(tmp_path_factory):
+    frame = datasets.load_water_districts()
+    frame = frame[frame["day"] < "2021-03-01"]  # two months: a small slice
+    schema = SequenceSchema(
+        id=("district", "day"), time="hour", length=24, values=(ValueColumn("inflow", 0.0, 200.0),), label="district"
+    )
+    synth = SequenceSynthesizer(epsilon=3.0, seed=0)  # the default model: the DP copula
+    return synth.fit(frame, schema).save(tmp_path_factory.mktemp("inspect") / "series")
+
+
+ACCOUNTANT_LIBRARIES = ("dp_accounting", "scipy.stats", "scipy.optimize")
+
+
+@pytest.mark.parametrize("model", ["table_model", "series_model", "image_model"])
+def test_sample_loads_and_samples_without_the_accountant(model, request, tmp_path):
+    """A property, not a timing (issue 49: `dpgan sample -n 10` within 3 s): the accountant's
+    libraries, about a second of imports, are not loaded to read a model and sample from it; the
+    ledger is still read and checked (a damaged entry is refused on load, tests/test_model_files)."""
+    path = request.getfixturevalue(model)
+    out_file = tmp_path / ("s.npz" if model == "image_model" else "s.csv")
+    code = (
+        "import sys, json\n"
+        "from dpgan.cli import main\n"
+        f"code = main(['sample', {str(path)!r}, '-n', '10', '--out', {str(out_file)!r}])\n"
+        f"print(json.dumps([code, sorted(m for m in {ACCOUNTANT_LIBRARIES!r} if m in sys.modules)]))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    status, loaded = json.loads(out.stdout.strip().splitlines()[-1])
+    assert status == 0 and out_file.exists()
+    assert loaded == []
+    assert load_model(path).privacy_report()["epsilon"] <= 3.0  # and ε is still composed on demand
 
 
 def _rewrite(path, change) -> None:

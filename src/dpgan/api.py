@@ -15,18 +15,20 @@ import secrets
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import torch
 
 from dpgan.devices import resolve_device
 from dpgan.errors import InputError
-from dpgan.privacy.accounting import DEFAULT_ACCOUNTANT, PrivacyLedger, check_accountant, check_epsilon_delta
 from dpgan.privacy.epsilon_range import check_target_epsilon
+from dpgan.privacy.ledger import DEFAULT_ACCOUNTANT, PrivacyLedger, check_accountant, check_epsilon_delta
 from dpgan.privacy.unit_rule import ReleasedTally
 from dpgan.threads import resolve_threads
-from dpgan.training.context import FitBudget
+
+if TYPE_CHECKING:
+    from dpgan.training.context import FitBudget
 
 SEED_NOTE = "trained with a fixed seed: for experiments only, not for a release"
 
@@ -109,7 +111,12 @@ class Synthesizer(ABC):
         return f"{type(self).__name__}({', '.join(settings)}, {state})"
 
     def fit_budget(self) -> FitBudget:
-        """The privacy settings a fit runs under (dpgan.fit): (ε, δ), the accountant, a fixed σ, the seed."""
+        """The privacy settings a fit runs under (dpgan.fit): (ε, δ), the accountant, a fixed σ, the seed.
+
+        Imported here, not at the top: the fit's context brings the accountant and its calibration
+        (dp-accounting, scipy), which loading and sampling a saved model never need."""
+        from dpgan.training.context import FitBudget
+
         return FitBudget(self.epsilon, self.delta, self.accountant, self.noise_multiplier, self.seed)
 
     def _per_ledger(self, name: str, compute: Any) -> Any:

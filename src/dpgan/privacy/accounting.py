@@ -1,8 +1,9 @@
-"""The privacy ledger: every read of private data as a dp-accounting event, and ε(δ) from it.
+"""ε(δ) of the privacy ledger: every read of private data as a dp-accounting event, composed.
 
-dp-accounting (Google) is the source of truth for every ε dpgan prints, saves or reports. This
-module keeps the list of events, turns each into dp-accounting's RDP curve or PLD, composes them
-and converts to ε. The neighbouring relation is add/remove-one record throughout.
+dp-accounting (Google) is the source of truth for every ε dpgan prints, saves or reports. The
+list of events is dpgan.privacy.ledger's (re-exported here: this module is the one interface);
+this module turns each into dp-accounting's RDP curve or PLD, composes them and converts to ε.
+The neighbouring relation is add/remove-one record throughout.
 
 Two kinds of entry
 ------------------
@@ -87,15 +88,10 @@ joint distribution of two counts; nothing in dpgan builds such a ledger, so it i
 
 from __future__ import annotations
 
-import functools
-import math
-from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field, replace
+import importlib
+from typing import TYPE_CHECKING
 
-from dp_accounting.pld import privacy_loss_distribution as pld_lib
-
-from dpgan.errors import BudgetError, InputError
-from dpgan.privacy.events import EventEntry
+from dpgan.privacy.ledger import Budget, PrivacyLedger, Reservation, epsilon_of
 from dpgan.privacy.ledger_entry import (
     ACCOUNTANTS,
     BINOMIAL_TAIL,
@@ -108,317 +104,39 @@ from dpgan.privacy.ledger_entry import (
     RDP_ORDERS,
     Entry,
     LedgerEntry,
-    check_accountable,
     check_accountant,
     check_epsilon_delta,
     composed_event,
     entry_from_dict,
-    split_shard_entry,
-)
-from dpgan.privacy.pld_accounting import (
-    MAX_DISCRETIZATION,
-    composed_pld,
-    entry_pld,
-    pld_discretization,
-    pld_epsilon,
-    prefix_pld,
-    step_pld,
-)
-from dpgan.privacy.rdp_accounting import (
-    binomial_buckets,
-    quiet_rdp_orders,
-    rdp_epsilon,
-    rdp_log_delta,
-    regular_rdp,
-    step_rdp,
 )
 
+if TYPE_CHECKING:
+    from dpgan.privacy.composition import IncrementalAccountant
+    from dpgan.privacy.events import EventEntry
+    from dpgan.privacy.pld_accounting import composed_pld, entry_pld, pld_discretization, prefix_pld, step_pld
+    from dpgan.privacy.rdp_accounting import binomial_buckets, rdp_epsilon, rdp_log_delta, regular_rdp, step_rdp
 
-def epsilon_of(
-    entries: Sequence[Entry], delta: float, accountant: str = DEFAULT_ACCOUNTANT, *, pld_coarsening: float = 1.0
-) -> float:
-    """ε at total δ for the composition of `entries`; δ pays first for the entries' extra_delta.
-
-    `pld_coarsening` > 1 widens PLD's grid that many times: faster and still an upper bound (dp-
-    accounting rounds pessimistically), for searches only; a printed ε uses the ledger's grid (1).
-    The last few answers are kept (entries are immutable): a fit's final ε is asked by the progress
-    bar, the privacy report and the saved model, and is composed once."""
-    check_accountant(accountant)
-    check_accountable(entries, accountant)
-    return _epsilon_of(tuple(entries), float(delta), accountant, float(pld_coarsening))
-
-
-@functools.lru_cache(maxsize=32)
-def _epsilon_of(entries: tuple[Entry, ...], delta: float, accountant: str, pld_coarsening: float) -> float:
-    accountant_delta = delta - sum(e.extra_delta for e in entries)
-    if accountant_delta <= 0:
-        return math.inf
-    regular, shard = split_shard_entry(entries)
-    if not regular and shard is None:
-        return 0.0
-    with quiet_rdp_orders():
-        if accountant == "pld":
-            ordered = (*regular, shard) if shard is not None else tuple(regular)
-            return pld_epsilon(ordered, accountant_delta, pld_coarsening)
-        orders = CLASSIC_2019_ORDERS if accountant == "rdp-classic" else RDP_ORDERS
-        return rdp_epsilon(orders, regular_rdp(tuple(regular), orders), shard, accountant_delta, accountant)
+# The composition (dp-accounting, scipy: about a second of imports) loads on first use, so that a
+# saved model loads and samples without it; these names are this interface's all the same (PEP 562;
+# written out rather than dpgan.lazy's, since privacy/ imports nothing outside itself).
+_LAZY_NAMES = {
+    "IncrementalAccountant": "dpgan.privacy.composition",
+    "EventEntry": "dpgan.privacy.events",
+    **{
+        name: "dpgan.privacy.pld_accounting"
+        for name in ("composed_pld", "entry_pld", "pld_discretization", "prefix_pld", "step_pld")
+    },
+    **{
+        name: "dpgan.privacy.rdp_accounting"
+        for name in ("binomial_buckets", "rdp_epsilon", "rdp_log_delta", "regular_rdp", "step_rdp")
+    },
+}
 
 
-@dataclass(frozen=True)
-class Budget:
-    """The (ε, δ) a ledger may not pass, and the accountant that decides it."""
-
-    epsilon: float
-    delta: float
-    accountant: str = DEFAULT_ACCOUNTANT
-
-    def __post_init__(self) -> None:
-        check_epsilon_delta(self.epsilon, self.delta)
-        check_accountant(self.accountant)
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-
-class Reservation:
-    """Steps of one kind reserved in a ledger: each release charges one; none past the reservation.
-
-    The reserved count is what the ledger's budget checks use until the ledger is saved, so
-    releases still to come can never be overtaken by a later addition."""
-
-    def __init__(self, ledger: "PrivacyLedger", index: int, capacity: int) -> None:
-        self.ledger, self.index, self.capacity = ledger, index, capacity
-
-    @property
-    def used(self) -> int:
-        return int(self.ledger.entries[self.index].count)
-
-    def charge(self) -> None:
-        """Record one more release; refused (BudgetError) once the reserved steps are spent."""
-        entry = self.ledger.entries[self.index]
-        if entry.count >= self.capacity:
-            raise BudgetError(f"{entry.name}: its {self.capacity} reserved steps are spent; another would pass ε")
-        self.ledger.entries[self.index] = replace(entry, count=entry.count + 1)
-
-
-@dataclass
-class PrivacyLedger:
-    """The ordered list of DP releases made while fitting one model.
-
-    With a `budget`, nothing is added that would take ε past it (BudgetError, before the release):
-    `add` for a release about to be made, `reserve` for steps a private step will charge one by one
-    (dpgan.privacy.step). `state_dict` / `from_state_dict` keep it across a checkpoint, with its
-    open reservations, so a resumed fit neither forgets nor double-counts what was spent."""
-
-    entries: list[Entry] = field(default_factory=list)
-    budget: Budget | None = None
-    reserved: dict[int, int] = field(default_factory=dict)  # entry index → reserved steps
-
-    def add(self, entry: Entry) -> None:
-        self._check(entry, entry.count)
-        self.entries.append(entry)
-
-    def reserve(self, step: Entry, steps: int) -> Reservation:
-        """Reserve `steps` releases of `step` (its count is ignored); the ledger's entry starts at 0."""
-        if isinstance(steps, bool) or int(steps) != steps or steps < 0:
-            raise InputError(f"steps must be a non-negative integer, got {steps!r}")
-        self._check(step, int(steps))
-        self.entries.append(replace(step, count=0))
-        index = len(self.entries) - 1
-        self.reserved[index] = int(steps)
-        return Reservation(self, index, int(steps))
-
-    def committed(self) -> list[Entry]:
-        """The entries with every open reservation counted in full: what the budget must cover."""
-        return [
-            replace(e, count=max(e.count, self.reserved.get(i, 0))) if i in self.reserved else e
-            for i, e in enumerate(self.entries)
-        ]
-
-    def _check(self, entry: Entry, count: int) -> None:
-        """Refuse an entry no accountant can take (InputError) or that would pass the budget (BudgetError).
-
-        An EventEntry is accountable by some accountant under add/remove-one (its constructor checks);
-        with a budget, it must be by the budget's accountant, since that is what decides the ledger."""
-        if not isinstance(entry, (LedgerEntry, EventEntry)):
-            raise InputError(f"a ledger entry must be a LedgerEntry or an EventEntry, not {type(entry).__name__}")
-        if self.budget is None:
-            return
-        check_accountable([entry], self.budget.accountant)
-        spent = epsilon_of([*self.committed(), replace(entry, count=count)], self.budget.delta, self.budget.accountant)
-        if spent > self.budget.epsilon * (1 + 1e-9):
-            raise BudgetError(
-                f"{entry.name}: {count} more release(s) would take ε to {spent:.4f}, past the budget "
-                f"{self.budget.epsilon:g} ({self.budget.accountant})"
-            )
-
-    @property
-    def extra_delta(self) -> float:
-        return float(sum(e.extra_delta for e in self.entries))
-
-    def epsilon(self, delta: float, accountant: str = DEFAULT_ACCOUNTANT) -> float:
-        return epsilon_of(self.entries, delta, accountant)
-
-    def to_dict(self) -> list[dict]:
-        return [e.to_dict() for e in self.entries]
-
-    @classmethod
-    def from_dict(cls, data: list[dict]) -> "PrivacyLedger":
-        """A saved ledger (no budget). Its general entries were each accountable by some accountant
-        when saved (EventEntry checks it again here); asking ε from one that cannot account an
-        entry is an InputError naming it (`epsilon_of`), never a silently smaller ledger."""
-        if not isinstance(data, (list, tuple)):
-            raise InputError("a saved ledger must be a list of entries")
-        return cls([entry_from_dict(d) for d in data])
-
-    def state_dict(self) -> dict:
-        """Everything needed to go on spending from here (JSON-serialisable)."""
-        return {
-            "entries": self.to_dict(),
-            "budget": None if self.budget is None else self.budget.to_dict(),
-            "reserved": {str(i): n for i, n in self.reserved.items()},
-        }
-
-    @classmethod
-    def from_state_dict(cls, state: dict) -> "PrivacyLedger":
-        try:
-            budget = None if state.get("budget") is None else Budget(**state["budget"])
-            reserved = {int(i): int(n) for i, n in dict(state.get("reserved", {})).items()}
-            ledger = cls([entry_from_dict(d) for d in state["entries"]], budget, reserved)
-        except (KeyError, TypeError, ValueError) as exc:
-            raise InputError(f"not a ledger state: {exc}") from None
-        if budget is not None:
-            check_accountable(ledger.entries, budget.accountant)
-        if any(not 0 <= i < len(ledger.entries) for i in reserved):
-            raise InputError("not a ledger state: a reservation points past the entries")
-        return ledger
-
-    def reservation(self, index: int) -> Reservation:
-        """The open reservation of entry `index` (after `from_state_dict`: resume charging it)."""
-        if index not in self.reserved:
-            raise InputError(f"entry {index} holds no reservation")
-        return Reservation(self, index, self.reserved[index])
-
-    def _epsilon_or_none(self, delta: float, accountant: str) -> float | None:
-        try:
-            check_accountable(self.entries, accountant)
-        except InputError:
-            return None
-        return self.epsilon(delta, accountant)
-
-    def report(self, delta: float, accountant: str = DEFAULT_ACCOUNTANT) -> dict:
-        """ε(δ) by every accountant, and each event's own ε for the budget split.
-
-        `accountant` must be able to account every entry (InputError naming the first it cannot);
-        in `epsilon_by_accountant` an accountant that cannot (an RDP-only event under "pld", say)
-        shows None, never a number for a smaller ledger."""
-        epsilon = self.epsilon(delta, accountant)
-        split = []
-        for e in self.entries:
-            split.append(
-                {**e.to_dict(), "mechanism_text": e.describe(), "epsilon_alone": epsilon_of([e], delta, accountant)}
-            )
-        return {
-            "delta": delta,
-            "accountant": accountant,
-            "epsilon": epsilon,
-            "epsilon_by_accountant": {name: self._epsilon_or_none(delta, name) for name in ("rdp", "pld")},
-            "neighbouring_relation": "add/remove one record",
-            "events": split,
-        }
-
-
-class IncrementalAccountant:
-    """ε of `prior` plus t repetitions of one step, for growing t (a progress bar's ε).
-
-    `epsilon_after(t)` is `epsilon_of([*prior, replace(step, count=t)], delta, accountant)` up to
-    floating-point and dp-accounting's pessimistic tail truncation, and reuses earlier work:
-    - pld: the composed PLD is kept; the t − t_prev new steps are one FFT self-composition of the
-      step's PLD (cached per t − t_prev: a progress bar asks for the same stride each time) and one
-      convolution with the kept PLD. Asking for fewer steps than last time starts from the prior.
-    - rdp, rdp-classic: curves add, so the prior's and the step's curves are computed once and a
-      call is one conversion; with a one-of-shards step it is the binomial mixture over n, which has
-      no running form but is vectorised (module docstring).
-    `discretization` replaces epsilon_of's PLD grid step: a coarser one is faster (1e-3: about 10×
-    faster on Adult's ledgers, ε up to 0.3% larger; bench/progress_accounting.py) and, dp-accounting's
-    rounding being pessimistic, still a valid bound. A progress display can use it; the ledger's
-    final ε never does.
-    """
-
-    def __init__(
-        self,
-        prior: Sequence[Entry],
-        step: LedgerEntry,
-        *,
-        delta: float,
-        accountant: str = DEFAULT_ACCOUNTANT,
-        discretization: float | None = None,
-    ) -> None:
-        check_accountant(accountant)
-        check_accountable(prior, accountant)
-        if not isinstance(step, LedgerEntry):
-            raise InputError(f"{getattr(step, 'name', 'step')}: the repeated step must be a Gaussian LedgerEntry")
-        if not isinstance(delta, (int, float)) or not (0.0 < delta < 1.0):
-            raise InputError(f"delta must be in (0, 1), got {delta!r}")
-        if discretization is not None and not (0.0 < discretization <= 5 * MAX_DISCRETIZATION):
-            raise InputError(f"discretization must be in (0, {5 * MAX_DISCRETIZATION:g}], got {discretization!r}")
-        self.accountant = accountant
-        self.step = replace(step, count=1)
-        prior_regular, self._prior_shard = split_shard_entry(prior)
-        split_shard_entry([*prior, self.step])  # two shard kinds are refused here, not at the first call
-        self._delta = delta - sum(e.extra_delta for e in prior) - step.extra_delta
-        self._steps = 0
-        self._unbounded = False
-        with quiet_rdp_orders():
-            if accountant == "pld":
-                prior_entries = (*prior_regular, *([self._prior_shard] if self._prior_shard else []))
-                ledger_grid = pld_discretization([*prior_entries, self.step])
-                if ledger_grid > MAX_DISCRETIZATION:  # past what dp-accounting builds: ε is inf (pld_epsilon)
-                    self._unbounded = True
-                    return
-                self._discretization = discretization or ledger_grid
-                self._prior_pld = composed_pld(prior_entries, self._discretization)
-                self._pld = self._prior_pld
-                self._step_pld = step_pld(self.step, self._discretization)
-                self._powers: dict[int, pld_lib.PrivacyLossDistribution] = {}
-            else:
-                self._orders = CLASSIC_2019_ORDERS if accountant == "rdp-classic" else RDP_ORDERS
-                self._base = regular_rdp(tuple(prior_regular), self._orders)
-                if self.step.sampling == POISSON:
-                    self._unit = step_rdp(self.step.noise_multiplier, self.step.sampling_rate, self._orders)
-
-    def epsilon_after(self, steps: int) -> float:
-        """ε at δ after `steps` steps (and the prior)."""
-        if isinstance(steps, bool) or int(steps) != steps or steps < 0:
-            raise InputError(f"steps must be a non-negative integer, got {steps!r}")
-        steps = int(steps)
-        if self._delta <= 0 or self._unbounded:
-            return math.inf
-        with quiet_rdp_orders():
-            if self.accountant == "pld":
-                return self._pld_epsilon(steps)
-            return self._rdp_epsilon(steps)
-
-    def _pld_epsilon(self, steps: int) -> float:
-        if steps < self._steps:
-            self._pld, self._steps = self._prior_pld, 0
-        new = steps - self._steps
-        if new > 0:
-            if new not in self._powers:
-                if len(self._powers) >= 4:
-                    self._powers.clear()
-                self._powers[new] = self._step_pld.self_compose(new)
-            self._pld = self._pld.compose(self._powers[new])
-            self._steps = steps
-        return float(self._pld.get_epsilon_for_delta(self._delta))
-
-    def _rdp_epsilon(self, steps: int) -> float:
-        base, shard = self._base, self._prior_shard
-        if self.step.sampling == POISSON:
-            base = base + steps * self._unit
-        elif steps > 0:
-            shard = replace(self.step, count=steps + (shard.count if shard is not None else 0))
-        return rdp_epsilon(self._orders, base, shard, self._delta, self.accountant)
+def __getattr__(name: str) -> object:
+    if name not in _LAZY_NAMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(_LAZY_NAMES[name]), name)
 
 
 # one interface: the ledger, ε(δ), and the entries and accountant sides it is built from

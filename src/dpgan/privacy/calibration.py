@@ -14,8 +14,6 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from scipy import optimize, stats
-
 from dpgan.errors import BudgetError, InputError
 from dpgan.privacy.accounting import DEFAULT_ACCOUNTANT, POISSON, LedgerEntry, check_epsilon_delta, epsilon_of
 
@@ -146,6 +144,8 @@ def _smallest_sigma(eps_at: Callable[[float], float], target: float, low: float,
     else:
         step = grid_step(low, tol)
         # eps_at may be inf (a σ/√count past what PLD builds): capped so Brent's steps stay finite
+        from scipy import optimize  # here, not at the top: loading a model never calibrates
+
         root = optimize.brentq(lambda s: min(eps_at(s), EPSILON_CAP) - target, low, high, xtol=step / 4)
         step = grid_step(root, tol)
         sigma = math.ceil(root / step) * step
@@ -286,6 +286,7 @@ def analytic_gaussian_sigma(epsilon: float, delta: float) -> float:
     A search proxy, not an accountant: callers check its answer with the ledger's accountant, whose
     PLD discretisation is slightly pessimistic (calibration of unsampled Gaussian releases)."""
     check_epsilon_delta(epsilon, delta)
+    from scipy import optimize, stats  # here, not at the top: loading a model never calibrates
 
     def excess(sigma: float) -> float:
         a, b = 1.0 / (2.0 * sigma) - epsilon * sigma, -1.0 / (2.0 * sigma) - epsilon * sigma

@@ -57,8 +57,8 @@ from dp_accounting.privacy_accountant import NeighboringRelation
 from dp_accounting.rdp import RdpAccountant
 
 from dpgan.errors import InputError
+from dpgan.privacy.accounting_names import EVENT_MECHANISM
 
-EVENT_MECHANISM = "dp_event"  # the "mechanism" of a saved EventEntry (a LedgerEntry's is "gaussian")
 ADD_OR_REMOVE = NeighboringRelation.ADD_OR_REMOVE_ONE
 REPLACE_ONE = NeighboringRelation.REPLACE_ONE
 MAX_EVENT_DEPTH = 32  # a saved tree deeper than this is malformed, not a recursion error

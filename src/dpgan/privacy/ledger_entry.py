@@ -5,6 +5,11 @@ repeated `count` times); `EventEntry` (dpgan.privacy.events) any other dp-accoun
 composed by dpgan.privacy.accounting (the ledger, ε(δ)) through the PLD and RDP sides
 (pld_accounting.py, rdp_accounting.py); the one-of-shards argument is accounting.py's docstring.
 Nothing here composes: it defines, saves, loads and checks entries.
+
+Nothing here imports dp-accounting at module level (about a second of imports with its scipy):
+a saved model whose ledger holds only Gaussian entries loads, samples and states its ε from the
+stored report without it. dp-accounting is imported when an entry becomes a dp-accounting event,
+when a general (EventEntry) entry is read, or when ε is composed (dpgan.privacy.accounting).
 """
 
 from __future__ import annotations
@@ -12,29 +17,27 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, replace
-
-from dp_accounting import dp_event
+from typing import TYPE_CHECKING, TypeAlias
 
 from dpgan.errors import InputError
-from dpgan.privacy.events import EVENT_MECHANISM, EventEntry, describe, supporting_accountants
+from dpgan.privacy.accounting_names import (
+    ACCOUNTANTS,
+    BINOMIAL_TAIL,
+    BUCKET_WIDTH,
+    CLASSIC_2019_ORDERS,
+    DEFAULT_ACCOUNTANT,
+    EVENT_MECHANISM,
+    ONE_OF_SHARDS,
+    PLD_DISCRETIZATION,
+    POISSON,
+    RDP_ORDERS,
+    SAMPLINGS,
+)
 
-ACCOUNTANTS = ("pld", "rdp", "rdp-classic")
-DEFAULT_ACCOUNTANT = "pld"
-PLD_DISCRETIZATION = 1e-4
-# TF-Privacy's 2019 order grid; with Mironov's Prop. 3 conversion it reproduces the seed papers'
-# printed ε (1.26, 9.6, 3.7). Offered for comparison only: it is valid but looser.
-CLASSIC_2019_ORDERS = tuple([1 + x / 10.0 for x in range(1, 100)] + list(range(12, 64)))
-# RdpAccountant's default orders (kept explicit so two accountants' curves can be added)
-RDP_ORDERS = tuple([1 + x / 10.0 for x in range(1, 100)] + list(range(11, 64)) + [128, 256, 512, 1024])
-POISSON = "poisson"
-# one of N_d disjoint shards chosen uniformly per step (dtgan-g): the binomial mixture of the
-# module docstring. Never the Poisson add/remove model, which is only a lower bound here.
-ONE_OF_SHARDS = "one-of-shards"
-SAMPLINGS = (POISSON, ONE_OF_SHARDS)
-# RDP mixture over n: buckets (a, b] are charged δ_b; width 1 up to n = 1/BUCKET_WIDTH, then
-# BUCKET_WIDTH·n; the binomial mass above the last bucket, at most BINOMIAL_TAIL·δ, is charged 1.
-BUCKET_WIDTH = 1e-3
-BINOMIAL_TAIL = 1e-6
+if TYPE_CHECKING:
+    from dp_accounting import dp_event
+
+    from dpgan.privacy.events import EventEntry
 
 
 @dataclass(frozen=True)
@@ -79,6 +82,8 @@ class LedgerEntry:
     def to_dp_event(self) -> dp_event.DpEvent:
         """The dp-accounting event of a Poisson entry. A one-of-shards entry has none: it is a
         binomial mixture (module docstring), computed by `epsilon_of` itself."""
+        from dp_accounting import dp_event
+
         if self.sampling == ONE_OF_SHARDS:
             raise InputError(f"{self.name}: a one-of-shards entry has no dp-accounting event; use epsilon_of")
         event: dp_event.DpEvent = dp_event.GaussianDpEvent(self.noise_multiplier)
@@ -120,13 +125,15 @@ class LedgerEntry:
 
 
 # A ledger entry: the Gaussian fast path or a general dp-accounting event (dpgan.privacy.events).
-Entry = LedgerEntry | EventEntry
+Entry: TypeAlias = "LedgerEntry | EventEntry"
 
 
 def entry_from_dict(data: dict) -> Entry:
     """A saved entry of either kind: "mechanism" is "gaussian" (LedgerEntry, every ledger saved
     before general entries existed) or "dp_event" (EventEntry)."""
     if isinstance(data, dict) and data.get("mechanism") == EVENT_MECHANISM:
+        from dpgan.privacy.events import EventEntry
+
         return EventEntry.from_dict(data)
     return LedgerEntry.from_dict(data)
 
@@ -136,9 +143,17 @@ def is_shard(entry: Entry) -> bool:
 
 
 def check_accountable(entries: Iterable[Entry], accountant: str) -> None:
-    """InputError naming the first general entry that `accountant` cannot account (add/remove-one)."""
-    for e in entries:
-        if isinstance(e, EventEntry) and accountant not in supporting_accountants(e.event):
+    """InputError naming the first general entry that `accountant` cannot account (add/remove-one).
+
+    A Gaussian entry is accountable by every accountant, so a ledger of them never imports
+    dp-accounting here."""
+    general = [e for e in entries if not isinstance(e, LedgerEntry)]
+    if not general:
+        return
+    from dpgan.privacy.events import describe, supporting_accountants
+
+    for e in general:
+        if accountant not in supporting_accountants(e.event):
             others = ", ".join(supporting_accountants(e.event))
             raise InputError(
                 f"{e.name}: the {accountant} accountant cannot account {describe(e.event)} under add/remove-one "
@@ -161,6 +176,8 @@ def check_epsilon_delta(epsilon: float, delta: float) -> None:
 
 
 def composed_event(entries: Iterable[Entry]) -> dp_event.DpEvent:
+    from dp_accounting import dp_event
+
     return dp_event.ComposedDpEvent([e.to_dp_event() for e in entries])
 
 
@@ -185,8 +202,36 @@ def split_shard_entry(entries: Iterable[Entry]) -> tuple[list[Entry], LedgerEntr
 def accounted(entry: EventEntry, compute, *args):  # noqa: ANN001, ANN202
     """`compute(*args)`, with dp-accounting's refusal of the event's parameters (a ValueError,
     e.g. a RepeatAndSelect shape it has no formula for) turned into one line naming the entry."""
+    from dpgan.privacy.events import describe
+
     try:
         return compute(*args)
     except (ValueError, ArithmeticError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise InputError(f"{entry.name}: dp-accounting cannot account {describe(entry.event)}: {first}") from None
+
+
+# the entries, and the shared names they are read with (accounting_names.py), from one place
+__all__ = [
+    "ACCOUNTANTS",
+    "BINOMIAL_TAIL",
+    "BUCKET_WIDTH",
+    "CLASSIC_2019_ORDERS",
+    "DEFAULT_ACCOUNTANT",
+    "EVENT_MECHANISM",
+    "ONE_OF_SHARDS",
+    "PLD_DISCRETIZATION",
+    "POISSON",
+    "RDP_ORDERS",
+    "SAMPLINGS",
+    "Entry",
+    "LedgerEntry",
+    "accounted",
+    "check_accountable",
+    "check_accountant",
+    "check_epsilon_delta",
+    "composed_event",
+    "entry_from_dict",
+    "is_shard",
+    "split_shard_entry",
+]

@@ -9,7 +9,6 @@ ledger entry (a Gaussian `LedgerEntry`, or for the exponential mechanism an `Eve
 from __future__ import annotations
 
 import numpy as np
-from scipy.stats import norm
 
 from dpgan.privacy.noise import gaussian_array, gumbel_array
 
@@ -67,6 +66,8 @@ def set_union_threshold(noise_multiplier: float, delta_per_key: float) -> float:
     """
     if not 0.0 < delta_per_key < 1.0:
         raise ValueError("delta_per_key must be in (0, 1)")
+    from scipy.stats import norm  # here, not at the top: sampling a saved model never thresholds
+
     return 1.0 + noise_multiplier * float(norm.isf(delta_per_key))
 
 

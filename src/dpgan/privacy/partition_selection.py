@@ -31,7 +31,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import norm
 
 from dpgan.privacy.accounting import LedgerEntry, PrivacyLedger
 from dpgan.privacy.calibration import ShareTarget
@@ -64,6 +63,8 @@ class SecondRelease:
 
 def combined_sigma_for(target_units: float, threshold_delta: float) -> float:
     """σ_c at which a label held by `target_units` units clears τ_c with RELEASE_PROBABILITY."""
+    from scipy.stats import norm  # here, not at the top: sampling a saved model never selects
+
     z = float(norm.isf(threshold_delta)) + float(norm.isf(1.0 - RELEASE_PROBABILITY))
     return max(target_units - 1.0, 1e-6) / z
 

@@ -18,8 +18,12 @@ The noise itself is drawn by dpgan.privacy.noise (through dpgan.privacy.mechanis
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from dpgan.privacy.accounting import POISSON, LedgerEntry, PrivacyLedger
-from dpgan.privacy.events import EventEntry, pure_dp_event
+
+if TYPE_CHECKING:
+    from dpgan.privacy.events import EventEntry
 
 
 def gaussian_event(
@@ -49,6 +53,8 @@ def threshold_pending(extra_delta: float) -> LedgerEntry:
 
 def pure_dp_event_entry(name: str, epsilon: float, *, note: str = "") -> EventEntry:
     """One pure ε-DP release (count set by `PrivacyLedger.reserve` when reserved)."""
+    from dpgan.privacy.events import EventEntry, pure_dp_event  # dp-accounting: a fit's import, not a load's
+
     return EventEntry(name, pure_dp_event(epsilon), note=note)
 
 

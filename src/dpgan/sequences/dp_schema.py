@@ -50,7 +50,6 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
-from scipy.stats import norm
 
 from dpgan.errors import InputError
 from dpgan.privacy.accounting import PrivacyLedger
@@ -188,6 +187,8 @@ def release_bounds(
 def bin_bar(std: float, cells: int) -> float:
     """The count a bin must clear: z·std with P(N(0, std²) > z·std) = FALSE_BIN_RATE / cells, so
     that among `cells` empty bins one clears it with probability ≤ FALSE_BIN_RATE (union bound)."""
+    from scipy.stats import norm  # here, not at the top: sampling a saved model never releases bounds
+
     return std * float(norm.isf(FALSE_BIN_RATE / cells))
 
 

@@ -10,13 +10,14 @@ frequencies, so fewer coefficients release a sharper covariance at the same ε (
 from __future__ import annotations
 
 import numpy as np
-from scipy.fft import dct
 
 from dpgan.errors import InputError
 
 
 def _dct_rows(size: int) -> np.ndarray:
     """(size, size) orthonormal DCT-II matrix: row u is frequency u."""
+    from scipy.fft import dct  # here, not at the top: scipy.fft costs a fifth of a second to import
+
     return dct(np.eye(size), norm="ortho", axis=0)
 
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import numpy as np
-from scipy.stats import norm
+from scipy.special import ndtr, ndtri
 
 from dpgan.errors import InputError
 from dpgan.privacy.accounting import PrivacyLedger
@@ -65,7 +65,7 @@ class DPGaussianCopula:
         self.gaussian = scores_model if scores_model is not None else DPGaussian(-1.0, 1.0, **gaussian)  # type: ignore[arg-type]
         self.edges = np.linspace(self.low, self.high, bins + 1)  # the histogram's cells' edges
         self.cdfs: list[np.ndarray] = []  # per label, (channels, bins + 1)
-        self.scale = float(norm.ppf(1.0 - TAIL))
+        self.scale = float(ndtri(1.0 - TAIL))
 
     def fit(
         self,
@@ -148,14 +148,14 @@ class DPGaussianCopula:
         out = np.empty(values.shape, dtype=np.float64)
         for part, label, channel in self._parts(labels):
             quantiles = np.clip(np.interp(values[part], self.edges, self.cdfs[label][channel]), TAIL, 1.0 - TAIL)
-            out[part] = norm.ppf(quantiles) / self.scale
+            out[part] = ndtri(quantiles) / self.scale
         return out
 
     def values(self, scores: np.ndarray, labels: np.ndarray) -> np.ndarray:
         """Scores in [-1, 1] back to values in the box through each label's and channel's inverse CDF."""
         out = np.empty(scores.shape, dtype=np.float64)
         for part, label, channel in self._parts(labels):
-            out[part] = np.interp(norm.cdf(scores[part] * self.scale), self.cdfs[label][channel], self.edges)
+            out[part] = np.interp(ndtr(scores[part] * self.scale), self.cdfs[label][channel], self.edges)
         return out
 
     @property

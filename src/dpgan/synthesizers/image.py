@@ -47,7 +47,7 @@ from dpgan.images.settings import (
     mixture_components,
 )
 from dpgan.models.image_units import ImageUnitGenerator
-from dpgan.privacy.accounting import PrivacyLedger
+from dpgan.privacy.ledger import PrivacyLedger
 from dpgan.privacy.unit_rule import ReleasedTally
 from dpgan.recipes.images import DEFAULT_IMAGE_RECIPE, NOT_CERTIFIED, ImageRecipe, get_image_recipe
 from dpgan.serialization import REPORT_KEY, check_model_destination, read_model_dir, write_model_dir

@@ -17,7 +17,7 @@ import torch
 
 from dpgan import __version__
 from dpgan.errors import ModelFileError
-from dpgan.privacy.accounting import PrivacyLedger
+from dpgan.privacy.ledger import PrivacyLedger
 from dpgan.serialization import read_model_dir
 from dpgan.tables.conditioning import Condition
 from dpgan.tables.encoder import TableEncoder

@@ -35,7 +35,7 @@ from dpgan.devices import on_device, released_on_cpu
 from dpgan.errors import InputError, ModelFileError
 from dpgan.fit import run_fit
 from dpgan.models.sequence_units import SeriesUnitGenerator
-from dpgan.privacy.accounting import PrivacyLedger
+from dpgan.privacy.ledger import PrivacyLedger
 from dpgan.privacy.unit_rule import ReleasedTally
 from dpgan.sequences.codec import (
     label_names,

@@ -22,7 +22,7 @@ import torch
 from dpgan.api import Synthesizer
 from dpgan.devices import released_on_cpu
 from dpgan.errors import InputError
-from dpgan.privacy.accounting import DEFAULT_ACCOUNTANT
+from dpgan.privacy.ledger_entry import DEFAULT_ACCOUNTANT
 from dpgan.recipes import Recipe, get_recipe
 from dpgan.serialization import REPORT_KEY, write_model_dir
 from dpgan.synthesizers.model_file import load_table_synthesizer, model_metadata, model_tensors

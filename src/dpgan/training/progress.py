@@ -9,9 +9,13 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from dpgan.privacy.accounting import IncrementalAccountant, LedgerEntry, PrivacyLedger, pld_discretization
-from dpgan.privacy.pld_accounting import coarsened
+from dpgan.privacy.ledger import PrivacyLedger
+from dpgan.privacy.ledger_entry import LedgerEntry
+
+if TYPE_CHECKING:
+    from dpgan.privacy.composition import IncrementalAccountant
 
 # what a user passes to fit(progress=...): (step, total, ε so far); the loops' own ProgressFn takes the step
 FitProgressFn = Callable[[int, int, float], None]
@@ -62,6 +66,10 @@ class StepReporter:
             spent = self.ledger.epsilon(self.delta, self.accountant)
         else:
             if self._running is None:
+                # imported on the first refresh: the accountant's dp-accounting is a fit's, not a load's
+                from dpgan.privacy.composition import IncrementalAccountant
+                from dpgan.privacy.pld_accounting import coarsened, pld_discretization
+
                 grid = coarsened(pld_discretization([*self.prior, self.step]), self.PROGRESS_COARSENING)
                 coarse = grid if self.accountant == "pld" else None
                 self._running = IncrementalAccountant(
