@@ -21,7 +21,7 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from dpgan.errors import InputError, ModelFileError
-from dpgan.evaluation.audit import audit_config, audit_model, blackbox, run_audit, whitebox
+from dpgan.evaluation.audit import audit_config, audit_model, blackbox, canaries, run_audit, whitebox
 from dpgan.evaluation.audit.target import AuditTarget, from_model_dir, from_settings
 from dpgan.recipes import get_recipe
 from dpgan.serialization import HASH_KEY, content_hash
@@ -59,7 +59,7 @@ def recipe_target(name: str) -> AuditTarget:
 
 
 def test_the_audit_calls_the_private_step_itself_not_a_copy():
-    assert whitebox.critic_step is dp_critic.critic_step and whitebox.critic_release is dp_critic.critic_release
+    assert canaries.critic_step is dp_critic.critic_step and canaries.critic_release is dp_critic.critic_release
     assert whitebox.generator_hook_step is dp_generator.generator_hook_step
     assert blackbox.train_dp_critic is dp_critic.train_dp_critic
 

@@ -15,7 +15,7 @@ import torch
 
 from dpgan.cli import main
 from dpgan.errors import InputError
-from dpgan.evaluation.audit import audit_model, whitebox
+from dpgan.evaluation.audit import audit_model, canaries
 from dpgan.evaluation.audit.target import from_model_dir
 from dpgan.evaluation.audit.units import UnitCanary
 from dpgan.sequences import SequenceSchema, ValueColumn
@@ -98,7 +98,7 @@ def test_the_audited_critic_is_the_models_and_ignores_the_canary_coordinates(mod
     anything = canary.filler + torch.randn(canary.filler.shape) * mask  # any value on the canary coordinates
     with torch.no_grad():
         torch.testing.assert_close(canary.critic(anything), canary.critic(canary.filler))
-    assert whitebox.critic_step is not None  # the audit drives the engine's own step (test_audit_steps)
+    assert canaries.critic_step is not None  # the audit drives the engine's own step (test_audit_steps)
 
 
 def test_what_is_not_audited_is_one_line_naming_what_is(models, capsys):

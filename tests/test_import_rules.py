@@ -6,7 +6,8 @@
 - models/ holds networks only: nothing of dpgan;
 - training/ imports no data kind (the tabular schema, codec, conditions, table I/O);
 - the fit pipeline (dpgan.fit) imports no data kind: kinds register themselves with it;
-- no import cycle anywhere, function-level and TYPE_CHECKING imports included;
+- no import cycle anywhere, function-level and TYPE_CHECKING imports included, and the package
+  `__init__` each import runs first (importing a.b.c runs a/__init__.py and a/b/__init__.py);
 - nothing outside dpgan/cli/ imports it (so evaluation and the library never depend on the command line);
 - the facades (dpgan.synthesizers) sit on top: the engine and the data kinds below them
   (privacy, models, training, recipes, and the kinds: tables/, sequences/, images/) never import them.
@@ -144,10 +145,19 @@ def test_the_release_check_sees_a_planted_breach(tmp_path, monkeypatch):
     assert found == ["_planted_breach.py:2 LedgerEntry", "_planted_breach.py:2 normal"]
 
 
+def packages_above(name: str) -> list[str]:
+    """The packages Python imports before `name`, outermost first: `a.b.c` runs a/__init__.py and
+    a/b/__init__.py before c."""
+    parts = name.split(".")
+    return [".".join(parts[:end]) for end in range(1, len(parts))]
+
+
 def import_graph(root: Path = PACKAGE_ROOT) -> dict[str, set[str]]:
     """module → the dpgan modules it imports, at any depth (function-level and TYPE_CHECKING
     imports count: a cycle hidden behind either is still a cycle of the design). `from pkg import
-    name` is an edge to pkg.name when that is a module, else to the package."""
+    name` is an edge to pkg.name when that is a module, else to the package. Importing `a.b.c`
+    runs the package `__init__` of a and a.b first, so it is an edge to each of them too, except
+    the packages above the importer itself (Python loaded those before the importer ran)."""
 
     def name_of(path: Path) -> str:
         parts = path.relative_to(root.parent).with_suffix("").parts
@@ -169,7 +179,10 @@ def import_graph(root: Path = PACKAGE_ROOT) -> dict[str, set[str]]:
                              else resolve(node.module) for a in node.names)  # fmt: skip
             elif isinstance(node, ast.Import):
                 edges.update(resolve(a.name) for a in node.names if a.name.split(".")[0] == "dpgan")
-        graph[name] = {edge for edge in edges if edge is not None and edge != name}
+        loaded_before = {name, *packages_above(name)}
+        targets = {edge for edge in edges if edge is not None}
+        targets |= {package for edge in targets for package in packages_above(edge) if package in modules}
+        graph[name] = targets - loaded_before
     return graph
 
 
@@ -233,6 +246,22 @@ def test_the_cycle_check_sees_a_cycle_hidden_in_a_function(tmp_path):
     (package / "b.py").write_text("def g():\n    from dpgan import a\n")
     (package / "c.py").write_text("from dpgan import a\n")
     assert import_cycles(import_graph(package)) == [["dpgan.a", "dpgan.b"]]
+
+
+def test_the_cycle_check_sees_a_package_init_that_imports_back(tmp_path):
+    """Issue 50's hidden cycle: core/__init__.py re-exports kind.attack, which imports core.config;
+    importing core.config runs core/__init__.py first, so attack → core → attack is a cycle (and
+    attack fails to import first). A module importing its own package's sibling is not one."""
+    package = tmp_path / "dpgan"
+    (package / "core").mkdir(parents=True)
+    (package / "kind").mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "core" / "__init__.py").write_text("from dpgan.core.config import C\nfrom dpgan.kind.attack import f\n")
+    (package / "core" / "config.py").write_text("C = 1\n")
+    (package / "core" / "scoring.py").write_text("from dpgan.core.config import C\n")
+    (package / "kind" / "__init__.py").write_text("")
+    (package / "kind" / "attack.py").write_text("from dpgan.core.config import C\n\ndef f():\n    return C\n")
+    assert import_cycles(import_graph(package)) == [["dpgan.core", "dpgan.kind.attack"]]
 
 
 def test_the_statistics_rule_sees_a_planted_breach(tmp_path, monkeypatch):

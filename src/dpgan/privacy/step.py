@@ -4,7 +4,8 @@ A release reads a Poisson batch of privacy units (a row today; a series, an enti
 next), clips what each unit contributes, adds Gaussian noise once, divides by a public constant
 and charges the ledger for exactly what it ran. Each step object reserves its steps in the ledger
 when it is built (refused there if they would take the ledger past ε) and charges one per release
-(refused past the reservation), so the ledger's count is the count of releases that happened.
+(refused past the reservation), so the ledger's count is the count of releases that happened
+(dpgan.privacy.step_charge).
 
 The loop keeps what reads no private unit outside: the fake-only term of a critic update is added
 to the release by the caller, never noised (it would only lower the signal) and never inside a
@@ -19,11 +20,8 @@ Strategies, each with the argument that fixes its noise:
 - `MicrobatchClipping(m)` — dpgan.privacy.microbatch: units get independent uniform microbatch ids
   and each microbatch's MEAN gradient is clipped to C. Adding a unit replaces one clipped mean of
   norm ≤ C by another: sensitivity 2C, noise std 2σ·C, the same event Gaussian(σ) at q. Divided by m.
-- `GeneratorHookStep` — dtgan-g (dpgan.training.dp_generator): the release is the upstream
-  gradient ∂L/∂x̃ of the B generated rows at G's output, each row clipped to C, through one critic
-  picked uniformly from N_d shards. One record can change that critic arbitrarily and all B rows
-  go through it: sensitivity 2C√B, noise std σ·2C√B, event one-of-shards(σ, N_d) (the binomial
-  mixture of dpgan.privacy.accounting).
+- `GeneratorHookStep` — dtgan-g's release, in dpgan.privacy.generator_hook (re-exported here):
+  each generated row's output gradient clipped to C, sensitivity 2C√B, event one-of-shards(σ, N_d).
 - `GroupedClipping` — dpgan.privacy.grouped_clipping: each parameter group (a layer, or named
   groups; each extra vector its own) clipped to c_j, noise std σ·c_j·√k per group. Scaling group j
   by 1/c_j gives sensitivity √k against noise σ√k: the same event Gaussian(σ) at q. ÷ q·N̂.
@@ -44,20 +42,20 @@ sees, per release, the units' norms before clipping, the clipped sum, the noise 
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import torch
 
 from dpgan.errors import InputError
-from dpgan.privacy.accounting import ONE_OF_SHARDS, POISSON, LedgerEntry, PrivacyLedger, Reservation
+from dpgan.privacy.accounting import POISSON, PrivacyLedger
 from dpgan.privacy.adaptive_clipping import COUNT_KEY, AdaptiveClipping
 from dpgan.privacy.distributed import SINGLE_PROCESS, ProcessGroupContext, shard_positions
+from dpgan.privacy.generator_hook import GeneratorHookStep
 from dpgan.privacy.grouped_clipping import GroupedClipping
-from dpgan.privacy.noise import add_gaussian, add_gaussian_tensor
+from dpgan.privacy.noise import add_gaussian
 from dpgan.privacy.sampling import PoissonSampler
+from dpgan.privacy.step_charge import Recorder, StepCharge, reserve_steps
 
 Tensors = dict[str, torch.Tensor]
 
@@ -159,48 +157,6 @@ class Release:
         return self.noisy_sum[name]
 
 
-Recorder = Callable[[dict[str, Any]], None]
-
-
-@dataclass
-class _Charge:
-    """The ledger side every step shares: one reservation, one charge per release (none for the
-    non-private control, σ = 0, which has no ledger and must never be released)."""
-
-    reservation: Reservation | None
-    recorder: Recorder | None = None
-    releases: int = field(default=0, init=False)
-
-    def __call__(self, record: dict[str, Any]) -> None:
-        if self.reservation is not None:
-            self.reservation.charge()
-        self.releases += 1
-        if self.recorder is not None:
-            self.recorder(record)
-
-    def restore(self, releases: int) -> None:
-        """Resume from a checkpoint taken after `releases` releases: charge them to this fresh
-        reservation (refused past it), so the ledger counts them once, as the killed fit did."""
-        if self.releases:
-            raise InputError("a private step can be restored only before its first release")
-        if isinstance(releases, bool) or int(releases) != releases or releases < 0:
-            raise InputError(f"releases must be a non-negative integer, got {releases!r}")
-        for _ in range(int(releases)):
-            if self.reservation is not None:
-                self.reservation.charge()
-            self.releases += 1
-
-
-def _reserve(ledger: PrivacyLedger | None, entry_args: dict[str, Any], steps: int) -> Reservation | None:
-    """Reserve the steps, or (σ = 0 and no ledger) nothing: the benches' non-private control."""
-    sigma = entry_args["noise_multiplier"]
-    if sigma == 0.0 and ledger is None:
-        return None
-    if ledger is None or not (sigma > 0 and math.isfinite(sigma)):
-        raise InputError("a private step needs a positive noise multiplier and a ledger to charge")
-    return ledger.reserve(LedgerEntry(count=0, **entry_args), steps)
-
-
 class PrivateStep:
     """DP-SGD's release for one model: sample → clip per unit → one noise draw → ÷ divisor → charge.
 
@@ -249,7 +205,7 @@ class PrivateStep:
         self.clipped_sum, self.generator, self.context = clipped_sum, generator, context
         self.sampler = sampler if sampler is not None else PoissonSampler(units, sample_rate, generator)
         entry = {"name": label, "noise_multiplier": noise_multiplier, "sampling_rate": sample_rate, "note": note}
-        self._charge = _Charge(_reserve(ledger, {**entry, "sampling": POISSON}, steps), recorder)
+        self._charge = StepCharge(reserve_steps(ledger, {**entry, "sampling": POISSON}, steps), recorder)
 
     @property
     def releases(self) -> int:
@@ -351,61 +307,19 @@ class PrivateStep:
         )
 
 
-class GeneratorHookStep:
-    """dtgan-g's release (module docstring): a hook on the generated rows' output gradient.
-
-    `sample()` picks the shard whose critic this step backpropagates through; `hook()` gives the
-    tensor hook that clips each row of ∂L/∂x̃ to C and adds N(0, (σ·2C√B)²) once, charging one step.
-    """
-
-    def __init__(
-        self,
-        *,
-        num_shards: int,
-        batch_size: int,
-        noise_multiplier: float,
-        max_norm: float,
-        steps: int,
-        ledger: PrivacyLedger | None,
-        label: str,
-        note: str = "",
-        generator: torch.Generator,
-        recorder: Recorder | None = None,
-    ) -> None:
-        if num_shards < 1 or batch_size < 1:
-            raise InputError("the generator hook needs at least one shard and one row")
-        self.num_shards, self.batch_size = num_shards, batch_size
-        self.noise_multiplier, self.max_norm, self.generator = noise_multiplier, max_norm, generator
-        entry = {"name": label, "noise_multiplier": noise_multiplier, "sampling_rate": 1.0 / num_shards, "note": note}
-        self._charge = _Charge(_reserve(ledger, {**entry, "sampling": ONE_OF_SHARDS}, steps), recorder)
-
-    @staticmethod
-    def sensitivity(max_norm: float, batch: int) -> float:
-        """L2 sensitivity of one step: B rows through one critic, each clipped row can move by 2C."""
-        return 2.0 * max_norm * math.sqrt(batch)
-
-    @property
-    def releases(self) -> int:
-        return self._charge.releases
-
-    def restore(self, releases: int) -> None:
-        """Resume after `releases` releases of a checkpointed fit (dpgan.training.checkpoint)."""
-        self._charge.restore(releases)
-
-    def sample(self) -> int:
-        """The shard (critic) of this step, uniform and independent of the data."""
-        return int(torch.randint(self.num_shards, (1,), generator=self.generator, device=self.generator.device))
-
-    def hook(self) -> Callable[[torch.Tensor], torch.Tensor]:
-        """A tensor hook for G's output of one step (register it on that step's rows only)."""
-        std = self.noise_multiplier * self.sensitivity(self.max_norm, self.batch_size) if self.noise_multiplier else 0.0
-
-        def clip_and_noise(grad: torch.Tensor) -> torch.Tensor:
-            if grad.shape[0] != self.batch_size:
-                raise InputError(f"the hook was reserved for {self.batch_size} rows, got {grad.shape[0]}")
-            norms = grad.norm(dim=1, keepdim=True)
-            clipped = grad * torch.clamp(self.max_norm / (norms + 1e-12), max=1.0)
-            self._charge({"units": grad.shape[0], "clipped": {"rows": clipped}, "noise_std": std, "divisor": 1.0})
-            return add_gaussian_tensor(clipped, std, self.generator)
-
-        return clip_and_noise
+# GeneratorHookStep (dpgan.privacy.generator_hook) and Recorder (dpgan.privacy.step_charge) are
+# re-exported: dtgan-g's trainer and the critic step import them from here.
+__all__ = [
+    "Clipping",
+    "ClippedSum",
+    "GeneratorHookStep",
+    "MicrobatchClipping",
+    "PerUnitClipping",
+    "PrivateStep",
+    "Recorder",
+    "Release",
+    "Sampler",
+    "Shardable",
+    "Tensors",
+    "local_share",
+]

@@ -6,7 +6,8 @@ isolated records), the shadow-model half that is free of any data kind (shadow.p
 synthesizer-factory protocol (synthesizers.py). The attacks themselves live with their data kind:
 tables in dpgan.evaluation.tables.attacks (`run_attacks`: DCR, attribute inference, shadow-model
 membership, LOGAN), series in dpgan.evaluation.sequences.membership; their public names are
-re-exported here. Attacks are regression alarms: a result near chance is no proof of DP.
+re-exported here, loaded on first use. Attacks are regression alarms: a result near chance is no
+proof of DP.
 """
 
 from __future__ import annotations
@@ -15,19 +16,30 @@ from dpgan.evaluation.attacks.config import ATTACKS, AttackConfig
 from dpgan.evaluation.attacks.progress import Progress, TqdmProgress, reporter
 from dpgan.evaluation.attacks.results import jsonable, skipped
 from dpgan.evaluation.attacks.synthesizers import Synthesizer, SynthesizerFactory
-from dpgan.evaluation.tables.attacks.attribute import attribute_attack, choose_sensitive
-from dpgan.evaluation.tables.attacks.dcr import dcr_attack
-from dpgan.evaluation.tables.attacks.encoding import AttackEncoder
-from dpgan.evaluation.tables.attacks.logan import critic_scorer, logan_attack, logan_from_scores
-from dpgan.evaluation.tables.attacks.membership import shadow_membership_attack
-from dpgan.evaluation.tables.attacks.recipe import ModelRecipe, model_recipe
-from dpgan.evaluation.tables.attacks.run import run_attacks
-from dpgan.evaluation.tables.attacks.targets import craft_outlier, isolated_records
 from dpgan.lazy import lazy_names
 
-# the series' attack imports this package's core (config): loaded on first use, so that importing
-# dpgan.evaluation.sequences.membership first is not a circular import
-__getattr__ = lazy_names(__name__, {"shadow_membership_series": "dpgan.evaluation.sequences.membership"})
+# The attacks themselves load on first use (dpgan.lazy): each imports this package's core back
+# (config, progress, scoring), so importing one of them eagerly here made every attack module
+# that loads first in a fresh interpreter a circular import (issue 50).
+__getattr__ = lazy_names(
+    __name__,
+    {
+        "AttackEncoder": "dpgan.evaluation.tables.attacks.encoding",
+        "ModelRecipe": "dpgan.evaluation.tables.attacks.recipe",
+        "attribute_attack": "dpgan.evaluation.tables.attacks.attribute",
+        "choose_sensitive": "dpgan.evaluation.tables.attacks.attribute",
+        "craft_outlier": "dpgan.evaluation.tables.attacks.targets",
+        "critic_scorer": "dpgan.evaluation.tables.attacks.logan",
+        "dcr_attack": "dpgan.evaluation.tables.attacks.dcr",
+        "isolated_records": "dpgan.evaluation.tables.attacks.targets",
+        "logan_attack": "dpgan.evaluation.tables.attacks.logan",
+        "logan_from_scores": "dpgan.evaluation.tables.attacks.logan",
+        "model_recipe": "dpgan.evaluation.tables.attacks.recipe",
+        "run_attacks": "dpgan.evaluation.tables.attacks.run",
+        "shadow_membership_attack": "dpgan.evaluation.tables.attacks.membership",
+        "shadow_membership_series": "dpgan.evaluation.sequences.membership",
+    },
+)
 
 __all__ = [
     "ATTACKS",

@@ -27,9 +27,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from dpgan.errors import InputError
+from dpgan.evaluation.audit.experiment import ABLATIONS
 from dpgan.evaluation.audit.result import AuditResult
 from dpgan.evaluation.audit.target import AuditTarget, from_model_dir, from_settings
-from dpgan.evaluation.audit.whitebox import ABLATIONS, audit_critic_step, audit_generator_hook, audit_one_run
+from dpgan.evaluation.audit.whitebox import audit_critic_step, audit_generator_hook, audit_one_run
 from dpgan.tables.schema import Schema
 
 MODES = ("step", "one-run", "black-box")

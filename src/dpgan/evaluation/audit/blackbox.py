@@ -22,8 +22,8 @@ from dataclasses import replace
 import numpy as np
 import torch
 
+from dpgan.evaluation.audit.experiment import Audit, ablated, claimed_epsilon, score_worlds, two_world_audit
 from dpgan.evaluation.audit.target import AuditTarget, public_rows
-from dpgan.evaluation.audit.whitebox import Audit, ablated, claimed_epsilon, score_worlds, two_world_audit
 from dpgan.models.output_spans import TANH
 from dpgan.privacy.accounting import ONE_OF_SHARDS, POISSON, PrivacyLedger
 from dpgan.training.dp_critic import train_dp_critic
