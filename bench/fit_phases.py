@@ -34,7 +34,7 @@ PHASES: dict[str, list[tuple[str, str]]] = {
         ("dpgan.privacy.feature_release", "calibrate_feature_release"),
     ],
     "accounting": [("dpgan.privacy.accounting", "epsilon_of")],
-    "releases": [("dpgan.fit", "release_plugins"), ("dpgan.tables.fit_kind", "TableKind.release_data")],
+    "releases": [("dpgan.model", "release_plugins"), ("dpgan.tables.fit_kind", "TableKind.release_data")],
     "training": [("dpgan.training.dp_critic", "train_dp_critic")],
     "save": [("dpgan.serialization", "write_model_dir")],
     "report": [("dpgan.privacy.accounting", "PrivacyLedger.report")],

@@ -68,7 +68,7 @@ def test_neighbouring_sets_release_the_same_public_facts(digits):
     assert [(e.name, e.noise_multiplier, e.count) for e in a.ledger.entries] == [
         (e.name, e.noise_multiplier, e.count) for e in b.ledger.entries
     ]
-    assert a.generator.noise_dim == b.generator.noise_dim == basis_size((1, 8, 8), 0.4)
+    assert a.generator.noise_size == b.generator.noise_size == basis_size((1, 8, 8), 0.4)
 
 
 def test_basis_and_clip_come_from_the_shape_alone():
@@ -99,7 +99,8 @@ def test_the_warm_start_fits_g_to_the_released_gaussian_at_its_share(digits):
     import torch
 
     from dpgan.images.gaussian import GaussianWarmStartHook, sliced_distance
-    from dpgan.models.image_units import GaussianImages, ImageUnitGenerator
+    from dpgan.images.released_gaussian import ReleasedImageGaussian
+    from dpgan.models.image_units import ImageUnitGenerator
 
     images, labels = digits
     fast = {"epochs": 1.0, "batch_size": 64, "max_sample_rate": 0.1, "width": 4, "max_steps": 5}
@@ -113,10 +114,10 @@ def test_the_warm_start_fits_g_to_the_released_gaussian_at_its_share(digits):
 
     torch.manual_seed(0)
     G = ImageUnitGenerator((1, 8, 8), 2, noise_dim=8, width=4)
-    teacher = GaussianImages(64, 3, 2)
     means = torch.stack([torch.full((64,), -0.6), torch.full((64,), 0.5)])
     basis = torch.linalg.qr(torch.randn(64, 3, generator=torch.Generator().manual_seed(1)))[0]
-    teacher.set_release(means, 0.3 * torch.eye(3).repeat(2, 1, 1), basis)
+    arrays = {"label_shares": torch.ones(2) / 2, "means": means, "factors": 0.3 * torch.eye(3).repeat(2, 1, 1)}
+    teacher = ReleasedImageGaussian(shape=(1, 8, 8), n_labels=2, components=1, arrays=arrays | {"basis": basis})
     hook = GaussianWarmStartHook(
         teacher, steps=150, weight=0.0, batch=64, lr=1e-2, generator=torch.Generator().manual_seed(2)
     )
@@ -151,8 +152,8 @@ def test_a_mixture_per_class_lands_on_epsilon_and_round_trips(digits, tmp_path):
     assert names == [LABELS_EVENT, EVENT, EVENT]  # the label count, the steering releases, the cells
     assert [e.count for e in synth.ledger.entries[1:]] == [3 + 2 * 2, 3]
     assert synth.privacy_report()["epsilon"] == pytest.approx(3.0, rel=2e-3)
-    body = synth.generator.body
-    assert synth.generator.noise_dim == basis_size((1, 8, 8), 0.4) + 1 == body.noise_size
+    body = synth.generator  # the released model: arrays, no network
+    assert basis_size((1, 8, 8), 0.4) + 1 == body.noise_size
     assert body.means.shape[0] == 30 and torch.allclose(body.cell_weights.sum(dim=1), torch.ones(10))
     first = synth.sample(40, seed=3)
     synth.save(tmp_path / "model")
@@ -168,20 +169,22 @@ def test_a_mixture_per_class_lands_on_epsilon_and_round_trips(digits, tmp_path):
 
 
 def test_the_cell_of_a_draw_follows_its_label_weights():
-    from dpgan.models.image_units import GaussianImages
+    from dpgan.images.released_gaussian import ReleasedImageGaussian
 
-    body = GaussianImages(pixels=4, coefficients=2, n_labels=2, components=3)
     means = torch.arange(6, dtype=torch.float32)[:, None].repeat(1, 4) / 10.0  # cell c's pixels are c / 10
     weights = torch.tensor([[0.0, 0.0, 1.0], [0.5, 0.5, 0.0]])
-    body.set_release(means, torch.zeros(6, 2, 2), torch.zeros(4, 2), weights)
+    arrays = {"label_shares": torch.ones(2) / 2, "means": means, "factors": torch.zeros(6, 2, 2),
+              "basis": torch.zeros(4, 2)}  # fmt: skip
+    form = {"image_shape": [1, 2, 2], "n_labels": 2, "components": 3}
+    body = ReleasedImageGaussian.from_files(form, arrays | {"cell_weights": weights})
     z = torch.randn(4000, 3, generator=torch.Generator().manual_seed(0))
-    first = body(z, torch.nn.functional.one_hot(torch.zeros(4000, dtype=torch.long), 2).float())
+    first = body.draw(z, torch.zeros(4000, dtype=torch.long))
     assert torch.allclose(first, torch.full_like(first, 0.2))  # label 0: always its third cell
-    second = body(z, torch.nn.functional.one_hot(torch.ones(4000, dtype=torch.long), 2).float())[:, 0]
+    second = body.draw(z, torch.ones(4000, dtype=torch.long))[:, 0]
     assert set(torch.round(second * 10).int().tolist()) == {3, 4}  # label 1: its first two cells, half each
     assert abs(float((second < 0.35).float().mean()) - 0.5) < 0.03
-    with pytest.raises(ValueError, match="weights"):
-        body.set_release(means, torch.zeros(6, 2, 2), torch.zeros(4, 2))
+    with pytest.raises(ValueError, match="cell_weights"):  # a mixture's file without its weights: refused
+        ReleasedImageGaussian.from_files(form, arrays)
 
 
 @pytest.mark.parametrize("value", [0, 33, 2.5, True])
@@ -206,9 +209,9 @@ def test_unset_components_follow_the_public_epsilon_and_are_saved(digits, tmp_pa
     images, labels = digits
     high = _fit(images, labels, epsilon=MIXTURE_EPSILON)
     assert high.networks.gaussian_components == MIXTURE_COMPONENTS
-    assert high.generator.body.means.shape[0] == 10 * MIXTURE_COMPONENTS
+    assert high.generator.means.shape[0] == 10 * MIXTURE_COMPONENTS
     assert _fit(images, labels, epsilon=3.0).networks.gaussian_components == 1
-    assert _fit(images, labels, epsilon=MIXTURE_EPSILON, gaussian_components=1).generator.body.components == 1
+    assert _fit(images, labels, epsilon=MIXTURE_EPSILON, gaussian_components=1).generator.components == 1
     dcgan = ImageSynthesizer(epsilon=MIXTURE_EPSILON, recipe="dcgan", classes=CLASSES)
     assert dcgan.networks.gaussian_components == 1  # the rule is the gaussian recipe's: a warm start keeps one
     high.save(tmp_path / "model")
@@ -227,7 +230,7 @@ def test_the_copula_charges_the_histogram_then_the_scores_and_round_trips(digits
     names = [e.name for e in synth.ledger.entries]
     assert names[:3] == [LABELS_EVENT, HISTOGRAM_EVENT, EVENT] and len(names) == 2 + (2 if components > 1 else 1)
     assert synth.privacy_report()["epsilon"] == pytest.approx(3.0, rel=2e-3)
-    body = synth.generator.body
+    body = synth.generator
     assert body.marginal_cdfs.shape == (10, 33) and torch.all(body.marginal_cdfs[:, -1] == 1.0)
     # the module's map is the release's: a copula holding its CDFs maps the same scores the same way
     copula = DPGaussianCopula(-1.0, 1.0, bins=32)
@@ -239,7 +242,7 @@ def test_the_copula_charges_the_histogram_then_the_scores_and_round_trips(digits
 
         mapped = inverse_cdf(
             torch.tensor(scores, dtype=torch.float32)[:, None, :], body.marginal_cdfs[torch.tensor(codes)][:, None, :],
-            body.marginal_edges, body.marginal_scale,
+            body.edges, body.marginal_scale,
         )[:, 0, :]  # fmt: skip
     np.testing.assert_allclose(mapped.double().numpy(), copula.values(scores, codes), atol=1e-4)
     first = synth.sample(40, seed=3)
@@ -255,7 +258,7 @@ def test_the_copula_charges_the_histogram_then_the_scores_and_round_trips(digits
     assert [(e.name, e.noise_multiplier, e.count) for e in synth.ledger.entries] == [
         (e.name, e.noise_multiplier, e.count) for e in other.ledger.entries
     ]
-    assert other.generator.body.marginal_cdfs.shape == body.marginal_cdfs.shape
+    assert other.generator.marginal_cdfs.shape == body.marginal_cdfs.shape
 
 
 @pytest.mark.parametrize("setting", [{"gaussian_copula_bins": 1}, {"gaussian_copula_fraction": 0.5}])
@@ -278,19 +281,17 @@ def test_matched_marginals_charge_the_copulas_entries_map_as_the_release_and_rou
     names = [e.name for e in synth.ledger.entries]
     assert names[:3] == [LABELS_EVENT, HISTOGRAM_EVENT, EVENT]
     assert synth.privacy_report()["epsilon"] == pytest.approx(3.0, rel=2e-3)
-    body = synth.generator.body
-    assert body.marginal_source.shape == (10, MATCH_SOURCE_BINS + 1) and body.marginal_cdfs.shape == (10, 35)
+    body = synth.generator
+    assert body.source.shape == (10, MATCH_SOURCE_BINS + 1) and body.marginal_cdfs.shape == (10, 35)
     release = DPMatchedMarginals(-1.0, 1.0, bins=32)
     release.cdfs = [cdf[None, :].double().numpy() for cdf in body.marginal_cdfs]
-    release.source_cdfs = [cdf[None, :].double().numpy() for cdf in body.marginal_source]
+    release.source_cdfs = [cdf[None, :].double().numpy() for cdf in body.source]
     drawn = np.random.default_rng(0).uniform(-1, 1, (40, 64))
     codes = np.arange(40) % 10
     with torch.no_grad():
         index = torch.tensor(codes)
-        quantiles = cdf_at(
-            torch.tensor(drawn, dtype=torch.float32), body.marginal_source[index], body.marginal_source_edges
-        )
-        mapped = quantile_values(quantiles[:, None, :], body.marginal_cdfs[index][:, None, :], body.marginal_edges)
+        quantiles = cdf_at(torch.tensor(drawn, dtype=torch.float32), body.source[index], body.source_edges)
+        mapped = quantile_values(quantiles[:, None, :], body.marginal_cdfs[index][:, None, :], body.edges)
     np.testing.assert_allclose(mapped[:, 0, :].double().numpy(), release.values(drawn, codes), atol=1e-4)
     first = synth.sample(40, seed=3)
     synth.save(tmp_path / "model")
@@ -307,7 +308,7 @@ def test_matched_marginals_charge_the_copulas_entries_map_as_the_release_and_rou
     assert [(e.name, e.noise_multiplier, e.count) for e in synth.ledger.entries] == [
         (e.name, e.noise_multiplier, e.count) for e in other.ledger.entries
     ]
-    assert other.generator.body.marginal_source.shape == body.marginal_source.shape
+    assert other.generator.source.shape == body.source.shape
 
 
 def test_the_copula_and_matched_marginals_together_are_refused_in_one_line(digits):
@@ -340,7 +341,7 @@ def test_unset_matching_follows_the_public_epsilon_and_an_older_file_loads_witho
     plain.save(tmp_path / "old")
     meta = json.loads((tmp_path / "old" / "model.json").read_text())
     del meta["networks"]["gaussian_match_marginals"]
-    meta[HASH_KEY] = content_hash(meta, (tmp_path / "old" / "generator.safetensors").read_bytes())  # as written then
+    meta[HASH_KEY] = content_hash(meta, (tmp_path / "old" / "statistics.safetensors").read_bytes())  # as written then
     (tmp_path / "old" / "model.json").write_text(json.dumps(meta))
     loaded = load_model(tmp_path / "old")
     assert loaded.networks.gaussian_match_marginals is False

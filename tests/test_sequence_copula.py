@@ -1,5 +1,6 @@
 """The series model "gaussian-copula" (dpgan.statistics.copula through the fit pipeline): its ledger,
-G's inverse-CDF map against the release's own, save and load, an entity unit, neighbouring inputs."""
+the released model's inverse-CDF map against the release's own, save and load, an entity unit,
+neighbouring inputs."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from dpgan.sequences.plugins import COPULA_EVENT
+from dpgan.sequences.released_gaussian import COPULA_EVENT, ReleasedSeriesGaussian
 from dpgan.sequences.settings import COUNT_EVENT
 from dpgan.statistics.copula import HISTOGRAM_EVENT, DPGaussianCopula
 from dpgan.synthesizers.sequence import SequenceSynthesizer
@@ -28,7 +29,18 @@ def test_the_copula_model_charges_the_histogram_then_the_scores_and_lands_on_eps
     assert again.networks.model == "gaussian-copula" and again.sample(5, seed=2).equals(synth.sample(5, seed=2))
 
 
-def test_g_maps_scores_back_as_the_release_does():
+def _released(copula: DPGaussianCopula, length: int, n_values: int) -> ReleasedSeriesGaussian:
+    """The copula's released model with a zero mean and an identity factor: its draws are its normals."""
+    d = length * n_values
+    return ReleasedSeriesGaussian(
+        "gaussian-copula", length=length, n_values=n_values, n_labels=2, lead=0, shares=torch.ones(2) / 2,
+        means=torch.zeros(2, d), factors=torch.eye(d).expand(2, d, d).clone(),
+        cdfs=torch.tensor(np.stack(copula.cdfs), dtype=torch.float32),
+        scale=torch.tensor(copula.scale, dtype=torch.float32),
+    )  # fmt: skip
+
+
+def test_the_released_model_maps_scores_back_as_the_release_does():
     rng = np.random.default_rng(0)
     values = np.clip(-1.0 + rng.exponential(0.2, (500, 6)), -1.0, 1.0)
     labels = rng.integers(0, 2, 500)
@@ -39,21 +51,14 @@ def test_g_maps_scores_back_as_the_release_does():
         values, labels, 2, rng, ledger=PrivacyLedger(budget=Budget(5.0, 1e-5, "pld")),
         histogram_target=ShareTarget(1.0, 1e-5, "pld"), target=ShareTarget(5.0, 1e-5, "pld"), event="s", note="",
     )  # fmt: skip
-    from dpgan.models.sequence_units import SeriesUnitGenerator
-
-    G = SeriesUnitGenerator(length=6, n_values=1, n_labels=2, base=True, marginal_bins=16)
-    G.set_marginal(torch.tensor(np.stack(copula.cdfs), dtype=torch.float32), copula.scale)
+    model = _released(copula, 6, 1)
     scores = rng.uniform(-1.0, 1.0, (200, 6))
     codes = rng.integers(0, 2, 200)
-    expected = copula.values(scores, codes)
-    with torch.no_grad():
-        got = G.marginal_values(torch.tensor(scores, dtype=torch.float32), torch.tensor(codes)).double().numpy()
-    np.testing.assert_allclose(got, expected, atol=1e-4)
-    with pytest.raises(ValueError, match="copula"):
-        SeriesUnitGenerator(length=6, n_values=1, n_labels=2, base=True).set_marginal(torch.zeros(2, 17), 3.0)
+    got = model.values(torch.tensor(scores, dtype=torch.float32), torch.tensor(codes)).double().numpy()
+    np.testing.assert_allclose(got.reshape(200, 6), copula.values(scores, codes), atol=2e-4)
 
 
-def test_g_maps_each_value_column_through_its_own_cdf_and_loads_an_older_pooled_cdf():
+def test_the_released_model_maps_each_value_column_through_its_own_cdf():
     rng = np.random.default_rng(1)
     values = np.concatenate(
         [
@@ -63,7 +68,6 @@ def test_g_maps_each_value_column_through_its_own_cdf_and_loads_an_older_pooled_
         axis=2,
     ).reshape(400, 6)  # 3 steps of 2 columns, channel-last
     labels = rng.integers(0, 2, 400)
-    from dpgan.models.sequence_units import SeriesUnitGenerator
     from dpgan.privacy.accounting import Budget, PrivacyLedger
     from dpgan.privacy.calibration import ShareTarget
 
@@ -71,18 +75,16 @@ def test_g_maps_each_value_column_through_its_own_cdf_and_loads_an_older_pooled_
         values, labels, 2, rng, ledger=PrivacyLedger(budget=Budget(5.0, 1e-5, "pld")),
         histogram_target=ShareTarget(1.0, 1e-5, "pld"), target=ShareTarget(5.0, 1e-5, "pld"), event="s", note="",
     )  # fmt: skip
-    G = SeriesUnitGenerator(length=3, n_values=2, n_labels=2, base=True, marginal_bins=16)
-    G.set_marginal(torch.tensor(np.stack(copula.cdfs), dtype=torch.float32), copula.scale)
+    model = _released(copula, 3, 2)
     scores, codes = rng.uniform(-1.0, 1.0, (200, 6)), rng.integers(0, 2, 200)
-    with torch.no_grad():
-        got = G.marginal_values(torch.tensor(scores, dtype=torch.float32), torch.tensor(codes)).double().numpy()
-    np.testing.assert_allclose(got, copula.values(scores, codes), atol=1e-4)
-    # a state saved when each label had one pooled CDF (K, bins + 1) loads as that CDF for every column
-    state = G.state_dict()
-    state["marginal_cdfs"] = G.marginal_cdfs[:, 0, :].clone()
-    older = SeriesUnitGenerator(length=3, n_values=2, n_labels=2, base=True, marginal_bins=16)
-    older.load_state_dict(state)
-    assert torch.equal(older.marginal_cdfs[:, 1, :], G.marginal_cdfs[:, 0, :])
+    z = torch.tensor(scores, dtype=torch.float32)
+    drawn = model.values(z, torch.tensor(codes))
+    np.testing.assert_allclose(drawn.double().numpy().reshape(200, 6), copula.values(scores, codes), atol=2e-4)
+    again = ReleasedSeriesGaussian.from_files("gaussian-copula", model.form(), model.state_dict())
+    assert torch.equal(again.values(z, torch.tensor(codes)), drawn)
+    pooled = {**model.state_dict(), "cdfs": model.cdfs[:, 0, :].clone()}  # one pooled CDF per label: not this form
+    with pytest.raises(ValueError, match="CDFs"):
+        ReleasedSeriesGaussian.from_files("gaussian-copula", model.form(), pooled)
 
 
 def test_the_copula_fits_an_entity_unit_and_neighbours_share_the_public_facts():

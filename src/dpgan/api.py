@@ -72,7 +72,8 @@ class Synthesizer(ABC):
         # CPU threads of the fit (dpgan.threads): None is auto (the cores other jobs leave free)
         self.threads = resolve_threads(threads)
         self.ledger = PrivacyLedger()
-        self.generator: torch.nn.Module | None = None
+        # the released model (dpgan.model): a GAN's generator, or a statistics model; either samples
+        self.generator: Any = None
         self.training: dict[str, Any] = {}
 
     @abstractmethod

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import re
 from collections.abc import Iterator
+from typing import Any
 
 import torch
 
@@ -75,8 +76,9 @@ def to_device(tensor: torch.Tensor) -> torch.Tensor:
     return tensor.to(current_device())
 
 
-def released_on_cpu(*modules: torch.nn.Module | None) -> None:
-    """Move what a fit releases (and keeps in memory) to the CPU, in place (rule 5)."""
+def released_on_cpu(*modules: Any) -> None:
+    """Move what a fit releases (and keeps in memory) to the CPU, in place (rule 5): networks, or
+    statistics models (whose `to` moves their arrays)."""
     for module in modules:
         if module is not None:
             module.to("cpu")

@@ -2,8 +2,10 @@
 
 No pickle anywhere, so loading a model file cannot run code. The directory is written under a
 temporary name and renamed at the end, so a failure never leaves a directory that looks complete.
-Only released networks are saved (the generator and, if fitted, the DP-trained label model):
-never the critic, the data, or any RNG state.
+Only what was released is saved: a GAN model's released networks (the generator and, if fitted,
+the DP-trained label model) in generator.safetensors (format 2), or a statistics model's released
+arrays in statistics.safetensors (format 3: no network); never the critic, the data, or any RNG
+state.
 
 model.json carries a SHA-256 of its own content (canonical JSON without the hash) and of the
 weights file; `read_model_dir` refuses a directory whose content no longer matches. It catches
@@ -33,8 +35,11 @@ if TYPE_CHECKING:
 
 FORMAT = "dpgan-model"
 FORMAT_VERSION = 2  # 2: content hash (1 had none; its dtgan-g ε used a bound since withdrawn)
+STATISTICS_FORMAT = 3  # 3: a statistics model, its released arrays in STATISTICS (no network)
 HASH_KEY = "content_sha256"
 WEIGHTS = "generator.safetensors"
+STATISTICS = "statistics.safetensors"
+TENSOR_FILES = {FORMAT_VERSION: WEIGHTS, STATISTICS_FORMAT: STATISTICS}  # the one tensors file of each format
 METADATA = "model.json"
 REPORT_KEY = "privacy_report"  # derived: the facade's privacy_report() at save time (dpgan.inspection)
 
@@ -55,11 +60,17 @@ def check_model_destination(path: str | Path, overwrite: bool = False) -> Path:
 
 
 def write_model_dir(
-    path: str | Path, tensors: dict[str, torch.Tensor], metadata: dict[str, Any], *, overwrite: bool = False
+    path: str | Path,
+    tensors: dict[str, torch.Tensor],
+    metadata: dict[str, Any],
+    *,
+    overwrite: bool = False,
+    statistics: bool = False,
 ) -> Path:
     """Write atomically: build in a sibling temp dir, then rename into place. The model is a
     release (its generator is DP), so it gets the modes of one (dpgan.atomic_files: 0755 and
-    0644 under the usual umask), not tempfile's owner-only ones."""
+    0644 under the usual umask), not tempfile's owner-only ones. `statistics`: the tensors are a
+    statistics model's released arrays (format 3, STATISTICS), else a GAN's weights (WEIGHTS)."""
     from safetensors.torch import save  # torch loads only when a model is written or read
 
     target = check_model_destination(path, overwrite)
@@ -68,9 +79,10 @@ def write_model_dir(
     try:
         # the bytes, written by Python: safetensors' own save_file makes its file owner-only (0600)
         weights = save({k: v.detach().contiguous().cpu() for k, v in tensors.items()})
-        (staging / WEIGHTS).write_bytes(weights)
+        version = STATISTICS_FORMAT if statistics else FORMAT_VERSION
+        (staging / TENSOR_FILES[version]).write_bytes(weights)
         document = json.loads(
-            json.dumps({"format": FORMAT, "format_version": FORMAT_VERSION, **metadata}, default=_json_default)
+            json.dumps({"format": FORMAT, "format_version": version, **metadata}, default=_json_default)
         )
         document[HASH_KEY] = content_hash(document, weights)
         (staging / METADATA).write_text(json.dumps(document, indent=1))
@@ -99,7 +111,7 @@ def read_model_dir(path: str | Path) -> tuple[dict[str, torch.Tensor], dict[str,
     from safetensors.torch import load_file
 
     metadata = read_model_metadata(path)
-    weights_path = Path(path) / WEIGHTS
+    weights_path = Path(path) / TENSOR_FILES[metadata["format_version"]]
     try:
         tensors = load_file(str(weights_path))
     except Exception as exc:  # safetensors raises several types for a damaged file
@@ -109,12 +121,12 @@ def read_model_dir(path: str | Path) -> tuple[dict[str, torch.Tensor], dict[str,
 
 def read_model_metadata(path: str | Path) -> dict[str, Any]:
     """model.json of a directory written by `write_model_dir`, checked against its content hash
-    (over the weights' bytes too) but without loading the weights or PyTorch."""
+    (over the tensors file's bytes too) but without loading the tensors or PyTorch."""
     directory = Path(path)
     if not directory.is_dir():
         raise ModelFileError(f"model directory not found: {directory}")
-    meta_path, weights_path = directory / METADATA, directory / WEIGHTS
-    if not meta_path.is_file() or not weights_path.is_file():
+    meta_path = directory / METADATA
+    if not meta_path.is_file():
         raise ModelFileError(f"{directory} is not a complete dpgan model (needs {METADATA} and {WEIGHTS})")
     try:
         metadata = json.loads(meta_path.read_text())
@@ -122,11 +134,15 @@ def read_model_metadata(path: str | Path) -> dict[str, Any]:
         raise ModelFileError(f"{meta_path} is corrupt: {exc}") from None
     if not isinstance(metadata, dict) or metadata.get("format") != FORMAT:
         raise ModelFileError(f"{directory} was not written by dpgan")
-    if metadata.get("format_version") != FORMAT_VERSION:
+    version = metadata.get("format_version")
+    if isinstance(version, bool) or version not in TENSOR_FILES:
         raise ModelFileError(
-            f"{directory} has model format {metadata.get('format_version')}, expected {FORMAT_VERSION}: "
+            f"{directory} has model format {version}, expected {FORMAT_VERSION} or {STATISTICS_FORMAT}: "
             "it was written by another dpgan version; fit it again"
         )
+    weights_path = directory / TENSOR_FILES[version]
+    if not weights_path.is_file():
+        raise ModelFileError(f"{directory} is not a complete dpgan model (needs {METADATA} and {weights_path.name})")
     if metadata.get(HASH_KEY) != content_hash(metadata, weights_path.read_bytes()):
         raise ModelFileError(
             f"{directory} was changed after dpgan wrote it (its content hash does not match): "

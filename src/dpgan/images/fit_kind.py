@@ -11,8 +11,9 @@ The unit of privacy is one image with its label. The data releases, each charged
    selection, extra δ in the ledger); images whose label is not released, or not in the class
    list, are dropped.
 Then the plug-ins (the DP label guide, the public mode-seeking term) and the recipe's strategy:
-DP-SGD on the critic, or the noise-layer GAN (dpgan.training.strategies); the "gaussian" recipe
-instead releases each class's DP Gaussian on all of ε left (dpgan.images.gaussian), which is G.
+DP-SGD on the critic, or the noise-layer GAN (dpgan.training.strategies): the GAN model
+(dpgan.model). The "gaussian" recipe's model is a statistics model instead: each class's DP
+Gaussian on all of ε left (dpgan.images.gaussian), with no network.
 """
 
 from __future__ import annotations
@@ -30,11 +31,12 @@ from dpgan.devices import to_device
 from dpgan.errors import DPGanWarning, InputError
 from dpgan.fit import KindData, Plugin, Strategy, register_kind
 from dpgan.images.checks import ImageGroups, ImageSet, to_unit_range
-from dpgan.images.gaussian import ImageGaussianPlugin, ImageGaussianWarmStartPlugin, check_basis_size, noise_size
+from dpgan.images.gaussian import ImageGaussianModel, ImageGaussianWarmStartPlugin, check_basis_size
 from dpgan.images.label_guide import ImageLabelGuideHook
 from dpgan.images.labels import SECOND_LABEL_SHARE, ReleasedLabels, kept_codes, release_labels, release_shape
 from dpgan.images.reading import check_images
 from dpgan.images.settings import LABEL_GUIDE_BATCH, LABEL_SHARE, MODE_SEEKING_PAIRS, SHAPE_SHARE, ImageSettings
+from dpgan.model import GANModel, Model, ReleasedModel
 from dpgan.models.conv import halvings
 from dpgan.models.image_units import ImageUnitCritic, ImageUnitGenerator, mlp_critic
 from dpgan.models.noise_layer import NoiseLayerCritic
@@ -45,9 +47,10 @@ from dpgan.training.config import TrainingConfig
 from dpgan.training.context import FitContext
 from dpgan.training.gan_loop import GeneratorHook
 from dpgan.training.mode_seeking import ModeSeekingPlugin
-from dpgan.training.strategies import STRATEGIES, NoiseLayerStrategy, ReleasedStatisticsStrategy, StrategyResult
+from dpgan.training.strategies import STRATEGIES, NoiseLayerStrategy
 
 UNIT = "one image (with its label)"
+STATISTICS = "released-statistics"  # the recipes whose model is DP statistics alone (dpgan.recipes.images)
 WARNING_STACK = 5  # the user's call of ImageSynthesizer.fit (a test checks)
 
 
@@ -162,9 +165,7 @@ def check_conv_shape(recipe: ImageRecipe, shape: tuple[int, int, int], net: Imag
 def image_generator(
     recipe: ImageRecipe, net: ImageSettings, noise_dim: int, shape, n_labels: int
 ) -> ImageUnitGenerator:  # noqa: ANN001
-    """The recipe's G; the "gaussian" recipe's noise is its basis' coefficients (m, from the shape)."""
-    if recipe.architecture == "gaussian":
-        noise_dim = noise_size(tuple(shape), net.gaussian_basis, net.mixture_size)
+    """The GAN recipe's G."""
     return ImageUnitGenerator(
         shape,
         n_labels,
@@ -173,18 +174,14 @@ def image_generator(
         width=net.conv_generator_width,
         hidden=net.mlp_generator_hidden,
         upsample=net.generator_upsampling == "upsample",
-        components=net.mixture_size,
-        marginal_bins=net.marginal_bins if recipe.architecture == "gaussian" else 0,
-        marginal_source_bins=net.marginal_source_bins if recipe.architecture == "gaussian" else 0,
     )
 
 
 def image_critic(
     recipe: ImageRecipe, net: ImageSettings, shape: tuple[int, int, int], n_labels: int
 ) -> torch.nn.Module:
-    """The DP-critic recipes' critic: an MLP, or the conv critic (GroupNorm, never BatchNorm); the
-    "gaussian" recipe trains none (an MLP is built for the pipeline's shape and never stepped)."""
-    if recipe.architecture in ("mlp", "gaussian"):
+    """The DP-critic recipes' critic: an MLP, or the conv critic (GroupNorm, never BatchNorm)."""
+    if recipe.architecture == "mlp":
         return mlp_critic(shape, n_labels, net.mlp_critic_hidden)
     return ImageUnitCritic(shape, n_labels, width=net.width, norm=net.critic_norm, projection=net.critic_projection)
 
@@ -297,6 +294,16 @@ class ImageKind:
         details = ImageDetails(images.shape, shape_source, released, input_dtype, pixel_range)
         return KindData(units, released.total, details)
 
+    def model(self, data: KindData) -> Model:
+        """The "gaussian" recipe's statistics model, or the GAN model of the parts below."""
+        if self.recipe.strategy == STATISTICS:
+            details: ImageDetails = data.details
+            shares = self.label_prior if self.label_prior is not None else details.released.shares
+            return ImageGaussianModel(
+                self.networks, details.shape, details.n_labels, shares if details.n_labels else None
+            )
+        return GANModel(self)
+
     def generator(self, data: KindData) -> torch.nn.Module:
         details: ImageDetails = data.details
         G = image_generator(self.recipe, self.networks, self.config.noise_dim, details.shape, details.n_labels)
@@ -313,8 +320,6 @@ class ImageKind:
             raise InputError("gaussian_warm_start is for the dp-critic recipes (dcgan, dp-cgan)")
         if self.recipe.strategy == "noise-layer":
             return ()
-        if self.recipe.strategy == ReleasedStatisticsStrategy.name:  # the DP Gaussian on all of ε, nothing after it
-            return (ImageGaussianPlugin(net, data.details.shape, n_labels),)
         found: list[Plugin] = []
         if net.gaussian_warm_start:
             share = net.gaussian_warm_start_fraction
@@ -338,17 +343,15 @@ class ImageKind:
         return image_critic(self.recipe, net, shape, labels)
 
     def strategy(self, generator: torch.nn.Module) -> Strategy:
-        if self.recipe.strategy == ReleasedStatisticsStrategy.name:
-            return ReleasedStatisticsStrategy()
         config = replace(self.config, noise_dim=generator.noise_dim)  # type: ignore[arg-type]
         if self.recipe.strategy == "noise-layer":  # its networks' activation bound and claim
             return NoiseLayerStrategy(config, self.certified, self.networks.activation_bound)
         return STRATEGIES[self.recipe.strategy](config)  # type: ignore[call-arg]
 
-    def finish(self, ctx: FitContext, data: KindData, trained: StrategyResult) -> StrategyResult:
+    def finish(self, ctx: FitContext, data: KindData, trained: ReleasedModel) -> ReleasedModel:
         return trained  # nothing to choose or post-process
 
-    def record(self, data: KindData, trained: StrategyResult) -> dict[str, Any]:
+    def record(self, data: KindData, trained: ReleasedModel) -> dict[str, Any]:
         details: ImageDetails = data.details
         released = details.released
         return {

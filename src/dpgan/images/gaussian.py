@@ -5,8 +5,9 @@ per class can say. Each image (pixels in [-1, 1], d = C·H·W) adds to its class
 sum (Δ √d: the class mean at full resolution) and the second moments of its centred coefficients in
 a public DCT basis of the m lowest frequencies, clipped to norm c (Δ c²): dpgan.statistics.gaussian,
 where the privacy argument is written next to the mechanism. The basis depends on the image shape
-alone, and c is a public share of √d, so nothing here is chosen from the images. G is then the
-released Gaussian (dpgan.models.image_units.GaussianImages): no GAN steps, nothing more charged.
+alone, and c is a public share of √d, so nothing here is chosen from the images. The model is then
+the released Gaussian (dpgan.images.released_gaussian, a statistics model: no network, no GAN
+steps, nothing more charged).
 
 With `gaussian_warm_start` a GAN recipe's G learns from the same release first (at
 `gaussian_warm_start_fraction` of ε): the released Gaussian becomes a teacher, and G is fitted to
@@ -26,9 +27,9 @@ import numpy as np
 import torch
 
 from dpgan.errors import InputError
-from dpgan.fit import KindData
+from dpgan.images.released_gaussian import ReleasedImageGaussian
 from dpgan.images.settings import ImageSettings
-from dpgan.models.image_units import GaussianImages
+from dpgan.model import KindData, ReleasedModel
 from dpgan.privacy.calibration import ShareTarget
 from dpgan.statistics.bases import low_frequency_basis, low_frequency_size
 from dpgan.statistics.copula import DPGaussianCopula
@@ -37,6 +38,7 @@ from dpgan.statistics.matched import DPMatchedMarginals
 from dpgan.statistics.mixture import DPGaussianMixture
 from dpgan.training.context import FitContext
 from dpgan.training.gan_loop import GeneratorHook
+from dpgan.training.progress import FitProgressFn
 
 EVENT = "Gaussian mean and low-frequency covariance of images per class"
 Release = DPGaussian | DPGaussianMixture | DPGaussianCopula  # what release_image_gaussian gives back
@@ -140,41 +142,25 @@ def release_image_gaussian(
     return model, basis
 
 
-def set_gaussian(body: GaussianImages, model: Release, basis: np.ndarray) -> None:
-    """Put a release in a GaussianImages module (post-processing): each cell's mean and factor, a
-    mixture's cell weights within each class, and a copula's CDFs."""
-    if isinstance(model, DPGaussianCopula):
-        body.set_marginal(torch.tensor(np.stack(model.cdfs), dtype=torch.float32), model.scale)
-        if isinstance(model, DPMatchedMarginals):
-            body.set_source(torch.tensor(np.stack(model.source_cdfs), dtype=torch.float32))
-        model = model.gaussian
-    gaussian, weights = model, None
-    if isinstance(model, DPGaussianMixture):
-        gaussian = model.cells
-        weights = torch.tensor(gaussian.shares.reshape(-1, model.components), dtype=torch.float32)
-    body.set_release(
-        torch.tensor(np.stack(gaussian.means), dtype=torch.float32),
-        torch.tensor(np.stack(gaussian.coefficient_factors), dtype=torch.float32),
-        torch.tensor(basis, dtype=torch.float32),
-        weights,
-    )
-
-
 @dataclass(frozen=True)
-class ImageGaussianPlugin:
-    """Release each class's DP Gaussian on all of ε that is left and make it G (no hooks follow)."""
+class ImageGaussianModel:
+    """The "gaussian" recipe's statistics model (dpgan.model.Model): each class's DP Gaussian on all
+    of ε that is left is the model; the label shares are the released tally's (or the public prior)."""
 
     settings: ImageSettings
     shape: tuple[int, int, int]
     n_labels: int
-    share: float = 1.0  # all of ε: the pipeline's spent share reaches the whole
+    shares: np.ndarray | None  # the labels' shares (None: one class)
 
-    def release(self, ctx: FitContext, data: KindData, generator: torch.nn.Module) -> Sequence[GeneratorHook]:
+    def release(self, ctx: FitContext, data: KindData, progress: FitProgressFn | None) -> ReleasedModel:
         budget = ctx.budget
         whole = ShareTarget(budget.epsilon, budget.delta, budget.accountant)
         gaussian, basis = release_image_gaussian(ctx, data, self.settings, self.shape, self.n_labels, whole)
-        set_gaussian(generator.body, gaussian, basis)  # type: ignore[union-attr, arg-type]
-        return ()
+        shares = torch.ones(1) if self.shares is None else torch.tensor(self.shares, dtype=torch.float32)
+        model = ReleasedImageGaussian.from_release(
+            gaussian, basis, shape=self.shape, n_labels=self.n_labels, shares=shares
+        )
+        return ReleasedModel(model, None, {"steps": 0})
 
 
 def sliced_distance(fake: torch.Tensor, real: torch.Tensor, directions: torch.Tensor) -> torch.Tensor:
@@ -191,7 +177,7 @@ class GaussianWarmStartHook:
     in each generator step. Reads only the release (dpgan.training.gan_loop.GeneratorHook)."""
 
     def __init__(
-        self, teacher: GaussianImages, *, steps: int, weight: float, batch: int, lr: float,
+        self, teacher: ReleasedImageGaussian, *, steps: int, weight: float, batch: int, lr: float,
         generator: torch.Generator, directions: int = 128,
     ) -> None:  # fmt: skip
         self.teacher, self.steps, self.weight, self.batch, self.lr = teacher, steps, weight, batch, lr
@@ -206,8 +192,7 @@ class GaussianWarmStartHook:
         index = codes if codes is not None else torch.zeros(self.batch, dtype=torch.long, device=device)
         with torch.no_grad():
             normals = torch.randn(self.batch, self.teacher.noise_size, generator=self.generator, device=device)
-            labels = torch.nn.functional.one_hot(index, groups).to(normals.dtype) if codes is not None else None
-            real = self.teacher(normals, labels)
+            real = self.teacher.draw(normals, index if codes is not None else None)
         directions = torch.randn(fake.shape[1], self.directions, generator=self.generator, device=device)
         directions = directions / directions.norm(dim=0, keepdim=True)
         total = fake.new_zeros(())
@@ -246,12 +231,10 @@ class ImageGaussianWarmStartPlugin:
         net = self.settings
         gaussian, basis = release_image_gaussian(ctx, data, net, self.shape, self.n_labels, ctx.target(self.share))
         device = next(generator.parameters()).device
-        teacher = GaussianImages(
-            math.prod(self.shape), basis.shape[1], self.n_labels, net.mixture_size, net.marginal_bins,
-            net.marginal_source_bins,
-        )  # fmt: skip
-        teacher = teacher.to(device)
-        set_gaussian(teacher, gaussian, basis)
+        shares = torch.ones(max(1, self.n_labels))  # the teacher draws the student's labels: its own go unused
+        teacher = ReleasedImageGaussian.from_release(
+            gaussian, basis, shape=self.shape, n_labels=self.n_labels, shares=shares
+        ).to(device)
         hook = GaussianWarmStartHook(
             teacher,
             steps=net.gaussian_warm_start_steps,
@@ -268,7 +251,7 @@ __all__ = [
     "MAX_COEFFICIENTS",
     "check_basis_size",
     "GaussianWarmStartHook",
-    "ImageGaussianPlugin",
+    "ImageGaussianModel",
     "ImageGaussianWarmStartPlugin",
     "basis_size",
     "noise_size",

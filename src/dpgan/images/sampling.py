@@ -1,19 +1,19 @@
-"""Sampling a fitted image generator: post-processing, no privacy cost."""
+"""Sampling a released image model (a GAN's generator or a statistics model: either has
+`sample(n, generator, labels)`): post-processing, no privacy cost."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import torch
-
-from dpgan.models.image_units import ImageUnitGenerator
 
 CHUNK = 4096  # images generated at once: memory stays flat in n
 
 
 def render_samples(
-    G: ImageUnitGenerator,
+    G: Any,
     n: int,
     generator: torch.Generator,
     imposed: torch.Tensor | None,

@@ -13,9 +13,8 @@ Two families:
   batch), a transposed-conv generator;
 - "mlp" (DP-CGAN's fully connected networks): an MLP critic on the flat unit, which is exactly the
   tabular critic (so the engine's MLP fast path and the microbatch kernel apply), and an MLP
-  generator;
-- "gaussian" (no critic of its own): G draws each label's DP Gaussian (dpgan.statistics.gaussian) in a
-  public low-frequency basis, its buffers set from the release; the noise is the m coefficients.
+  generator.
+(The "gaussian" recipe has no network: dpgan.images.released_gaussian.)
 Nothing here normalises across units: a unit's score depends on that unit only.
 """
 
@@ -25,10 +24,9 @@ import torch
 from torch import nn
 
 from dpgan.models.conv import ConvCritic, ConvGenerator
-from dpgan.models.marginal_map import cdf_at, inverse_cdf, quantile_values, register_marginal, set_marginal
 from dpgan.models.tabular import TabularCritic
 
-ARCHITECTURES = ("conv", "mlp", "gaussian")
+ARCHITECTURES = ("conv", "mlp")
 
 
 class ImageUnitCritic(nn.Module):
@@ -83,93 +81,6 @@ class _MLPImages(nn.Module):
         return self.body(z if labels is None else torch.cat([z, labels.to(z.dtype)], dim=1))
 
 
-class GaussianImages(nn.Module):
-    """Images as mean + basis · factor · z per label: z (n, m) standard normal, the buffers a DP
-    release set (`set_release`: post-processing of it, saved with the model like weights).
-
-    With K `components` per label (a DP mixture, dpgan.statistics.mixture) each label owns K cells,
-    each with its own mean and factor, and `cell_weights` (labels, K); the noise then has one more
-    coordinate, whose normal CDF picks the cell by the label's weights, so an image stays a function
-    of its noise and label (a seeded draw is reproducible)."""
-
-    def __init__(
-        self, pixels: int, coefficients: int, n_labels: int, components: int = 1, marginal_bins: int = 0,
-        source_bins: int = 0,
-    ) -> None:  # fmt: skip
-        super().__init__()
-        groups = max(1, n_labels)
-        self.components, self.coefficients, self.marginal_bins = components, coefficients, marginal_bins
-        self.source_bins = source_bins if marginal_bins else 0
-        self.register_buffer("means", torch.zeros(groups * components, pixels))
-        self.register_buffer("factors", torch.zeros(groups * components, coefficients, coefficients))
-        self.register_buffer("basis", torch.zeros(pixels, coefficients))
-        if components > 1:  # a one-Gaussian model keeps the buffers it was saved with before mixtures
-            self.register_buffer("cell_weights", torch.full((groups, components), 1.0 / components))
-        if marginal_bins:  # a copula: the Gaussian draws normal scores, mapped through each label's CDF
-            register_marginal(self, marginal_bins, (groups,), end_atoms=bool(self.source_bins))
-        if self.source_bins:  # matched marginals: the Gaussian draws pixels; its own CDF per label maps them
-            self.register_buffer("marginal_source_edges", torch.linspace(-1.0, 1.0, source_bins + 1))
-            self.register_buffer("marginal_source", torch.linspace(0.0, 1.0, source_bins + 1).repeat(groups, 1))
-
-    @property
-    def noise_size(self) -> int:
-        """The noise a draw takes: the m coefficients, and one coordinate for the cell with K > 1."""
-        return self.coefficients + (1 if self.components > 1 else 0)
-
-    @torch.no_grad()
-    def set_release(
-        self, means: torch.Tensor, factors: torch.Tensor, basis: torch.Tensor, weights: torch.Tensor | None = None
-    ) -> None:
-        pairs = [(self.means, means), (self.factors, factors), (self.basis, basis)]
-        if self.components > 1:
-            if weights is None:
-                raise ValueError("a mixture's release needs its cells' weights")
-            pairs.append((self.cell_weights, weights / weights.sum(dim=1, keepdim=True).clamp_min(1e-12)))
-        for buffer, value in pairs:
-            if buffer.shape != value.shape:
-                raise ValueError(f"a released Gaussian of shape {tuple(value.shape)} where {tuple(buffer.shape)} fits")
-            buffer.copy_(value)
-
-    def set_marginal(self, cdfs: torch.Tensor, scale: float) -> None:
-        """A copula's released CDFs (labels, bins + 1), pooled over the pixels, and q, the score
-        that [-1, 1] scales to (dpgan.statistics.copula)."""
-        set_marginal(self, cdfs, scale)
-
-    @torch.no_grad()
-    def set_source(self, cdfs: torch.Tensor) -> None:
-        """Matched marginals' table of the Gaussian's own pooled marginal per label (labels,
-        source bins + 1) on [-1, 1] (dpgan.statistics.matched, step 3)."""
-        if not self.source_bins:
-            raise ValueError("this generator was built without matched marginals")
-        self.marginal_source.copy_(cdfs.reshape(self.marginal_source.shape))  # type: ignore[operator, union-attr]
-
-    def cells(self, z: torch.Tensor, codes: torch.Tensor) -> torch.Tensor:
-        """Each draw's cell: its label's K cells, picked by the last noise coordinate's normal CDF."""
-        if self.components == 1:
-            return codes
-        uniform = torch.special.ndtr(z[:, -1:])
-        cumulative = self.cell_weights[codes].cumsum(dim=1)
-        picked = (uniform > cumulative[:, :-1]).sum(dim=1)
-        return codes * self.components + picked
-
-    def forward(self, z: torch.Tensor, labels: torch.Tensor | None = None) -> torch.Tensor:
-        codes = labels.argmax(dim=1) if labels is not None else torch.zeros(len(z), dtype=torch.long, device=z.device)
-        cells = self.cells(z, codes)
-        z = z[:, : self.coefficients]
-        coefficients = torch.empty_like(z)
-        for cell in range(self.factors.shape[0]):  # per cell: n·m² memory never held at once
-            rows = cells == cell
-            coefficients[rows] = z[rows] @ self.factors[cell].T
-        drawn = (self.means[cells] + coefficients @ self.basis.T).clamp(-1.0, 1.0)
-        if not self.marginal_bins:
-            return drawn
-        cdfs = self.marginal_cdfs[codes][:, None, :]
-        if self.source_bins:  # each pixel's quantile under the Gaussian's own marginal, then the released one
-            quantiles = cdf_at(drawn, self.marginal_source[codes], self.marginal_source_edges)
-            return quantile_values(quantiles[:, None, :], cdfs, self.marginal_edges)[:, 0, :]
-        return inverse_cdf(drawn[:, None, :], cdfs, self.marginal_edges, self.marginal_scale)[:, 0, :]
-
-
 class ImageUnitGenerator(nn.Module):
     """Noise (B, noise_dim) → flat units (B, C·H·W + K), labels drawn from the `label_shares` buffer.
 
@@ -186,9 +97,6 @@ class ImageUnitGenerator(nn.Module):
         width: int = 32,
         hidden: tuple[int, ...] = (256, 512),
         upsample: bool = False,
-        components: int = 1,
-        marginal_bins: int = 0,
-        marginal_source_bins: int = 0,
     ) -> None:
         super().__init__()
         if architecture not in ARCHITECTURES:
@@ -199,11 +107,6 @@ class ImageUnitGenerator(nn.Module):
         if architecture == "conv":
             self.body: nn.Module = ConvGenerator(
                 noise_dim, self.image_shape, width, num_classes=n_labels, upsample=upsample
-            )
-        elif architecture == "gaussian":  # noise_dim is the basis' size m (and one more with K > 1)
-            coefficients = noise_dim - (1 if components > 1 else 0)
-            self.body = GaussianImages(
-                self.pixels, coefficients, n_labels, components, marginal_bins, marginal_source_bins
             )
         else:
             self.body = _MLPImages(noise_dim, self.pixels, n_labels, hidden)
@@ -246,4 +149,4 @@ class ImageUnitGenerator(nn.Module):
         return self.images(z, codes), codes
 
 
-__all__ = ["ARCHITECTURES", "GaussianImages", "ImageUnitCritic", "ImageUnitGenerator", "mlp_critic"]
+__all__ = ["ARCHITECTURES", "ImageUnitCritic", "ImageUnitGenerator", "mlp_critic"]

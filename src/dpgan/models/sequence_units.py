@@ -16,7 +16,6 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from dpgan.models.marginal_map import inverse_cdf, register_marginal, set_marginal
 from dpgan.models.recurrent import LSTMCritic, LSTMGenerator
 
 CRITICS = ("mlp", "lstm")
@@ -59,7 +58,6 @@ class SeriesUnitGenerator(nn.Module):
         series_noise: int = 0,
         base: bool = False,
         gate: float = 0.0,
-        marginal_bins: int = 0,
     ) -> None:
         super().__init__()
         if base and profile:
@@ -90,9 +88,6 @@ class SeriesUnitGenerator(nn.Module):
                 with torch.no_grad():  # read-out learns first (a closed gate learns first otherwise)
                     self.lstm.out.weight.zero_()
                     self.lstm.out.bias.zero_()
-            if marginal_bins:  # a copula's base: its draws are normal scores, mapped through released CDFs
-                register_marginal(self, marginal_bins, (groups, n_values))  # per label and value column
-        self.marginal_bins = marginal_bins if base else 0
 
     @property
     def drawn_labels(self) -> bool:
@@ -120,35 +115,11 @@ class SeriesUnitGenerator(nn.Module):
         self.base_factor.copy_(factors)
 
     def base_draw(self, z: torch.Tensor, codes: torch.Tensor | None) -> torch.Tensor:
-        """(n, ·) noise, label codes (n,) → the base Gaussian's draw (n, T, F), clipped to [-1, 1]
-        (a copula's: its scores mapped through the label's released CDF)."""
+        """(n, ·) noise, label codes (n,) → the base Gaussian's draw (n, T, F), clipped to [-1, 1]."""
         normals = z[:, z.shape[1] - self.base_dim :]
         index = codes if codes is not None else torch.zeros(z.shape[0], dtype=torch.long, device=z.device)
         draw = (self.base_mean[index] + torch.einsum("nij,nj->ni", self.base_factor[index], normals)).clamp(-1.0, 1.0)
-        if self.marginal_bins:
-            draw = self.marginal_values(draw, index)
         return draw.reshape(z.shape[0], self.length, self.n_values)
-
-    def set_marginal(self, cdfs: torch.Tensor, scale: float) -> None:
-        """A copula's released CDFs (K, F, bins + 1) per label and value column on the equal bins of
-        [-1, 1], and q, the score that [-1, 1] scales to (dpgan.statistics.copula)."""
-        set_marginal(self, cdfs, scale)
-
-    def _load_from_state_dict(self, state_dict: dict, prefix: str, *args: object, **kwargs: object) -> None:
-        """A model saved before the CDFs were per value column holds one pooled CDF per label
-        (K, bins + 1): every column reads it, which is what that model drew."""
-        key = prefix + "marginal_cdfs"
-        if self.marginal_bins and key in state_dict and state_dict[key].dim() == 2:
-            state_dict[key] = state_dict[key][:, None, :].expand(-1, self.n_values, -1).clone()
-        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)  # type: ignore[arg-type]
-
-    def marginal_values(self, scores: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
-        """Scores (n, T·F) in [-1, 1], channel-last → values: Φ(q·score) through the inverse of its
-        row's label CDF for its value column, linear within a bin (as numpy's interp of the release)."""
-        n = scores.shape[0]
-        columns = scores.reshape(n, -1, self.n_values).transpose(1, 2)  # (n, F, T)
-        values = inverse_cdf(columns, self.marginal_cdfs[index], self.marginal_edges, self.marginal_scale)
-        return values.transpose(1, 2).reshape(n, -1)
 
     @torch.no_grad()
     def set_profile(self, shares: torch.Tensor, mean: torch.Tensor) -> None:

@@ -33,7 +33,7 @@ class ImageRecipe(Recipe):
     ε = 10: RESULTS §17b) and `label_guide` (G's DP-SGD label classifier, dpgan.images.label_guide,
     for labelled sets; on for dcgan: validation splits, RESULTS §17c)."""
 
-    architecture: str  # "conv", "mlp" or "gaussian" (dpgan.models.image_units)
+    architecture: str  # "conv", "mlp" (dpgan.models.image_units) or "gaussian" (no network: a statistics model)
     certified: bool = True  # False: the recipe claims no ε (its published argument does not hold)
     conditional: bool = True  # labelled sets condition on the label unless the user says otherwise
 

@@ -12,8 +12,10 @@ The data releases, each charged to the fit's ledger:
 3. units are built: one series each, or, with an entity column, `max_series_per_entity` series
    drawn at random (with replacement when an entity has fewer) from each entity's complete series,
    so one entity is one unit however many series it owns: the accountant's neighbour is one entity.
-Then the plug-ins (dpgan.sequences.plugins) and WGAN-GP with DP-SGD on the critic through the engine;
-the "gaussian" model stops after its one plug-in, the DP Gaussian on all of ε (no GAN steps).
+Then the model (dpgan.model): a statistics model (the default "gaussian-copula", "gaussian", ...:
+dpgan.sequences.statistics_models) releases on all of ε that is left, with no network; the GAN model
+("gan", "gaussian+gan") releases its plug-ins (dpgan.sequences.plugins), then trains WGAN-GP with
+DP-SGD on the critic through the engine.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import torch
 from dpgan.devices import to_device
 from dpgan.errors import DPGanWarning, InputError
 from dpgan.fit import KindData, Plugin, register_kind
+from dpgan.model import GANModel, Model, ReleasedModel
 from dpgan.models.sequence_units import SeriesUnitCritic, SeriesUnitGenerator
 from dpgan.privacy.unit_rule import ReleasedTally, none_usable_note, release_tally
 from dpgan.sequences.codec import RawSeries, SeriesSet, encode
@@ -36,16 +39,16 @@ from dpgan.sequences.describe import dp_bounds, dropped_policy
 from dpgan.sequences.dp_schema import complete_schema
 from dpgan.sequences.plugins import (
     GaussianBasePlugin,
-    GaussianCopulaPlugin,
     MomentAnchorPlugin,
     SeriesLabelGuidePlugin,
     StepStatisticsPlugin,
 )
 from dpgan.sequences.schema import SequenceSchema
 from dpgan.sequences.settings import COUNT_EVENT, COUNT_SHARE, SequenceSettings
+from dpgan.sequences.statistics_models import SeriesStatisticsModel
 from dpgan.training.config import TrainingConfig
 from dpgan.training.context import FitContext
-from dpgan.training.strategies import DPCriticStrategy, ReleasedStatisticsStrategy, StrategyResult
+from dpgan.training.strategies import DPCriticStrategy
 
 
 @dataclass(frozen=True)
@@ -77,7 +80,6 @@ def series_generator(networks: SequenceSettings, schema: SequenceSchema) -> Seri
         series_noise=net.series_noise,
         base=net.gaussian_base,
         gate=net.gaussian_base_gate,
-        marginal_bins=net.marginal_bins,
     )
 
 
@@ -154,6 +156,12 @@ class SequenceKind:
         units = to_device(series_units(series, schema, ctx.rng))  # read from NumPy on the CPU: onto the device
         return KindData(units, tally.estimated_units, SeriesDetails(schema, series, tally))
 
+    def model(self, data: KindData) -> Model:
+        """The statistics model named by `model`, or the GAN model of the parts below."""
+        if self.networks.released_only:
+            return SeriesStatisticsModel(self.networks.model, self.networks)
+        return GANModel(self)
+
     def generator(self, data: KindData) -> torch.nn.Module:
         return series_generator(self.networks, data.details.schema)
 
@@ -174,12 +182,7 @@ class SequenceKind:
                 )  # fmt: skip
             )
         form = (net.gaussian_basis, net.gaussian_clip, net.gaussian_shrink, net.gaussian_residual)  # public form
-        if net.model == "gaussian":
-            found.append(GaussianBasePlugin(1.0, labels, whole=True, form=form))
-        elif net.model == "gaussian-copula":
-            scores_form = (net.copula_basis, net.copula_clip, net.gaussian_shrink, net.copula_residual)
-            found.append(GaussianCopulaPlugin(net.copula_fraction, labels, net.copula_bins, scores_form))
-        elif net.gaussian_base:
+        if net.gaussian_base:
             found.append(
                 GaussianBasePlugin(
                     net.gaussian_base_fraction,
@@ -211,20 +214,18 @@ class SequenceKind:
     def critic(self, data: KindData) -> torch.nn.Module:
         return series_critic(self.networks, data.details.schema)
 
-    def strategy(self, generator: torch.nn.Module) -> DPCriticStrategy | ReleasedStatisticsStrategy:
-        if self.networks.released_only:
-            return ReleasedStatisticsStrategy()
+    def strategy(self, generator: torch.nn.Module) -> DPCriticStrategy:
         return DPCriticStrategy(replace(self.config, noise_dim=generator.noise_dim))  # type: ignore[arg-type]
 
-    def finish(self, ctx: FitContext, data: KindData, trained: StrategyResult) -> StrategyResult:
+    def finish(self, ctx: FitContext, data: KindData, trained: ReleasedModel) -> ReleasedModel:
         return trained  # nothing to choose or post-process
 
-    def record(self, data: KindData, trained: StrategyResult) -> dict[str, Any]:
+    def record(self, data: KindData, trained: ReleasedModel) -> dict[str, Any]:
         schema, tally = data.details.schema, data.details.tally
         estimated = dp_bounds(schema)
         clipping = "values outside the value columns' bounds are clipped to them"
         gated = self.networks.model == "gaussian+gan"
-        gate = {"gaussian_base_gate": float(trained.generator.gate.detach())} if gated else {}
+        gate = {"gaussian_base_gate": float(trained.model.gate.detach())} if gated else {}
         return {
             "unit": schema.unit,
             "max_series_per_entity": schema.max_series_per_entity if schema.entity else None,

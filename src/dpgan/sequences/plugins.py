@@ -5,8 +5,8 @@ them in order and moves the spent share on), and what it gives G is post-process
 - `StepStatisticsPlugin`: per-label, per-step means and spreads (dpgan.sequences.anchor) as G's
   label profile and/or its step anchor;
 - `GaussianBasePlugin`: the DP Gaussian (dpgan.sequences.baseline: per-label mean and covariance
-  factor, its noise scaled to the unit's k series) as G's base, a gated LSTM residual on top, or,
-  for the "gaussian" model, G itself on all of ε;
+  factor, its noise scaled to the unit's k series) as G's base, a gated LSTM residual on top
+  ("gaussian+gan"; the statistics models alone are dpgan.sequences.released_gaussian's);
 - `MomentAnchorPlugin`: the same Gaussian's moments as an anchor on G's loss (series unit only);
 - `SeriesLabelGuidePlugin`: a DP-SGD classifier of the label from the values guiding G (series unit).
 The moment anchor measures one series per unit: with an entity column a unit owns several series,
@@ -24,16 +24,13 @@ import torch
 from dpgan.fit import KindData
 from dpgan.privacy.calibration import ShareTarget
 from dpgan.sequences.anchor import MomentAnchorHook, StepStatisticsHook, measure_step_statistics
-from dpgan.sequences.baseline import PLAIN_FORM, DPGaussianSeries, GaussianForm, gaussian_arguments, square_factors
+from dpgan.sequences.baseline import PLAIN_FORM, DPGaussianSeries, GaussianForm
 from dpgan.sequences.codec import SeriesSet
 from dpgan.sequences.label_guide import LabelGuideHook
-from dpgan.statistics.copula import DPGaussianCopula
 from dpgan.training.aux_classifier import fit_label_guide
 from dpgan.training.config import TrainingConfig
 from dpgan.training.context import FitContext
 from dpgan.training.gan_loop import GeneratorHook
-
-COPULA_EVENT = "Gaussian mean and covariance of the series' normal scores per label (a copula)"
 
 
 def _tensor(array: np.ndarray) -> torch.Tensor:
@@ -102,85 +99,34 @@ def unit_series(data: KindData, n_labels: int) -> tuple[SeriesSet, int]:
     return SeriesSet(values, labels, None, data.details.series.tally), per_unit
 
 
-def _label_shares(gauss: DPGaussianSeries | DPGaussianCopula) -> torch.Tensor:
-    shares = np.maximum(gauss.shares, 1e-3)
+def label_shares_tensor(released: np.ndarray) -> torch.Tensor:
+    """Released label shares as G draws from them: each at least 10⁻³, normalised (float32)."""
+    shares = np.maximum(released, 1e-3)
     return _tensor(shares / shares.sum())
 
 
 @dataclass(frozen=True)
 class GaussianBasePlugin:
-    """G's series are draws of the DP Gaussian plus its residual (dpgan.models.sequence_units);
-    `whole`: the Gaussian takes all of ε that is left (share 1) and no GAN follows ("gaussian").
-    With `anchor_weight` > 0 the residual is held to the Gaussian's own released mean and covariance
-    (the moment penalty, no warm start: G starts at its base), so the GAN can add only what those
-    moments do not pin down (modes, spikes, shapes); post-processing of the one release, free."""
+    """G's series are draws of the DP Gaussian plus its residual (dpgan.models.sequence_units): the
+    "gaussian+gan" model, a GAN on the statistics. With `anchor_weight` > 0 the residual is held to
+    the Gaussian's own released mean and covariance (the moment penalty, no warm start: G starts at
+    its base), so the GAN can add only what those moments do not pin down (modes, spikes, shapes);
+    post-processing of the one release, free."""
 
     share: float
     n_labels: int
-    whole: bool = False
     n_values: int = 1
     anchor_weight: float = 0.0
     form: GaussianForm = PLAIN_FORM  # basis, clip, shrink, residual (settings)
 
     def release(self, ctx: FitContext, data: KindData, generator: torch.nn.Module) -> Sequence[GeneratorHook]:
-        gauss = release_gaussian(ctx, data, self.share, self.n_labels, whole=self.whole, form=self.form)
-        shares, means = _label_shares(gauss), _tensor(np.stack(gauss.means))
+        gauss = release_gaussian(ctx, data, self.share, self.n_labels, form=self.form)
+        shares, means = label_shares_tensor(gauss.shares), _tensor(np.stack(gauss.means))
         generator.set_base(shares, means, _tensor(np.stack(gauss.factors)))  # type: ignore[operator]
-        if self.whole or self.anchor_weight <= 0:
+        if self.anchor_weight <= 0:
             return ()
         covariances = _tensor(np.stack(gauss.covariances()))
         return (MomentAnchorHook(shares, means, covariances, self.n_values, 0, self.anchor_weight),)
-
-
-@dataclass(frozen=True)
-class GaussianCopulaPlugin:
-    """The "gaussian-copula" model: each label's values, per value column pooled over the steps, in
-    a DP histogram at `share` of ε, then the DP Gaussian of the normal scores through it on all of ε
-    that is left (dpgan.statistics.copula, where the sensitivities are argued); G draws the Gaussian
-    and maps the scores back through the released CDFs. With an entity unit every Δ is k times the
-    series'."""
-
-    share: float
-    n_labels: int
-    bins: int
-    form: GaussianForm = PLAIN_FORM  # the scores' Gaussian: basis, clip, shrink, residual
-
-    def release(self, ctx: FitContext, data: KindData, generator: torch.nn.Module) -> Sequence[GeneratorHook]:
-        units, per_unit = unit_series(data, self.n_labels)
-        count, length, features = units.values.shape
-        d = length * features
-        budget = ctx.budget
-        arguments = gaussian_arguments(length, features, self.form)
-        copula = DPGaussianCopula(-1.0, 1.0, bins=self.bins, channels=features, **arguments).fit(
-            units.values.reshape(count, d),
-            units.labels,
-            self.n_labels,
-            ctx.rng,
-            ledger=ctx.ledger,
-            histogram_target=ctx.target(self.share),
-            target=ShareTarget(budget.epsilon, budget.delta, budget.accountant),
-            event=COPULA_EVENT,
-            note="per label: count (Δ 1), sum (Δ √d), "
-            + (
-                "second moments (Δ d)"
-                if arguments["clip"] is None
-                else f"centred second moments (Δ {arguments['clip']:.3g}²)"
-            )
-            + " of the normal scores"
-            + (
-                f", their residual's spectrum (Δ {arguments['residual_clip']:.3g}²)"
-                if "residual_clip" in arguments
-                else ""
-            )
-            + "; labels in parallel"
-            + (f"; a unit's {per_unit} series: every Δ × {per_unit}" if per_unit > 1 else ""),
-            per_unit=per_unit,
-        )
-        gaussian = copula.gaussian
-        factors = _tensor(np.stack(square_factors(gaussian)))
-        generator.set_base(_label_shares(copula), _tensor(np.stack(gaussian.means)), factors)  # type: ignore[operator]
-        generator.set_marginal(_tensor(np.stack(copula.cdfs)), copula.scale)  # type: ignore[operator]
-        return ()
 
 
 @dataclass(frozen=True)
@@ -196,7 +142,8 @@ class MomentAnchorPlugin:
     def release(self, ctx: FitContext, data: KindData, generator: torch.nn.Module) -> Sequence[GeneratorHook]:
         gauss = release_gaussian(ctx, data, self.share, self.n_labels)
         means, covariances = _tensor(np.stack(gauss.means)), _tensor(np.stack(gauss.covariances()))
-        return (MomentAnchorHook(_label_shares(gauss), means, covariances, self.n_values, self.warmup, self.weight),)
+        shares = label_shares_tensor(gauss.shares)
+        return (MomentAnchorHook(shares, means, covariances, self.n_values, self.warmup, self.weight),)
 
 
 @dataclass(frozen=True)
@@ -229,11 +176,11 @@ class SeriesLabelGuidePlugin:
 
 
 __all__ = [
-    "COPULA_EVENT",
     "GaussianBasePlugin",
-    "GaussianCopulaPlugin",
     "MomentAnchorPlugin",
     "SeriesLabelGuidePlugin",
     "StepStatisticsPlugin",
+    "label_shares_tensor",
     "release_gaussian",
+    "unit_series",
 ]

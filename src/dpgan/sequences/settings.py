@@ -9,11 +9,30 @@ from dpgan.errors import InputError
 from dpgan.setting import setting
 
 CRITICS = ("mlp", "lstm")  # the critics dpgan.models.sequence_units builds (a test checks they agree)
-# what generates the series (issue 35): the LSTM GAN alone; the DP Gaussian alone (per-label mean and
-# covariance, dpgan.sequences.baseline, on all of ε after the data releases, no GAN steps); or the
+# The series' statistics models (dpgan.model): DP statistics on all of ε after the data releases are
+# the model, no network, no GAN steps. Each is one entry here: its one line, and where its released
+# model lives ("module:class", loaded on first use: this module stays free of PyTorch for the command
+# line); the class releases (`release`), samples, and writes and reads its files
+# (dpgan.sequences.statistics_models). Its mechanism and sensitivities live in dpgan.statistics.
+STATISTICS_MODELS: dict[str, tuple[str, str]] = {
+    "gaussian": (
+        "the DP Gaussian of each label's series: no GAN steps",
+        "dpgan.sequences.released_gaussian:ReleasedSeriesGaussian",
+    ),
+    "gaussian-copula": (
+        "each label's DP value histogram and the DP Gaussian of scores through it",
+        "dpgan.sequences.released_gaussian:ReleasedSeriesGaussian",
+    ),
+    "independent": (
+        "each label's DP histogram of every step's value, drawn independently: a plain baseline",
+        "dpgan.statistics.independent:DPIndependentMarginals",
+    ),
+}
+# what generates the series (issue 35): the LSTM GAN alone; a statistics model alone; or the
 # composition, the DP Gaussian released first and a GAN residual trained on the rest of ε
-MODELS = ("gan", "gaussian", "gaussian+gan", "gaussian-copula")
-RELEASED_MODELS = ("gaussian", "gaussian-copula")  # DP statistics on all of ε, no GAN steps
+GAN_MODELS = ("gan", "gaussian+gan")
+MODELS = (*GAN_MODELS, *STATISTICS_MODELS)
+RELEASED_MODELS = tuple(STATISTICS_MODELS)  # DP statistics on all of ε, no GAN steps
 COUNT_EVENT = "unit count (kept, dropped per reason)"
 COUNT_SHARE = 0.01  # of ε, for the counts
 
@@ -108,14 +127,9 @@ class SequenceSettings:
         return self.model in RELEASED_MODELS
 
     @property
-    def marginal_bins(self) -> int:
-        """The copula's bins in G's marginal (0: no copula)."""
-        return self.copula_bins if self.model == "gaussian-copula" else 0
-
-    @property
     def gaussian_base(self) -> bool:
-        """G starts from a draw of the DP Gaussian (the "gaussian" and "gaussian+gan" models)."""
-        return self.model != "gan"
+        """G starts from a draw of the DP Gaussian ("gaussian+gan")."""
+        return self.model == "gaussian+gan"
 
     def check(self) -> None:
         if self.model not in MODELS:
@@ -149,7 +163,7 @@ class SequenceSettings:
             raise InputError("copula_bins must be a whole number from 2 to 4096")
         if not (isinstance(self.copula_fraction, (int, float)) and 0.0 < self.copula_fraction < 0.5):
             raise InputError("copula_fraction must be in (0, 0.5)")
-        if self.gaussian_base:
+        if self.model != "gan":
             if not 0.0 < self.gaussian_base_fraction <= 0.85:
                 raise InputError("gaussian_base_fraction must be in (0, 0.85]: the critic needs the rest of ε")
             if not -10.0 <= self.gaussian_base_gate <= 10.0:
@@ -165,4 +179,5 @@ class SequenceSettings:
 SEQUENCE_DEFAULTS = {"batch_size": 256, "epochs": 60.0, "ema_decay": 0.99}
 
 
-__all__ = ["COUNT_EVENT", "COUNT_SHARE", "MODELS", "RELEASED_MODELS", "SEQUENCE_DEFAULTS", "SequenceSettings"]
+__all__ = ["COUNT_EVENT", "COUNT_SHARE", "GAN_MODELS", "MODELS", "RELEASED_MODELS", "SEQUENCE_DEFAULTS",
+           "STATISTICS_MODELS", "SequenceSettings"]  # fmt: skip

@@ -37,6 +37,7 @@ from dpgan.images.fit_kind import (
     public_input,
     public_labels,
 )
+from dpgan.images.released_gaussian import ReleasedImageGaussian
 from dpgan.images.sampling import render_samples
 from dpgan.images.settings import (
     GAN_NETWORK_SETTINGS,
@@ -46,11 +47,16 @@ from dpgan.images.settings import (
     match_marginals,
     mixture_components,
 )
-from dpgan.models.image_units import ImageUnitGenerator
 from dpgan.privacy.ledger import PrivacyLedger
 from dpgan.privacy.unit_rule import ReleasedTally
 from dpgan.recipes.images import DEFAULT_IMAGE_RECIPE, NOT_CERTIFIED, ImageRecipe, get_image_recipe
-from dpgan.serialization import REPORT_KEY, check_model_destination, read_model_dir, write_model_dir
+from dpgan.serialization import (
+    REPORT_KEY,
+    STATISTICS_FORMAT,
+    check_model_destination,
+    read_model_dir,
+    write_model_dir,
+)
 from dpgan.tables.settings import loop_config
 from dpgan.threads import fit_threads
 from dpgan.training.progress import FitProgressFn
@@ -171,7 +177,7 @@ class ImageSynthesizer(Synthesizer):
         self.image_shape, self.label_names, self.ledger = details.shape, details.released.names, fitted.ledger
         self.released_units = details.released.tally  # for the CLI's summary line; training["units"] is saved
         self.input_dtype, self.pixel_range, self.input_rank = details.input_dtype, details.pixel_range, input_rank
-        self.generator, self.training = fitted.generator, fitted.record
+        self.generator, self.training = fitted.model, fitted.record
         self._critic_in_memory = fitted.critic  # white-box attacks only; never saved
         guide = kind.label_guide
         self._guide_in_memory = guide.classifier if guide is not None else None  # the bench's measure; never saved
@@ -183,7 +189,6 @@ class ImageSynthesizer(Synthesizer):
         the input was (a list: float). Also their labels (the label names, or None for an
         unlabelled model). `label` fixes every image's label."""
         self._require_fitted()
-        assert isinstance(self.generator, ImageUnitGenerator)
         n = check_sample_count(n, MAX_SAMPLE)
         imposed = imposed_labels(label, self.label_names, n, "this model has no labels: it cannot generate by label")
         generator = sampling_generator(seed)
@@ -248,6 +253,9 @@ class ImageSynthesizer(Synthesizer):
             "training": self.training,
             REPORT_KEY: self.privacy_report(),  # what `dpgan inspect` reads (dpgan.inspection)
         }
+        if isinstance(self.generator, ReleasedImageGaussian):  # a statistics model: its form and arrays alone
+            metadata["statistics"] = {"model": self.recipe.name, **self.generator.form()}
+            return write_model_dir(path, self.generator.state_dict(), metadata, overwrite=overwrite, statistics=True)
         return write_model_dir(path, self.generator.state_dict(), metadata, overwrite=overwrite)
 
     @classmethod
@@ -271,15 +279,35 @@ class ImageSynthesizer(Synthesizer):
             synth.label_names = tuple(str(s) for s in meta["label_names"])
             assert synth.image_shape is not None and len(synth.image_shape) == 3
             assert synth.input_rank == 4 or (synth.input_rank == 3 and synth.image_shape[0] == 1)
-            G = image_generator(
-                synth.recipe, synth.networks, synth.config.noise_dim, synth.image_shape, len(synth.label_names)
-            )
-            G.load_state_dict(tensors, strict=True)
-            G.eval()
-            synth.generator = G
+            synth.generator = released_model(path, synth, meta, tensors)
         except (KeyError, TypeError, ValueError, RuntimeError, AssertionError, InputError) as exc:
             raise ModelFileError(f"{path} holds an inconsistent model: {exc}") from None
         return synth
+
+
+def released_model(path: str | Path, synth: ImageSynthesizer, meta: dict[str, Any], tensors: dict) -> Any:
+    """The saved model, strictly: the "gaussian" recipe's statistics from their form and arrays, or
+    the GAN's generator with every weight fitting the network the settings describe. A "gaussian"
+    model saved before format 3 (inside a network's buffers) is refused in one line: fit it again."""
+    statistics = synth.recipe.strategy == "released-statistics"
+    if (meta["format_version"] == STATISTICS_FORMAT) != statistics:
+        if statistics:
+            raise ModelFileError(
+                f"{path} holds a {synth.recipe.name!r} image model saved by an earlier dpgan inside a network's "
+                "buffers: fit it again (statistics models are now saved as their released arrays alone)"
+            )
+        raise ValueError(f"a {synth.recipe.name!r} model with a statistics file")
+    if statistics:
+        form = dict(meta["statistics"])
+        if form.pop("model") != synth.recipe.name or form.get("image_shape") != list(synth.image_shape or ()):
+            raise ValueError("the statistics file describes another model than model.json")
+        if form.get("n_labels") != len(synth.label_names) or form.get("components") != synth.networks.mixture_size:
+            raise ValueError("the statistics file describes another model than model.json")
+        return ReleasedImageGaussian.from_files(form, tensors)
+    assert synth.image_shape is not None
+    G = image_generator(synth.recipe, synth.networks, synth.config.noise_dim, synth.image_shape, len(synth.label_names))
+    G.load_state_dict(tensors, strict=True)
+    return G.eval()
 
 
 __all__ = ["ImageSettings", "ImageSynthesizer"]

@@ -8,9 +8,11 @@ of one series or one entity, the plug-ins of dpgan.sequences.plugins), then WGAN
 the critic through the engine: an LSTM generator, an MLP (default) or LSTM critic. The generator
 (its average) is released; sampling from it is post-processing.
 
-`model` says what generates the series: "gan" (the LSTM GAN), "gaussian" (the DP Gaussian alone,
-on all of ε, no GAN steps) or "gaussian+gan" (G's series are draws of the DP Gaussian, released first
-at `gaussian_base_fraction` of ε, plus a gated LSTM residual trained as a GAN on the rest).
+`model` says what generates the series: a statistics model (dpgan.sequences.statistics_models: the
+default "gaussian-copula", "gaussian", "independent"; DP statistics on all of ε, no network, saved
+as their released arrays alone), "gan" (the LSTM GAN) or "gaussian+gan" (G's series are draws of the
+DP Gaussian, released first at `gaussian_base_fraction` of ε, plus a gated LSTM residual trained as
+a GAN on the rest).
 """
 
 from __future__ import annotations
@@ -34,7 +36,6 @@ from dpgan.api import (
 from dpgan.devices import on_device, released_on_cpu
 from dpgan.errors import InputError, ModelFileError
 from dpgan.fit import run_fit
-from dpgan.models.sequence_units import SeriesUnitGenerator
 from dpgan.privacy.ledger import PrivacyLedger
 from dpgan.privacy.unit_rule import ReleasedTally
 from dpgan.sequences.codec import (
@@ -47,8 +48,15 @@ from dpgan.sequences.codec import (
 from dpgan.sequences.describe import dp_items, dropped_policy, schema_source
 from dpgan.sequences.fit_kind import SequenceKind, series_generator
 from dpgan.sequences.schema import SequenceSchema, coerce_schema, schema_for_array
-from dpgan.sequences.settings import SEQUENCE_DEFAULTS, SequenceSettings
-from dpgan.serialization import REPORT_KEY, check_model_destination, read_model_dir, write_model_dir
+from dpgan.sequences.settings import RELEASED_MODELS, SEQUENCE_DEFAULTS, STATISTICS_MODELS, SequenceSettings
+from dpgan.sequences.statistics_models import series_model_class
+from dpgan.serialization import (
+    REPORT_KEY,
+    STATISTICS_FORMAT,
+    check_model_destination,
+    read_model_dir,
+    write_model_dir,
+)
 from dpgan.tables.settings import loop_config
 from dpgan.threads import fit_threads
 from dpgan.training.progress import FitProgressFn
@@ -58,10 +66,9 @@ from dpgan.training.strategies import critic_config
 KIND = "sequence"
 MAX_SAMPLE = 1_000_000
 MODEL_WORDS = {
-    "gaussian": "gaussian (the DP Gaussian of each label's series: no GAN steps)",
     "gan": "gan (an LSTM GAN, DP-SGD on its critic)",
     "gaussian+gan": "gaussian+gan (draws of the DP Gaussian plus a GAN's residual)",
-    "gaussian-copula": "gaussian-copula (each label's DP value histogram and the DP Gaussian of scores through it)",
+    **{name: f"{name} ({summary})" for name, (summary, _) in STATISTICS_MODELS.items()},
 }
 
 
@@ -130,7 +137,7 @@ class SequenceSynthesizer(Synthesizer):
         else:
             raise InputError("data must be a pandas DataFrame (long table) or a numpy array of series")
         fitted = run_fit(SequenceKind(self.networks, self.config, schema), raw, self.fit_budget(), progress)
-        self.schema, self.ledger, self.generator = fitted.data.details.schema, fitted.ledger, fitted.generator
+        self.schema, self.ledger, self.generator = fitted.data.details.schema, fitted.ledger, fitted.model
         self.input_form, self.training = form, fitted.record
 
     # --------------------------------------------------------------- sample
@@ -140,7 +147,7 @@ class SequenceSynthesizer(Synthesizer):
         """n new series, in the form the model was fitted on: a long table with the input's columns,
         or (array (n, T, F), labels or None). `label` fixes every series' label (conditional)."""
         self._require_fitted()
-        assert self.schema is not None and isinstance(self.generator, SeriesUnitGenerator)
+        assert self.schema is not None and self.generator is not None
         n = check_sample_count(n, MAX_SAMPLE)
         names = [str(c) for c in self.schema.categories] if self.schema.label is not None else []
         imposed = imposed_labels(label, names, n, "this model has no label column: it cannot generate by label")
@@ -204,6 +211,9 @@ class SequenceSynthesizer(Synthesizer):
             "training": self.training,
             REPORT_KEY: self.privacy_report(),  # what `dpgan inspect` reads (dpgan.inspection)
         }
+        if self.networks.released_only:  # a statistics model: its public form and released arrays alone
+            metadata["statistics"] = {"model": self.networks.model, **self.generator.form()}
+            return write_model_dir(path, self.generator.state_dict(), metadata, overwrite=overwrite, statistics=True)
         return write_model_dir(path, self.generator.state_dict(), metadata, overwrite=overwrite)
 
     @classmethod
@@ -222,13 +232,34 @@ class SequenceSynthesizer(Synthesizer):
             synth.ledger = PrivacyLedger.from_dict(meta["ledger"])
             synth.training = dict(meta["training"])
             synth.input_form = str(meta["input_form"])
-            G = series_generator(synth.networks, synth.schema)
-            G.load_state_dict(tensors, strict=True)
-            G.eval()
-            synth.generator = G
+            synth.generator = released_model(path, synth.networks, synth.schema, meta, tensors)
         except (KeyError, TypeError, ValueError, RuntimeError, InputError) as exc:
             raise ModelFileError(f"{path} holds an inconsistent model: {exc}") from None
         return synth
+
+
+def released_model(
+    path: str | Path, networks: SequenceSettings, schema: SequenceSchema, meta: dict[str, Any], tensors: dict
+) -> Any:
+    """The saved model, strictly: a statistics model from its form and arrays, or the GAN's generator
+    with every weight fitting the network the settings describe. A statistics model saved before
+    format 3 (inside a network's weights) is refused in one line: it must be fitted again."""
+    statistics = meta["format_version"] == STATISTICS_FORMAT
+    if statistics != networks.released_only:
+        if networks.model in RELEASED_MODELS:
+            raise ModelFileError(
+                f"{path} holds a {networks.model!r} model saved by an earlier dpgan inside a network's weights: "
+                "fit it again (statistics models are now saved as their released arrays alone)"
+            )
+        raise ValueError(f"a {networks.model!r} model with a statistics file")
+    if statistics:
+        form = dict(meta["statistics"])
+        if form.pop("model") != networks.model:
+            raise ValueError("the statistics file names another model than the settings")
+        return series_model_class(networks.model).from_files(networks.model, form, tensors)
+    G = series_generator(networks, schema)
+    G.load_state_dict(tensors, strict=True)
+    return G.eval()
 
 
 __all__ = ["SequenceSettings", "SequenceSynthesizer"]

@@ -22,6 +22,7 @@ import torch
 from dpgan.devices import to_device
 from dpgan.errors import DPGanWarning
 from dpgan.fit import KindData, Plugin, data_kind, register_kind, run_fit
+from dpgan.model import GANModel, ReleasedModel
 from dpgan.privacy.distributed import SINGLE_PROCESS, ProcessGroupContext
 from dpgan.tables.conditioning import build_condition
 from dpgan.tables.encoder import TableEncoder, public_dtypes
@@ -46,7 +47,7 @@ from dpgan.training.checkpoint import FitCheckpoint
 from dpgan.training.context import FitBudget, FitContext
 from dpgan.training.progress import FitProgressFn
 from dpgan.training.public_warm_start import PublicWarmStart
-from dpgan.training.strategies import STRATEGIES, DPCriticStrategy, DPGeneratorStrategy, LoopExtras, StrategyResult
+from dpgan.training.strategies import STRATEGIES, DPCriticStrategy, DPGeneratorStrategy, LoopExtras
 
 
 def fit_table(
@@ -81,7 +82,7 @@ def run_table_kind(kind: TableKind, data: Any, progress: FitProgressFn | None, r
         kind.checkpoint.remove()  # secret material (dpgan.training.checkpoint)
     extras: TableExtras = fitted.data.details
     return FittedTable(
-        ledger, extras.encoder.schema, extras.encoder, fitted.generator, extras.condition, extras.label_model,
+        ledger, extras.encoder.schema, extras.encoder, fitted.model, extras.condition, extras.label_model,
         fitted.record, fitted.critic,
     )  # fmt: skip
 
@@ -157,6 +158,9 @@ class TableKind:
         self.data = KindData(encoded, train_rows, extras)
         return self.data
 
+    def model(self, data: KindData) -> GANModel:
+        return GANModel(self)  # a table's model is the GAN: the parts below
+
     def generator(self, data: KindData) -> None:
         return None  # the loop builds the configured tabular networks
 
@@ -190,7 +194,7 @@ class TableKind:
         )  # fmt: skip
         return STRATEGIES[settings.recipe.strategy](settings.config, loop)  # type: ignore[call-arg]
 
-    def finish(self, ctx: FitContext, data: KindData, trained: StrategyResult) -> StrategyResult:
+    def finish(self, ctx: FitContext, data: KindData, trained: ReleasedModel) -> ReleasedModel:
         assert self.table is not None
         table, extras = self.table, data.details
         if self.selection is not None and table.holdout is not None:  # step 6b
@@ -198,11 +202,11 @@ class TableKind:
                 self.selection, table.holdout, extras.encoder, extras.condition, self.settings.config,
                 self.settings.table, extras.torch_gen, ctx.rng,
             )  # fmt: skip
-            trained = replace(trained, generator=generator)
-        match_label_prior(extras, trained.generator, extras.encoder, extras.condition, self.settings, ctx.rng)
+            trained = replace(trained, model=generator)
+        match_label_prior(extras, trained.model, extras.encoder, extras.condition, self.settings, ctx.rng)
         return trained
 
-    def record(self, data: KindData, trained: StrategyResult) -> dict[str, Any]:
+    def record(self, data: KindData, trained: ReleasedModel) -> dict[str, Any]:
         assert self.table is not None
         prepared, extras = self.table.prepared, data.details
         condition = extras.condition

@@ -49,6 +49,7 @@ import torch
 
 from dpgan.errors import DPGanWarning, InputError
 from dpgan.fit import KindData, data_kind, register_kind
+from dpgan.model import ReleasedModel
 from dpgan.privacy.block_sampling import BlockPoissonSampler
 from dpgan.privacy.distributed import SINGLE_PROCESS, ProcessGroupContext
 from dpgan.tables.conditioning import build_condition, condition_column_for
@@ -67,7 +68,7 @@ from dpgan.training.progress import FitProgressFn
 from dpgan.training.public_warm_start import PublicWarmStart
 from dpgan.training.row_source import BlockRows, RowSource, TensorRows
 from dpgan.training.schedule import gan_schedule_for
-from dpgan.training.strategies import DPCriticStrategy, DPGeneratorStrategy, StrategyResult
+from dpgan.training.strategies import DPCriticStrategy, DPGeneratorStrategy
 
 BYTES_PER_CELL = 4  # the encoded table is float32
 
@@ -204,7 +205,7 @@ class StreamedTableKind(TableKind):
         self.data.units = streamed_rows(self.opened, prepared, extras.encoder, sampler, self.folded.held())
         return super().strategy(generator)
 
-    def record(self, data: KindData, trained: StrategyResult) -> dict[str, Any]:
+    def record(self, data: KindData, trained: ReleasedModel) -> dict[str, Any]:
         items = list(super().record(data, trained).items())
         at = [key for key, _ in items].index("world_size")
         return dict([*items[:at], ("streamed", True), *items[at:]])

@@ -10,9 +10,8 @@ is its own: σ, the rate, the expected batch, the steps.
 - `DPCriticStrategy`: WGAN-GP (or BCE) with DP-SGD on the critic (dpgan.training.dp_critic);
 - `DPGeneratorStrategy`: dtgan-g's DP on the generator through sharded critics;
 - `NoiseLayerStrategy`: the noise-layer GAN (dpgan.training.noise_layer); its published form claims
-  no ε and charges nothing, its sound form charges the ledger for every pass;
-- `ReleasedStatisticsStrategy`: no GAN at all, the plug-ins' DP statistics are the model (the
-  series' DP Gaussian).
+  no ε and charges nothing, its sound form charges the ledger for every pass.
+(A model that is DP statistics alone trains nothing: it is a statistics model, dpgan.model.)
 The tables' loops take more (`LoopExtras`: spans, condition, objective, checkpoint, selection's
 keeper, public warm start, process group); the tables' plan (dpgan.tables.fit_plan) runs
 these same strategies.
@@ -297,29 +296,6 @@ class NoiseLayerStrategy:
         return StrategyResult(result.generator, result.critic, record)
 
 
-@dataclass(frozen=True)
-class ReleasedStatisticsStrategy:
-    """No GAN steps: the plug-ins' releases, which spent all of ε, are the model (a series model
-    that is the DP Gaussian alone). Nothing touches the data here, so nothing is charged; the
-    generator is released as the plug-ins left it."""
-
-    name = "released-statistics"
-
-    def train(
-        self,
-        ctx: FitContext,
-        units: Any,
-        rows: float,
-        generator: torch.nn.Module | None,
-        critic: torch.nn.Module | None,
-        hooks: Sequence[GeneratorHook],
-        progress: FitProgressFn | None,
-    ) -> StrategyResult:
-        if generator is None or critic is None:
-            raise InputError("the released-statistics strategy needs the kind's generator")
-        return StrategyResult(generator.eval(), critic, {"steps": 0})
-
-
 STRATEGIES: dict[str, type[DPCriticStrategy] | type[DPGeneratorStrategy] | type[NoiseLayerStrategy]] = {
     cls.name: cls for cls in (DPCriticStrategy, DPGeneratorStrategy, NoiseLayerStrategy)
 }  # a recipe names its strategy (dpgan.recipes.recipe)
@@ -331,7 +307,6 @@ __all__ = [
     "DPGeneratorStrategy",
     "LoopExtras",
     "NoiseLayerStrategy",
-    "ReleasedStatisticsStrategy",
     "StrategyResult",
     "calibrate_gan",
     "critic_config",
