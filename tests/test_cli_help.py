@@ -84,20 +84,23 @@ def test_the_loop_defaults_are_given_as_numbers_per_kind(monkeypatch, capsys):
 
 
 def test_the_numbers_in_help_are_the_code_s():
-    """dpgan.cli.options states the defaults without importing PyTorch: pinned here to where they live."""
+    """The kinds' registrations state the loop's defaults without importing PyTorch (dpgan.kinds):
+    pinned here to where they live."""
+    from dpgan import kinds
     from dpgan.images.settings import IMAGE_DEFAULTS
     from dpgan.recipes import RECIPES
     from dpgan.sequences.settings import SEQUENCE_DEFAULTS
     from dpgan.training.config import TrainingConfig
 
     base = TrainingConfig()
-    for key, value in options.LOOP_DEFAULTS["table"].items():
+    table = kinds.kind("table")
+    for key, value in table.loop_defaults.items():
         assert getattr(base, key) == value
         for name, recipe in RECIPES.items():
-            expected = options.DTGAN_G_LOOP.get(key, value) if name == "dtgan-g" else value
+            expected = table.recipe_loops.get(name, {}).get(key, value)
             assert recipe.overrides.get(key, value) == expected, (name, key)
     for kind, defaults in (("sequence", SEQUENCE_DEFAULTS), ("image", IMAGE_DEFAULTS)):
-        for key, value in options.LOOP_DEFAULTS[kind].items():
+        for key, value in kinds.kind(kind).loop_defaults.items():
             assert defaults.get(key, getattr(base, key)) == value, (kind, key)
     assert base.max_sample_rate == options.MAX_SAMPLE_RATE  # the settings flags' defaults are generated
 

@@ -11,9 +11,10 @@ import sys
 
 import pytest
 
+from dpgan import kinds
 from dpgan.cli import build_parser, main
 from dpgan.cli.arguments import synth_kwargs
-from dpgan.cli.settings_flags import KIND_SETTINGS, given_settings, recipe_defaults, shown
+from dpgan.cli.settings_flags import given_settings, recipe_defaults, settings_classes, shown
 from dpgan.images.settings import PROJECTIONS, ImageSettings
 from dpgan.sequences.settings import CRITICS, SequenceSettings
 from dpgan.setting import flag_fields
@@ -52,15 +53,16 @@ def test_a_recipe_s_own_default_is_in_the_help(capsys):
 def test_given_flags_reach_the_kind_s_keywords_and_others_stay_out():
     parser = build_parser()
     args = parser.parse_args([*BASE, "--no-pair-anchor", "--label-model-kind", "dp-sgd", "--select-checkpoints", "4"])
-    given = given_settings(args, KIND_SETTINGS["table"])
+    given = given_settings(args, settings_classes(kinds.kind("table")))
     assert given == {"pair_anchor": False, "label_model_kind": "dp-sgd", "select_checkpoints": 4}
     kwargs = synth_kwargs(args)
     assert kwargs["pair_anchor"] is False and "critic" not in kwargs and "model" not in kwargs
     args = parser.parse_args([*BASE, "--kind", "sequence", "--critic", "lstm", "--model", "gaussian+gan"])
-    assert given_settings(args, KIND_SETTINGS["sequence"]) == {"critic": "lstm", "model": "gaussian+gan"}
+    assert given_settings(args, settings_classes(kinds.kind("sequence"))) == {"critic": "lstm", "model": "gaussian+gan"}
     args = parser.parse_args([*BASE, "--kind", "image", "--no-label-guide", "--mode-seeking", "0.5"])
-    assert given_settings(args, KIND_SETTINGS["image"]) == {"label_guide": False, "mode_seeking": 0.5}
-    assert given_settings(parser.parse_args(BASE), KIND_SETTINGS["table"]) == {}  # nothing given: the library's
+    assert given_settings(args, settings_classes(kinds.kind("image"))) == {"label_guide": False, "mode_seeking": 0.5}
+    table = settings_classes(kinds.kind("table"))
+    assert given_settings(parser.parse_args(BASE), table) == {}  # nothing given: the library's
 
 
 @pytest.mark.parametrize(
@@ -93,6 +95,8 @@ def test_a_bad_value_is_refused_by_argparse_or_the_settings_check(tmp_path, caps
 def test_the_settings_modules_load_neither_torch_nor_pandas():
     probe = (
         "import sys; import dpgan.cli.settings_flags; "
+        "from dpgan import kinds; from dpgan.cli.settings_flags import settings_classes; "
+        "[settings_classes(k) for k in kinds.kinds()]; "
         "assert 'torch' not in sys.modules and 'pandas' not in sys.modules, sorted(sys.modules)"
     )
     assert subprocess.run([sys.executable, "-c", probe], capture_output=True).returncode == 0

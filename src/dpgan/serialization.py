@@ -93,19 +93,6 @@ def write_model_dir(
     return target
 
 
-def model_kind(path: str | Path) -> str | None:
-    """model.json's "kind" ("sequence", "image"; tables have none), read without the weights or
-    PyTorch, to pick a facade. Nothing is checked here: the facade's load reads the directory with
-    `read_model_dir`, which refuses anything incomplete, foreign or changed; so an unreadable file
-    gives None and that load's clear error."""
-    try:
-        metadata = json.loads((Path(path) / METADATA).read_text())
-    except (OSError, UnicodeDecodeError, ValueError):
-        return None
-    kind = metadata.get("kind") if isinstance(metadata, dict) else None
-    return kind if isinstance(kind, str) else None
-
-
 def read_model_dir(path: str | Path) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
     """Read a directory written by `write_model_dir`; anything else is refused."""
     from safetensors.torch import load_file

@@ -8,7 +8,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from dpgan.cli.settings_flags import KIND_SETTINGS, given_settings
+from dpgan.cli.settings_flags import given_settings
 from dpgan.errors import InputError
 from dpgan.privacy.epsilon_range import check_target_epsilon
 
@@ -143,7 +143,10 @@ def synth_kwargs(args: argparse.Namespace) -> dict[str, Any]:
         kwargs["condition"] = args.condition_column
     if getattr(args, "geo", None):
         kwargs["geo_pairs"] = tuple(geo_pair(item) for item in args.geo)
-    return kwargs | given_settings(args, KIND_SETTINGS["table"])
+    from dpgan.tables.settings import TableSettings  # the table facade's own settings (no PyTorch)
+    from dpgan.training.config import TrainingConfig
+
+    return kwargs | given_settings(args, (TrainingConfig, TableSettings))
 
 
 def table_hints(args: argparse.Namespace) -> tuple[list[str], dict[str, tuple[float, float]], dict[str, list[str]]]:

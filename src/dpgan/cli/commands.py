@@ -7,54 +7,23 @@ import json
 from pathlib import Path
 from typing import Any
 
-from dpgan.cli.arguments import MAX_SAMPLE_ROWS, check_budget, check_model_dir, parse_conditions, positive
+from dpgan import kinds
+from dpgan.cli.arguments import MAX_SAMPLE_ROWS, check_budget, check_model_dir, positive
 from dpgan.cli.output import print_report_warning
 from dpgan.errors import InputError
-from dpgan.serialization import METADATA, model_kind
-from dpgan.tables.table_io import check_writable
+from dpgan.serialization import METADATA
 
 
 def cmd_sample(args: argparse.Namespace) -> int:
+    """`dpgan sample`: model.json's kind (dpgan.kinds, read without PyTorch) samples it; its --out is
+    checked by the kind before the model loads."""
     check_model_dir(args.model)
     if not (Path(args.model) / METADATA).is_file():  # before --out is judged by a kind it may not be
         raise InputError(f"{args.model} is not a dpgan model (it has no {METADATA}): give a directory written by fit")
     positive(args.n, "-n", integer=True)
     if args.n > MAX_SAMPLE_ROWS:
         raise InputError(f"-n {args.n} is too large; sample at most {MAX_SAMPLE_ROWS} rows per call")
-    if model_kind(args.model) == "image":
-        from dpgan.cli.images import check_image_destination, sample_image
-
-        out = check_image_destination(args.out, args.overwrite)  # before the model and PyTorch load
-        from dpgan.synthesizers import load_model
-
-        return sample_image(load_model(args.model), out, args)
-    out = check_writable(args.out)
-    if out.is_dir():
-        raise InputError(f"output {out} is a directory: give a file name ending in .csv or .parquet")
-    if out.exists() and not args.overwrite:
-        raise InputError(f"{out} exists; pass --overwrite to replace it")
-    conditions = parse_conditions(args.condition)
-
-    from dpgan.synthesizers import SequenceSynthesizer, load_model
-    from dpgan.tables.table_io import write_table
-
-    synth = load_model(args.model)
-    if isinstance(synth, SequenceSynthesizer):  # -n series, written as a long table
-        if args.region_points:
-            raise InputError("--region-points applies to table models")
-        label = None
-        if conditions:
-            column, label = next(iter(conditions.items()))
-            if len(conditions) > 1 or column != synth.schema.label:  # type: ignore[union-attr]
-                raise InputError("a sequence model takes one --condition, on its label column")
-        frame = synth.sample(args.n, seed=args.seed, label=label)
-        write_table(frame, out)
-        print(f"wrote {args.n} series ({len(frame)} rows) to {out}")
-        return 0
-    # streamed chunk by chunk into a file renamed into place when complete: memory flat in -n
-    synth.sample_to(out, args.n, seed=args.seed, conditions=conditions, region_points=args.region_points or ())
-    print(f"wrote {args.n} rows to {out}")
-    return 0
+    return int(kinds.kind_of_model(args.model).load("sample")(args))
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:
@@ -77,10 +46,9 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     print_report_warning(report)
     if "schema_source" in report:
         print(f"schema: {report['schema_source']}")
-    if report.get("kind") == "image":
-        print(f"recipe: {report['recipe']}; unit of privacy: {report['unit_of_privacy']}")
-    if report.get("kind") == "sequence":
-        print(f"model: {report['model']}; unit of privacy: {report['unit_of_privacy']}")
+    line = kinds.kind_of_metadata(report, args.model).inspect_line  # the kind's own line, if it has one
+    if line is not None:
+        print(line.format(**report))
     if "units_summary" in report:
         print(f"units read (noisy counts): {report['units_summary']}")
     if "repairs_summary" in report:

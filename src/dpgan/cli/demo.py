@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from dpgan.cli.arguments import check_budget, synth_kwargs
-from dpgan.cli.evaluate import table_evaluation
 from dpgan.cli.output import ProgressBar
+from dpgan.cli.tables import table_evaluation
 from dpgan.errors import InputError
 from dpgan.serialization import check_model_destination
 

@@ -1,4 +1,4 @@
-"""`dpgan fit` for tables and series, and `dpgan schema` (images: dpgan.cli.images).
+"""`dpgan fit` (each kind's own part: its registration, dpgan.kinds) and `dpgan schema`.
 
 A model's destination is checked before any private row is read."""
 
@@ -8,163 +8,29 @@ import argparse
 import json
 import os
 import sys
-import warnings
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from dpgan.cli.arguments import (
-    check_budget,
-    check_file,
-    column_names,
-    loop_settings,
-    parse_bounds,
-    parse_categories,
-    synth_kwargs,
-    table_hints,
-)
+from dpgan import kinds
+from dpgan.cli.arguments import check_budget, loop_settings, table_hints
 from dpgan.cli.kind_flags import refuse_unread_flags
-from dpgan.cli.output import ProgressBar, print_report_warning
-from dpgan.cli.settings_flags import KIND_SETTINGS, given_settings
-from dpgan.errors import DPGanWarning, InputError
-from dpgan.recipes import RECIPES
-from dpgan.serialization import check_model_destination
+from dpgan.cli.settings_flags import given_settings, settings_classes
+from dpgan.errors import InputError
 from dpgan.tables.table_io import check_readable
 
 
-def cmd_fit(args: argparse.Namespace) -> int:
+def cmd_fit(args: argparse.Namespace, defaults: Mapping[str, Any]) -> int:
+    """`dpgan fit`: the kind's registration (dpgan.kinds) runs it, once every flag the kind would not
+    read is refused (`defaults`: the fit parser's, which tell a flag given from one not)."""
     check_budget(args)
-    if args.kind != "table" and int(os.environ.get("WORLD_SIZE") or 1) > 1:
-        raise InputError("a distributed fit (torchrun) is for tables only: fit series and images in one process")
-    refuse_unread_flags(args, args.kind)  # e.g. --gaussian-base on a table, --checkpoint on images: one line
-    if args.kind == "sequence":
-        return fit_sequence(args)
-    if args.kind == "image":
-        from dpgan.cli.images import fit_image
-
-        return fit_image(args, loop_settings(args) | given_settings(args, KIND_SETTINGS["image"]))
-    if args.recipe is not None and args.recipe not in RECIPES:
-        raise InputError(f"--recipe {args.recipe} is an image recipe; table recipes: {', '.join(RECIPES)}")
-    from dpgan.tables.parquet_source import ParquetSource, should_stream
-
-    source = ParquetSource(args.data, memory_budget_mb=args.memory_budget_mb)
-    # public inputs only: a directory of Parquet files, or --stream (never the file's size: a row could tip it)
-    streamed = should_stream(args.data, args.stream)
-    if streamed:
-        source.files()  # a missing path, an empty directory or a non-Parquet file: refused now
-    data_path = source.path if streamed else check_readable(args.data)
-    schema_path = check_file(args.schema, "schema file") if args.schema else None
-    out = check_model_destination(args.out, args.overwrite)  # before any private row is read
-    categorical, bounds, categories = table_hints(args)
-    if schema_path is not None and (categorical or bounds or categories):
-        raise InputError(
-            "--categorical, --categories and --bounds describe a table without a schema: write them into it"
-        )
-
-    from dpgan.tables.schema import Schema
-
-    schema = Schema.from_json(schema_path) if schema_path is not None else None  # before PyTorch loads
-
-    from dpgan.privacy.distributed import process_group_context
-    from dpgan.synthesizers import TabularSynthesizer
-    from dpgan.tables.table_io import read_private_table
-
-    synth = TabularSynthesizer(**synth_kwargs(args))  # checks the remaining settings before reading data
-    context = process_group_context(
-        device=str(synth.device)
-    )  # under torchrun: every rank fits, rank 0 alone prints and writes
-    try:
-        data = source if streamed else read_private_table(data_path)
-        return fit_table(args, synth, data, schema, out, context.is_main)
-    finally:
-        if context.distributed:
-            import torch.distributed
-
-            torch.distributed.destroy_process_group()
-
-
-def fit_table(args: argparse.Namespace, synth: Any, data: Any, schema: Any, out: Path, main: bool) -> int:
-    """The table fit of `cmd_fit` on this rank (`main`: the one that prints and writes)."""
-    categorical, bounds, categories = table_hints(args)
-    if not main:
-        warnings.simplefilter("ignore", DPGanWarning)
-    synth.fit(
-        data,
-        schema=schema,
-        target=args.target,
-        categorical=categorical,
-        bounds=bounds,
-        categories=categories,
-        strict=args.strict,
-        keep_identifiers=args.keep_identifier_columns,
-        progress=ProgressBar(not args.quiet and main, args.accountant),
-        checkpoint=args.checkpoint,
-        checkpoint_every=args.checkpoint_every,
-        public_data=args.public_data,
-        public_warm_start_steps=args.public_warm_start_steps,
-    )
-    if not main:
-        return 0
-    synth.save(out, overwrite=args.overwrite)
-    report = synth.privacy_report()
-    print(f"saved model to {out}: ε={report['epsilon']:.4f}, δ={report['delta']:g} ({report['accountant']})")
-    print_report_warning(report)
-    return 0
-
-
-def fit_sequence(args: argparse.Namespace) -> int:
-    """`dpgan fit --kind sequence`: a long table of series (one row per reading) with a sequence
-    schema, or the columns' roles given as options; bounds and labels not given (--bounds,
-    --categories, or null in the schema) are estimated with DP in the fit's ledger."""
-    data_path = check_readable(args.data)
-    schema_path = check_file(args.schema, "schema file") if args.schema else None
-    out = check_model_destination(args.out, args.overwrite)  # before any private row is read
-    bounds, categories = parse_bounds(args.bounds), parse_categories(args.categories)
-    if schema_path is not None and (bounds or categories):
-        raise InputError("--bounds and --categories describe series without a schema: write them into it")
-
-    from dpgan.sequences.schema import SequenceSchema, schema_from_options
-    from dpgan.tables.table_io import read_header
-
-    if schema_path is not None:
-        schema = SequenceSchema.from_json(schema_path)
-    else:
-        names, _ = read_header(data_path)
-        schema = schema_from_options(
-            names,
-            id=column_names(args.id_column, "--id-column"),
-            time=args.time_column,
-            length=args.length,
-            bounds=bounds,
-            label=args.label_column,
-            categories=categories,
-            entity=args.entity_column,
-            max_series_per_entity=args.max_series_per_entity,
-            value_columns=column_names(args.value_columns, "--value-columns"),
-        )
-
-    from dpgan.synthesizers import SequenceSynthesizer
-    from dpgan.tables.table_io import read_private_table
-
-    settings = loop_settings(args) | given_settings(args, KIND_SETTINGS["sequence"])
-    synth = SequenceSynthesizer(
-        epsilon=args.epsilon,
-        delta=args.delta,
-        accountant=args.accountant,
-        seed=args.seed,
-        noise_multiplier=args.noise_multiplier,
-        device=args.device,
-        threads=args.threads,
-        **settings,
-    )
-    synth.fit(read_private_table(data_path), schema, progress=ProgressBar(not args.quiet, args.accountant))
-    synth.save(out, overwrite=args.overwrite)
-    report = synth.privacy_report()
-    print(f"saved model to {out}: ε={report['epsilon']:.4f}, δ={report['delta']:g} ({report['accountant']})")
-    print(f"unit of privacy: {report['unit_of_privacy']}")
-    if report["dp_schema"]:
-        print(f"schema: {report['schema_source']}")
-    print(f"{synth.unit_summary()} (noisy counts)")
-    return 0
+    kind = kinds.kind(args.kind)
+    if not kind.distributed and int(os.environ.get("WORLD_SIZE") or 1) > 1:
+        alone = kinds.in_words([k.noun for k in kinds.kinds() if k.distributed])
+        others = kinds.in_words([k.noun for k in kinds.kinds() if not k.distributed])
+        raise InputError(f"a distributed fit (torchrun) is for {alone} only: fit {others} in one process")
+    refuse_unread_flags(args, kind, defaults)  # e.g. --gaussian-base on a table, --checkpoint on images: one line
+    return int(kind.load("fit")(args, loop_settings(args) | given_settings(args, settings_classes(kind))))
 
 
 def cmd_schema(args: argparse.Namespace) -> int:

@@ -1,9 +1,9 @@
-"""The image commands of the CLI (`dpgan fit|sample|evaluate` with image models), kept apart from
-the table and series commands.
+"""The image kind's commands (registered in dpgan.images.registration): its fit flags, `dpgan
+fit|sample|evaluate` with image models.
 
 Same rules as the other commands: every argument is checked before PyTorch or the images are loaded, and the
-model's destination before any private image is read. Imported by the other
-commands of dpgan.cli only.
+model's destination before any private image is read. Loaded by the registry (dpgan.kinds) when a
+command first needs the image kind.
 
 The fit reads its images by the unit rule (dpgan.privacy.unit_rule): the folder is read with the
 layout the flags declare (labelled unless --unconditional) and at the declared --image-shape, so
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -86,9 +87,30 @@ def _classes(text: str | None) -> list[str] | None:
     return names
 
 
+def add_fit_flags(images: argparse._ArgumentGroup, add_settings: Callable[[], None]) -> None:
+    """The fit help's images section: the settings' flags, then the images' public description."""
+    add_settings()
+    images.add_argument(
+        "--classes", help="the public label list A,B,... (free); without it the label set is released with DP"
+    )
+    images.add_argument("--unconditional", action="store_true", help="ignore labels (an unconditional GAN)")
+    images.add_argument(
+        "--image-shape",
+        metavar="CxHxW",
+        help="the public image shape, e.g. 1x28x28; PNGs of another shape are dropped and counted "
+        "(without it a folder's shape is released with DP)",
+    )
+    images.add_argument(
+        "--pixel-range",
+        metavar="LO:HI",
+        help="the public range of an .npz's float pixels, e.g. 0:255 (default 0:1; uint8 and PNGs are 0-255); "
+        "samples come back in it; a negative LO as --pixel-range=-1:1",
+    )
+
+
 def fit_image(args: argparse.Namespace, settings: dict[str, Any]) -> int:
     """`dpgan fit --kind image`: an .npz (arrays `images`, optional `labels`) or a folder of PNGs;
-    `settings` are the loop's flags the user gave (dpgan.cli.arguments.loop_settings)."""
+    `settings`: the loop's and the images' settings flags the user gave."""
     source = check_image_source(args.data)
     out = check_model_destination(args.out, args.overwrite)  # before any private image is read
     recipe = args.recipe or DEFAULT_IMAGE_RECIPE
@@ -129,6 +151,14 @@ def fit_image(args: argparse.Namespace, settings: dict[str, Any]) -> int:
     print(f"unit of privacy: {report['unit_of_privacy']}; labels: {report['label_source']}")
     print(f"images (noisy counts): {synth.released_units.describe()}")
     return 0
+
+
+def sample_command(args: argparse.Namespace) -> int:
+    """`dpgan sample` on an image model: --out is checked before the model and PyTorch load."""
+    out = check_image_destination(args.out, args.overwrite)
+    from dpgan.synthesizers import load_model
+
+    return sample_image(load_model(args.model), out, args)
 
 
 def sample_image(synth, out: Path, args: argparse.Namespace) -> int:  # noqa: ANN001 (an ImageSynthesizer)
@@ -221,11 +251,13 @@ def evaluate_image(args: argparse.Namespace) -> int:
 
 
 __all__ = [
+    "add_fit_flags",
     "check_image_destination",
     "check_image_source",
     "evaluate_image",
     "fit_image",
     "parse_image_shape",
     "parse_pixel_range",
+    "sample_command",
     "sample_image",
 ]

@@ -8,8 +8,8 @@ import sys
 import textwrap
 from typing import Any
 
+from dpgan import kinds
 from dpgan.cli.arguments import ACCOUNTANTS
-from dpgan.cli.settings_flags import add_kind_flags
 from dpgan.recipes import RECIPES
 from dpgan.recipes.images import DEFAULT_IMAGE_RECIPE, IMAGE_RECIPES
 from dpgan.threads import ENVIRONMENT
@@ -41,19 +41,6 @@ class HelpFormatter(argparse.HelpFormatter):
         return textwrap.wrap(self._whitespace_matcher.sub(" ", text).strip(), width, break_on_hyphens=False)
 
 
-# The loop's defaults per data kind, shown in `fit --help` as numbers. the CLI cannot import them (that
-# would load PyTorch before the arguments are checked): tests/test_cli_help.py pins them to
-# TrainingConfig, the recipes, SEQUENCE_DEFAULTS and IMAGE_DEFAULTS.
-LOOP_DEFAULTS: dict[str, dict[str, float]] = {
-    "table": {"epochs": 60.0, "batch_size": 1024, "max_steps": 0, "max_examples": 0},
-    "sequence": {"epochs": 60.0, "batch_size": 256, "max_steps": 0, "max_examples": 0},
-    "image": {"epochs": 200.0, "batch_size": 1024, "max_steps": 0, "max_examples": 1_024_000},
-}
-
-
-DTGAN_G_LOOP = {"epochs": 10.0, "batch_size": 64}  # the one table recipe with its own loop
-
-
 MAX_SAMPLE_RATE = 0.05  # the expected batch is at most this share of the rows (TrainingConfig.max_sample_rate)
 
 
@@ -62,29 +49,41 @@ def number(value: float) -> str:
     return f"{int(value):,}" if float(value).is_integer() else f"{value:g}"
 
 
+# The loop's defaults per data kind are each kind's registration's (`Kind.loop_defaults`), shown in
+# `fit --help` as numbers: the CLI cannot import them from the settings (that would load PyTorch
+# before the arguments are checked), so tests/test_cli_help.py pins them to TrainingConfig, the
+# recipes, SEQUENCE_DEFAULTS and IMAGE_DEFAULTS.
 def per_kind(key: str) -> str:
     """The default rule in numbers, e.g. `1,024 for tables (dtgan-g: 64), 256 for series, 1,024 for
     image GANs` (the default image recipe trains none)."""
-    table = f"{number(LOOP_DEFAULTS['table'][key])} for tables"
-    if key in DTGAN_G_LOOP:
-        table += f" (dtgan-g: {number(DTGAN_G_LOOP[key])})"
-    return (
-        f"{table}, {number(LOOP_DEFAULTS['sequence'][key])} for series, "
-        f"{number(LOOP_DEFAULTS['image'][key])} for image GANs"
-    )
+    said = []
+    for kind in kinds.kinds():
+        if key not in kind.loop_defaults:
+            continue
+        text = f"{number(kind.loop_defaults[key])} for {kind.loop_words}"
+        text += "".join(f" ({name}: {number(loop[key])})" for name, loop in kind.recipe_loops.items() if key in loop)
+        said.append(text)
+    return ", ".join(said)
+
+
+def max_examples_rule() -> str:
+    """--max-examples' default in words: `0, no cap, for tables and series; 1,024,000 for image GANs`."""
+    uncapped = [k.loop_words for k in kinds.kinds() if not k.loop_defaults.get("max_examples", 0)]
+    capped = [k for k in kinds.kinds() if k.loop_defaults.get("max_examples", 0)]
+    said = [f"0, no cap, for {kinds.in_words(uncapped)}"] if uncapped else []
+    said += [f"{number(k.loop_defaults['max_examples'])} for {k.loop_words}" for k in capped]
+    return "; ".join(said)
 
 
 def option_groups(parser: argparse.ArgumentParser, *keys: str) -> dict[str, Any]:
-    """The help's sections, in this order: what every kind shares, then each kind's own, then the
-    loop and the published options that are off by default."""
+    """The help's sections, in the order of `keys` (`kind_sections` names the kinds'): what every
+    kind shares, then each kind's own, then the loop and the published options that are off by default."""
     sections = {
         "data": ("data", "the private input and its public description (costs no budget)"),
         "budget": ("budget", "the (ε, δ) guarantee and how ε is computed"),
         "output": ("output", None),
         "compute": ("compute", None),
-        "tables": ("tables (--kind table, the default)", None),
-        "series": ("series (--kind sequence)", "a long table, one row per reading"),
-        "images": ("images (--kind image)", "an .npz (arrays 'images' [+ 'labels']) or a folder of PNGs"),
+        **{k.section[0]: k.section[1:] for k in kinds.kinds()},  # each kind's own (its registration's)
         "loop": (
             "training loop",
             f"the expected batch is at most {MAX_SAMPLE_RATE:.0%} of the rows; steps T = ⌈epochs·N/L⌉, then the caps",
@@ -94,11 +93,16 @@ def option_groups(parser: argparse.ArgumentParser, *keys: str) -> dict[str, Any]
     return {key: parser.add_argument_group(*sections[key]) for key in keys}
 
 
+def kind_sections() -> list[str]:
+    """The help's section of each registered kind, in the kinds' order."""
+    return [k.section[0] for k in kinds.kinds()]
+
+
 def budget_options(g: dict[str, Any], epsilon_default: float | None) -> None:
-    """The budget, loop, table and advanced options of `fit` and `demo`; `g` maps a section name
-    (`option_groups`) to its argument group. Help strings go through argparse's %-formatting, so a
-    percent sign is written %% (`{rate:.0%}%` prints "5%")."""
-    budget, loop, tables = g["budget"], g["loop"], g["tables"]
+    """The budget and loop options of `fit` and `demo`; `g` maps a section name (`option_groups`)
+    to its argument group. Help strings go through argparse's %-formatting, so a percent sign is
+    written %% (`{rate:.0%}%` prints "5%"). The kinds' flags follow (settings_flags.add_kind_flags)."""
+    budget, loop = g["budget"], g["loop"]
     budget.add_argument(
         "--epsilon",
         type=float,
@@ -140,19 +144,8 @@ def budget_options(g: dict[str, Any], epsilon_default: float | None) -> None:
     loop.add_argument(
         "--max-examples",
         type=int,
-        help="at most E per-example gradients, T ≤ ⌈E/L⌉ (default: 0, no cap, for tables and series; "
-        f"{number(LOOP_DEFAULTS['image']['max_examples'])} for image GANs)",
+        help=f"at most E per-example gradients, T ≤ ⌈E/L⌉ (default: {max_examples_rule()})",
     )
-    tables.add_argument(
-        "--condition-column", help="categorical column to condition on (conditional recipes: the target)"
-    )
-    tables.add_argument(
-        "--geo",
-        action="append",
-        metavar="LAT,LON",
-        help="model a latitude and a longitude column as one 2-D column (a grid of their bins; repeatable)",
-    )
-    add_kind_flags(g)  # the settings classes' flags (dpgan.cli.settings_flags)
 
 
 def hint_options(p: argparse.ArgumentParser) -> None:

@@ -3,26 +3,30 @@
 from __future__ import annotations
 
 import argparse
+import functools
 
-from dpgan import __version__
+from dpgan import __version__, kinds
 from dpgan.cli.arguments import ACCOUNTANTS
 from dpgan.cli.commands import cmd_inspect, cmd_privacy, cmd_sample
 from dpgan.cli.demo import cmd_demo
 from dpgan.cli.evaluate import cmd_audit, cmd_evaluate
 from dpgan.cli.fit import cmd_fit, cmd_schema
+from dpgan.cli.kind_flags import parser_defaults
 from dpgan.cli.options import (
-    DTGAN_G_LOOP,
-    LOOP_DEFAULTS,
     MAX_SAMPLE_RATE,
     HelpFormatter,
     Parser,
     budget_options,
     compute_options,
     hint_options,
+    kind_sections,
     number,
     option_groups,
 )
+from dpgan.cli.settings_flags import add_kind_flags
+from dpgan.cli.tables import add_condition_flags
 from dpgan.recipes import RECIPES
+from dpgan.tables.registration import DTGAN_G_LOOP, TABLE_LOOP
 
 
 def audit_options(audit: argparse.ArgumentParser) -> None:
@@ -39,14 +43,13 @@ def audit_options(audit: argparse.ArgumentParser) -> None:
     audit.add_argument(
         "--batch-size",
         type=int,
-        help=f"with --epsilon (default: {number(LOOP_DEFAULTS['table']['batch_size'])}, "
+        help=f"with --epsilon (default: {number(TABLE_LOOP['batch_size'])}, "
         f"dtgan-g {number(DTGAN_G_LOOP['batch_size'])}; at most {MAX_SAMPLE_RATE:.0%}% of --rows)",
     )
     audit.add_argument(
         "--epochs",
         type=float,
-        help=f"with --epsilon (default: {number(LOOP_DEFAULTS['table']['epochs'])}, "
-        f"dtgan-g {number(DTGAN_G_LOOP['epochs'])})",
+        help=f"with --epsilon (default: {number(TABLE_LOOP['epochs'])}, dtgan-g {number(DTGAN_G_LOOP['epochs'])})",
     )
     audit.add_argument("--schema", help="with --epsilon: public schema JSON (default: the bundled Adult schema)")
     audit.add_argument("--accountant", choices=ACCOUNTANTS, help="with --epsilon: calibrates σ (default: pld)")
@@ -83,9 +86,11 @@ def build_parser() -> argparse.ArgumentParser:
         "demo",
         "fit on the bundled UCI Adult at ε=3, sample it, write the evaluation report (about 2 minutes on 2 cores)",
     )
-    g = option_groups(demo, "budget", "output", "compute", "tables", "loop", "advanced")
+    g = option_groups(demo, "budget", "output", "compute", "tables", "loop", "advanced")  # the tables' demo
     compute_options(g["compute"])
     budget_options(g, 3.0)
+    add_condition_flags(g["tables"])
+    add_kind_flags(g, own_flags=False)  # the table settings' flags and the loop's
     g["output"].add_argument(
         "--out-dir", default="dpgan-demo", help="where the synthetic CSV, the model and the evaluation report go"
     )
@@ -93,17 +98,17 @@ def build_parser() -> argparse.ArgumentParser:
     demo.set_defaults(func=cmd_demo)
 
     fit = command("fit", "fit a DP synthesizer on a table, series or images and save the model")
-    g = option_groups(fit, "data", "budget", "output", "compute", "tables", "series", "images", "loop", "advanced")
+    g = option_groups(fit, "data", "budget", "output", "compute", *kind_sections(), "loop", "advanced")
     data, output, compute = g["data"], g["output"], g["compute"]
-    tables, series, images = g["tables"], g["series"], g["images"]
     data.add_argument(
         "data", help="the private data: a .csv or .parquet table or a Parquet folder; an .npz or PNG folder"
     )
+    described = [k.description for k in kinds.kinds()]
     data.add_argument(
         "--kind",
-        choices=["table", "sequence", "image"],
-        default="table",
-        help="a table of rows, series in a long table, or images (an .npz or a folder of PNGs)",
+        choices=kinds.names(),
+        default=kinds.default_kind().name,
+        help=", or ".join([", ".join(described[:-1]), described[-1]]) if len(described) > 1 else described[0],
     )
     data.add_argument("--schema", help="public schema JSON (costs no budget); without it the domain is bought with DP")
     hint_options(data)
@@ -118,6 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="read a Parquet file in record batches, never whole (a directory of Parquet files always is)",
     )
     budget_options(g, None)
+    add_kind_flags(g)  # each kind's section: its settings' flags and its own (its registration's add_flags)
     output.add_argument("--out", required=True, help="model directory (new or empty)")
     output.add_argument("--overwrite", action="store_true", help="replace an existing model in --out")
     output.add_argument(
@@ -142,58 +148,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --stream or a directory: the encoded rows held at once stay under this many MiB "
         "(it changes the work, not the model)",
     )
-    tables.add_argument(
-        "--schema-from-data-without-dp",
-        action="store_true",
-        help="read bounds and categories off the data WITHOUT privacy (the guarantee then excludes the schema)",
-    )
-    tables.add_argument(
-        "--keep-identifier-columns",
-        action="store_true",
-        help="with --schema-from-data-without-dp: keep text columns that are nearly unique per row",
-    )
-    tables.add_argument(
-        "--public-data",
-        metavar="FILE",
-        help="a PUBLIC table of the same schema (.csv or .parquet): G and the critic are pre-trained on it "
-        "without noise (no ε spent; the model records its name, SHA-256 and rows). Never a part of the private table",
-    )
-    tables.add_argument(
-        "--public-warm-start-steps",
-        type=int,
-        default=500,
-        metavar="N",
-        help="with --public-data: non-private rounds on it",
-    )
-    series.add_argument("--id-column", help="the column naming each series, or several (district,day) that do together")
-    series.add_argument(
-        "--value-columns", help="the measured columns A,B,... (default: every column that has no other role)"
-    )
-    series.add_argument("--time-column", help="the column ordering readings within a series")
-    series.add_argument("--length", type=int, help="readings per series (others are dropped, counted)")
-    series.add_argument(
-        "--label-column",
-        help="a label constant along each series (public labels: --categories L=A,B; else released with DP)",
-    )
-    series.add_argument("--entity-column", help="protect every series of one owner together")
-    series.add_argument("--max-series-per-entity", type=int, default=1, help="series kept per entity (public)")
-    images.add_argument(
-        "--classes", help="the public label list A,B,... (free); without it the label set is released with DP"
-    )
-    images.add_argument("--unconditional", action="store_true", help="ignore labels (an unconditional GAN)")
-    images.add_argument(
-        "--image-shape",
-        metavar="CxHxW",
-        help="the public image shape, e.g. 1x28x28; PNGs of another shape are dropped and counted "
-        "(without it a folder's shape is released with DP)",
-    )
-    images.add_argument(
-        "--pixel-range",
-        metavar="LO:HI",
-        help="the public range of an .npz's float pixels, e.g. 0:255 (default 0:1; uint8 and PNGs are 0-255); "
-        "samples come back in it; a negative LO as --pixel-range=-1:1",
-    )
-    fit.set_defaults(func=cmd_fit)
+    fit.set_defaults(func=functools.partial(cmd_fit, defaults=parser_defaults(fit)))
 
     schema = command("schema", "learn a schema with DP (or write a template) to inspect, edit and reuse with --schema")
     schema.add_argument("data", help="the private table (.csv or .parquet)")
@@ -266,7 +221,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     evaluate.add_argument("--target", help="column to predict in the utility tests (tables)")
     evaluate.add_argument(
-        "--kind", choices=["table", "sequence", "image"], default="table", help="tables, series or images"
+        "--kind",
+        choices=kinds.names(),
+        default=kinds.default_kind().name,
+        help=kinds.in_words([k.noun for k in kinds.kinds()], "or"),
     )
     evaluate.add_argument("--classes", help="image: the label list A,B,... (default: the --model's)")
     evaluate.add_argument("--schema", help="public schema JSON (column kinds)")

@@ -6,7 +6,8 @@ number. The help shows the field's default, and a recipe's own default where a r
 change it ("default: off; dtgan-g: on"), read from the same records the library uses, so a help
 line cannot drift from the library. Every generated flag defaults to None: only the flags the user
 gave reach the facade (`given_settings`), and a flag of another data kind is refused with one line
-(`refuse_other_kinds`), before pandas or PyTorch load.
+(`refuse_other_kinds`), before pandas or PyTorch load. Which classes a kind takes is its registration's
+(dpgan.kinds: `Kind.settings`); the loop's (TrainingConfig) are every kind's.
 """
 
 from __future__ import annotations
@@ -16,22 +17,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import MISSING
 from typing import Any
 
+from dpgan import kinds
 from dpgan.errors import InputError
-from dpgan.images.settings import ImageSettings
 from dpgan.recipes import RECIPES
 from dpgan.recipes.images import IMAGE_RECIPES
-from dpgan.sequences.settings import SequenceSettings
 from dpgan.setting import flag_fields
-from dpgan.tables.settings import TableSettings
 from dpgan.training.config import TrainingConfig
 
-# the settings classes whose flags each kind's fit takes (the loop's are every kind's)
-KIND_SETTINGS: dict[str, tuple[type, ...]] = {
-    "table": (TrainingConfig, TableSettings),
-    "sequence": (TrainingConfig, SequenceSettings),
-    "image": (TrainingConfig, ImageSettings),
-}
-KIND_WORDS = {classes[-1]: kind for kind, classes in KIND_SETTINGS.items()}  # each kind's own settings class
+
+def settings_classes(kind: kinds.Kind) -> tuple[type, ...]:
+    """The settings classes whose flags `kind`'s fit takes: the loop's, then the kind's own."""
+    return (TrainingConfig, *(kinds.load(path) for path in kind.settings))
 
 
 def flag_name(name: str) -> str:
@@ -83,14 +79,27 @@ def add_settings_flags(
             place.add_argument(flag, type=kind, default=None, metavar=meta["metavar"], help=text)
 
 
-def add_kind_flags(groups: Mapping[str, argparse._ArgumentGroup]) -> None:
-    """Each settings class's flags in its help group ("advanced": the loop's; "tables", "series",
-    "images"), for the groups the command has (`demo` fits tables only)."""
+def add_kind_flags(groups: Mapping[str, argparse._ArgumentGroup], *, own_flags: bool = True) -> None:
+    """Each kind's flags in its help section, for the sections the command has (`demo` fits tables
+    only): the loop's settings in "advanced", then each kind's settings classes and (`own_flags`)
+    its own flags, placed by its registration's `add_flags`."""
     seen: set[str] = set()
-    places = {TrainingConfig: "advanced", TableSettings: "tables", SequenceSettings: "series", ImageSettings: "images"}
-    for cls, group in places.items():
-        if group in groups:
-            add_settings_flags(groups[group], cls, seen, groups.get("advanced"))
+    advanced = groups.get("advanced")
+    if advanced is not None:
+        add_settings_flags(advanced, TrainingConfig, seen, advanced)
+    for kind in kinds.kinds():
+        group = groups.get(kind.section[0])
+        if group is None:
+            continue
+
+        def add_settings(kind: kinds.Kind = kind, group: argparse._ArgumentGroup = group) -> None:
+            for cls in settings_classes(kind)[1:]:
+                add_settings_flags(group, cls, seen, advanced)
+
+        if own_flags and kind.add_flags is not None:
+            kind.load("add_flags")(group, add_settings)
+        else:
+            add_settings()
 
 
 def given_settings(args: argparse.Namespace, classes: Sequence[type]) -> dict[str, Any]:
@@ -103,14 +112,16 @@ def given_settings(args: argparse.Namespace, classes: Sequence[type]) -> dict[st
     }
 
 
-def refuse_other_kinds(args: argparse.Namespace, kind: str) -> None:
+def refuse_other_kinds(args: argparse.Namespace, kind: kinds.Kind) -> None:
     """One line for a flag that belongs to another data kind's settings (`--gaussian-base` on a table)."""
-    for cls, word in KIND_WORDS.items():
-        if cls in KIND_SETTINGS[kind]:
-            continue
-        given = [flag_name(f.name) for f in flag_fields(cls) if getattr(args, f.name, None) is not None]
-        if given:
-            raise InputError(f"{', '.join(given)} apply to --kind {word}, not to --kind {kind}")
+    own = settings_classes(kind)
+    for other in kinds.kinds():
+        for cls in settings_classes(other):
+            if cls in own:
+                continue
+            given = [flag_name(f.name) for f in flag_fields(cls) if getattr(args, f.name, None) is not None]
+            if given:
+                raise InputError(f"{', '.join(given)} apply to --kind {other.name}, not to --kind {kind.name}")
 
 
-__all__ = ["KIND_SETTINGS", "add_kind_flags", "flag_name", "given_settings", "refuse_other_kinds"]
+__all__ = ["add_kind_flags", "flag_name", "given_settings", "refuse_other_kinds", "settings_classes"]

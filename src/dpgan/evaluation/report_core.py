@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from dpgan import kinds
 from dpgan.evaluation import plots
 from dpgan.evaluation.attack_summary import attack_rows
 from dpgan.privacy.unit_rule import ReleasedTally
@@ -35,18 +36,6 @@ th:first-child,td:first-child{text-align:left}th{background:#f3f3f3}
 """
 
 
-# the unit of privacy per data kind, as the guarantee's wording names it: "one row", "one series", ...
-# (a model's privacy report may say more, e.g. an entity with all its series: then its words are used)
-SYNTHETIC_UNITS = {"table": "rows", "sequence": "series", "image": "images"}
-
-
-UNIT_OF_PRIVACY = {
-    "table": "one row (add or remove one row)",
-    "sequence": "one series (add or remove one series)",
-    "image": "one image with its label (add or remove one image)",
-}
-
-
 def write_html(path: str | Path, text: str) -> Path:
     """Write a rendered report to `path` (UTF-8), creating its folder: every kind's report writer."""
     path = Path(path)
@@ -55,15 +44,18 @@ def write_html(path: str | Path, text: str) -> Path:
     return path
 
 
-def privacy_note(kind: str = "table", unit_of_privacy: str | None = None) -> str:
-    """What ε means, in the words of the kind's unit of privacy."""
-    unit = unit_of_privacy or UNIT_OF_PRIVACY[kind]
+def privacy_note(kind: str | None = None, unit_of_privacy: str | None = None) -> str:
+    """What ε means, in the words of the kind's unit of privacy (its registration's, dpgan.kinds;
+    a model's privacy report may say more, e.g. an entity with all its series: then its words are
+    used); `kind` None is the default kind."""
+    registered = kinds.kind(kind) if kind is not None else kinds.default_kind()
+    unit = unit_of_privacy or registered.unit_of_privacy
     protected = unit.split(" (", 1)[0]  # "one series", "one 'owner' entity with all its series"
     return (
         f"ε (epsilon) bounds how much adding or removing {protected} can change what the model releases: "
         "smaller is more private. δ is the small probability with which that bound may fail. These numbers "
         "come from the model's privacy ledger, i.e. from how it was trained, not from the synthetic "
-        f"{SYNTHETIC_UNITS[kind]} below."
+        f"{registered.units} below."
     )
 
 
@@ -163,21 +155,23 @@ def headline_section(headline: dict[str, Any] | None) -> str:
     )
 
 
-def privacy_section(privacy: dict[str, Any] | None, kind: str = "table") -> str:
-    """The guarantee, worded for the kind's unit of privacy (a row, a series or an entity, an image)."""
+def privacy_section(privacy: dict[str, Any] | None, kind: str | None = None) -> str:
+    """The guarantee, worded for the kind's unit of privacy (a row, a series or an entity, an image;
+    `kind` None: the default kind's)."""
+    registered = kinds.kind(kind) if kind is not None else kinds.default_kind()
     out = ["<h2>Privacy guarantee</h2>"]
     if not privacy:
         out.append(
             note(
                 "No model was given (--model), so this report cannot state any privacy guarantee for the "
-                f"synthetic {SYNTHETIC_UNITS[kind]}: ε and δ are only known from the ledger of the model that "
+                f"synthetic {registered.units}: ε and δ are only known from the ledger of the model that "
                 "generated them.",
                 "warn",
             )
         )
         out.append(note(privacy_note(kind)))
         return "\n".join(out)
-    unit = privacy.get("unit_of_privacy") or UNIT_OF_PRIVACY[kind]
+    unit = privacy.get("unit_of_privacy") or registered.unit_of_privacy
     by = privacy.get("epsilon_by_accountant", {})
     rows = [
         ["ε (reported, " + str(privacy.get("accountant")) + " accountant)", privacy.get("epsilon")],

@@ -34,21 +34,12 @@ __getattr__ = lazy_names(
 
 
 def load_model(path: str | Path) -> Synthesizer:
-    """A saved model of any kind: model.json's "kind" picks the facade (tables have none)."""
-    from dpgan.serialization import model_kind
+    """A saved model of any kind: model.json's "kind" picks the registered kind (dpgan.kinds; tables'
+    files have none), whose facade's `load` reads the directory (checked whole, read once)."""
+    from dpgan.kinds import kind_of_model
 
-    kind = model_kind(path)  # the facade's load checks the whole directory (read once, not twice)
-    if kind == "sequence":
-        from dpgan.synthesizers.sequence import SequenceSynthesizer
-
-        return SequenceSynthesizer.load(path)
-    if kind == "image":
-        from dpgan.synthesizers.image import ImageSynthesizer
-
-        return ImageSynthesizer.load(path)
-    from dpgan.synthesizers.tabular import TabularSynthesizer
-
-    return TabularSynthesizer.load(path)
+    facade = kind_of_model(path).load("facade")
+    return facade.load(path)
 
 
 __all__ = ["ImageSynthesizer", "SequenceSynthesizer", "TabularSynthesizer", "load_model"]

@@ -13,6 +13,7 @@ schema's public domain (`public_rows`): the audit never reads private data.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,8 @@ import numpy as np
 import pandas as pd
 
 from dpgan.errors import InputError, ModelFileError
-from dpgan.evaluation.audit.units import UnitCritic, unit_critic_of
+from dpgan.evaluation.audit.units import AUDITED_KINDS, UnitCritic, image_unit_critic, sequence_unit_critic
+from dpgan.kinds import kind_of_model
 from dpgan.privacy.accounting import (
     ACCOUNTANTS,
     ONE_OF_SHARDS,
@@ -96,11 +98,17 @@ class AuditTarget:
 
 
 def from_model_dir(path: str | Path) -> AuditTarget:
-    """The settings of a saved model (model.json); its weights and data are not used."""
+    """The settings of a saved model (model.json), by its kind's audit (dpgan.kinds: `Kind.audit`);
+    its weights and data are not used."""
+    kind = kind_of_model(path)
+    if kind.audit is None:
+        raise ModelFileError(f"{path} is a model of kind {kind.name!r}; dpgan audit audits {AUDITED_KINDS}")
+    return kind.load("audit")(path)
+
+
+def table_model_target(path: str | Path) -> AuditTarget:
+    """A table model's settings (the table kind's audit, dpgan.tables.registration)."""
     _, meta = read_model_dir(path)
-    kind = meta.get("kind")
-    if kind is not None:
-        return _from_unit_model(path, str(kind))
     try:
         recipe = get_recipe(meta.get("recipe", "dp-gan"))
         training = meta["training"]
@@ -128,15 +136,29 @@ def from_model_dir(path: str | Path) -> AuditTarget:
     return target
 
 
-def _from_unit_model(path: str | Path, kind: str) -> AuditTarget:
-    """A sequence or image model: its critic from its facade, its step's settings from its record."""
-    units, synth = unit_critic_of(path, kind)
+def sequence_model_target(path: str | Path) -> AuditTarget:
+    """A sequence model's critic step (the series kind's audit, dpgan.sequences.registration)."""
+    return unit_model_target(path, sequence_unit_critic)
+
+
+def image_model_target(path: str | Path) -> AuditTarget:
+    """An image model's critic step (the image kind's audit, dpgan.images.registration)."""
+    return unit_model_target(path, image_unit_critic)
+
+
+def unit_model_target(path: str | Path, critic_of: Callable[[Any], UnitCritic]) -> AuditTarget:
+    """A model over units (series, images): its critic from its facade (`critic_of`, the kind's),
+    its step's settings from its record."""
+    from dpgan.synthesizers import load_model
+
+    synth = load_model(path)
+    units = critic_of(synth)
+    kind = units.kind
     try:
         training = synth.training
-        recipe_name = f"{kind} ({synth.recipe.name})" if kind == "image" else f"{kind} ({synth.networks.critic} critic)"
         target = AuditTarget(
             recipe=Recipe(
-                name=recipe_name,
+                name=units.recipe,
                 paper="",
                 summary=f"the {kind} model's DP-SGD critic",
                 strategy="dp-critic",

@@ -34,14 +34,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 from torch import nn
 
-from dpgan.errors import InputError, ModelFileError
+from dpgan.errors import InputError
 from dpgan.images.fit_kind import image_critic
 from dpgan.sequences.fit_kind import series_critic
 
@@ -59,6 +58,7 @@ class UnitCritic:
     draws n units from the public domain ([-1, 1] values or pixels, random one-hot labels)."""
 
     kind: str
+    recipe: str  # the audited configuration's name in the report: "sequence (mlp critic)", "image (dcgan)"
     build: Callable[[], nn.Module]
     unit_shape: tuple[int, ...]
     parameter: str
@@ -71,27 +71,25 @@ class UnitCritic:
 AUDITED_KINDS = "table models, sequence models and image models of the DP-critic recipes (dcgan, dp-cgan)"
 
 
-def unit_critic_of(path: str | Path, kind: str) -> tuple[UnitCritic, Any]:
-    """The model at `path`'s critic layout and its loaded facade (settings, ledger, training record)."""
-    from dpgan.synthesizers import load_model
+def sequence_unit_critic(synth: Any) -> UnitCritic:
+    """A loaded sequence model's critic layout (the series kind's audit, dpgan.sequences.registration)."""
+    if synth.networks.released_only:
+        raise InputError(
+            f"dpgan audit audits {AUDITED_KINDS}; this series model is the DP Gaussian "
+            f"({synth.networks.model}: one release of DP statistics, no DP-SGD critic step): "
+            "fit with --model gan to audit a critic"
+        )
+    return _sequence_critic(synth)
 
-    synth = load_model(path)
-    if kind == "sequence":
-        if synth.networks.released_only:
-            raise InputError(
-                f"dpgan audit audits {AUDITED_KINDS}; this series model is the DP Gaussian "
-                f"({synth.networks.model}: one release of DP statistics, no DP-SGD critic step): "
-                "fit with --model gan to audit a critic"
-            )
-        return _sequence_critic(synth), synth
-    if kind == "image":
-        if synth.recipe.strategy != "dp-critic":
-            raise InputError(
-                f"dpgan audit audits {AUDITED_KINDS}; the image recipe {synth.recipe.name} has no DP-SGD critic step: "
-                "fit with --recipe dcgan to audit a critic"
-            )
-        return _image_critic(synth), synth
-    raise ModelFileError(f"{path} is a model of kind {kind!r}; dpgan audit audits {AUDITED_KINDS}")
+
+def image_unit_critic(synth: Any) -> UnitCritic:
+    """A loaded image model's critic layout (the image kind's audit, dpgan.images.registration)."""
+    if synth.recipe.strategy != "dp-critic":
+        raise InputError(
+            f"dpgan audit audits {AUDITED_KINDS}; the image recipe {synth.recipe.name} has no DP-SGD critic step: "
+            "fit with --recipe dcgan to audit a critic"
+        )
+    return _image_critic(synth)
 
 
 def _one_hot_labels(n: int, per: tuple[int, ...], labels: int, rng: np.random.Generator) -> np.ndarray:
@@ -128,6 +126,7 @@ def _sequence_critic(synth: Any) -> UnitCritic:
 
     return UnitCritic(
         kind="sequence",
+        recipe=f"sequence ({synth.networks.critic} critic)",
         build=lambda: series_critic(synth.networks, schema),
         unit_shape=(per_unit, length, channels),
         parameter=parameter,
@@ -162,6 +161,7 @@ def _image_critic(synth: Any) -> UnitCritic:
 
     return UnitCritic(
         kind="image",
+        recipe=f"image ({synth.recipe.name})",
         build=lambda: image_critic(synth.recipe, synth.networks, shape, n_labels),
         unit_shape=(pixels + n_labels,),
         parameter=parameter,
@@ -212,4 +212,4 @@ class UnitCanary:
         return (gradient[self.units.parameter][self.units.index].reshape(-1) @ self.direction).reshape(1)
 
 
-__all__ = ["AUDITED_KINDS", "UnitCanary", "UnitCritic", "unit_critic_of"]
+__all__ = ["AUDITED_KINDS", "UnitCanary", "UnitCritic", "image_unit_critic", "sequence_unit_critic"]

@@ -1,0 +1,257 @@
+"""The table kind's commands (registered in dpgan.tables.registration): its fit flags, `dpgan fit
+--kind table`, `dpgan sample` on a table model and `dpgan evaluate --kind table`.
+
+A model's destination is checked before any private row is read; every argument before PyTorch
+or pandas load."""
+
+from __future__ import annotations
+
+import argparse
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from dpgan.cli.arguments import check_file, check_model_dir, parse_conditions, synth_kwargs, table_hints
+from dpgan.cli.output import ProgressBar, StageProgress, print_report_warning, short
+from dpgan.errors import DPGanWarning, InputError
+from dpgan.recipes import RECIPES
+from dpgan.serialization import check_model_destination
+from dpgan.tables.table_io import check_readable, check_writable
+
+
+def add_condition_flags(tables: argparse._ArgumentGroup) -> None:
+    """--condition-column and --geo: the table flags `fit` and `demo` share."""
+    tables.add_argument(
+        "--condition-column", help="categorical column to condition on (conditional recipes: the target)"
+    )
+    tables.add_argument(
+        "--geo",
+        action="append",
+        metavar="LAT,LON",
+        help="model a latitude and a longitude column as one 2-D column (a grid of their bins; repeatable)",
+    )
+
+
+def add_fit_flags(tables: argparse._ArgumentGroup, add_settings: Callable[[], None]) -> None:
+    """The fit help's tables section: the condition flags, the settings' flags, then the table's own."""
+    add_condition_flags(tables)
+    add_settings()
+    tables.add_argument(
+        "--schema-from-data-without-dp",
+        action="store_true",
+        help="read bounds and categories off the data WITHOUT privacy (the guarantee then excludes the schema)",
+    )
+    tables.add_argument(
+        "--keep-identifier-columns",
+        action="store_true",
+        help="with --schema-from-data-without-dp: keep text columns that are nearly unique per row",
+    )
+    tables.add_argument(
+        "--public-data",
+        metavar="FILE",
+        help="a PUBLIC table of the same schema (.csv or .parquet): G and the critic are pre-trained on it "
+        "without noise (no ε spent; the model records its name, SHA-256 and rows). Never a part of the private table",
+    )
+    tables.add_argument(
+        "--public-warm-start-steps",
+        type=int,
+        default=500,
+        metavar="N",
+        help="with --public-data: non-private rounds on it",
+    )
+
+
+def fit_command(args: argparse.Namespace, settings: dict[str, Any]) -> int:
+    """`dpgan fit --kind table`: a CSV or Parquet table, held whole or read in record batches, on
+    one process or under torchrun (every rank fits, rank 0 alone prints and writes)."""
+    if args.recipe is not None and args.recipe not in RECIPES:
+        raise InputError(f"--recipe {args.recipe} is an image recipe; table recipes: {', '.join(RECIPES)}")
+    from dpgan.tables.parquet_source import ParquetSource, should_stream
+
+    source = ParquetSource(args.data, memory_budget_mb=args.memory_budget_mb)
+    # public inputs only: a directory of Parquet files, or --stream (never the file's size: a row could tip it)
+    streamed = should_stream(args.data, args.stream)
+    if streamed:
+        source.files()  # a missing path, an empty directory or a non-Parquet file: refused now
+    data_path = source.path if streamed else check_readable(args.data)
+    schema_path = check_file(args.schema, "schema file") if args.schema else None
+    out = check_model_destination(args.out, args.overwrite)  # before any private row is read
+    categorical, bounds, categories = table_hints(args)
+    if schema_path is not None and (categorical or bounds or categories):
+        raise InputError(
+            "--categorical, --categories and --bounds describe a table without a schema: write them into it"
+        )
+
+    from dpgan.tables.schema import Schema
+
+    schema = Schema.from_json(schema_path) if schema_path is not None else None  # before PyTorch loads
+
+    from dpgan.privacy.distributed import process_group_context
+    from dpgan.synthesizers import TabularSynthesizer
+    from dpgan.tables.table_io import read_private_table
+
+    synth = TabularSynthesizer(**(synth_kwargs(args) | settings))  # checks the remaining settings before reading data
+    context = process_group_context(
+        device=str(synth.device)
+    )  # under torchrun: every rank fits, rank 0 alone prints and writes
+    try:
+        data = source if streamed else read_private_table(data_path)
+        return fit_table(args, synth, data, schema, out, context.is_main)
+    finally:
+        if context.distributed:
+            import torch.distributed
+
+            torch.distributed.destroy_process_group()
+
+
+def fit_table(args: argparse.Namespace, synth: Any, data: Any, schema: Any, out: Path, main: bool) -> int:
+    """The table fit of `fit_command` on this rank (`main`: the one that prints and writes)."""
+    categorical, bounds, categories = table_hints(args)
+    if not main:
+        warnings.simplefilter("ignore", DPGanWarning)
+    synth.fit(
+        data,
+        schema=schema,
+        target=args.target,
+        categorical=categorical,
+        bounds=bounds,
+        categories=categories,
+        strict=args.strict,
+        keep_identifiers=args.keep_identifier_columns,
+        progress=ProgressBar(not args.quiet and main, args.accountant),
+        checkpoint=args.checkpoint,
+        checkpoint_every=args.checkpoint_every,
+        public_data=args.public_data,
+        public_warm_start_steps=args.public_warm_start_steps,
+    )
+    if not main:
+        return 0
+    synth.save(out, overwrite=args.overwrite)
+    report = synth.privacy_report()
+    print(f"saved model to {out}: ε={report['epsilon']:.4f}, δ={report['delta']:g} ({report['accountant']})")
+    print_report_warning(report)
+    return 0
+
+
+def check_table_output(args: argparse.Namespace) -> Path:
+    """`dpgan sample --out` for a table of rows (tables, and series as a long table): a .csv or
+    .parquet file that does not exist yet, or --overwrite; checked before the model loads."""
+    out = check_writable(args.out)
+    if out.is_dir():
+        raise InputError(f"output {out} is a directory: give a file name ending in .csv or .parquet")
+    if out.exists() and not args.overwrite:
+        raise InputError(f"{out} exists; pass --overwrite to replace it")
+    return out
+
+
+def sample_command(args: argparse.Namespace) -> int:
+    """`dpgan sample` on a table model: streamed chunk by chunk into a file renamed into place when
+    complete (memory flat in -n)."""
+    out = check_table_output(args)
+    conditions = parse_conditions(args.condition)
+    from dpgan.synthesizers import load_model
+
+    synth = load_model(args.model)
+    synth.sample_to(out, args.n, seed=args.seed, conditions=conditions, region_points=args.region_points or ())  # type: ignore[attr-defined]
+    print(f"wrote {args.n} rows to {out}")
+    return 0
+
+
+def evaluate_command(args: argparse.Namespace) -> int:
+    """`dpgan evaluate --kind table`: utility (TSTR/TRTR on --target), fidelity, the model's ledger
+    and, on request, the attacks and the audit; writes metrics.json and report.html."""
+    for path in (args.real, args.synthetic, args.test):
+        check_readable(path)
+    if args.target is None:
+        raise InputError("--target names the column to predict in the utility tests (tables)")
+    schema_path = check_file(args.schema, "schema file") if args.schema else None
+    if args.model is not None:
+        check_model_dir(args.model)
+    if args.jobs < 1:
+        raise InputError(f"--jobs must be a positive number of cores, not {args.jobs}")
+    if args.audit and args.model is None:
+        raise InputError("--audit audits the model that made the synthetic table: give --model")
+    from dpgan.tables.schema import Schema
+    from dpgan.tables.table_io import read_table
+
+    schema = Schema.from_json(schema_path) if schema_path is not None else None
+    real, synthetic, test = (read_table(p, schema) for p in (args.real, args.synthetic, args.test))
+    attack_config = None
+    if args.attacks:
+        from dpgan.evaluation.attacks import AttackConfig
+
+        knobs = {"n_shadow": args.attack_shadows, "n_test_runs": args.attack_test_runs, "epochs": args.attack_epochs}
+        attack_config = AttackConfig(seed=args.seed, **{k: v for k, v in knobs.items() if v is not None})
+    metrics, metrics_path, report_path = table_evaluation(
+        real, synthetic, test, args.target, Path(args.out), schema=schema, model_dir=args.model, quiet=args.quiet,
+        seed=args.seed, n_jobs=args.jobs, attacks=args.attacks, attack_config=attack_config, audit=args.audit,
+    )  # fmt: skip
+    print(f"wrote {metrics_path} and {report_path}")
+    print_table_summary(metrics)
+    return 0
+
+
+def table_evaluation(
+    real: Any,
+    synthetic: Any,
+    test: Any,
+    target: str,
+    out: Path,
+    *,
+    schema: Any = None,
+    model_dir: str | Path | None = None,
+    quiet: bool = False,
+    seed: int = 0,
+    n_jobs: int = 1,
+    attacks: bool = False,
+    attack_config: Any = None,
+    audit: bool = False,
+    models: tuple[str, ...] | None = None,
+) -> tuple[dict[str, Any], Path, Path]:
+    """A table's evaluation as `dpgan evaluate` writes it (`dpgan demo` too): metrics.json and
+    report.html under `out`; the metrics and both paths. `models`: the utility models (default: all)."""
+    from dpgan.evaluation.evaluate import evaluate, save_metrics
+    from dpgan.evaluation.tables.report import write_report
+
+    progress = StageProgress(not quiet)
+    try:
+        metrics = evaluate(
+            real, synthetic, test, target, schema=schema, model_dir=model_dir, attacks=attacks,
+            attack_config=attack_config, progress=progress, seed=seed, n_jobs=n_jobs, models=models,
+        )  # fmt: skip
+        if audit:
+            assert model_dir is not None
+            metrics["audit"] = evaluation_audit(model_dir, seed, progress)
+        metrics_path = save_metrics(metrics, out / "metrics.json")
+        report_path = write_report(metrics, out / "report.html", real=real, synthetic=synthetic, progress=progress)
+    finally:
+        progress.close()
+    return metrics, metrics_path, report_path
+
+
+def evaluation_audit(model_dir: str | Path, seed: int, progress: Any) -> dict[str, Any]:
+    """`evaluate --audit`: the default audit of the model, for metrics.json and the report."""
+    from dpgan.evaluation.audit import audit_model
+
+    result = audit_model(model_dir, seed=seed, progress=lambda done, total: progress("audit", done, total))
+    return result.to_dict()
+
+
+def print_table_summary(metrics: dict[str, Any]) -> None:
+    """The headline and the mean utility and fidelity, as `evaluate` prints them."""
+    from dpgan.evaluation.headline import headline_line
+
+    print(headline_line(metrics))
+    fidelity = metrics["fidelity"]
+    mean = metrics["utility_summary"]["mean"]
+    name = "accuracy" if "accuracy" in mean else "r2"
+    print(
+        f"mean {name} over models: synthetic {short(mean[name]['tstr'])}, real {short(mean[name]['trtr'])}; "
+        f"JSD {short(fidelity['jsd_mean'])}, WD {short(fidelity['wd_mean'])}, "
+        f"association diff {short(fidelity['association_diff'])}"
+    )
+
+
+__all__ = ["add_condition_flags", "add_fit_flags", "check_table_output", "evaluate_command", "fit_command",
+           "print_table_summary", "sample_command", "table_evaluation"]  # fmt: skip

@@ -1,0 +1,56 @@
+"""Tables as a kind of the registry (dpgan.kinds): the words, the facade, the command line's
+functions and flags, and the loop's defaults the help states. Loading this module loads nothing
+else: every name below is an import path, loaded when a command first uses it."""
+
+from __future__ import annotations
+
+from dpgan.kinds import Kind, register
+
+# the loop's defaults of a table fit (TrainingConfig's, pinned by tests/test_cli_help.py), and the
+# one table recipe with a loop of its own
+TABLE_LOOP = {"epochs": 60.0, "batch_size": 1024, "max_steps": 0, "max_examples": 0}
+DTGAN_G_LOOP = {"epochs": 10.0, "batch_size": 64}
+
+TABLE = register(
+    Kind(
+        name="table",
+        order=10,
+        facade="dpgan.synthesizers.tabular:TabularSynthesizer",
+        description="a table of rows",
+        noun="tables",
+        units="rows",
+        unit_of_privacy="one row (add or remove one row)",
+        section=("tables", "tables (--kind table, the default)", None),
+        fit="dpgan.cli.tables:fit_command",
+        sample="dpgan.cli.tables:sample_command",
+        evaluate="dpgan.cli.tables:evaluate_command",
+        settings=("dpgan.tables.settings:TableSettings",),
+        flags=(
+            "schema",
+            "bounds",
+            "categories",
+            "target",
+            "categorical",
+            "strict",
+            "stream",
+            "memory_budget_mb",
+            "schema_from_data_without_dp",
+            "keep_identifier_columns",
+            "public_data",
+            "public_warm_start_steps",
+            "checkpoint",
+            "checkpoint_every",
+            "condition_column",
+            "geo",
+            "recipe",
+        ),  # fmt: skip
+        add_flags="dpgan.cli.tables:add_fit_flags",
+        loop_defaults=TABLE_LOOP,
+        loop_words="tables",
+        recipe_loops={"dtgan-g": DTGAN_G_LOOP},
+        audit="dpgan.evaluation.audit.target:table_model_target",
+        default=True,
+        unmarked_files=True,
+        distributed=True,
+    )
+)
