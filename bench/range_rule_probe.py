@@ -3,7 +3,7 @@
 For every numeric column (by its hand-written schema) of the bench tables' TRAIN splits and of
 Adult's training file, the column's grid histogram is released many times with the noise a
 no-schema fit at ε would add (σ from dpgan's own preprocessing plan for that table's shape), and
-the numeric rule of dpgan.tables.schema_inference (two histograms at √2σ: grid bins and whole
+the numeric rule of dpgan.tables.inference.infer (two histograms at √2σ: grid bins and whole
 numbers; point masses out of the range; the range between the mass's quantiles, its tails and a
 margin bin) is applied with each setting of its knobs: the bin threshold in noise stds, the margin
 bin's threshold in noise stds, and the quantiles.
@@ -26,13 +26,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-import dpgan.tables.schema_inference as inference
+import dpgan.tables.inference.infer as inference
 from dpgan import Schema, datasets
 from dpgan.privacy.mechanisms import set_union_threshold
 from dpgan.privacy.preprocessing import plan_preprocessing
-from dpgan.tables.column_kinds import PublicHints, class_counts, decide_kind
-from dpgan.tables.preparation import preprocessing_events
-from dpgan.tables.schema_inference import NUMERIC, decide_column, domain_counts, release_domain
+from dpgan.tables.fit.preparation import preprocessing_events
+from dpgan.tables.inference.column_kinds import PublicHints, class_counts, decide_kind
+from dpgan.tables.inference.infer import NUMERIC, decide_column, domain_counts, release_domain
 from tables import TUNING_TABLES, schema_path, split
 
 RESULTS = Path(__file__).resolve().parent / "results" / "range_rule_probe.jsonl"

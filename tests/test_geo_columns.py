@@ -15,9 +15,9 @@ import torch
 from dpgan import Schema, TabularSynthesizer
 from dpgan.cli import main
 from dpgan.errors import InputError
-from dpgan.tables.encoder import TableEncoder
-from dpgan.tables.geo import GeoTransform, region_points
-from dpgan.tables.schema import ColumnSpec, with_geo
+from dpgan.tables.codec.encoder import TableEncoder
+from dpgan.tables.codec.geo import GeoTransform, region_points
+from dpgan.tables.schema.table import ColumnSpec, with_geo
 from dpgan.training.marginals import MarginalAnchor
 from dpgan.training.pair_marginals import PAIRS_EVENT, PairAnchor, span_pairs
 

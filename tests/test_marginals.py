@@ -11,8 +11,8 @@ from dpgan import TabularSynthesizer
 from dpgan.cli import main
 from dpgan.errors import InputError
 from dpgan.inspection import inspect_model
-from dpgan.tables.conform import validate_table
-from dpgan.tables.encoder import TANH, TableEncoder
+from dpgan.tables.codec.encoder import TANH, TableEncoder
+from dpgan.tables.reading.conform import validate_table
 from dpgan.training import marginals
 from dpgan.training.config import TrainingConfig
 from dpgan.training.fake_rows import build_generator

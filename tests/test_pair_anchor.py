@@ -13,9 +13,9 @@ from dpgan import Schema, TabularSynthesizer
 from dpgan.cli import build_parser, main
 from dpgan.cli.arguments import synth_kwargs
 from dpgan.errors import InputError
-from dpgan.tables.conform import validate_table
-from dpgan.tables.encoder import TableEncoder
-from dpgan.tables.schema import ColumnSpec
+from dpgan.tables.codec.encoder import TableEncoder
+from dpgan.tables.reading.conform import validate_table
+from dpgan.tables.schema.table import ColumnSpec
 from dpgan.tables.settings import TableSettings
 from dpgan.training.config import TrainingConfig
 from dpgan.training.fake_rows import build_generator

@@ -14,7 +14,7 @@ from dpgan.models.output_spans import OutputSpan
 from dpgan.privacy.accounting import PrivacyLedger
 from dpgan.privacy.calibration import BudgetShares
 from dpgan.privacy.mechanisms import inverse_variance_mean
-from dpgan.tables.schema import ColumnSpec
+from dpgan.tables.schema.table import ColumnSpec
 from dpgan.tables.settings import TableSettings
 from dpgan.training.pair_marginals import PAIRS_EVENT, PROBE_EVENT, PairCounts, measure_pair_anchor
 from dpgan.training.pair_selection import choose, chosen_count, dependence, worth_probing

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-
 from dpgan.tables.table_io import read_table
+
 from tables.fetch import csv_path, fetch
 
 SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"

@@ -11,7 +11,7 @@ from dpgan.cli.arguments import MAX_SAMPLE_ROWS, check_budget, check_model_dir, 
 from dpgan.cli.output import print_report_warning
 from dpgan.errors import InputError
 from dpgan.serialization import METADATA, model_kind
-from dpgan.tables.table_io import check_writable
+from dpgan.tables.reading.table_io import check_writable
 
 
 def cmd_sample(args: argparse.Namespace) -> int:
@@ -36,7 +36,7 @@ def cmd_sample(args: argparse.Namespace) -> int:
     conditions = parse_conditions(args.condition)
 
     from dpgan.synthesizers import SequenceSynthesizer, load_model
-    from dpgan.tables.table_io import write_table
+    from dpgan.tables.reading.table_io import write_table
 
     synth = load_model(args.model)
     if isinstance(synth, SequenceSynthesizer):  # -n series, written as a long table

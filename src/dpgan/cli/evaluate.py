@@ -11,7 +11,7 @@ from dpgan.cli.arguments import check_budget, check_file, check_model_dir, posit
 from dpgan.cli.output import StageProgress, short
 from dpgan.cli.settings_flags import flag_name
 from dpgan.errors import InputError
-from dpgan.tables.table_io import check_readable
+from dpgan.tables.reading.table_io import check_readable
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
@@ -32,8 +32,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         raise InputError(f"--jobs must be a positive number of cores, not {args.jobs}")
     if args.audit and args.model is None:
         raise InputError("--audit audits the model that made the synthetic table: give --model")
-    from dpgan.tables.schema import Schema
-    from dpgan.tables.table_io import read_table
+    from dpgan.tables.reading.table_io import read_table
+    from dpgan.tables.schema.table import Schema
 
     schema = Schema.from_json(schema_path) if schema_path is not None else None
     real, synthetic, test = (read_table(p, schema) for p in (args.real, args.synthetic, args.test))
@@ -120,7 +120,7 @@ def evaluate_sequences_command(args: argparse.Namespace) -> int:
     from dpgan.sequences.codec import label_names, read_long, unscale
     from dpgan.sequences.schema import SequenceSchema
     from dpgan.synthesizers import SequenceSynthesizer, load_model
-    from dpgan.tables.table_io import read_table
+    from dpgan.tables.reading.table_io import read_table
 
     model = load_model(args.model) if args.model is not None else None
     if model is not None and not isinstance(model, SequenceSynthesizer):

@@ -28,7 +28,7 @@ from dpgan.cli.settings_flags import KIND_SETTINGS, given_settings
 from dpgan.errors import DPGanWarning, InputError
 from dpgan.recipes import RECIPES
 from dpgan.serialization import check_model_destination
-from dpgan.tables.table_io import check_readable
+from dpgan.tables.reading.table_io import check_readable
 
 
 def cmd_fit(args: argparse.Namespace) -> int:
@@ -44,7 +44,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
         return fit_image(args, loop_settings(args) | given_settings(args, KIND_SETTINGS["image"]))
     if args.recipe is not None and args.recipe not in RECIPES:
         raise InputError(f"--recipe {args.recipe} is an image recipe; table recipes: {', '.join(RECIPES)}")
-    from dpgan.tables.parquet_source import ParquetSource, should_stream
+    from dpgan.tables.reading.parquet_source import ParquetSource, should_stream
 
     source = ParquetSource(args.data, memory_budget_mb=args.memory_budget_mb)
     # public inputs only: a directory of Parquet files, or --stream (never the file's size: a row could tip it)
@@ -60,13 +60,13 @@ def cmd_fit(args: argparse.Namespace) -> int:
             "--categorical, --categories and --bounds describe a table without a schema: write them into it"
         )
 
-    from dpgan.tables.schema import Schema
+    from dpgan.tables.schema.table import Schema
 
     schema = Schema.from_json(schema_path) if schema_path is not None else None  # before PyTorch loads
 
     from dpgan.privacy.distributed import process_group_context
     from dpgan.synthesizers import TabularSynthesizer
-    from dpgan.tables.table_io import read_private_table
+    from dpgan.tables.reading.table_io import read_private_table
 
     synth = TabularSynthesizer(**synth_kwargs(args))  # checks the remaining settings before reading data
     context = process_group_context(
@@ -123,7 +123,7 @@ def fit_sequence(args: argparse.Namespace) -> int:
         raise InputError("--bounds and --categories describe series without a schema: write them into it")
 
     from dpgan.sequences.schema import SequenceSchema, schema_from_options
-    from dpgan.tables.table_io import read_header
+    from dpgan.tables.reading.table_io import read_header
 
     if schema_path is not None:
         schema = SequenceSchema.from_json(schema_path)
@@ -143,7 +143,7 @@ def fit_sequence(args: argparse.Namespace) -> int:
         )
 
     from dpgan.synthesizers import SequenceSynthesizer
-    from dpgan.tables.table_io import read_private_table
+    from dpgan.tables.reading.table_io import read_private_table
 
     settings = loop_settings(args) | given_settings(args, KIND_SETTINGS["sequence"])
     synth = SequenceSynthesizer(
@@ -177,8 +177,8 @@ def cmd_schema(args: argparse.Namespace) -> int:
     if args.template:
         if args.epsilon is not None:
             raise InputError("--template reads no values and spends no budget: drop --epsilon")
-        from dpgan.tables.schema_template import schema_template
-        from dpgan.tables.table_io import read_header
+        from dpgan.tables.reading.table_io import read_header
+        from dpgan.tables.schema.template import schema_template
 
         names, declared = read_header(data_path)
         out.write_text(json.dumps(schema_template(names, declared, target=args.target), indent=1) + "\n")
@@ -191,8 +191,8 @@ def cmd_schema(args: argparse.Namespace) -> int:
     check_budget(args)
     categorical, bounds, categories = table_hints(args)
 
-    from dpgan.tables.preparation import buy_schema
-    from dpgan.tables.table_io import read_private_table
+    from dpgan.tables.fit.preparation import buy_schema
+    from dpgan.tables.reading.table_io import read_private_table
 
     schema, notes = buy_schema(
         read_private_table(data_path),

@@ -1,7 +1,7 @@
 """The table kind's settings besides the loop's: its codec, its plug-ins' switches, shares of ε and
 knobs, and the DP checkpoint selection (the loop's own settings stay in TrainingConfig).
 
-Each plug-in (dpgan.tables.plugins) reads its own fields; a recipe (dpgan.recipes) names the
+Each plug-in (dpgan.tables.fit.plugins) reads its own fields; a recipe (dpgan.recipes) names the
 plug-ins it turns on by default (`Recipe.plugins`), the user's keywords and flags come on top.
 None of these settings is read from private data. A saved model keeps them beside the loop's in
 one flat "config" record (the names are distinct), so a model saved before the split loads as it
@@ -35,12 +35,12 @@ class TableSettings:
 
     # --- the codec (from the public schema alone) ---
     # Boob et al.'s binary codes: every integer column of at most 16 public levels (except the
-    # target and the condition) coded as ±1 bits (dpgan.tables.schema.binary_coded). Off: RESULTS §14
+    # target and the condition) coded as ±1 bits (dpgan.tables.schema.table.binary_coded). Off: RESULTS §14
     binary_codes: bool = setting(
         False, "code integer columns of at most 16 public levels as bits instead of bins (Boob et al.)"
     )
     # Boob et al.'s geo columns: (latitude, longitude) column pairs coded as one 2-D column
-    # (dpgan.tables.geo.GeoTransform); added to the public schema at fit time (dpgan.tables.schema.with_geo)
+    # (dpgan.tables.codec.geo.GeoTransform); added to the public schema at fit time (dpgan.tables.schema.table.with_geo)
     geo_pairs: tuple[tuple[str, str], ...] = ()
     # --- DTGAN's auxiliary classifier (DP-SGD, its own share of ε): its loss guides G ---
     classifier_loss_weight: float = 0.0  # 0: no classifier
@@ -89,12 +89,12 @@ class TableSettings:
     )
     selection_holdout: float = 0.1
     selection_samples: int = 2000
-    # --- label model (dpgan.tables.label_model): a DP-SGD classifier of the schema's target
+    # --- label model (dpgan.tables.sampling.label_model): a DP-SGD classifier of the schema's target
     # redraws that column in every sampled row (its own share of ε; off for tables without a
     # categorical target). A linear model by default: on Adult it beat an MLP at the same ε.
     label_model: bool = setting(True, "a DP classifier redraws the target in sampled rows (--no-label-model: G's own)")
     # "dp-sgd": a classifier trained with DP-SGD on label_model_budget_fraction of ε; "pair-tables":
-    # naive Bayes read off the 2-way anchor's DP tables (dpgan.tables.table_label_model), no ε of its
+    # naive Bayes read off the 2-way anchor's DP tables (dpgan.tables.sampling.table_label_model), no ε of its
     # own; "auto": pair-tables when the 2-way anchor measures the target, else dp-sgd. "auto" is the
     # default: on the validation splits of adult, hmda, chile, churn and flchain, at ε = 1 and 3, the
     # tables' naive Bayes had the smaller AUC gap on all five tables at both ε (RESULTS §14)

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from dpgan.errors import InputError
-from dpgan.tables.schema import Schema, kind_from_dtype
+from dpgan.tables.schema.table import Schema, kind_from_dtype
 
 
 @dataclass(frozen=True)

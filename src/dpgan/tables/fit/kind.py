@@ -1,9 +1,9 @@
 """A table held in memory as the fit pipeline's kind (dpgan.fit): `TableKind`, and `fit_table`.
 
-The flow and where each read is charged are dpgan.tables.fit_plan's (its docstring): the
+The flow and where each read is charged are dpgan.tables.fit.plan's (its docstring): the
 ledger opens with the schema's purchase (step 1, `_open_ledger`); steps 2-4 (preparation, encoder,
 public warm start, the selection's held-out part, the condition's frequencies) are the kind's
-data releases; step 5 its plug-ins (dpgan.tables.plugins); step 6 its strategy
+data releases; step 5 its plug-ins (dpgan.tables.fit.plugins); step 6 its strategy
 (dpgan.training.strategies), with the selection reserved and the resume checkpoint's fingerprint
 taken just before σ is calibrated; the selection's choice and the label model's prior match are
 its finish; step 7 the pipeline's final check.
@@ -23,10 +23,10 @@ from dpgan.devices import to_device
 from dpgan.errors import DPGanWarning
 from dpgan.fit import KindData, Plugin, data_kind, register_kind, run_fit
 from dpgan.privacy.distributed import SINGLE_PROCESS, ProcessGroupContext
-from dpgan.tables.conditioning import build_condition
-from dpgan.tables.encoder import TableEncoder, public_dtypes
-from dpgan.tables.fit_options import FitOptions
-from dpgan.tables.fit_plan import (
+from dpgan.tables.codec.conditioning import build_condition
+from dpgan.tables.codec.encoder import TableEncoder, public_dtypes
+from dpgan.tables.fit.options import FitOptions
+from dpgan.tables.fit.plan import (
     FitSettings,
     FittedTable,
     _open_ledger,
@@ -35,13 +35,13 @@ from dpgan.tables.fit_plan import (
     table_extras,
     training_schema,
 )
-from dpgan.tables.label_model import label_target
-from dpgan.tables.plugins import TableExtras, label_model_from_tables, table_plugins
-from dpgan.tables.preparation import Prepared
-from dpgan.tables.public_data import PublicTable, encode_public
-from dpgan.tables.resume import ResumableFit, releases_before_training
-from dpgan.tables.schema import Schema
-from dpgan.tables.selection_plan import Holdout, Selection, reserve_selection, select_released, split_heldout
+from dpgan.tables.fit.plugins import TableExtras, label_model_from_tables, table_plugins
+from dpgan.tables.fit.preparation import Prepared
+from dpgan.tables.fit.public_data import PublicTable, encode_public
+from dpgan.tables.fit.resume import ResumableFit, releases_before_training
+from dpgan.tables.fit.selection import Holdout, Selection, reserve_selection, select_released, split_heldout
+from dpgan.tables.sampling.label_model import label_target
+from dpgan.tables.schema.table import Schema
 from dpgan.training.checkpoint import FitCheckpoint
 from dpgan.training.context import FitBudget, FitContext
 from dpgan.training.progress import FitProgressFn
@@ -62,7 +62,7 @@ def fit_table(
 ) -> FittedTable:
     """Train on `data` following the module's flow, through the one fit pipeline (dpgan.fit) with
     the table kind; every random draw comes from `rng` or torch's (possibly seeded) global RNG.
-    With `resume`, the loop checkpoints and resumes (dpgan.tables.resume); the checkpoint is
+    With `resume`, the loop checkpoints and resumes (dpgan.tables.fit.resume); the checkpoint is
     deleted once the fit has succeeded."""
     kind = data_kind(TableKind.name, schema=schema, options=options, settings=settings, resume=resume, public=public,
                      context=context)  # fmt: skip

@@ -1,6 +1,6 @@
 """A label model read off the 2-way anchor's DP tables: naive Bayes, post-processing, no ε of its own.
 
-Why: the DP-SGD label model (dpgan.tables.label_model) takes a quarter of ε, and on a table of a
+Why: the DP-SGD label model (dpgan.tables.sampling.label_model) takes a quarter of ε, and on a table of a
 thousand or two rows its noisy gradient steps learn less than the tables already hold: the 2-way
 anchor releases the target's table with every other column (categories, numeric bins, null
 indicators) once, the same workload MST fits. P(target | row) ∝ P(target) Π_s P(s | target) over the
@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import torch
 
-from dpgan.tables.encoder import TableEncoder
-from dpgan.tables.label_model import LabelModel, label_span
+from dpgan.tables.codec.encoder import TableEncoder
+from dpgan.tables.sampling.label_model import LabelModel, label_span
 from dpgan.training.aux_classifier import AuxClassifier
 from dpgan.training.pair_marginals import PairAnchor
 

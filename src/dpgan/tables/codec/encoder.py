@@ -1,5 +1,5 @@
 """Encode table rows into the generator's output space and decode generated rows back: the
-column transforms (dpgan.tables.column_transforms; a geo pair: dpgan.tables.geo) side by side.
+column transforms (dpgan.tables.codec.column_transforms; a geo pair: dpgan.tables.codec.geo) side by side.
 
 Every transform is a pure function of the public `ColumnSpec`: no state is fitted on private
 rows (pitfall: min/max scaling or category lists read off the data). Out-of-range values are
@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from dpgan.models.output_spans import SOFTMAX, TANH, OutputSpan
-from dpgan.tables.column_transforms import (
+from dpgan.tables.codec.column_transforms import (
     BinaryCodeTransform,
     CategoricalTransform,
     ColumnTransform,
@@ -21,8 +21,8 @@ from dpgan.tables.column_transforms import (
     public_dtypes,
     sample_categories,
 )
-from dpgan.tables.geo import GeoTransform
-from dpgan.tables.schema import Schema
+from dpgan.tables.codec.geo import GeoTransform
+from dpgan.tables.schema.table import Schema
 
 
 class TableEncoder:

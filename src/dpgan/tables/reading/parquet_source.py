@@ -2,7 +2,7 @@
 record batches.
 
 Why its own type: `fit` must know before it reads a cell whether the input is a DataFrame (one
-pass in memory) or a stream (several sequential passes, dpgan.tables.streamed_kind). Every
+pass in memory) or a stream (several sequential passes, dpgan.tables.fit.streamed). Every
 pass reads the files in one fixed order (sorted paths, row groups in file order) with the same
 batch length, so the i-th row is the same row on every pass: the row indices a Poisson sampler
 draws (dpgan.privacy.block_sampling) name the same records throughout the fit.
@@ -14,7 +14,7 @@ The rule every reader follows (dpgan.privacy.unit_rule: no unit decides a public
   DataFrame's columns; every file must have the same names) and the files' row counts from their
   footers. The stored column types are not compared: a writer infers them from the values (one
   missing value turns pandas' int64 into float64), so every cell is classified on its own
-  (dpgan.tables.cells) in every batch, whatever its file's type. The row count is private: it
+  (dpgan.tables.schema.cells) in every batch, whatever its file's type. The row count is private: it
   is used only to index the rows for Poisson sampling (the in-memory path does the same with
   len(data)) and is released only as the Gaussian noisy count; a table with no rows is not
   refused (the fit runs on none, and N̂ says so). Refusals name the file (a path the user chose)
@@ -79,7 +79,7 @@ class ParquetSource:
         handle the passes read through. The column names are public structure and must agree; the
         stored types need not: a writer infers them from the values (pandas writes an int column
         with one missing value as float64), so a type would let one row decide whether the fit
-        runs. Every cell is classified on its own instead (dpgan.tables.cells), in every batch
+        runs. Every cell is classified on its own instead (dpgan.tables.schema.cells), in every batch
         of every file. A table with no rows is not refused either (dpgan.privacy.unit_rule)."""
         import pyarrow.parquet as pq
 
@@ -123,7 +123,7 @@ class OpenSource:
         """The table in record batches of at most `batch_rows` rows, always in the same order;
         each batch as a DataFrame with its file's stored types (which may differ between files)
         and the columns in the first file's order. Every reader of a batch classifies its cells
-        one by one (dpgan.tables.cells), so a batch's types never decide anything."""
+        one by one (dpgan.tables.schema.cells), so a batch's types never decide anything."""
         import pyarrow.parquet as pq
 
         for file in self.files:

@@ -7,7 +7,7 @@ a failure part-way leaves no half-written table). Both write the same bytes for 
 Two ways to read, for two purposes:
 - `read_private_table` is what `fit` and `schema` use: every CSV cell is read as text (pandas'
   own empty-cell tokens become nulls), because `read_csv`'s dtype inference looks at every value
-  and its result would then leak into the schema (see dpgan.tables.cells). Parquet cells keep
+  and its result would then leak into the schema (see dpgan.tables.schema.cells). Parquet cells keep
   their stored types; dpgan classifies them one cell at a time as well.
 - `read_table` infers dtypes, for evaluation (which reads real data without a DP claim anyway).
 """
@@ -25,7 +25,7 @@ from dpgan.errors import InputError
 if TYPE_CHECKING:
     import pandas as pd
 
-    from dpgan.tables.schema import Schema
+    from dpgan.tables.schema.table import Schema
 
 READABLE = (".csv", ".gz", ".txt", ".parquet")
 WRITABLE = (".csv", ".parquet")

@@ -4,7 +4,7 @@ The private path never asks pandas what a column's dtype is: `read_csv` infers d
 values, so one row with an empty `age` turns an int64 column into float64, and a saved dtype or
 an inferred kind would then reveal that row (one bit per column, at ε = ∞). Instead every cell is
 classified on its own — null, a finite number (whole or not), an infinity, or text — and a
-column's kind is decided from DP counts of those classes (dpgan.tables.schema_inference). Because the
+column's kind is decided from DP counts of those classes (dpgan.tables.inference.infer). Because the
 rule reads one cell at a time, adding or removing a row changes one cell's class per column and
 nothing else: the counts have sensitivity 1.
 

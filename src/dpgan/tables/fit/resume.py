@@ -39,9 +39,9 @@ import torch
 from dpgan import __version__
 from dpgan.errors import InputError
 from dpgan.privacy.accounting import PrivacyLedger
-from dpgan.tables.fit_options import FitOptions
-from dpgan.tables.plugins import TableExtras
-from dpgan.tables.schema import Schema
+from dpgan.tables.fit.options import FitOptions
+from dpgan.tables.fit.plugins import TableExtras
+from dpgan.tables.schema.table import Schema
 from dpgan.training.checkpoint import IDENTITY_FILE, STATE_FILE, FitCheckpoint, check_every, read_checkpoint
 from dpgan.training.gan_loop import GeneratorHook
 

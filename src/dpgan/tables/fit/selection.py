@@ -18,8 +18,8 @@ import torch
 
 from dpgan.privacy.accounting import PrivacyLedger, Reservation
 from dpgan.privacy.releases import pure_dp_event_entry
-from dpgan.tables.conditioning import Condition
-from dpgan.tables.encoder import TableEncoder
+from dpgan.tables.codec.conditioning import Condition
+from dpgan.tables.codec.encoder import TableEncoder
 from dpgan.tables.settings import TableSettings
 from dpgan.training.config import TrainingConfig
 from dpgan.training.gan_loop import generator_for

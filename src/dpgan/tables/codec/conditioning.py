@@ -20,8 +20,8 @@ from dpgan.errors import InputError
 from dpgan.privacy.accounting import LedgerEntry
 from dpgan.privacy.mechanisms import noisy_counts
 from dpgan.privacy.releases import gaussian_event
-from dpgan.tables.encoder import TableEncoder
-from dpgan.tables.schema import Schema, category_index
+from dpgan.tables.codec.encoder import TableEncoder
+from dpgan.tables.schema.table import Schema, category_index
 
 PRIOR_FROM_SCHEMA = "schema (public)"
 PRIOR_FROM_DP_COUNTS = "Gaussian noisy counts (in the ledger)"

@@ -1,13 +1,13 @@
 """A column's kind from the first DP release of a schema inference: the class histogram.
 
 Four cells per column, every row in exactly one (sensitivity 1): null (missing, empty, an
-infinity), whole number, fractional number, text, as dpgan.tables.cells classifies each cell by a
+infinity), whole number, fractional number, text, as dpgan.tables.schema.cells classifies each cell by a
 rule that reads the cell alone (pandas' dtypes, inferred from every value, are never read). Four
 big cells are robust to noise, so this release runs at CLASS_HISTOGRAM_SCALE times the base noise.
 The kind is post-processing of the noisy counts and of the user's public hints (`PublicHints`):
 numeric when the noisy count of numbers is at least that of text cells, integer unless fractional
 numbers clearly outweigh both their noise and FRACTIONAL_SHARE of the numbers. The second release
-(the domain) and the column's spec: dpgan.tables.schema_inference.
+(the domain) and the column's spec: dpgan.tables.inference.infer.
 """
 
 from __future__ import annotations
@@ -21,11 +21,11 @@ import pandas as pd
 
 from dpgan.errors import InputError
 from dpgan.privacy.mechanisms import noisy_counts
-from dpgan.tables.cells import INFINITE, NULL, NUMBER, TEXT, Cells, classify
+from dpgan.tables.schema.cells import INFINITE, NULL, NUMBER, TEXT, Cells, classify
 
 NUMERIC, CATEGORICAL = "numeric", "categorical"
 # a column gets a null slot when its noisy null count clears both NULL_MIN_SIGMAS noise stds and
-# NULL_MIN_SHARE of N̂ (dpgan.tables.schema_inference)
+# NULL_MIN_SHARE of N̂ (dpgan.tables.inference.infer)
 NULL_MIN_SIGMAS = 3.0
 
 

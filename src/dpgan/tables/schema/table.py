@@ -22,7 +22,7 @@ KINDS = ("continuous", "integer", "categorical", "boolean")
 # for a positive range that spans a decade or more (min > 0)
 SCALES = ("linear", "log", "ratio")
 # how an integer column is coded for the generator: "bins" (a softmax over bins or levels plus a
-# position, see dpgan.tables.encoder) or "binary" (Boob et al.: the value's offset from 'min' as
+# position, see dpgan.tables.codec.encoder) or "binary" (Boob et al.: the value's offset from 'min' as
 # a short string of ±1 bits, for ranges of at most MAX_BINARY_VALUES integers)
 ENCODINGS = ("bins", "binary")
 MAX_BINARY_VALUES = 16  # 0..15 above the minimum: four bits
@@ -69,7 +69,7 @@ class ColumnSpec:
     encoding: str = "bins"
     # categorical only, a region column (Boob et al.'s geo columns): each category's public bounding
     # box (category, south, north, west, east); sampling can add a point per row inside the row's
-    # box, drawn uniformly or at its centre (dpgan.tables.geo.region_points)
+    # box, drawn uniformly or at its centre (dpgan.tables.codec.geo.region_points)
     boxes: tuple[tuple[Any, float, float, float, float], ...] = ()
     placement: str = "uniform"
 
@@ -281,7 +281,7 @@ class Schema:
     # the DP events that bought this schema (`dpgan schema`), as ledger-entry dicts: a fit that
     # uses it starts its ledger with them, so the model's ε covers the schema too
     ledger: tuple[dict[str, Any], ...] = ()
-    # latitude/longitude column pairs modelled as one 2-D column (dpgan.tables.geo.GeoTransform)
+    # latitude/longitude column pairs modelled as one 2-D column (dpgan.tables.codec.geo.GeoTransform)
     geo: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:

@@ -20,9 +20,9 @@ import pandas as pd
 
 from dpgan.errors import InputError
 from dpgan.recipes import Recipe
-from dpgan.tables.conform import check_structure
-from dpgan.tables.schema import Schema
-from dpgan.tables.schema_inference import PublicHints
+from dpgan.tables.inference.infer import PublicHints
+from dpgan.tables.reading.conform import check_structure
+from dpgan.tables.schema.table import Schema
 from dpgan.tables.settings import TableSettings, split_settings
 from dpgan.training.config import TrainingConfig
 

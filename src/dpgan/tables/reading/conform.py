@@ -38,7 +38,7 @@ import numpy as np
 import pandas as pd
 
 from dpgan.errors import InputError
-from dpgan.tables.cells import (
+from dpgan.tables.schema.cells import (
     INFINITE,
     NULL,
     NUMBER,
@@ -48,7 +48,7 @@ from dpgan.tables.cells import (
     classify,
     per_value,
 )
-from dpgan.tables.schema import ColumnSpec, Schema
+from dpgan.tables.schema.table import ColumnSpec, Schema
 
 UNKNOWN_CATEGORY = "unknown category"
 MISSING_IN_COMPLETE = "missing value in a complete column"
@@ -202,7 +202,7 @@ def _numeric(spec: ColumnSpec, series: pd.Series) -> _Column:
 
 def _boolean(spec: ColumnSpec, series: pd.Series) -> _Column:
     null = classify(series).kind == NULL
-    # once per distinct value where the column allows (dpgan.tables.cells.per_value)
+    # once per distinct value where the column allows (dpgan.tables.schema.cells.per_value)
     parsed = per_value(series, _boolean_values, None)
     parsed[null] = None
     unknown = ~null & np.array([p is None for p in parsed], dtype=bool)

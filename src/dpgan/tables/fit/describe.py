@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from dpgan.tables.conform import INPUT_RULE
-from dpgan.tables.preparation import repair_noise_std, repairs_summary
-from dpgan.tables.schema_inference import SOURCE_NOT_PRIVATE
+from dpgan.tables.fit.preparation import repair_noise_std, repairs_summary
+from dpgan.tables.inference.infer import SOURCE_NOT_PRIVATE
+from dpgan.tables.reading.conform import INPUT_RULE
 
 UNSAFE_SCHEMA_NOTE = (
     "The schema (bounds and category lists) was read from the data WITHOUT differential privacy: "

@@ -6,7 +6,7 @@ size costs nothing further (post-processing). The randomness is the caller's (`s
 entropy) and never enters the ledger.
 
 A post-processor (`RowPostProcessor`) rewrites one column of every generated row from a released
-model: the label model (dpgan.tables.label_model) redraws the target from P(target | other
+model: the label model (dpgan.tables.sampling.label_model) redraws the target from P(target | other
 columns). A request for a value of such a column cannot be passed to the generator; it is met
 by rejection: rows are drawn until enough have that value after post-processing, so they follow
 P(other columns | value) of the joint the released model samples.
@@ -25,11 +25,11 @@ import torch
 
 from dpgan.devices import module_device
 from dpgan.errors import InputError
-from dpgan.tables.conditioning import Condition, condition_codes
-from dpgan.tables.encoder import TableEncoder
-from dpgan.tables.fit_options import positive_int
-from dpgan.tables.geo import region_points
-from dpgan.tables.schema import Schema
+from dpgan.tables.codec.conditioning import Condition, condition_codes
+from dpgan.tables.codec.encoder import TableEncoder
+from dpgan.tables.codec.geo import region_points
+from dpgan.tables.fit.options import positive_int
+from dpgan.tables.schema.table import Schema
 
 MAX_SAMPLE_ROWS = 100_000_000
 SAMPLE_CHUNK = 20_000

@@ -1,8 +1,8 @@
 """The exact counts behind a DP schema, gathered over record batches and merged.
 
-dpgan.tables.schema_inference releases, per column, a class histogram and a domain histogram (grid bins
+dpgan.tables.inference.infer releases, per column, a class histogram and a domain histogram (grid bins
 for a numeric column, one count per value otherwise). Every one of those counts is a sum over rows
-of a rule applied to one cell (dpgan.tables.cells), so the sum over the batches equals the
+of a rule applied to one cell (dpgan.tables.schema.cells), so the sum over the batches equals the
 sum over the table: counting batch by batch and adding the counters gives the exact counts the
 in-memory path computes, and `schema_from_counts` then draws the same noise from the same `rng`.
 Counts are integers held as float64; their sums are exact in any order (below 2^53 rows).
@@ -26,9 +26,9 @@ import numpy as np
 import pandas as pd
 
 from dpgan.privacy.mechanisms import bin_index, public_numeric_grid
-from dpgan.tables.cells import NUMBER, Cells, cell_keys, classify
-from dpgan.tables.column_kinds import CATEGORICAL, NUMERIC, ClassCounts, PublicHints, class_counts_of
-from dpgan.tables.schema_inference import DomainCounts, whole_counts
+from dpgan.tables.inference.column_kinds import CATEGORICAL, NUMERIC, ClassCounts, PublicHints, class_counts_of
+from dpgan.tables.inference.infer import DomainCounts, whole_counts
+from dpgan.tables.schema.cells import NUMBER, Cells, cell_keys, classify
 
 DEFAULT_DISTINCT_CAP = 100_000
 # with a public list of categories only the listed values are counted, the rest summed under a key
@@ -80,7 +80,7 @@ class ColumnCounter:
 def add_values(
     counter: Counter[str], series: pd.Series, listed: tuple[str, ...] | None, cells: Cells | None = None
 ) -> None:
-    """Count the non-null cells' canonical texts (the keys dpgan.tables.schema_inference releases);
+    """Count the non-null cells' canonical texts (the keys dpgan.tables.inference.infer releases);
     `cells`: the column's classes, if the caller has them."""
     keys = cell_keys(series, cells)
     present = keys[keys != None].tolist()  # noqa: E711 (elementwise)

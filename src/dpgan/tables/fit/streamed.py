@@ -1,16 +1,16 @@
 """The fit of a tabular synthesizer on a Parquet file or directory larger than memory.
 
-The same flow as dpgan.tables.fit_plan (read its docstring), with the table read in record
-batches (dpgan.tables.parquet_source) instead of held as a DataFrame:
+The same flow as dpgan.tables.fit.plan (read its docstring), with the table read in record
+batches (dpgan.tables.reading.parquet_source) instead of held as a DataFrame:
 1. the ledger opens with the schema's purchase, if any;
-2. dpgan.tables.stream_preparation: N̂, the DP schema and the repair counts from streaming passes, the
+2. dpgan.tables.fit.stream_preparation: N̂, the DP schema and the repair counts from streaming passes, the
    same releases as the in-memory path (equal for an equally seeded rng);
 3. the encoder from the schema only;
 4. a condition only from the schema's public or DP frequencies (no extra read);
 5. the marginal and 2-way anchors (and the label model read off the 2-way tables): their exact
    counts are sums over rows, added batch by batch over the encoded rows (the in-memory path
    makes the same `AnchorCounts.add` call on the whole table; the sums are equal bit for bit) and
-   released by the same plug-ins (dpgan.tables.plugins) at the same σ from the same `rng`,
+   released by the same plug-ins (dpgan.tables.fit.plugins) at the same σ from the same `rng`,
    so their ledger entries and released tables equal the in-memory ones. They are added in the conform pass of step 2
    (`ConformPass`: each batch is conformed once, then encoded, counted and, while the encoded
    table fits the memory budget, held), so no pass of its own;
@@ -22,7 +22,7 @@ batches (dpgan.tables.parquet_source) instead of held as a DataFrame:
    (dpgan.privacy.block_sampling has the argument that this is Poisson sampling per step).
 Peak memory: one record batch (raw, conformed, encoded) plus the block, whatever the row count.
 
-Whether a fit streams is public (dpgan.tables.parquet_source.should_stream: a directory or `--stream`,
+Whether a fit streams is public (dpgan.tables.reading.parquet_source.should_stream: a directory or `--stream`,
 never the file's size), so the record's `"streamed": true` says nothing about the rows; a table
 with no rows streams like any other (N̂ says how many there were, dpgan.privacy.unit_rule).
 What a stream cannot do yet is refused before any read, by public settings only (never by the
@@ -51,17 +51,17 @@ from dpgan.errors import DPGanWarning, InputError
 from dpgan.fit import KindData, data_kind, register_kind
 from dpgan.privacy.block_sampling import BlockPoissonSampler
 from dpgan.privacy.distributed import SINGLE_PROCESS, ProcessGroupContext
-from dpgan.tables.conditioning import build_condition, condition_column_for
-from dpgan.tables.conform import check_columns, conform
-from dpgan.tables.encoder import TableEncoder, public_dtypes
-from dpgan.tables.fit_kind import TableData, TableKind, run_table_kind
-from dpgan.tables.fit_options import FitOptions, schema_with_hints
-from dpgan.tables.fit_plan import FitSettings, FittedTable, table_extras, training_schema
-from dpgan.tables.parquet_source import OpenSource, ParquetSource
-from dpgan.tables.plugins import AnchorCounts, label_model_from_tables
-from dpgan.tables.public_data import PublicTable, encode_public
-from dpgan.tables.schema import Schema
-from dpgan.tables.stream_preparation import StreamPrepared, prepare_stream
+from dpgan.tables.codec.conditioning import build_condition, condition_column_for
+from dpgan.tables.codec.encoder import TableEncoder, public_dtypes
+from dpgan.tables.fit.kind import TableData, TableKind, run_table_kind
+from dpgan.tables.fit.options import FitOptions, schema_with_hints
+from dpgan.tables.fit.plan import FitSettings, FittedTable, table_extras, training_schema
+from dpgan.tables.fit.plugins import AnchorCounts, label_model_from_tables
+from dpgan.tables.fit.public_data import PublicTable, encode_public
+from dpgan.tables.fit.stream_preparation import StreamPrepared, prepare_stream
+from dpgan.tables.reading.conform import check_columns, conform
+from dpgan.tables.reading.parquet_source import OpenSource, ParquetSource
+from dpgan.tables.schema.table import Schema
 from dpgan.training.context import FitContext
 from dpgan.training.progress import FitProgressFn
 from dpgan.training.public_warm_start import PublicWarmStart
@@ -84,7 +84,7 @@ def stream_arguments(
     strict: bool,
     checkpoint: object,
 ) -> tuple[OpenSource, Schema | None, FitOptions]:
-    """The checks of dpgan.tables.fit_options for a stream, plus the refusals of the module
+    """The checks of dpgan.tables.fit.options for a stream, plus the refusals of the module
     docstring: all from public settings, the file footers and the column names."""
     if strict:
         raise InputError("strict mode is not available when fitting from Parquet in batches; fit a DataFrame")

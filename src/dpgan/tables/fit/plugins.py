@@ -5,7 +5,7 @@ reaches the spent share plus its own, then the share counts as spent):
 - `AuxClassifierPlugin`: DTGAN's auxiliary classifier of the condition, DP-SGD on the rows (one
   record each); its loss guides G (conditional recipes with a classifier loss);
 - `LabelModelPlugin`: the label model, a DP-SGD classifier of the target that redraws it in sampled
-  rows (a post-processor of G's rows: dpgan.tables.label_model);
+  rows (a post-processor of G's rows: dpgan.tables.sampling.label_model);
 - `MarginalAnchorPlugin`: noisy one-way marginals (dpgan.training.marginals) as G's warm start and
   anchor;
 - `PairAnchorPlugin`: noisy 2-way tables of every pair of columns (dpgan.training.pair_marginals) as
@@ -24,11 +24,11 @@ import torch
 
 from dpgan.fit import KindData, Plugin
 from dpgan.privacy.distributed import SINGLE_PROCESS, ProcessGroupContext
-from dpgan.tables.conditioning import Condition
-from dpgan.tables.encoder import TableEncoder
-from dpgan.tables.label_model import LabelModel, fit_label_model
+from dpgan.tables.codec.conditioning import Condition
+from dpgan.tables.codec.encoder import TableEncoder
+from dpgan.tables.sampling.label_model import LabelModel, fit_label_model
+from dpgan.tables.sampling.table_label_model import naive_bayes_label_model
 from dpgan.tables.settings import TableSettings
-from dpgan.tables.table_label_model import naive_bayes_label_model
 from dpgan.training.aux_classifier import fit_aux_classifier
 from dpgan.training.config import TrainingConfig
 from dpgan.training.context import FitContext

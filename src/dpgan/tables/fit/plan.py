@@ -1,8 +1,8 @@
 """The fit of a tabular synthesizer, read by read: what is charged to the ledger, and where.
 
 A table runs through the one fit pipeline (dpgan.fit) as `TableKind`
-(dpgan.tables.fit_kind; streamed: `StreamedTableKind`, dpgan.tables.streamed_kind):
-steps 2-4 are its data releases, step 5 its plug-ins (dpgan.tables.plugins), step 6 its strategy
+(dpgan.tables.fit.kind; streamed: `StreamedTableKind`, dpgan.tables.fit.streamed):
+steps 2-4 are its data releases, step 5 its plug-ins (dpgan.tables.fit.plugins), step 6 its strategy
 (dpgan.training.strategies) and, with a selection, its finish; this module holds the steps' parts.
 
 Flow (every read of the private table is a ledger event, and `PrivacyLedger` refuses any event
@@ -10,11 +10,11 @@ that would take it past the target (ε, δ)):
 
 1. the ledger opens with the schema's own DP purchase, if its file records one (public otherwise);
    a purchase of half of ε or more is refused before the data is touched;
-2. `prepare_table` (dpgan.tables.preparation): the noisy row count, the schema's DP histograms when no
+2. `prepare_table` (dpgan.tables.fit.preparation): the noisy row count, the schema's DP histograms when no
    schema is given (or nothing, on the non-private `schema_from_data_without_dp` path, which the
    report then says), the DP count of repaired cells; charged at `fraction` of ε;
 3. the encoder is built from the public (or DP) schema only; a public table for the warm start
-   (dpgan.tables.public_data) is encoded with it, strictly, and read by nothing else: no
+   (dpgan.tables.fit.public_data) is encoded with it, strictly, and read by nothing else: no
    ledger entry depends on it, and the loop pre-trains G and the critic on it without noise;
 4. the condition's value frequencies: the schema's public ones, else a DP histogram at the
    preprocessing σ (`build_condition`), charged here;
@@ -60,16 +60,16 @@ from dpgan.errors import BudgetError
 from dpgan.privacy.accounting import Budget, PrivacyLedger
 from dpgan.privacy.distributed import SINGLE_PROCESS, ProcessGroupContext
 from dpgan.recipes import Recipe
-from dpgan.tables.conditioning import Condition, condition_column_for
-from dpgan.tables.encoder import TableEncoder
-from dpgan.tables.fit_options import FitOptions
-from dpgan.tables.label_model import LabelModel
-from dpgan.tables.plugins import AnchorCounts, TableExtras
-from dpgan.tables.preparation import Prepared, prepare_table, purchased_schema_entries
-from dpgan.tables.sampling import RowPostProcessor, TableSampler
-from dpgan.tables.schema import Schema, binary_coded, with_geo
+from dpgan.tables.codec.conditioning import Condition, condition_column_for
+from dpgan.tables.codec.encoder import TableEncoder
+from dpgan.tables.fit.options import FitOptions
+from dpgan.tables.fit.plugins import AnchorCounts, TableExtras
+from dpgan.tables.fit.preparation import Prepared, prepare_table, purchased_schema_entries
+from dpgan.tables.sampling.label_model import LabelModel
+from dpgan.tables.sampling.rows import RowPostProcessor, TableSampler
+from dpgan.tables.sampling.table_label_model import match_prior
+from dpgan.tables.schema.table import Schema, binary_coded, with_geo
 from dpgan.tables.settings import TableSettings
-from dpgan.tables.table_label_model import match_prior
 from dpgan.training.config import TrainingConfig
 from dpgan.training.generator_losses import GeneratorObjective
 
@@ -136,7 +136,7 @@ class FittedTable:
     critic_for_evaluation: torch.nn.Module | None = None
 
     def sampler(self, noise_dim: int) -> TableSampler:
-        """Rows from the released models (dpgan.tables.sampling: post-processing, free)."""
+        """Rows from the released models (dpgan.tables.sampling.rows: post-processing, free)."""
         return TableSampler(self.generator, self.encoder, self.condition, noise_dim, self.post_processors)
 
     @property
@@ -167,7 +167,7 @@ def _prepare(
     rng: np.random.Generator,
 ) -> tuple[Prepared, float, str | None]:
     """The table in the schema's domain and its noisy row count, charged at `fraction` of ε
-    (dpgan.tables.preparation); returns it, the fraction and the condition column (checked first). Its
+    (dpgan.tables.fit.preparation); returns it, the fraction and the condition column (checked first). Its
     notes are the caller's to print (after a resumable fit has pinned its seed)."""
     without_dp = schema is None and settings.schema_from_data_without_dp
     condition_column = condition_column_for(

@@ -1,11 +1,12 @@
-"""dpgan.tables.preparation's private reads for a table read in record batches (dpgan.tables.parquet_source).
+"""dpgan.tables.fit.preparation's private reads for a table read in record batches
+(dpgan.tables.reading.parquet_source).
 
 The same releases, in the same order, at the same σ, drawing from the same `rng`:
 1. the noisy row count N̂ of the files' row count (the footers' sum, equal to len(data));
 2. without a schema: one pass counts every column's classes, grid bins and values batch by batch
-   (dpgan.tables.stream_counts; mergeable, so the sums are the table's exact counts) and
+   (dpgan.tables.inference.stream_counts; mergeable, so the sums are the table's exact counts) and
    `schema_from_counts` releases them exactly as the in-memory path does;
-3. a second pass maps each batch into the schema (dpgan.tables.conform: per-row rules, so a batch
+3. a second pass maps each batch into the schema (dpgan.tables.reading.conform: per-row rules, so a batch
    conformed alone gives the rows the whole table would) and adds the repair indicators;
 4. their sums are released as the in-memory path releases the column sums of the indicators.
 So with an equally seeded `rng`, N̂, the schema, the repair counts and the ledger equal the
@@ -13,7 +14,7 @@ in-memory path's. The conform pass can carry more work (`consume`: built from th
 schema, public, and handed each conformed batch; a streamed fit encodes it there and adds the
 anchors' exact sums, or holds it), so one read serves what took two; nothing it does draws
 from `rng` or changes what is released here. The pass also records how many rows each batch
-keeps: row i of the conformed table is then found by batch without holding the table (dpgan.tables.streamed_kind).
+keeps: row i of the conformed table is then found by batch without holding the table (dpgan.tables.fit.streamed).
 """
 
 from __future__ import annotations
@@ -32,9 +33,7 @@ from dpgan.privacy.preprocessing import (
     PreprocessingPlan,
     private_row_count,
 )
-from dpgan.tables.conform import REASONS, conform
-from dpgan.tables.parquet_source import OpenSource
-from dpgan.tables.preparation import (
+from dpgan.tables.fit.preparation import (
     charge_schema,
     plan_for,
     release_repairs,
@@ -43,9 +42,11 @@ from dpgan.tables.preparation import (
     target_second_cap,
     target_second_chance,
 )
-from dpgan.tables.schema import Schema
-from dpgan.tables.schema_inference import PublicHints, schema_from_counts
-from dpgan.tables.stream_counts import DEFAULT_DISTINCT_CAP, count_batches, recount_values, recount_wholes
+from dpgan.tables.inference.infer import PublicHints, schema_from_counts
+from dpgan.tables.inference.stream_counts import DEFAULT_DISTINCT_CAP, count_batches, recount_values, recount_wholes
+from dpgan.tables.reading.conform import REASONS, conform
+from dpgan.tables.reading.parquet_source import OpenSource
+from dpgan.tables.schema.table import Schema
 
 
 @dataclass

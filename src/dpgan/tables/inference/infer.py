@@ -4,10 +4,10 @@ Without a schema nothing about a column is public except its name. dpgan makes t
 releases per column, each a histogram whose cells every row falls into exactly one of
 (sensitivity 1 each):
 1. the class histogram, four cells: null (missing, empty, an infinity), whole number, fractional
-   number, text. Which class a cell is in comes from dpgan.tables.cells, a rule that reads the
+   number, text. Which class a cell is in comes from dpgan.tables.schema.cells, a rule that reads the
    cell alone; pandas' dtypes, which `read_csv` infers from every value, are never read. Four big
    cells are robust to noise, so this release runs at twice the base noise (a quarter of the cost;
-   the release and the kind it decides: dpgan.tables.column_kinds);
+   the release and the kind it decides: dpgan.tables.inference.column_kinds);
 2. the domain histogram, chosen by the kind that (1) decided: for a numeric column, the bins of a
    public log-scale grid (dpgan.privacy.mechanisms.public_numeric_grid), 6, 3 or 1 bins a decade as
    N̂ and σ allow (`grid_resolution`: a small table's bins are wider, so they show above the
@@ -23,7 +23,7 @@ Everything in the schema is post-processing of those counts and of the noisy row
   fractional numbers clearly outweigh both their noise and 2 % of the numbers; boolean when the
   only released values spell true/false; categorical otherwise;
 - `nullable`: the cells that will be null (missing; and text, in a numeric column) clear both 3σ
-  and 0.5 % of N̂. A column judged complete still gets its few nulls mapped by dpgan.tables.conform (to
+  and 0.5 % of N̂. A column judged complete still gets its few nulls mapped by dpgan.tables.reading.conform (to
   `(other)`, or the row is dropped), counted with DP. The target is never nullable (a public
   rule): a label model or a condition needs every row labelled;
 - point masses: released whole numbers holding at least 0.5 % of the numbers and 5 times the mass
@@ -71,8 +71,7 @@ from dpgan.privacy.mechanisms import (
     public_numeric_grid,
     set_union_threshold,
 )
-from dpgan.tables.cells import NUMBER, cell_keys, classify
-from dpgan.tables.column_kinds import (
+from dpgan.tables.inference.column_kinds import (
     CLASS_HISTOGRAM_SCALE,
     NULL_MIN_SIGMAS,
     NUMERIC,
@@ -83,7 +82,8 @@ from dpgan.tables.column_kinds import (
     decide_kind,
     release_classes,
 )
-from dpgan.tables.schema import DEFAULT_BINS, ColumnSpec, Schema, bin_per_level, numeric_encoding
+from dpgan.tables.schema.cells import NUMBER, cell_keys, classify
+from dpgan.tables.schema.table import DEFAULT_BINS, ColumnSpec, Schema, bin_per_level, numeric_encoding
 
 OTHER = "(other)"
 # a grid bin counts when its noisy mass clears this many noise stds, and so does every bin of a
@@ -142,7 +142,7 @@ TYPICAL_DECADES = 2.0
 MAX_LEVELS = 16
 LEVELS_COVERAGE = 0.985
 # a column gets a null slot when its noisy null count clears both NULL_MIN_SIGMAS noise stds
-# (dpgan.tables.column_kinds) and this share of N̂
+# (dpgan.tables.inference.column_kinds) and this share of N̂
 NULL_MIN_SHARE = 0.005
 BOOLEAN_WORDS = frozenset(("true", "false"))
 # without DP: a text column with this share of distinct values (and more than IDENTIFIER_MIN) is an identifier
@@ -573,7 +573,7 @@ def _categorical(
     its noise (which grows with the number of released values) or when only one value was released
     (a rare second class under the threshold: `(other)` then stands for it): a target with two
     released classes and nothing else gets no third class made of noise, and a row with an unreleased label is
-    dropped and counted (dpgan.tables.conform), as a label model could not predict it."""
+    dropped and counted (dpgan.tables.reading.conform), as a label model could not predict it."""
     public = domain.other is not None
     keys = list(domain.values) if public else (order or sorted(domain.values, key=str))
     note = None
@@ -649,7 +649,7 @@ def schema_from_counts(
     second_chance: SecondChance | None = None,
 ) -> tuple[Schema, list[str]]:
     """The releases of `infer_schema_private` from exact counts however they were gathered (the
-    whole frame, or merged over record batches: dpgan.tables.stream_counts): column by column, the class
+    whole frame, or merged over record batches: dpgan.tables.inference.stream_counts): column by column, the class
     release, then the domain release of the kind it decided, drawing from `rng` in that order. So
     equal exact counts and an equally seeded `rng` give an equal schema. `second_chance` releases a
     categorical target's values again when the first release kept fewer than two

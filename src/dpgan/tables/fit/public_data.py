@@ -20,11 +20,11 @@ import pandas as pd
 import torch
 
 from dpgan.errors import InputError
-from dpgan.tables.conform import STRICT_NOTE, conform
-from dpgan.tables.encoder import TableEncoder, public_dtypes
-from dpgan.tables.resume import table_fingerprint
-from dpgan.tables.schema import Schema
-from dpgan.tables.table_io import check_readable, read_private_table
+from dpgan.tables.codec.encoder import TableEncoder, public_dtypes
+from dpgan.tables.fit.resume import table_fingerprint
+from dpgan.tables.reading.conform import STRICT_NOTE, conform
+from dpgan.tables.reading.table_io import check_readable, read_private_table
+from dpgan.tables.schema.table import Schema
 
 DEFAULT_WARM_START_STEPS = 500
 

@@ -3,7 +3,7 @@
 Every transform is a pure function of the public `ColumnSpec`: no state is fitted on private
 rows (pitfall: min/max scaling or category lists read off the data). Out-of-range values are
 clamped to the public bounds, never dropped. A geo pair's transform builds on these
-(dpgan.tables.geo); TableEncoder (dpgan.tables.encoder) puts them side by side.
+(dpgan.tables.codec.geo); TableEncoder (dpgan.tables.codec.encoder) puts them side by side.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from dpgan.models.output_spans import SOFTMAX, TANH
-from dpgan.tables.schema import ColumnSpec, Schema
+from dpgan.tables.schema.table import ColumnSpec, Schema
 
 
 class ColumnTransform:
