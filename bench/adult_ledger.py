@@ -21,10 +21,10 @@ except ImportError:  # timing the code before calibration had its own module (be
     from dpgan.privacy.accounting import calibrate_noise_multiplier  # type: ignore[attr-defined,no-redef]
 from dpgan.privacy.preprocessing import REPAIR_COUNT_SCALE, ROW_COUNT_SCALE, plan_preprocessing
 from dpgan.recipes import get_recipe
+from dpgan.statistics.tables.marginals import MARGINALS_EVENT, MarginalAnchor
 from dpgan.tables.codec.encoder import TableEncoder, public_dtypes
 from dpgan.tables.settings import TableSettings
 from dpgan.training.config import TrainingConfig
-from dpgan.training.marginals import MARGINALS_EVENT, MarginalAnchor
 from dpgan.training.schedule import epochs_schedule, gan_schedule_for
 
 ADULT_ROWS = 32_561

@@ -46,7 +46,7 @@ class TableSettings:
     classifier_loss_weight: float = 0.0  # 0: no classifier
     classifier_epochs: float = 3.0
     classifier_budget_fraction: float = 0.1
-    # --- DP one-way statistics of G's outputs (dpgan.training.marginals): G is warm-started on them
+    # --- DP one-way statistics of G's outputs (dpgan.statistics.tables.marginals): G is warm-started on them
     # and a penalty keeps its statistics near them (any recipe). On for dtgan-g, whose noisy
     # generator steps do not learn marginals; off elsewhere (it helps there too: RESULTS §9).
     marginal_anchor: bool = setting(False, "spend a share of ε on DP one-way statistics that warm-start and anchor G")
@@ -55,7 +55,7 @@ class TableSettings:
     # against a step's noise the penalty needs weight: on Adult at ε=1 (dtgan-g, one seed) weight 1
     # left mean JSD 0.082 and WD 0.040, weight 10 gave 0.010 and 0.012 (RESULTS §8)
     marginal_weight: float = 10.0
-    # --- DP 2-way tables of G's outputs (dpgan.training.pair_marginals): every pair of columns'
+    # --- DP 2-way tables of G's outputs (dpgan.statistics.tables.pair_marginals): every pair of columns'
     # categories/bins measured once, G warm-started on them and kept near them. On by default:
     # at ε = 1 on the validation splits of adult, hmda, chile, churn and flchain it lowered JSD,
     # WD and the association difference on all five and the accuracy gap on all five (RESULTS §14)
@@ -65,7 +65,7 @@ class TableSettings:
     pair_budget_fraction: float = setting(0.3, "the 2-way tables' share of ε", metavar="F")
     pair_warmup_steps: int = 300
     pair_weight: float = 10.0
-    # a DP probe of every pair chooses which to measure (dpgan.training.pair_selection): the
+    # a DP probe of every pair chooses which to measure (dpgan.statistics.tables.pair_selection): the
     # target's pairs and a tree's worth of the most dependent others
     pair_selection: bool = setting(
         True, "probe every pair with DP and measure only the target's and the most dependent ones"

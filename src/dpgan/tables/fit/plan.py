@@ -21,7 +21,7 @@ that would take it past the target (ε, δ)):
 5. the optional extras, each trained with DP-SGD up to its cumulative share of ε, in this order:
    the auxiliary classifier (conditional recipes with a classifier loss), the label model
    (categorical target), the marginal anchor (noisy one-way marginals), the 2-way anchor (noisy
-   tables of every pair of columns, dpgan.training.pair_marginals);
+   tables of every pair of columns, dpgan.statistics.tables.pair_marginals);
 6. σ and the step count for the GAN from what is left (`sigma_and_steps` composes the ledger's
    entries so far), then the recipe's loop: DP on the critic (Poisson batches) or on the
    generator (dtgan-g's shard critics); each step is charged by the loop as it runs;

@@ -6,9 +6,9 @@ reaches the spent share plus its own, then the share counts as spent):
   record each); its loss guides G (conditional recipes with a classifier loss);
 - `LabelModelPlugin`: the label model, a DP-SGD classifier of the target that redraws it in sampled
   rows (a post-processor of G's rows: dpgan.tables.sampling.label_model);
-- `MarginalAnchorPlugin`: noisy one-way marginals (dpgan.training.marginals) as G's warm start and
+- `MarginalAnchorPlugin`: noisy one-way marginals (dpgan.statistics.tables.marginals) as G's warm start and
   anchor;
-- `PairAnchorPlugin`: noisy 2-way tables of every pair of columns (dpgan.training.pair_marginals) as
+- `PairAnchorPlugin`: noisy 2-way tables of every pair of columns (dpgan.statistics.tables.pair_marginals) as
   G's warm start and anchor; when the label model is read off these tables ("pair-tables"), it is
   built here as post-processing of them, with no ledger entry of its own.
 The anchors read only `AnchorCounts`, the table's exact per-row sums, which a streamed fit adds up
@@ -24,6 +24,9 @@ import torch
 
 from dpgan.fit import KindData, Plugin
 from dpgan.privacy.distributed import SINGLE_PROCESS, ProcessGroupContext
+from dpgan.statistics.tables.marginals import MarginalCounts, measure_anchor
+from dpgan.statistics.tables.pair_marginals import PairCounts, measure_pair_anchor
+from dpgan.statistics.tables.pair_selection import PROBE_SHARE
 from dpgan.tables.codec.conditioning import Condition
 from dpgan.tables.codec.encoder import TableEncoder
 from dpgan.tables.sampling.label_model import LabelModel, fit_label_model
@@ -34,10 +37,8 @@ from dpgan.training.config import TrainingConfig
 from dpgan.training.context import FitContext
 from dpgan.training.gan_loop import GeneratorHook
 from dpgan.training.generator_losses import GeneratorObjective
-from dpgan.training.marginals import AnchorHook, MarginalCounts, measure_anchor
-from dpgan.training.pair_marginals import PairAnchorHook, PairCounts, measure_pair_anchor
-from dpgan.training.pair_selection import PROBE_SHARE
 from dpgan.training.schedule import gan_schedule_for
+from dpgan.training.table_anchors import AnchorHook, PairAnchorHook
 
 
 @dataclass
@@ -45,7 +46,7 @@ class AnchorCounts:
     """The exact per-row sums the anchors the config asks for release (None for one that is off).
 
     `add` takes encoded rows: the whole table in memory, or a streamed fit's batches in table
-    order; the sums are equal either way (dpgan.training.marginals.continued_sums), so the
+    order; the sums are equal either way (dpgan.statistics.tables.marginals.continued_sums), so the
     releases, drawn from the same rng at the same σ, are equal too."""
 
     marginals: MarginalCounts | None

@@ -1,56 +1,34 @@
-"""A label model read off the 2-way anchor's DP tables: naive Bayes, post-processing, no ε of its own.
-
-Why: the DP-SGD label model (dpgan.tables.sampling.label_model) takes a quarter of ε, and on a table of a
-thousand or two rows its noisy gradient steps learn less than the tables already hold: the 2-way
-anchor releases the target's table with every other column (categories, numeric bins, null
-indicators) once, the same workload MST fits. P(target | row) ∝ P(target) Π_s P(s | target) over the
-row's cell s of each of those tables is naive Bayes; with one-hot inputs it is a linear model,
-log P(target) + x · log P(s | target), so it is stored and applied as the DP-SGD model's linear
-classifier (same file format, same sampling code). Reading released tables is post-processing:
-the ledger gets no entry, and the quarter of ε the DP-SGD model would have spent stays with the GAN.
-
-Negative noisy cells are set to 0 and every cell gets a pseudo-count of half a noise standard
-deviation, so a cell the noise could have made empty never decides a label alone.
+"""The label model read off the 2-way anchor's DP tables (naive Bayes; its weights and the argument:
+dpgan.statistics.tables.naive_bayes), as the DP-SGD label model's linear classifier: the same file
+format and sampling code (dpgan.tables.sampling.label_model). Post-processing, no ε of its own; its
+prior is matched on G's own rows (`match_prior`), public noise through released models.
 """
 
 from __future__ import annotations
 
 import torch
 
+from dpgan.statistics.tables.naive_bayes import naive_bayes_weights
+from dpgan.statistics.tables.pair_marginals import PairAnchor
 from dpgan.tables.codec.encoder import TableEncoder
 from dpgan.tables.sampling.label_model import LabelModel, label_span
 from dpgan.training.aux_classifier import AuxClassifier
-from dpgan.training.pair_marginals import PairAnchor
-
-PSEUDO_COUNT_NOISE = 0.5  # pseudo-count per cell, in noise standard deviations
-MIN_SHARE = 1e-6
 
 
 def naive_bayes_label_model(anchor: PairAnchor, encoder: TableEncoder, column: str) -> LabelModel | None:
     """The linear classifier of `column` from its DP tables with every other column; None when the
     anchor measured none (the column is the condition, or the anchor is off)."""
     start, stop = label_span(encoder, column)
-    classes = stop - start
-    pseudo = max(PSEUDO_COUNT_NOISE * anchor.noise_share, MIN_SHARE)
-    weight = torch.zeros(classes, encoder.width - classes)
-    priors = []
-    for (a, b), table in zip(anchor.pairs, anchor.targets):
-        if start not in (a.start, b.start):
-            continue
-        other = b if a.start == start else a
-        by_class = (table if a.start == start else table.T).double()  # classes × the other's cells
-        cells = by_class.clamp_min(0.0) + pseudo
-        priors.append(by_class.sum(dim=1))  # unclipped: clipping noise at 0 would pull it to uniform
-        offset = other.start if other.start < start else other.start - classes  # the target's slots are dropped
-        weight[:, offset : offset + other.width] = (cells / cells.sum(dim=1, keepdim=True)).log().float()
-    if not priors:
+    released = naive_bayes_weights(anchor, encoder.width, start, stop)
+    if released is None:
         return None
-    prior = torch.stack(priors).mean(dim=0).clamp_min(pseudo)
+    weight, bias = released
+    classes = stop - start
     classifier = AuxClassifier(encoder.width - classes, classes, hidden=())
     with torch.no_grad():
         linear = classifier.net[0]
         linear.weight.copy_(weight)
-        linear.bias.copy_((prior / prior.sum()).log().float())
+        linear.bias.copy_(bias)
     classifier.eval()
     classifier.requires_grad_(False)
     return LabelModel(column, start, stop, (), classifier)

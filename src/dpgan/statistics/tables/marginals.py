@@ -16,6 +16,7 @@ each sum by at most 1 (|position| ≤ 1), so each release is a sensitivity-1 Gau
 σ, recorded together as one ledger entry. Everything computed from them afterwards (the warm
 start, the penalty) is post-processing and never passes through the clip-and-noise hook.
 Critic-side recipes can use the anchor as well (off by default): their G reads only DP outputs.
+The warm start, the penalty and the generator plug-in: dpgan.training.table_anchors.
 """
 
 from __future__ import annotations
@@ -26,21 +27,16 @@ import numpy as np
 import torch
 
 from dpgan.models.output_spans import TANH, OutputSpan, position_bin_pairs
-from dpgan.models.tabular import TabularGenerator
 from dpgan.privacy.accounting import PrivacyLedger
 from dpgan.privacy.calibration import ShareTarget
 from dpgan.privacy.mechanisms import noisy_counts
 from dpgan.privacy.releases import charge_gaussian
-from dpgan.training.config import TrainingConfig
-from dpgan.training.fake_rows import InputsFn
 
 MARGINALS_EVENT = "Gaussian noisy marginals of G's outputs"
 # a noisy frequency below this is floored so that the KL penalty stays finite
 MIN_FREQUENCY = 1e-4
 # a bin's position moments are used only when its noisy count clears this many noise stds
 MIN_COUNT_SIGMAS = 3.0
-# the warm start fits only the one-way statistics, so it can take bigger steps than the GAN
-WARM_START_LR_FACTOR = 10.0
 
 
 def marginal_spans(spans: list[OutputSpan], skip_column: str | None = None) -> list[OutputSpan]:
@@ -176,33 +172,8 @@ def noisy_position_moments(
     return moments
 
 
-def marginal_penalty(
-    G: TabularGenerator,
-    z: torch.Tensor,
-    condition: torch.Tensor | None,
-    spans: list[OutputSpan],
-    targets: list[torch.Tensor],
-    positions: list[PositionMoments] = (),  # type: ignore[assignment]
-) -> torch.Tensor:
-    """Σ_spans KL(target ‖ batch-mean softmax) + Σ_bins weight·((mean gap)² + (sd gap)²): zero
-    when G's one-way statistics match the DP ones."""
-    logits = G.logits(z, condition)
-    total = logits.new_zeros(())
-    for span, target in zip(spans, targets):
-        mean = torch.softmax(logits[:, span.start : span.stop], dim=1).mean(dim=0).clamp_min(1e-8)
-        total = total + (target * (target.log() - mean.log())).sum()
-    for m in positions:
-        position = torch.tanh(logits[:, m.value.start + m.offset])[:, None]
-        in_bin = torch.softmax(logits[:, m.mode.start : m.mode.stop], dim=1)[:, : m.mode.value_modes]
-        mass = in_bin.sum(dim=0).clamp_min(1e-6)
-        mean = (in_bin * position).sum(dim=0) / mass
-        sd = ((in_bin * position**2).sum(dim=0) / mass - mean**2).clamp_min(1e-8).sqrt()
-        total = total + (m.weight * ((mean - m.mean) ** 2 + (sd - m.sd) ** 2)).sum()
-    return total
-
-
 class MarginalAnchor:
-    """The DP one-way statistics of G's outputs and the two ways G uses them."""
+    """The DP one-way statistics of G's outputs (how G uses them: dpgan.training.table_anchors)."""
 
     def __init__(
         self,
@@ -241,54 +212,6 @@ class MarginalAnchor:
         """How many sensitivity-1 Gaussian releases `measure` makes (the ledger's count)."""
         chosen = {span.start for span in marginal_spans(spans, skip_column)}
         return len(chosen) + 2 * sum(value.width for value, mode in position_pairs(spans) if mode.start in chosen)
-
-    def penalty(self, G: TabularGenerator, z: torch.Tensor, condition: torch.Tensor | None) -> torch.Tensor:
-        return marginal_penalty(G, z, condition, self.spans, self.targets, self.positions)
-
-    def warm_start(self, G: TabularGenerator, draw_inputs: InputsFn, steps: int, lr: float) -> float:
-        """Fit G's one-way statistics to the targets before the private steps; returns the final
-        penalty. `draw_inputs()` gives (z, condition one-hot or None) from public noise only."""
-        opt = torch.optim.Adam(G.parameters(), lr=lr)
-        value = float("nan")
-        for _ in range(steps):
-            opt.zero_grad(set_to_none=True)
-            loss = self.penalty(G, *draw_inputs())
-            loss.backward()
-            opt.step()
-            value = float(loss.detach())
-        return value
-
-
-@dataclass(frozen=True)
-class AnchorHook:
-    """The anchor as a plug-in of the generator side (dpgan.training.gan_loop.GeneratorHook) of
-    either strategy: a warm start on the DP statistics before the private steps, and in each
-    generator step, after its DP gradient is in place, the penalty's gradient. Both read only the
-    released statistics and public noise, so neither goes through a clip-and-noise hook."""
-
-    anchor: MarginalAnchor
-    warmup_steps: int
-    warmup_lr: float
-    weight: float
-
-    @classmethod
-    def from_config(
-        cls, anchor: MarginalAnchor, config: TrainingConfig, warmup_steps: int, weight: float
-    ) -> "AnchorHook":
-        """The hook of the plug-in's `warmup_steps` and `weight`, at the loop's G learning rate."""
-        return cls(anchor, warmup_steps, config.generator_lr * WARM_START_LR_FACTOR, weight)
-
-    def warm_start(self, G: TabularGenerator, draw_inputs: InputsFn) -> None:
-        if self.warmup_steps > 0:
-            self.anchor.warm_start(G, draw_inputs, self.warmup_steps, self.warmup_lr)
-
-    def add_gradient(self, G: TabularGenerator, draw_inputs: InputsFn) -> None:
-        if self.weight > 0:
-            (self.weight * self.anchor.penalty(G, *draw_inputs())).backward()
-
-    def released(self) -> list[torch.Tensor]:
-        moments = [t for p in self.anchor.positions for t in (p.mean, p.sd, p.weight)]
-        return [*self.anchor.targets, *moments]
 
 
 def measure_anchor(

@@ -2,7 +2,7 @@
 on each other from the workload that MST and AIM fit.
 
 Why: on a small table a DP critic step is mostly noise (RESULTS §14), and G learns each column's
-distribution (the one-way anchor, dpgan.training.marginals) but not how the columns go together:
+distribution (the one-way anchor, dpgan.statistics.tables.marginals) but not how the columns go together:
 its association difference stays at that of a copy with each column shuffled. The 2-way tables
 of every pair of softmax spans (categories, a numeric column's bins, null indicators) carry that
 dependence, and one Gaussian release per pair measures them.
@@ -18,6 +18,7 @@ Privacy: adding or removing one record changes one cell of each pair's table by 
 is a sensitivity-1 Gaussian release at one σ; the P tables are recorded together as one ledger
 entry of P releases (L2 sensitivity √P). The warm start and the penalty read only those tables
 and public noise: post-processing, never through the clip-and-noise hook.
+The warm start, the penalty and the generator plug-in: dpgan.training.table_anchors.
 """
 
 from __future__ import annotations
@@ -28,15 +29,12 @@ import numpy as np
 import torch
 
 from dpgan.models.output_spans import OutputSpan
-from dpgan.models.tabular import TabularGenerator
 from dpgan.privacy.accounting import PrivacyLedger
 from dpgan.privacy.calibration import ShareTarget
 from dpgan.privacy.mechanisms import inverse_variance_mean, noisy_counts
 from dpgan.privacy.releases import charge_gaussian
-from dpgan.training.config import TrainingConfig
-from dpgan.training.fake_rows import InputsFn
-from dpgan.training.marginals import WARM_START_LR_FACTOR, marginal_spans, span_codes
-from dpgan.training.pair_selection import choose, worth_probing
+from dpgan.statistics.tables.marginals import marginal_spans, span_codes
+from dpgan.statistics.tables.pair_selection import choose, worth_probing
 
 PAIRS_EVENT = "Gaussian noisy 2-way marginals of G's outputs"
 PROBE_EVENT = "Gaussian noisy 2-way marginals of G's outputs: every pair, to choose which to measure"
@@ -110,24 +108,6 @@ def noisy_total(noisy: list[np.ndarray]) -> float:
     return max(float(np.mean([t.sum() for t in noisy])), 1.0) if noisy else 1.0
 
 
-def pair_penalty(
-    G: TabularGenerator,
-    z: torch.Tensor,
-    condition: torch.Tensor | None,
-    layout: "PairLayout",
-    target: torch.Tensor,
-) -> torch.Tensor:
-    """Σ_pairs ‖E_batch[p_a ⊗ p_b] − target_ab‖²: zero when G's 2-way tables match the DP ones.
-
-    All pairs in one product: with P the batch's softmax outputs of every measured span side by
-    side (n × W), PᵀP/n holds every pair's table as a block; `target` holds the DP tables in the
-    same blocks and `layout.mask` picks them (one triangle, no block of a column with itself)."""
-    logits = G.logits(z, condition)
-    probabilities = torch.cat([torch.softmax(logits[:, s.start : s.stop], dim=1) for s in layout.spans], dim=1)
-    joint = probabilities.T @ probabilities / logits.shape[0]
-    return (((joint - target) ** 2) * layout.mask).sum()
-
-
 @dataclass(frozen=True)
 class PairLayout:
     """Where each measured span sits in the side-by-side softmax vector, and which blocks are pairs."""
@@ -157,7 +137,7 @@ class PairLayout:
 
 
 class PairAnchor:
-    """The DP 2-way tables of G's outputs and the two ways G uses them."""
+    """The DP 2-way tables of G's outputs (how G uses them: dpgan.training.table_anchors)."""
 
     def __init__(
         self, pairs: list[tuple[OutputSpan, OutputSpan]], targets: list[torch.Tensor], noise_share: float = 0.0
@@ -194,51 +174,6 @@ class PairAnchor:
     def releases(spans: list[OutputSpan], skip_column: str | None) -> int:
         return len(span_pairs(spans, skip_column))
 
-    def penalty(self, G: TabularGenerator, z: torch.Tensor, condition: torch.Tensor | None) -> torch.Tensor:
-        return pair_penalty(G, z, condition, self.layout, self.target)
-
-
-@dataclass(frozen=True)
-class PairAnchorHook:
-    """The 2-way anchor as a plug-in of the generator side (dpgan.training.gan_loop.GeneratorHook):
-    a warm start on the DP tables before the private steps, then in each generator step, after its
-    DP gradient is in place, the penalty's gradient. Reads only released tables and public noise."""
-
-    anchor: PairAnchor
-    warmup_steps: int
-    warmup_lr: float
-    weight: float
-
-    @classmethod
-    def from_config(
-        cls,
-        anchor: PairAnchor,
-        config: TrainingConfig,
-        warmup_steps: int,
-        weight: float,
-        max_warmup_steps: int | None = None,
-    ) -> "PairAnchorHook":
-        """The hook of the plug-in's `warmup_steps` (at most `max_warmup_steps`) and `weight`, at
-        the loop's G learning rate."""
-        warmup = warmup_steps if max_warmup_steps is None else min(warmup_steps, max_warmup_steps)
-        return cls(anchor, warmup, config.generator_lr * WARM_START_LR_FACTOR, weight)
-
-    def warm_start(self, G: TabularGenerator, draw_inputs: InputsFn) -> None:
-        if self.warmup_steps <= 0 or not self.anchor.pairs:
-            return
-        opt = torch.optim.Adam(G.parameters(), lr=self.warmup_lr)
-        for _ in range(self.warmup_steps):
-            opt.zero_grad(set_to_none=True)
-            self.anchor.penalty(G, *draw_inputs()).backward()
-            opt.step()
-
-    def add_gradient(self, G: TabularGenerator, draw_inputs: InputsFn) -> None:
-        if self.weight > 0 and self.anchor.pairs:
-            (self.weight * self.anchor.penalty(G, *draw_inputs())).backward()
-
-    def released(self) -> list[torch.Tensor]:
-        return list(self.anchor.targets)
-
 
 def measure_pair_anchor(
     counts: PairCounts,
@@ -252,7 +187,7 @@ def measure_pair_anchor(
     """G's DP 2-way tables from the table's exact `counts` (whole table or summed over batches),
     calibrated so that the ledger reaches `share`. With `probe` (the ledger's target after a probe
     of every pair) and a table wide enough for the choice to drop pairs
-    (dpgan.training.pair_selection), every pair is released once at the probe's σ, the target's
+    (dpgan.statistics.tables.pair_selection), every pair is released once at the probe's σ, the target's
     pairs and the most dependent others are released again and kept: two entries. Otherwise one
     entry of P sensitivity-1 releases. A table with fewer than two columns has no pair and spends
     nothing. Each entry is charged before its noise is drawn."""
