@@ -42,9 +42,9 @@ from dpgan.errors import DPGanError
 from dpgan.evaluation import evaluate
 from dpgan.evaluation.tables.every_column import every_column_tstr
 from dpgan.evaluation.tables.fidelity import as_labels, column_kinds, fidelity, two_way_marginal_error
-from dpgan.tables.inference import infer as schema_inference
+from dpgan.tables.inference import numeric as schema_inference
 from dpgan.tables.reading.table_io import read_private_table, read_table, write_table
-from dpgan.tables.schema.table import ColumnSpec
+from dpgan.tables.schema.columns import ColumnSpec
 from tables import TABLES, TUNING_TABLES, schema_path, split
 
 DELTA = 1e-5
@@ -449,7 +449,7 @@ def main() -> None:
     parser.add_argument(
         "--bin-placement",
         choices=("quantile", "equal"),
-        help="where learned numeric bins are cut (dpgan.tables.inference.infer.BIN_PLACEMENT; default: dpgan's)",
+        help="where learned numeric bins are cut (dpgan.tables.inference.numeric.BIN_PLACEMENT; default: dpgan's)",
     )
     parser.add_argument("--out", help="default: bench/results/csv_only_<split>.jsonl")
     parser.add_argument("--summary", help="print the markdown table for a results file and exit")

@@ -14,7 +14,8 @@ import pytest
 import dpgan.tables.schema.cells as cells_module
 from dpgan.tables.reading.conform import conform
 from dpgan.tables.schema.cells import Cells, cell_keys, classify, distinct
-from dpgan.tables.schema.table import ColumnSpec, Schema
+from dpgan.tables.schema.columns import ColumnSpec
+from dpgan.tables.schema.table import Schema
 
 AWKWARD = [
     "",

@@ -19,7 +19,8 @@ from dpgan.statistics.tables.marginals import MarginalAnchor
 from dpgan.statistics.tables.pair_marginals import PAIRS_EVENT, PairAnchor, span_pairs
 from dpgan.tables.codec.encoder import TableEncoder
 from dpgan.tables.codec.geo import GeoTransform, region_points
-from dpgan.tables.schema.table import ColumnSpec, with_geo
+from dpgan.tables.schema.columns import ColumnSpec
+from dpgan.tables.schema.table import with_geo
 
 TINY = {"generator_hidden": (32,), "critic_hidden": (32,), "noise_dim": 8}
 CITIES = {"north": (47.0, 8.0), "south": (41.0, -3.0), "east": (45.0, 12.0)}  # public centres, made up

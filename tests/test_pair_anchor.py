@@ -22,7 +22,7 @@ from dpgan.statistics.tables.pair_marginals import (
 )
 from dpgan.tables.codec.encoder import TableEncoder
 from dpgan.tables.reading.conform import validate_table
-from dpgan.tables.schema.table import ColumnSpec
+from dpgan.tables.schema.columns import ColumnSpec
 from dpgan.tables.settings import TableSettings
 from dpgan.training.config import TrainingConfig
 from dpgan.training.fake_rows import build_generator

@@ -16,7 +16,7 @@ from dpgan.privacy.calibration import BudgetShares
 from dpgan.privacy.mechanisms import inverse_variance_mean
 from dpgan.statistics.tables.pair_marginals import PAIRS_EVENT, PROBE_EVENT, PairCounts, measure_pair_anchor
 from dpgan.statistics.tables.pair_selection import choose, chosen_count, dependence, worth_probing
-from dpgan.tables.schema.table import ColumnSpec
+from dpgan.tables.schema.columns import ColumnSpec
 from dpgan.tables.settings import TableSettings
 
 torch.set_num_threads(1)

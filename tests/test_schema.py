@@ -165,7 +165,7 @@ def test_bundled_schema_is_valid_json_with_public_source():
     ],
 )
 def test_numeric_encoding_hints(kind, low, high, masses, smallest_positive, expected):
-    from dpgan.tables.schema.table import numeric_encoding
+    from dpgan.tables.schema.encoding_hints import numeric_encoding
 
     assert numeric_encoding(kind, low, high, masses, smallest_positive) == expected
     ColumnSpec("x", kind, min=low, max=high, **expected)  # and they make a valid column

@@ -19,7 +19,7 @@ from dpgan.errors import DPGanWarning, InputError
 from dpgan.privacy.accounting import PrivacyLedger
 from dpgan.tables.fit.preparation import prepare_table
 from dpgan.tables.fit.stream_preparation import prepare_stream
-from dpgan.tables.inference.infer import PublicHints
+from dpgan.tables.inference.column_kinds import PublicHints
 
 SCHEMA = {
     "columns": [

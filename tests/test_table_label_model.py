@@ -18,7 +18,7 @@ from dpgan.errors import InputError
 from dpgan.statistics.tables.pair_marginals import PairAnchor, noisy_pair_tables, span_pairs, table_shares
 from dpgan.tables.codec.encoder import TableEncoder
 from dpgan.tables.sampling.table_label_model import match_prior, naive_bayes_label_model
-from dpgan.tables.schema.table import ColumnSpec
+from dpgan.tables.schema.columns import ColumnSpec
 from dpgan.tables.settings import TableSettings
 
 TINY = {"generator_hidden": (32,), "critic_hidden": (32,), "noise_dim": 8}

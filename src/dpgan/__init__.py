@@ -17,7 +17,7 @@ _EXPORTS = {
     "ImageSynthesizer": "dpgan.synthesizers",
     "load_model": "dpgan.synthesizers",
     "Schema": "dpgan.tables.schema.table",
-    "ColumnSpec": "dpgan.tables.schema.table",
+    "ColumnSpec": "dpgan.tables.schema.columns",
     "ParquetSource": "dpgan.tables.reading.parquet_source",
     "DPGanError": "dpgan.errors",
     "InputError": "dpgan.errors",

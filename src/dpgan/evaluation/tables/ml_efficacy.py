@@ -45,7 +45,7 @@ from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 from threadpoolctl import threadpool_limits
 
 from dpgan.evaluation.tables.fidelity import as_labels, is_numeric_kind
-from dpgan.tables.inference.infer import OTHER
+from dpgan.tables.inference.domain import OTHER
 
 CLASSIFICATION_METRICS = ("accuracy", "balanced_accuracy", "f1", "roc_auc", "average_precision")
 REGRESSION_METRICS = ("r2", "mae")

@@ -12,7 +12,8 @@ import numpy as np
 import pandas as pd
 
 from dpgan.models.output_spans import SOFTMAX, TANH
-from dpgan.tables.schema.table import ColumnSpec, Schema
+from dpgan.tables.schema.columns import ColumnSpec
+from dpgan.tables.schema.table import Schema
 
 
 class ColumnTransform:

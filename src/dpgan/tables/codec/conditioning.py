@@ -21,7 +21,8 @@ from dpgan.privacy.accounting import LedgerEntry
 from dpgan.privacy.mechanisms import noisy_counts
 from dpgan.privacy.releases import gaussian_event
 from dpgan.tables.codec.encoder import TableEncoder
-from dpgan.tables.schema.table import Schema, category_index
+from dpgan.tables.schema.columns import category_index
+from dpgan.tables.schema.table import Schema
 
 PRIOR_FROM_SCHEMA = "schema (public)"
 PRIOR_FROM_DP_COUNTS = "Gaussian noisy counts (in the ledger)"

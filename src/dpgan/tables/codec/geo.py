@@ -22,7 +22,8 @@ import pandas as pd
 from dpgan.errors import InputError
 from dpgan.models.output_spans import SOFTMAX, TANH
 from dpgan.tables.codec.column_transforms import ColumnTransform, restore_dtype, sample_categories
-from dpgan.tables.schema.table import ColumnSpec, Schema
+from dpgan.tables.schema.columns import ColumnSpec
+from dpgan.tables.schema.table import Schema
 
 
 def geo_span_name(latitude: str, longitude: str) -> str:

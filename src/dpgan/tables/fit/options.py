@@ -20,7 +20,7 @@ import pandas as pd
 
 from dpgan.errors import InputError
 from dpgan.recipes import Recipe
-from dpgan.tables.inference.infer import PublicHints
+from dpgan.tables.inference.column_kinds import PublicHints
 from dpgan.tables.reading.conform import check_structure
 from dpgan.tables.schema.table import Schema
 from dpgan.tables.settings import TableSettings, split_settings

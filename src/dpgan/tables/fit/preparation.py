@@ -45,13 +45,9 @@ from dpgan.privacy.preprocessing import (
     private_row_count,
 )
 from dpgan.privacy.releases import charge_gaussian
-from dpgan.tables.inference.infer import (
-    CLASS_HISTOGRAM_SCALE,
-    PublicHints,
-    SecondChance,
-    infer_schema_private,
-    infer_schema_without_privacy,
-)
+from dpgan.tables.inference.column_kinds import CLASS_HISTOGRAM_SCALE, PublicHints
+from dpgan.tables.inference.domain import SecondChance
+from dpgan.tables.inference.infer import infer_schema_private, infer_schema_without_privacy
 from dpgan.tables.reading.conform import (
     INFINITE_VALUE,
     MISSING_IN_COMPLETE,

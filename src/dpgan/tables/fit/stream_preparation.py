@@ -42,7 +42,8 @@ from dpgan.tables.fit.preparation import (
     target_second_cap,
     target_second_chance,
 )
-from dpgan.tables.inference.infer import PublicHints, schema_from_counts
+from dpgan.tables.inference.column_kinds import PublicHints
+from dpgan.tables.inference.infer import schema_from_counts
 from dpgan.tables.inference.stream_counts import DEFAULT_DISTINCT_CAP, count_batches, recount_values, recount_wholes
 from dpgan.tables.reading.conform import REASONS, conform
 from dpgan.tables.reading.parquet_source import OpenSource

@@ -27,7 +27,7 @@ import pandas as pd
 
 from dpgan.privacy.mechanisms import bin_index, public_numeric_grid
 from dpgan.tables.inference.column_kinds import CATEGORICAL, NUMERIC, ClassCounts, PublicHints, class_counts_of
-from dpgan.tables.inference.infer import DomainCounts, whole_counts
+from dpgan.tables.inference.domain import DomainCounts, whole_counts
 from dpgan.tables.schema.cells import NUMBER, Cells, cell_keys, classify
 
 DEFAULT_DISTINCT_CAP = 100_000

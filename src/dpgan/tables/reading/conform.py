@@ -48,7 +48,8 @@ from dpgan.tables.schema.cells import (
     classify,
     per_value,
 )
-from dpgan.tables.schema.table import ColumnSpec, Schema
+from dpgan.tables.schema.columns import ColumnSpec
+from dpgan.tables.schema.table import Schema
 
 UNKNOWN_CATEGORY = "unknown category"
 MISSING_IN_COMPLETE = "missing value in a complete column"

@@ -27,7 +27,8 @@ from dpgan.privacy.accounting import PrivacyLedger
 from dpgan.privacy.calibration import ShareTarget
 from dpgan.privacy.distributed import SINGLE_PROCESS, ProcessGroupContext
 from dpgan.tables.codec.encoder import TableEncoder, sample_categories
-from dpgan.tables.schema.table import Schema, category_index
+from dpgan.tables.schema.columns import category_index
+from dpgan.tables.schema.table import Schema
 from dpgan.tables.settings import TableSettings
 from dpgan.training.aux_classifier import AuxClassifier, drop_span, fit_private_classifier
 
