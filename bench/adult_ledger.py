@@ -1,6 +1,6 @@
 """The privacy ledger a default fit on UCI Adult (bundled schema) writes before its GAN steps, without training.
 
-Mirrors the fit's budget plan (dpgan.tables.fit_kind.fit_table): the same functions
+Mirrors the fit's budget plan (dpgan.tables.fit.kind.fit_table): the same functions
 (plan_preprocessing, build the condition's DP prior, calibrate each DP-SGD classifier and the
 marginals to their cumulative share of ε) with the same settings, at N = 32,561 rows (the fit
 uses a noisy count, within a few rows).
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from dpgan import Schema, datasets
 from dpgan.privacy.accounting import LedgerEntry
-from dpgan.tables.preparation import REPAIR_EVENT, preprocessing_events
+from dpgan.tables.fit.preparation import REPAIR_EVENT, preprocessing_events
 
 try:
     from dpgan.privacy.calibration import calibrate_noise_multiplier
@@ -21,10 +21,10 @@ except ImportError:  # timing the code before calibration had its own module (be
     from dpgan.privacy.accounting import calibrate_noise_multiplier  # type: ignore[attr-defined,no-redef]
 from dpgan.privacy.preprocessing import REPAIR_COUNT_SCALE, ROW_COUNT_SCALE, plan_preprocessing
 from dpgan.recipes import get_recipe
-from dpgan.tables.encoder import TableEncoder, public_dtypes
+from dpgan.statistics.tables.marginals import MARGINALS_EVENT, MarginalAnchor
+from dpgan.tables.codec.encoder import TableEncoder, public_dtypes
 from dpgan.tables.settings import TableSettings
 from dpgan.training.config import TrainingConfig
-from dpgan.training.marginals import MARGINALS_EVENT, MarginalAnchor
 from dpgan.training.schedule import epochs_schedule, gan_schedule_for
 
 ADULT_ROWS = 32_561

@@ -47,8 +47,8 @@ import torch
 from dpgan import Schema
 from dpgan.evaluation.tables.fidelity import association_matrix, column_kinds, fidelity, is_numeric_kind
 from dpgan.models.output_spans import SOFTMAX
-from dpgan.tables.conform import conform, validate_table
-from dpgan.tables.encoder import TableEncoder, public_dtypes
+from dpgan.tables.codec.encoder import TableEncoder, public_dtypes
+from dpgan.tables.reading.conform import conform, validate_table
 from dpgan.training.config import TrainingConfig
 from dpgan.training.dp_critic import train_dp_critic
 from dpgan.training.schedule import gan_schedule_for

@@ -42,9 +42,9 @@ from dpgan.errors import DPGanError
 from dpgan.evaluation import evaluate
 from dpgan.evaluation.tables.every_column import every_column_tstr
 from dpgan.evaluation.tables.fidelity import as_labels, column_kinds, fidelity, two_way_marginal_error
-from dpgan.tables import schema_inference
-from dpgan.tables.schema import ColumnSpec
-from dpgan.tables.table_io import read_private_table, read_table, write_table
+from dpgan.tables.inference import numeric as schema_inference
+from dpgan.tables.reading.table_io import read_private_table, read_table, write_table
+from dpgan.tables.schema.columns import ColumnSpec
 from tables import TABLES, TUNING_TABLES, schema_path, split
 
 DELTA = 1e-5
@@ -209,7 +209,7 @@ def run_one(
         directory = Path(tmp)
         train_schema = round_trip(parts["train"], directory, "train", hand)
         scored = round_trip(parts[split_name], directory, split_name, hand)
-        # what `dpgan fit` reads: every CSV cell as text (dpgan.tables.table_io.read_private_table)
+        # what `dpgan fit` reads: every CSV cell as text (dpgan.tables.reading.table_io.read_private_table)
         train_user = read_private_table(directory / "train.csv")
 
     synth = TabularSynthesizer(epsilon=epsilon, delta=DELTA, seed=seed, **(settings or {}))
@@ -449,7 +449,7 @@ def main() -> None:
     parser.add_argument(
         "--bin-placement",
         choices=("quantile", "equal"),
-        help="where learned numeric bins are cut (dpgan.tables.schema_inference.BIN_PLACEMENT; default: dpgan's)",
+        help="where learned numeric bins are cut (dpgan.tables.inference.numeric.BIN_PLACEMENT; default: dpgan's)",
     )
     parser.add_argument("--out", help="default: bench/results/csv_only_<split>.jsonl")
     parser.add_argument("--summary", help="print the markdown table for a results file and exit")

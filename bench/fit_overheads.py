@@ -26,7 +26,7 @@ from collections import defaultdict
 
 import torch
 
-import dpgan.tables.preparation as preparation
+import dpgan.tables.fit.preparation as preparation
 from dpgan import Schema, TabularSynthesizer, datasets
 from dpgan.privacy import calibration
 from dpgan.training import checkpoint, progress

@@ -34,7 +34,7 @@ PHASES: dict[str, list[tuple[str, str]]] = {
         ("dpgan.privacy.feature_release", "calibrate_feature_release"),
     ],
     "accounting": [("dpgan.privacy.accounting", "epsilon_of")],
-    "releases": [("dpgan.model", "release_plugins"), ("dpgan.tables.fit_kind", "TableKind.release_data")],
+    "releases": [("dpgan.model", "release_plugins"), ("dpgan.tables.fit.kind", "TableKind.release_data")],
     "training": [("dpgan.training.dp_critic", "train_dp_critic")],
     "save": [("dpgan.serialization", "write_model_dir")],
     "report": [("dpgan.privacy.accounting", "PrivacyLedger.report")],
@@ -42,7 +42,7 @@ PHASES: dict[str, list[tuple[str, str]]] = {
         ("dpgan.synthesizers.tabular", "TabularSynthesizer.sample"),
         ("dpgan.synthesizers.tabular", "TabularSynthesizer.sample_to"),
     ],
-    "write": [("dpgan.tables.table_io", "write_table"), ("dpgan.tables.table_io", "write_chunks")],
+    "write": [("dpgan.tables.reading.table_io", "write_table"), ("dpgan.tables.reading.table_io", "write_chunks")],
 }
 
 
@@ -100,7 +100,7 @@ def main() -> int:
     log_path, separator, *argv = sys.argv[1:]
     assert separator == "--", "usage: fit_phases.py LOG -- dpgan arguments"
     import dpgan.synthesizers  # noqa: F401 (load the modules whose bindings are wrapped)
-    import dpgan.tables.fit_kind  # noqa: F401
+    import dpgan.tables.fit.kind  # noqa: F401
     import dpgan.training.strategies  # noqa: F401
     from dpgan.cli.app import main as dpgan_main
 

@@ -25,7 +25,7 @@ import torch
 
 from csv_only import DELTA, RESULTS_DIR, round_trip, score_synthetic
 from dpgan import Schema, TabularSynthesizer
-from dpgan.tables.table_io import read_private_table
+from dpgan.tables.reading.table_io import read_private_table
 from tables import schema_path, split
 
 TABLE = "sacramento"

@@ -1,6 +1,6 @@
 """The label model alone, across public tables: its share of ε and its schedule (validation splits).
 
-The label model (dpgan.tables.label_model) redraws the target of every sampled row, so it
+The label model (dpgan.tables.sampling.label_model) redraws the target of every sampled row, so it
 decides most of what a classifier trained on synthetic rows learns. This probe fits it the way a
 fit does (a TabularSynthesizer with its hand-written schema; the GAN gets a token schedule) and
 scores its predicted probabilities of the real validation rows' target: one-vs-rest ROC AUC
@@ -45,7 +45,7 @@ def classification_tables() -> dict[str, tuple[pd.DataFrame, pd.DataFrame, Schem
 
 
 def score(synth: TabularSynthesizer, validation: pd.DataFrame, schema: Schema) -> dict[str, float]:
-    from dpgan.tables.conform import conform
+    from dpgan.tables.reading.conform import conform
 
     clean = conform(validation, schema).frame
     encoded = torch.from_numpy(synth.encoder.encode(clean))

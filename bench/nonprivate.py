@@ -11,9 +11,9 @@ import pandas as pd
 import torch
 
 from dpgan import Schema
-from dpgan.tables.conform import validate_table
-from dpgan.tables.encoder import TableEncoder, public_dtypes
-from dpgan.tables.label_model import LabelModel, label_span, label_target
+from dpgan.tables.codec.encoder import TableEncoder, public_dtypes
+from dpgan.tables.reading.conform import validate_table
+from dpgan.tables.sampling.label_model import LabelModel, label_span, label_target
 from dpgan.tables.settings import TableSettings
 from dpgan.training.aux_classifier import drop_span, train_dp_classifier
 from dpgan.training.config import TrainingConfig

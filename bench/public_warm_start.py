@@ -24,7 +24,7 @@ import torch
 
 from dpgan import Schema, TabularSynthesizer
 from dpgan.evaluation import evaluate
-from dpgan.tables.table_io import read_private_table
+from dpgan.tables.reading.table_io import read_private_table
 from tables import TABLES, schema_path, split
 
 DELTA = 1e-5

@@ -3,7 +3,7 @@
 For every numeric column (by its hand-written schema) of the bench tables' TRAIN splits and of
 Adult's training file, the column's grid histogram is released many times with the noise a
 no-schema fit at ε would add (σ from dpgan's own preprocessing plan for that table's shape), and
-the numeric rule of dpgan.tables.schema_inference (two histograms at √2σ: grid bins and whole
+the numeric rule of dpgan.tables.inference.numeric (two histograms at √2σ: grid bins and whole
 numbers; point masses out of the range; the range between the mass's quantiles, its tails and a
 margin bin) is applied with each setting of its knobs: the bin threshold in noise stds, the margin
 bin's threshold in noise stds, and the quantiles.
@@ -26,13 +26,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-import dpgan.tables.schema_inference as inference
+import dpgan.tables.inference.domain as domain
+import dpgan.tables.inference.numeric as inference
 from dpgan import Schema, datasets
 from dpgan.privacy.mechanisms import set_union_threshold
 from dpgan.privacy.preprocessing import plan_preprocessing
-from dpgan.tables.column_kinds import PublicHints, class_counts, decide_kind
-from dpgan.tables.preparation import preprocessing_events
-from dpgan.tables.schema_inference import NUMERIC, decide_column, domain_counts, release_domain
+from dpgan.tables.fit.preparation import preprocessing_events
+from dpgan.tables.inference.column_kinds import NUMERIC, PublicHints, class_counts, decide_kind
+from dpgan.tables.inference.domain import domain_counts, release_domain
+from dpgan.tables.inference.infer import decide_column
 from tables import TUNING_TABLES, schema_path, split
 
 RESULTS = Path(__file__).resolve().parent / "results" / "range_rule_probe.jsonl"
@@ -109,6 +111,7 @@ def main() -> None:
                 released = release_domain(counts, sigma, threshold, rng, None, integer, rows)  # as a fit does
                 for setting in settings:
                     inference.NUMERIC_BIN_SIGMAS, inference.MARGIN_SIGMAS, inference.RANGE_QUANTILES = setting
+                    domain.NUMERIC_BIN_SIGMAS = inference.NUMERIC_BIN_SIGMAS  # one module before the split
                     spec = learned(frame, column, released, sigma)
                     if not spec.is_numeric:  # levels far apart: categories, no range to score
                         continue

@@ -46,7 +46,7 @@ import torch
 from dpgan import Schema, datasets
 from dpgan.models.tabular import TabularCritic
 from dpgan.privacy.accounting import PrivacyLedger
-from dpgan.tables.encoder import TableEncoder
+from dpgan.tables.codec.encoder import TableEncoder
 from dpgan.training.config import TrainingConfig
 from dpgan.training.critic_step import CriticStepSettings, critic_release, critic_step
 from dpgan.training.dp_critic import fake_term_gradient, make_optimizer

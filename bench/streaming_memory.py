@@ -74,7 +74,7 @@ def write_tables() -> dict[int, Path]:
 
 def timed_passes() -> list[float]:
     """Seconds of every gathering pass of the streamed fit to come (wraps BlockRows.gather)."""
-    import dpgan.tables.streamed_kind as streamed
+    import dpgan.tables.fit.streamed as streamed
 
     passes: list[float] = []
     base = streamed.BlockRows

@@ -15,8 +15,8 @@ import runpy
 import sys
 from pathlib import Path
 
-import dpgan.tables.preparation as preparation
-import dpgan.tables.stream_preparation as stream_preparation
+import dpgan.tables.fit.preparation as preparation
+import dpgan.tables.fit.stream_preparation as stream_preparation
 
 
 def main() -> None:

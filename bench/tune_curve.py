@@ -23,8 +23,8 @@ from dpgan import Schema, datasets
 from dpgan.evaluation.tables.utility import one_hot_features
 from dpgan.privacy.accounting import PrivacyLedger
 from dpgan.privacy.calibration import calibrate_noise_multiplier
-from dpgan.tables.conform import validate_table
-from dpgan.tables.encoder import TableEncoder
+from dpgan.tables.codec.encoder import TableEncoder
+from dpgan.tables.reading.conform import validate_table
 from dpgan.training.config import TrainingConfig
 from dpgan.training.dp_critic import train_dp_critic
 

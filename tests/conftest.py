@@ -10,8 +10,8 @@ import pytest
 import torch
 
 from dpgan import Schema, TabularSynthesizer, datasets
-from dpgan.tables.conditioning import PRIOR_FROM_SCHEMA, Condition
-from dpgan.tables.encoder import TableEncoder
+from dpgan.tables.codec.conditioning import PRIOR_FROM_SCHEMA, Condition
+from dpgan.tables.codec.encoder import TableEncoder
 
 # One fixed CPU thread for every fit the tests make, in this process and the ones it starts
 # (torchrun, the CLI): the default, auto (dpgan.threads), follows the machine's load, and another

@@ -149,7 +149,7 @@ def adaptive_fit(encoded, ledger, recorder=None, **changes):
 
 @pytest.fixture(scope="module")
 def encoded(adult_small, adult_schema):
-    from dpgan.tables.encoder import TableEncoder
+    from dpgan.tables.codec.encoder import TableEncoder
 
     frame = adult_small.iloc[:150]
     encoder = TableEncoder(adult_schema, {c: str(frame[c].dtype) for c in frame.columns})

@@ -17,8 +17,9 @@ from dpgan import Schema, TabularSynthesizer
 from dpgan.cli import main
 from dpgan.errors import InputError
 from dpgan.models.output_spans import TANH
-from dpgan.tables.encoder import BinaryCodeTransform, TableEncoder, make_transform
-from dpgan.tables.schema import MAX_BINARY_VALUES, ColumnSpec, binary_coded
+from dpgan.tables.codec.encoder import BinaryCodeTransform, TableEncoder, make_transform
+from dpgan.tables.schema.columns import MAX_BINARY_VALUES, ColumnSpec
+from dpgan.tables.schema.table import binary_coded
 
 TINY = {"generator_hidden": (32,), "critic_hidden": (32,), "noise_dim": 8}
 

@@ -1,4 +1,4 @@
-"""The per-value form of the cell rules (dpgan.tables.cells.per_value / distinct) equals the
+"""The per-value form of the cell rules (dpgan.tables.schema.cells.per_value / distinct) equals the
 cell-by-cell rule on awkward cells: grouping by value is work, never a change of what a cell
 becomes. The reference runs with `distinct` switched off (every cell through the loop) and,
 for classify, on each cell alone."""
@@ -11,10 +11,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-import dpgan.tables.cells as cells_module
-from dpgan.tables.cells import Cells, cell_keys, classify, distinct
-from dpgan.tables.conform import conform
-from dpgan.tables.schema import ColumnSpec, Schema
+import dpgan.tables.schema.cells as cells_module
+from dpgan.tables.reading.conform import conform
+from dpgan.tables.schema.cells import Cells, cell_keys, classify, distinct
+from dpgan.tables.schema.columns import ColumnSpec
+from dpgan.tables.schema.table import Schema
 
 AWKWARD = [
     "",

@@ -10,8 +10,8 @@ import sys
 import pytest
 
 from dpgan.cli import main
-from dpgan.tables.preparation import REPAIR_EVENT
-from dpgan.training.pair_marginals import PAIRS_EVENT
+from dpgan.statistics.tables.pair_marginals import PAIRS_EVENT
+from dpgan.tables.fit.preparation import REPAIR_EVENT
 
 
 def run(*args: str) -> subprocess.CompletedProcess:

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from dpgan.cli import main
-from dpgan.tables.preparation import CLASS_EVENT, REPAIR_EVENT, SCHEMA_EVENT
+from dpgan.tables.fit.preparation import CLASS_EVENT, REPAIR_EVENT, SCHEMA_EVENT
 
 FAST = ["--epochs", "1", "--batch-size", "64", "--accountant", "rdp", "--seed", "0", "--quiet"]
 

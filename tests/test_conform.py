@@ -11,7 +11,8 @@ import pytest
 
 from dpgan import ColumnSpec, InputError, Schema, TabularSynthesizer
 from dpgan.privacy.mechanisms import noisy_indicator_counts
-from dpgan.tables.conform import (
+from dpgan.tables.fit.preparation import REPAIR_EVENT
+from dpgan.tables.reading.conform import (
     INFINITE_VALUE,
     MISSING_IN_COMPLETE,
     NOT_A_NUMBER,
@@ -20,7 +21,6 @@ from dpgan.tables.conform import (
     UNKNOWN_CATEGORY,
     conform,
 )
-from dpgan.tables.preparation import REPAIR_EVENT
 
 SECRET = "Alice Smith, HIV+"
 

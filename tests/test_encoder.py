@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from dpgan import ColumnSpec, InputError, Schema
-from dpgan.tables.encoder import SOFTMAX, TANH, TableEncoder
+from dpgan.tables.codec.encoder import SOFTMAX, TANH, TableEncoder
 
 
 def schema() -> Schema:

@@ -8,7 +8,8 @@ import pytest
 
 from dpgan.errors import InputError
 from dpgan.evaluation.tables.every_column import every_column_tstr
-from dpgan.tables.schema import ColumnSpec, Schema
+from dpgan.tables.schema.columns import ColumnSpec
+from dpgan.tables.schema.table import Schema
 
 
 def _rows(n: int, seed: int) -> pd.DataFrame:

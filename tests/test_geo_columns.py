@@ -15,11 +15,12 @@ import torch
 from dpgan import Schema, TabularSynthesizer
 from dpgan.cli import main
 from dpgan.errors import InputError
-from dpgan.tables.encoder import TableEncoder
-from dpgan.tables.geo import GeoTransform, region_points
-from dpgan.tables.schema import ColumnSpec, with_geo
-from dpgan.training.marginals import MarginalAnchor
-from dpgan.training.pair_marginals import PAIRS_EVENT, PairAnchor, span_pairs
+from dpgan.statistics.tables.marginals import MarginalAnchor
+from dpgan.statistics.tables.pair_marginals import PAIRS_EVENT, PairAnchor, span_pairs
+from dpgan.tables.codec.encoder import TableEncoder
+from dpgan.tables.codec.geo import GeoTransform, region_points
+from dpgan.tables.schema.columns import ColumnSpec
+from dpgan.tables.schema.table import with_geo
 
 TINY = {"generator_hidden": (32,), "critic_hidden": (32,), "noise_dim": 8}
 CITIES = {"north": (47.0, 8.0), "south": (41.0, -3.0), "east": (45.0, 12.0)}  # public centres, made up

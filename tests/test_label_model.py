@@ -16,10 +16,10 @@ from safetensors.torch import load_file, save_file
 from dpgan import InputError, ModelFileError, TabularSynthesizer
 from dpgan.privacy.accounting import epsilon_of
 from dpgan.serialization import HASH_KEY, content_hash
-from dpgan.tables.label_model import LabelModel, label_span
-from dpgan.tables.preparation import REPAIR_EVENT
+from dpgan.statistics.tables.pair_marginals import PAIRS_EVENT, PROBE_EVENT
+from dpgan.tables.fit.preparation import REPAIR_EVENT
+from dpgan.tables.sampling.label_model import LabelModel, label_span
 from dpgan.training.aux_classifier import AuxClassifier
-from dpgan.training.pair_marginals import PAIRS_EVENT, PROBE_EVENT
 
 
 @pytest.fixture(scope="module")

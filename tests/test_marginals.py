@@ -11,19 +11,20 @@ from dpgan import TabularSynthesizer
 from dpgan.cli import main
 from dpgan.errors import InputError
 from dpgan.inspection import inspect_model
-from dpgan.tables.conform import validate_table
-from dpgan.tables.encoder import TANH, TableEncoder
-from dpgan.training import marginals
-from dpgan.training.config import TrainingConfig
-from dpgan.training.fake_rows import build_generator
-from dpgan.training.marginals import (
+from dpgan.statistics.tables import marginals
+from dpgan.statistics.tables.marginals import (
     MARGINALS_EVENT,
     MarginalAnchor,
-    marginal_penalty,
     marginal_spans,
     position_pairs,
 )
-from dpgan.training.pair_marginals import PAIRS_EVENT, PROBE_EVENT
+from dpgan.statistics.tables.pair_marginals import PAIRS_EVENT, PROBE_EVENT
+from dpgan.tables.codec.encoder import TANH, TableEncoder
+from dpgan.tables.reading.conform import validate_table
+from dpgan.training import table_anchors
+from dpgan.training.config import TrainingConfig
+from dpgan.training.fake_rows import build_generator
+from dpgan.training.table_anchors import anchor_penalty, marginal_penalty, warm_start
 
 torch.set_num_threads(1)
 
@@ -83,9 +84,9 @@ def test_penalty_is_zero_at_the_generators_own_frequencies_and_warm_start_reache
 
     anchor = MarginalAnchor.measure(data, encoder.spans, None, 1e-6, np.random.default_rng(0))
     with torch.no_grad():
-        before = float(anchor.penalty(G, z, None))
+        before = float(anchor_penalty(anchor, G, z, None))
     gen = torch.Generator().manual_seed(1)
-    after = anchor.warm_start(G, lambda: (torch.randn(256, config.noise_dim, generator=gen), None), 200, 5e-3)
+    after = warm_start(anchor, G, lambda: (torch.randn(256, config.noise_dim, generator=gen), None), 200, 5e-3)
     assert before > 0.5  # an untrained G is far from Adult's frequencies
     assert after < 0.1 * before
 
@@ -171,16 +172,16 @@ def test_anchored_generator_follows_the_marginals(adult, adult_schema):
 def test_critic_side_recipe_with_anchor_pays_for_it_and_warm_starts_g(adult_small, adult_schema, monkeypatch):
     """dp-cgan with the anchor: one more ledger entry before the critic's, and G starts on the marginals."""
     warm_starts = []
-    original = MarginalAnchor.warm_start
+    original = table_anchors.warm_start
 
-    def spy(self, G, draw_inputs, steps, lr):
+    def spy(anchor, G, draw_inputs, steps, lr):
         with torch.no_grad():
-            before = float(self.penalty(G, *draw_inputs()))
-        after = original(self, G, draw_inputs, steps, lr)
+            before = float(anchor_penalty(anchor, G, *draw_inputs()))
+        after = original(anchor, G, draw_inputs, steps, lr)
         warm_starts.append((before, after))
         return after
 
-    monkeypatch.setattr(MarginalAnchor, "warm_start", spy)
+    monkeypatch.setattr(table_anchors, "warm_start", spy)
     synth = TabularSynthesizer(
         recipe="dp-cgan", epsilon=3.0, epochs=1, accountant="rdp", seed=0, marginal_anchor=True,
         marginal_warmup_steps=100, batch_size=32, label_model=False, **TINY_G,

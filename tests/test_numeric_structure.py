@@ -1,4 +1,4 @@
-"""DP structure discovery of numeric columns from the CSV alone (dpgan.tables.schema_inference):
+"""DP structure discovery of numeric columns from the CSV alone (dpgan.tables.inference.infer):
 point masses (0, sentinel codes, spikes) from a histogram of whole numbers, the range from the
 quantiles of the grid's mass with the point masses taken out, levels of few-valued integers, and
 no "(other)" class made of noise. Each is post-processing of one Gaussian release per column
@@ -14,20 +14,19 @@ import pandas as pd
 import pytest
 
 from dpgan.privacy.mechanisms import GRID_MANTISSAS, bin_index, coarse_bins, public_numeric_grid
-from dpgan.tables.column_kinds import NUMERIC, PublicHints, class_counts, decide_kind
-from dpgan.tables.schema_inference import (
+from dpgan.tables.inference.column_kinds import NUMERIC, PublicHints, class_counts, decide_kind
+from dpgan.tables.inference.domain import (
     OTHER,
     PUBLIC_WHOLES,
     SENTINELS,
     SMALL_WHOLES,
     SPLIT,
-    decide_column,
     domain_counts,
     grid_resolution,
-    infer_schema_private,
-    point_masses,
     release_domain,
 )
+from dpgan.tables.inference.infer import decide_column, infer_schema_private
+from dpgan.tables.inference.numeric import point_masses
 
 SIGMA = 6.0
 THRESHOLD = 1.0 + SIGMA * 4.75  # the partition-selection bar at σ for δ ≈ 1e-6 per key
@@ -230,7 +229,7 @@ def test_neighbouring_small_tables_give_the_same_coarse_structure(extra):
 def test_one_released_value_is_a_point_mass_not_a_column_of_one_level():
     """A noisy count of numbers that came out low can make one value look like all of them: the
     column keeps a point mass and a range, not the constant range of one level."""
-    from dpgan.tables.schema_inference import levels_of
+    from dpgan.tables.inference.numeric import levels_of
 
     assert levels_of({0: 559.0}, numbers=545.6) is None
     assert levels_of({0: 300.0, 1: 250.0}, numbers=545.6) == [0, 1]

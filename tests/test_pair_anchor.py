@@ -1,4 +1,4 @@
-"""DP 2-way tables of G's outputs (dpgan.training.pair_marginals): what they measure, their
+"""DP 2-way tables of G's outputs (dpgan.statistics.tables.pair_marginals): what they measure, their
 sensitivity, what they cost in the ledger, that the one-product penalty is the per-pair sum, and
 that G fitted to them learns a dependence between columns that one-way statistics cannot carry."""
 
@@ -13,20 +13,20 @@ from dpgan import Schema, TabularSynthesizer
 from dpgan.cli import build_parser, main
 from dpgan.cli.arguments import synth_kwargs
 from dpgan.errors import InputError
-from dpgan.tables.conform import validate_table
-from dpgan.tables.encoder import TableEncoder
-from dpgan.tables.schema import ColumnSpec
-from dpgan.tables.settings import TableSettings
-from dpgan.training.config import TrainingConfig
-from dpgan.training.fake_rows import build_generator
-from dpgan.training.marginals import marginal_spans
-from dpgan.training.pair_marginals import (
+from dpgan.statistics.tables.marginals import marginal_spans
+from dpgan.statistics.tables.pair_marginals import (
     PAIRS_EVENT,
     PairAnchor,
-    PairAnchorHook,
     noisy_pair_tables,
     span_pairs,
 )
+from dpgan.tables.codec.encoder import TableEncoder
+from dpgan.tables.reading.conform import validate_table
+from dpgan.tables.schema.columns import ColumnSpec
+from dpgan.tables.settings import TableSettings
+from dpgan.training.config import TrainingConfig
+from dpgan.training.fake_rows import build_generator
+from dpgan.training.table_anchors import PairAnchorHook, pair_anchor_penalty
 
 torch.set_num_threads(1)
 
@@ -83,7 +83,7 @@ def test_one_product_penalty_is_the_sum_of_per_pair_squared_distances(encoded):
     G = build_generator(TrainingConfig(**TINY), encoder.spans)
     z = torch.randn(256, TINY["noise_dim"], generator=torch.Generator().manual_seed(0))
     with torch.no_grad():
-        penalty = float(anchor.penalty(G, z, None))
+        penalty = float(pair_anchor_penalty(anchor, G, z, None))
         logits = G.logits(z)
         reference = 0.0
         for (a, b), target in zip(anchor.pairs, anchor.targets):
@@ -122,10 +122,10 @@ def test_warm_start_on_pair_tables_teaches_g_a_dependence_one_way_tables_cannot(
 
     hook = PairAnchorHook(anchor, warmup_steps=400, warmup_lr=5e-3, weight=1.0)
     with torch.no_grad():
-        before = float(anchor.penalty(G, *inputs()))
+        before = float(pair_anchor_penalty(anchor, G, *inputs()))
     hook.warm_start(G, inputs)
     with torch.no_grad():
-        assert float(anchor.penalty(G, *inputs())) < before / 5
+        assert float(pair_anchor_penalty(anchor, G, *inputs())) < before / 5
     # the argmax rows of a G that uses z: independent columns would agree on about a quarter
     assert agreement() > 0.8
 

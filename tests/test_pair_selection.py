@@ -1,4 +1,4 @@
-"""Which 2-way tables the anchor measures (dpgan.training.pair_selection): a DP probe of every
+"""Which 2-way tables the anchor measures (dpgan.statistics.tables.pair_selection): a DP probe of every
 pair, the target's pairs always and the most dependent others, two ledger entries that reach the
 anchor's share, and a choice whose size neighbouring tables cannot change."""
 
@@ -14,10 +14,10 @@ from dpgan.models.output_spans import OutputSpan
 from dpgan.privacy.accounting import PrivacyLedger
 from dpgan.privacy.calibration import BudgetShares
 from dpgan.privacy.mechanisms import inverse_variance_mean
-from dpgan.tables.schema import ColumnSpec
+from dpgan.statistics.tables.pair_marginals import PAIRS_EVENT, PROBE_EVENT, PairCounts, measure_pair_anchor
+from dpgan.statistics.tables.pair_selection import choose, chosen_count, dependence, worth_probing
+from dpgan.tables.schema.columns import ColumnSpec
 from dpgan.tables.settings import TableSettings
-from dpgan.training.pair_marginals import PAIRS_EVENT, PROBE_EVENT, PairCounts, measure_pair_anchor
-from dpgan.training.pair_selection import choose, chosen_count, dependence, worth_probing
 
 torch.set_num_threads(1)
 

@@ -24,7 +24,7 @@ from dpgan.images.reading import check_images
 from dpgan.sequences import SequenceSchema, ValueColumn
 from dpgan.sequences.codec import encode
 from dpgan.sequences.reader import read_array_raw, read_long_raw
-from dpgan.tables.parquet_source import ParquetSource
+from dpgan.tables.reading.parquet_source import ParquetSource
 
 SOURCE = Path(dpgan.__file__).parent
 READERS = (
@@ -37,10 +37,10 @@ READERS = (
     "images/labels.py",
     "images/lists.py",
     "images/reading.py",
-    "tables/parquet_source.py",
-    "tables/conform.py",
-    "tables/table_io.py",
-    "tables/preparation.py",
+    "tables/reading/parquet_source.py",
+    "tables/reading/conform.py",
+    "tables/reading/table_io.py",
+    "tables/fit/preparation.py",
 )
 # what a refusal may interpolate (reviewed: each is a path, a column or schema name, a declared or
 # structural shape, a dtype, an exception's type, or a DP output)

@@ -23,17 +23,17 @@ from dpgan.privacy.mlp_clipping import FEATURES_KEY, wgan_gp_clipped_sum
 from dpgan.privacy.step import GeneratorHookStep
 from dpgan.recipes import RECIPES
 from dpgan.recipes.recipe import STRATEGY_SIDES
-from dpgan.tables.conditioning import PRIOR_FROM_DP_COUNTS, PRIOR_FROM_SCHEMA
-from dpgan.tables.conform import validate_table
-from dpgan.tables.preparation import REPAIR_EVENT
+from dpgan.statistics.tables.marginals import MARGINALS_EVENT
+from dpgan.statistics.tables.pair_marginals import PAIRS_EVENT, PROBE_EVENT
+from dpgan.tables.codec.conditioning import PRIOR_FROM_DP_COUNTS, PRIOR_FROM_SCHEMA
+from dpgan.tables.fit.preparation import REPAIR_EVENT
+from dpgan.tables.reading.conform import validate_table
 from dpgan.tables.settings import TABLE_SETTING_KEYS, TableSettings
 from dpgan.training import critic_step as critic_step_module
 from dpgan.training import dp_critic, dp_generator
 from dpgan.training.config import TrainingConfig
 from dpgan.training.dp_generator import shard_of_rows
 from dpgan.training.generator_losses import GeneratorObjective, spherical_interpolate
-from dpgan.training.marginals import MARGINALS_EVENT
-from dpgan.training.pair_marginals import PAIRS_EVENT, PROBE_EVENT
 from dpgan.training.strategies import STRATEGIES
 from random_critic import random_critic
 

@@ -20,7 +20,7 @@ from dpgan.errors import InputError
 from dpgan.images.io import read_images, write_contact_sheet, write_images
 from dpgan.sequences.schema import SequenceSchema, ValueColumn
 from dpgan.synthesizers import ImageSynthesizer, SequenceSynthesizer
-from dpgan.tables.table_io import write_chunks, write_table
+from dpgan.tables.reading.table_io import write_chunks, write_table
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -21,7 +21,7 @@ from dpgan.evaluation.sequences.report import render_sequence_report
 from dpgan.evaluation.tables.report import render_report
 from dpgan.sequences.schema import SequenceSchema, ValueColumn
 from dpgan.synthesizers import ImageSynthesizer, SequenceSynthesizer
-from dpgan.tables.preparation import repairs_summary
+from dpgan.tables.fit.preparation import repairs_summary
 
 ROW_WORDS = ("person's row", "one row", "one record", "add/remove one record")
 TINY_IMAGES = {"epochs": 1.0, "batch_size": 16, "max_sample_rate": 0.3, "max_steps": 2, "width": 4}

@@ -89,7 +89,7 @@ def test_a_checkpoint_path_that_is_a_file_is_refused(table, adult_schema, tmp_pa
 
 
 def test_another_fits_checkpoint_is_refused_before_the_table_is_read(table, adult_schema, tmp_path, monkeypatch):
-    import dpgan.tables.fit_plan as fit_plan
+    import dpgan.tables.fit.plan as fit_plan
 
     with pytest.raises(Killed):
         TabularSynthesizer(seed=0, **SETTINGS).fit(
@@ -145,7 +145,7 @@ def test_cli_fit_killed_by_sigkill_resumes_to_the_uninterrupted_model(tmp_path, 
 
 
 def test_a_bad_checkpoint_interval_is_refused_before_the_table_is_read(table, adult_schema, tmp_path, monkeypatch):
-    import dpgan.tables.fit_plan as fit_plan
+    import dpgan.tables.fit.plan as fit_plan
 
     reads: list[int] = []
     original = fit_plan.prepare_table

@@ -1,4 +1,4 @@
-"""Sampling a released tabular model (dpgan.tables.sampling), with stand-in post-processors.
+"""Sampling a released tabular model (dpgan.tables.sampling.rows), with stand-in post-processors.
 
 The post-processors are injected (black box): each rewrites one column and says which slot it
 drew, so the properties are checked without training a label model.
@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from dpgan.errors import InputError
-from dpgan.tables.sampling import SAMPLE_CHUNK, RowPostProcessor, TableSampler
+from dpgan.tables.sampling.rows import SAMPLE_CHUNK, RowPostProcessor, TableSampler
 
 
 @dataclass

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from dpgan import ColumnSpec, InputError, Schema, datasets
-from dpgan.tables.conform import validate_table
+from dpgan.tables.reading.conform import validate_table
 
 
 def small_schema() -> Schema:
@@ -165,14 +165,14 @@ def test_bundled_schema_is_valid_json_with_public_source():
     ],
 )
 def test_numeric_encoding_hints(kind, low, high, masses, smallest_positive, expected):
-    from dpgan.tables.schema import numeric_encoding
+    from dpgan.tables.schema.encoding_hints import numeric_encoding
 
     assert numeric_encoding(kind, low, high, masses, smallest_positive) == expected
     ColumnSpec("x", kind, min=low, max=high, **expected)  # and they make a valid column
 
 
 def test_schema_read_off_the_data_gets_the_same_hints(adult):
-    from dpgan.tables.schema_inference import infer_schema_without_privacy
+    from dpgan.tables.inference.infer import infer_schema_without_privacy
 
     schema, _ = infer_schema_without_privacy(adult[0])
     gain = schema["capital-gain"]

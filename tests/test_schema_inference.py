@@ -17,24 +17,14 @@ import pytest
 from dpgan import InputError, TabularSynthesizer
 from dpgan.privacy.mechanisms import public_numeric_grid
 from dpgan.privacy.preprocessing import TARGET_HISTOGRAM_SCALE
-from dpgan.tables.cells import INFINITE, NULL, NUMBER, TEXT, classify
-from dpgan.tables.encoder import public_dtypes
-from dpgan.tables.preparation import CLASS_EVENT, SCHEMA_EVENT
-from dpgan.tables.schema import kind_from_dtype
-from dpgan.tables.schema_inference import (
-    NUMERIC,
-    OTHER,
-    ClassCounts,
-    PublicHints,
-    class_counts,
-    decide_column,
-    decide_kind,
-    domain_counts,
-    infer_schema_private,
-    infer_schema_without_privacy,
-    release_domain,
-)
-from dpgan.tables.table_io import read_private_table as read_table
+from dpgan.tables.codec.encoder import public_dtypes
+from dpgan.tables.fit.preparation import CLASS_EVENT, SCHEMA_EVENT
+from dpgan.tables.inference.column_kinds import NUMERIC, ClassCounts, PublicHints, class_counts, decide_kind
+from dpgan.tables.inference.domain import OTHER, domain_counts, release_domain
+from dpgan.tables.inference.infer import decide_column, infer_schema_private, infer_schema_without_privacy
+from dpgan.tables.reading.table_io import read_private_table as read_table
+from dpgan.tables.schema.cells import INFINITE, NULL, NUMBER, TEXT, classify
+from dpgan.tables.schema.encoding_hints import kind_from_dtype
 
 SIGMA = 8.0
 
@@ -184,7 +174,7 @@ def test_one_noise_bin_decades_away_does_not_take_the_range_there():
     about 150 bins: some bin of a column clears 3.5σ about 3 % of the time). The bin is set apart
     from the data: it needs 5σ to count, so the range stays the data's (NYC flights' arr_time came
     out [−7·10⁷, 3,000]); a far cluster that clears 5σ still counts."""
-    from dpgan.tables.schema_inference import mass_bins, quantile_range
+    from dpgan.tables.inference.numeric import mass_bins, quantile_range
 
     rng = np.random.default_rng(0)
     values = pd.Series(rng.integers(1, 2400, 20000))
@@ -244,7 +234,7 @@ def test_a_target_that_kept_one_class_is_released_again_and_charged():
     from dpgan.privacy.accounting import PrivacyLedger
     from dpgan.privacy.calibration import BudgetShares
     from dpgan.privacy.mechanisms import set_union_threshold
-    from dpgan.tables.preparation import TARGET_AGAIN_EVENT, TARGET_SECOND_SHARE, learn_schema, plan_for
+    from dpgan.tables.fit.preparation import TARGET_AGAIN_EVENT, TARGET_SECOND_SHARE, learn_schema, plan_for
 
     hints = PublicHints(target="y")
     plan = plan_for(
@@ -286,7 +276,7 @@ def test_a_target_that_kept_one_class_is_released_again_and_charged():
 def test_a_long_run_of_weak_noise_does_not_carry_the_range_away():
     """Forty negative bins at 0.6σ each: their sum clears 3.5σ·√40, no run of a decade's bins does.
     A tail is taken a decade-long run at a time, so the range stays at the data."""
-    from dpgan.tables.schema_inference import mass_bins, quantile_range
+    from dpgan.tables.inference.numeric import mass_bins, quantile_range
 
     edges = public_numeric_grid()
     sigma = 10.0
@@ -304,8 +294,8 @@ def test_learned_bins_hold_like_shares_of_a_heavy_tail(monkeypatch):
     every learned bin holds a like share of the rows (equal bins on the log scale, the default,
     leave the tail's bins nearly empty); the edges are post-processing of the same release, so both
     placements read one draw and give the same range and scale."""
-    from dpgan.tables import schema_inference
-    from dpgan.tables.column_transforms import NumericTransform
+    from dpgan.tables.codec.column_transforms import NumericTransform
+    from dpgan.tables.inference import numeric as schema_inference
 
     rng = np.random.default_rng(0)
     values = pd.Series(np.round(rng.lognormal(8, 1.2, 20000)))
@@ -329,7 +319,7 @@ def test_learned_bins_hold_like_shares_of_a_heavy_tail(monkeypatch):
 
 
 def test_quantile_bin_edges_read_the_mass_and_merge_where_it_piles_up():
-    from dpgan.tables.schema_inference import quantile_bin_edges
+    from dpgan.tables.inference.numeric import quantile_bin_edges
 
     edges = np.array([0.0, 10.0, 20.0, 30.0, 40.0])
     uniform = np.array([5.0, 5.0, 5.0, 5.0])

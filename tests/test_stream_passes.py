@@ -1,5 +1,5 @@
 """How many times a streamed fit reads its files: the anchors' counts and the held table come
-from the conform pass (dpgan.tables.streamed_kind.ConformPass), not from passes of their own."""
+from the conform pass (dpgan.tables.fit.streamed.ConformPass), not from passes of their own."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from dpgan import ParquetSource, TabularSynthesizer
-from dpgan.tables.parquet_source import OpenSource
+from dpgan.tables.reading.parquet_source import OpenSource
 from parquet_parts import split_to_parquet
 
 

@@ -15,13 +15,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import dpgan.tables.sampling as sampling
+import dpgan.tables.sampling.rows as sampling
 from dpgan import TabularSynthesizer
 from dpgan.cli import main
 from dpgan.errors import InputError
-from dpgan.tables.geo import region_points
-from dpgan.tables.sampling import TableSampler
-from dpgan.tables.table_io import write_chunks, write_table
+from dpgan.tables.codec.geo import region_points
+from dpgan.tables.reading.table_io import write_chunks, write_table
+from dpgan.tables.sampling.rows import TableSampler
 
 SAVED = Path(__file__).parent / "fixtures" / "saved-model-format-2"  # condition: sex; label model: income
 
@@ -178,7 +178,7 @@ def test_cli_sample_streams_a_table_with_the_schema_columns(small_chunks, condit
 def test_parquet_column_empty_in_the_first_chunk_takes_values_later(tmp_path):
     import pandas as pd
 
-    from dpgan.tables.table_io import write_chunks
+    from dpgan.tables.reading.table_io import write_chunks
 
     frames = [pd.DataFrame({"a": [1.0, 2.0], "b": [None, None]}), pd.DataFrame({"a": [3.0], "b": ["x"]})]
     path, rows = write_chunks(iter(frames), tmp_path / "out.parquet")

@@ -17,9 +17,9 @@ from dpgan import ParquetSource, TabularSynthesizer
 from dpgan.cli import main
 from dpgan.errors import DPGanWarning, InputError
 from dpgan.privacy.accounting import PrivacyLedger
-from dpgan.tables.preparation import prepare_table
-from dpgan.tables.schema_inference import PublicHints
-from dpgan.tables.stream_preparation import prepare_stream
+from dpgan.tables.fit.preparation import prepare_table
+from dpgan.tables.fit.stream_preparation import prepare_stream
+from dpgan.tables.inference.column_kinds import PublicHints
 
 SCHEMA = {
     "columns": [

@@ -15,9 +15,9 @@ from dpgan import ParquetSource, TabularSynthesizer
 from dpgan.errors import InputError
 from dpgan.privacy.accounting import PrivacyLedger
 from dpgan.privacy.block_sampling import BlockPoissonSampler, poisson_subset
-from dpgan.tables.preparation import prepare_table
-from dpgan.tables.schema_inference import PublicHints
-from dpgan.tables.stream_preparation import prepare_stream
+from dpgan.tables.fit.preparation import prepare_table
+from dpgan.tables.fit.stream_preparation import prepare_stream
+from dpgan.tables.inference.column_kinds import PublicHints
 from dpgan.training.row_source import BlockRows
 from parquet_parts import split_to_parquet
 

@@ -15,9 +15,9 @@ import torch
 from dpgan import ParquetSource, TabularSynthesizer
 from dpgan.errors import InputError
 from dpgan.models.output_spans import OutputSpan
-from dpgan.tables import plugins as table_plugins
-from dpgan.training.marginals import MARGINALS_EVENT, MarginalCounts, continued_sums
-from dpgan.training.pair_marginals import PAIRS_EVENT, PairCounts
+from dpgan.statistics.tables.marginals import MARGINALS_EVENT, MarginalCounts, continued_sums
+from dpgan.statistics.tables.pair_marginals import PAIRS_EVENT, PairCounts
+from dpgan.tables.fit import plugins as table_plugins
 from parquet_parts import split_to_parquet
 
 torch.set_num_threads(1)

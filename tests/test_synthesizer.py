@@ -11,9 +11,9 @@ import torch
 
 from dpgan import InputError, ModelFileError, TabularSynthesizer
 from dpgan.privacy.accounting import epsilon_of
-from dpgan.tables.conform import validate_table
-from dpgan.tables.preparation import CLASS_EVENT, REPAIR_EVENT, SCHEMA_EVENT
-from dpgan.training.pair_marginals import PAIRS_EVENT, PROBE_EVENT
+from dpgan.statistics.tables.pair_marginals import PAIRS_EVENT, PROBE_EVENT
+from dpgan.tables.fit.preparation import CLASS_EVENT, REPAIR_EVENT, SCHEMA_EVENT
+from dpgan.tables.reading.conform import validate_table
 
 
 def test_fit_spends_at_most_epsilon_and_records_every_read(fitted):

@@ -1,4 +1,4 @@
-"""The label model read off the 2-way anchor's DP tables (naive Bayes; dpgan.tables.table_label_model).
+"""The label model read off the 2-way anchor's DP tables (naive Bayes; dpgan.tables.sampling.table_label_model).
 
 It must be exactly naive Bayes on the tables it is given, spend nothing (no ledger entry of its
 own, the DP-SGD label model's share left to the GAN), draw labels with the prior's shares, refuse
@@ -15,11 +15,11 @@ from dpgan import Schema, TabularSynthesizer
 from dpgan.cli import build_parser
 from dpgan.cli.arguments import synth_kwargs
 from dpgan.errors import InputError
-from dpgan.tables.encoder import TableEncoder
-from dpgan.tables.schema import ColumnSpec
+from dpgan.statistics.tables.pair_marginals import PairAnchor, noisy_pair_tables, span_pairs, table_shares
+from dpgan.tables.codec.encoder import TableEncoder
+from dpgan.tables.sampling.table_label_model import match_prior, naive_bayes_label_model
+from dpgan.tables.schema.columns import ColumnSpec
 from dpgan.tables.settings import TableSettings
-from dpgan.tables.table_label_model import match_prior, naive_bayes_label_model
-from dpgan.training.pair_marginals import PairAnchor, noisy_pair_tables, span_pairs, table_shares
 
 TINY = {"generator_hidden": (32,), "critic_hidden": (32,), "noise_dim": 8}
 LABEL_EVENT = "DP-SGD on the label model"

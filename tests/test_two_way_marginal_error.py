@@ -4,7 +4,8 @@ import numpy as np
 import pandas as pd
 
 from dpgan.evaluation.tables.fidelity import two_way_marginal_error
-from dpgan.tables.schema import ColumnSpec, Schema
+from dpgan.tables.schema.columns import ColumnSpec
+from dpgan.tables.schema.table import Schema
 
 
 def test_two_way_marginal_error_is_zero_for_the_same_joint_and_one_for_disjoint_supports():

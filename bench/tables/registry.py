@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dpgan.tables.table_io import read_table
+from dpgan.tables.reading.table_io import read_table
 from tables.fetch import csv_path, fetch
 
 SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
@@ -230,7 +230,7 @@ TUNING_TABLES = [name for name, spec in TABLES.items() if not spec.held_out]  # 
 
 
 def load(name: str) -> pd.DataFrame:
-    """The table as a user's CSV reads (`dpgan.tables.table_io.read_table`), less the spec's dropped columns."""
+    """The table as a user's CSV reads (`dpgan.tables.reading.table_io.read_table`), less the spec's dropped columns."""
     spec = TABLES[name]
     if spec.package == "dpgan":  # bundled: Adult's training file (60/20/20 inside it; adult.test stays unread)
         from dpgan import datasets

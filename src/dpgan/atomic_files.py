@@ -6,7 +6,7 @@ folder so that the final `os.replace` is a rename on one file system, and rename
 when complete. The sibling is made with the user's umask, as any file they create: 0644 (0755 for
 a folder) under the usual umask 022, so a release can be shared as it is. `tempfile`'s files and
 folders are owner-only (0600 / 0700), which suits secrets and is what the fit's checkpoints keep
-(dpgan.training.checkpoint, dpgan.tables.resume): they hold the noise seed.
+(dpgan.training.checkpoint, dpgan.tables.fit.resume): they hold the noise seed.
 """
 
 from __future__ import annotations

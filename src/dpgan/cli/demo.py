@@ -50,7 +50,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     check_budget(args)
     out = check_demo_destination(args.out_dir, args.overwrite)
     from dpgan import datasets
-    from dpgan.tables.schema import Schema
+    from dpgan.tables.schema.table import Schema
 
     train, test = datasets.load_adult()
     schema = Schema.from_json(datasets.adult_schema_path())
@@ -63,7 +63,7 @@ def run_demo(train: Any, test: Any, schema: Any, out: Path, args: argparse.Names
     check); print the paths."""
     from dpgan.evaluation.headline import headline_line
     from dpgan.synthesizers import TabularSynthesizer
-    from dpgan.tables.table_io import write_table
+    from dpgan.tables.reading.table_io import write_table
 
     started = time.time()
     synth = TabularSynthesizer(**synth_kwargs(args))

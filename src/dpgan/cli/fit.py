@@ -17,7 +17,7 @@ from dpgan.cli.arguments import check_budget, loop_settings, table_hints
 from dpgan.cli.kind_flags import refuse_unread_flags
 from dpgan.cli.settings_flags import given_settings, settings_classes
 from dpgan.errors import InputError
-from dpgan.tables.table_io import check_readable
+from dpgan.tables.reading.table_io import check_readable
 
 
 def cmd_fit(args: argparse.Namespace, defaults: Mapping[str, Any]) -> int:
@@ -43,8 +43,8 @@ def cmd_schema(args: argparse.Namespace) -> int:
     if args.template:
         if args.epsilon is not None:
             raise InputError("--template reads no values and spends no budget: drop --epsilon")
-        from dpgan.tables.schema_template import schema_template
-        from dpgan.tables.table_io import read_header
+        from dpgan.tables.reading.table_io import read_header
+        from dpgan.tables.schema.template import schema_template
 
         names, declared = read_header(data_path)
         out.write_text(json.dumps(schema_template(names, declared, target=args.target), indent=1) + "\n")
@@ -57,8 +57,8 @@ def cmd_schema(args: argparse.Namespace) -> int:
     check_budget(args)
     categorical, bounds, categories = table_hints(args)
 
-    from dpgan.tables.preparation import buy_schema
-    from dpgan.tables.table_io import read_private_table
+    from dpgan.tables.fit.preparation import buy_schema
+    from dpgan.tables.reading.table_io import read_private_table
 
     schema, notes = buy_schema(
         read_private_table(data_path),

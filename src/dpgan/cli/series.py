@@ -23,7 +23,7 @@ from dpgan.cli.output import ProgressBar, short
 from dpgan.cli.tables import check_table_output
 from dpgan.errors import InputError
 from dpgan.serialization import check_model_destination
-from dpgan.tables.table_io import check_readable
+from dpgan.tables.reading.table_io import check_readable
 
 
 def add_fit_flags(series: argparse._ArgumentGroup, add_settings: Callable[[], None]) -> None:
@@ -56,7 +56,7 @@ def fit_command(args: argparse.Namespace, settings: dict[str, Any]) -> int:
         raise InputError("--bounds and --categories describe series without a schema: write them into it")
 
     from dpgan.sequences.schema import SequenceSchema, schema_from_options
-    from dpgan.tables.table_io import read_header
+    from dpgan.tables.reading.table_io import read_header
 
     if schema_path is not None:
         schema = SequenceSchema.from_json(schema_path)
@@ -76,7 +76,7 @@ def fit_command(args: argparse.Namespace, settings: dict[str, Any]) -> int:
         )
 
     from dpgan.synthesizers import SequenceSynthesizer
-    from dpgan.tables.table_io import read_private_table
+    from dpgan.tables.reading.table_io import read_private_table
 
     synth = SequenceSynthesizer(
         epsilon=args.epsilon,
@@ -104,7 +104,7 @@ def sample_command(args: argparse.Namespace) -> int:
     out = check_table_output(args)
     conditions = parse_conditions(args.condition)
     from dpgan.synthesizers import load_model
-    from dpgan.tables.table_io import write_table
+    from dpgan.tables.reading.table_io import write_table
 
     synth: Any = load_model(args.model)
     if args.region_points:
@@ -137,7 +137,7 @@ def evaluate_command(args: argparse.Namespace) -> int:
     from dpgan.sequences.codec import label_names, read_long, unscale
     from dpgan.sequences.schema import SequenceSchema
     from dpgan.synthesizers import SequenceSynthesizer, load_model
-    from dpgan.tables.table_io import read_table
+    from dpgan.tables.reading.table_io import read_table
 
     model = load_model(args.model) if args.model is not None else None
     if model is not None and not isinstance(model, SequenceSynthesizer):

@@ -17,7 +17,7 @@ from dpgan.cli.output import ProgressBar, StageProgress, print_report_warning, s
 from dpgan.errors import DPGanWarning, InputError
 from dpgan.recipes import RECIPES
 from dpgan.serialization import check_model_destination
-from dpgan.tables.table_io import check_readable, check_writable
+from dpgan.tables.reading.table_io import check_readable, check_writable
 
 
 def add_condition_flags(tables: argparse._ArgumentGroup) -> None:
@@ -67,7 +67,7 @@ def fit_command(args: argparse.Namespace, settings: dict[str, Any]) -> int:
     one process or under torchrun (every rank fits, rank 0 alone prints and writes)."""
     if args.recipe is not None and args.recipe not in RECIPES:
         raise InputError(f"--recipe {args.recipe} is an image recipe; table recipes: {', '.join(RECIPES)}")
-    from dpgan.tables.parquet_source import ParquetSource, should_stream
+    from dpgan.tables.reading.parquet_source import ParquetSource, should_stream
 
     source = ParquetSource(args.data, memory_budget_mb=args.memory_budget_mb)
     # public inputs only: a directory of Parquet files, or --stream (never the file's size: a row could tip it)
@@ -83,13 +83,13 @@ def fit_command(args: argparse.Namespace, settings: dict[str, Any]) -> int:
             "--categorical, --categories and --bounds describe a table without a schema: write them into it"
         )
 
-    from dpgan.tables.schema import Schema
+    from dpgan.tables.schema.table import Schema
 
     schema = Schema.from_json(schema_path) if schema_path is not None else None  # before PyTorch loads
 
     from dpgan.privacy.distributed import process_group_context
     from dpgan.synthesizers import TabularSynthesizer
-    from dpgan.tables.table_io import read_private_table
+    from dpgan.tables.reading.table_io import read_private_table
 
     synth = TabularSynthesizer(**(synth_kwargs(args) | settings))  # checks the remaining settings before reading data
     context = process_group_context(
@@ -172,8 +172,8 @@ def evaluate_command(args: argparse.Namespace) -> int:
         raise InputError(f"--jobs must be a positive number of cores, not {args.jobs}")
     if args.audit and args.model is None:
         raise InputError("--audit audits the model that made the synthetic table: give --model")
-    from dpgan.tables.schema import Schema
-    from dpgan.tables.table_io import read_table
+    from dpgan.tables.reading.table_io import read_table
+    from dpgan.tables.schema.table import Schema
 
     schema = Schema.from_json(schema_path) if schema_path is not None else None
     real, synthetic, test = (read_table(p, schema) for p in (args.real, args.synthetic, args.test))

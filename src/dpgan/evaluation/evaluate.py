@@ -21,7 +21,7 @@ from dpgan.evaluation.jsonable import to_jsonable
 from dpgan.evaluation.tables.fidelity import MISSING, column_kinds, fidelity, is_numeric_kind
 from dpgan.evaluation.tables.ml_efficacy import Progress, ml_efficacy
 from dpgan.evaluation.tables.utility import balanced_rf_accuracy
-from dpgan.tables.schema import Schema
+from dpgan.tables.schema.table import Schema
 
 UTILITY_PROTOCOL = (
     "DTGAN: scikit-learn defaults, one-hot categoricals, min-max scaled numerics; "

@@ -1,7 +1,7 @@
 """The layout of a generator's output row: which slice gets which activation.
 
 Networks only need this much of a data kind: a list of spans, each `tanh` (one value) or
-`softmax` (a one-hot). The tabular codec (dpgan.tables.encoder) builds the list from the
+`softmax` (a one-hot). The tabular codec (dpgan.tables.codec.encoder) builds the list from the
 public schema; the generator reads it to pick its activations. Nothing here reads data.
 """
 

@@ -12,7 +12,7 @@ Why this is still Poisson sampling per step, exactly as the ledger accounts it:
    So drawing steps t+1..t+K before step t+1 runs (prefetching a block) gives the same joint
    distribution, indeed the same subsets, as drawing each when it runs. How many steps are
    prefetched (set by a memory budget) changes when the rows are read, never which rows.
-3. The rows are indexed once, in the order every pass reads them (dpgan.tables.parquet_source), and the
+3. The rows are indexed once, in the order every pass reads them (dpgan.tables.reading.parquet_source), and the
    batch of a step is exactly the rows its subset names: nothing is added, dropped or reordered
    because of memory limits.
 Empty batches (k = 0) are legal, as everywhere in dpgan (dpgan.privacy.sampling).

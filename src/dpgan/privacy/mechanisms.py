@@ -72,7 +72,7 @@ def set_union_threshold(noise_multiplier: float, delta_per_key: float) -> float:
 
 
 # the public grid's mantissas per decade at each resolution; each coarser set is a subset of the
-# finest, so a coarse bin is a union of fine bins (dpgan.tables.schema_inference sums them)
+# finest, so a coarse bin is a union of fine bins (dpgan.tables.inference.infer sums them)
 GRID_MANTISSAS: dict[int, tuple[float, ...]] = {6: (1.0, 1.5, 2.0, 3.0, 5.0, 7.0), 3: (1.0, 2.0, 5.0), 1: (1.0,)}
 FINEST_GRID = 6
 

@@ -13,7 +13,7 @@ class PoissonSampler:
     """Draws index sets whose size varies from step to step (and may be zero).
 
     A table with no rows is legal (every row of a private table can be dropped by a per-row rule,
-    dpgan.tables.conform): every batch is then empty and each release is pure noise, as the accounting
+    dpgan.tables.reading.conform): every batch is then empty and each release is pure noise, as the accounting
     assumes; refusing it instead would make whether a fit runs depend on the data."""
 
     def __init__(self, num_rows: int, sample_rate: float, generator: torch.Generator) -> None:

@@ -5,9 +5,9 @@ series), an image. The DP argument compares two inputs that differ in one unit, 
 what reaches the output through a mechanism in the ledger. Anything else that depends on the data
 is a free bit: whether the fit runs at all (a refusal), a type or an order chosen from all the
 units (one series with text times re-ordering every other series), the code path taken (streamed
-or not), a count printed in a message. So every reader (tables: dpgan.tables.conform and
-dpgan.tables.preparation; series: dpgan.sequences.codec; images: dpgan.images; Parquet:
-dpgan.tables.parquet_source) does only three things:
+or not), a count printed in a message. So every reader (tables: dpgan.tables.reading.conform and
+dpgan.tables.fit.preparation; series: dpgan.sequences.codec; images: dpgan.images; Parquet:
+dpgan.tables.reading.parquet_source) does only three things:
 
 1. **Refuse on public inputs only**: the column names, the declared schema or shape, the dtype of
    an array the caller built, the path and its layout, the settings. A refusal never depends on a

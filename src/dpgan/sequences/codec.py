@@ -28,7 +28,7 @@ from dpgan.sequences.reader import (
     read_long_raw,
 )
 from dpgan.sequences.schema import SequenceSchema
-from dpgan.tables.cells import canonical_text
+from dpgan.tables.schema.cells import canonical_text
 
 
 @dataclass

@@ -14,7 +14,7 @@ stacked counts move by at most √k in L2: Gaussian noise of std σ·√k is one
 (mechanisms.noisy_stacked_histograms). The bounds are post-processing of the noisy counts: a bin
 is kept when its noisy count clears z noise stds, low is the lower edge of the lowest kept bin of
 the minima histogram and high the upper edge of the highest kept bin of the maxima histogram, each
-one bin wider (the tabular margin, dpgan.tables.schema_inference; a range that starts or ends at 0 keeps
+one bin wider (the tabular margin, dpgan.tables.inference.infer; a range that starts or ends at 0 keeps
 that edge). Unlike the tabular rule no "heaviest run" is taken: minima of labelled series often
 form several runs (one per label level), and the heaviest would clip all the others. Without it a
 single empty bin pushed over the bar by noise would widen a bound by decades, so z is set for the

@@ -30,7 +30,7 @@ import pandas as pd
 from dpgan.privacy.unit_rule import UnitTally, public_refusal
 from dpgan.sequences.schema import SequenceSchema
 from dpgan.sequences.times import MISSING, UNREADABLE, time_keys
-from dpgan.tables.cells import NULL, NUMBER, cell_keys, classify
+from dpgan.tables.schema.cells import NULL, NUMBER, cell_keys, classify
 
 TIME_UNREADABLE = "a time missing, unreadable or of mixed kinds"
 INCOMPLETE = "not `length` readings at distinct times"

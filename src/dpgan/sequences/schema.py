@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from dpgan.errors import InputError
-from dpgan.tables.schema import read_schema_file
+from dpgan.tables.schema.table import read_schema_file
 
 MAX_LENGTH = 10_000
 MAX_VALUES = 64

@@ -5,7 +5,7 @@ every cell parses as one, else text), one added series whose times are `x00..x11
 turn every other series' `0, 1, 2, ..., 10` into the text order `0, 1, 10, 11, 2, ...` and change
 which times count as equal (`1`, `01`, `1.0`): it would re-order and re-select the readings of
 every other unit, a free bit the DP guarantee does not cover. So each cell gets a kind and a sort
-key by itself (dpgan.tables.cells' per-cell classes), and each series is ordered by its own
+key by itself (dpgan.tables.schema.cells' per-cell classes), and each series is ordered by its own
 cells only (dpgan.sequences.reader): a series whose times are not all of one kind, or hold a
 missing or infinite time, cannot be ordered and is dropped and counted.
 
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from dpgan.tables.cells import INFINITE, NULL, NUMBER, TEXT, classify
+from dpgan.tables.schema.cells import INFINITE, NULL, NUMBER, TEXT, classify
 
 MISSING, UNREADABLE, NUMBER_TIME, CLOCK_TIME, TEXT_TIME = 0, 1, 2, 3, 4
 _CLOCK = re.compile(r"(\d{1,2}):(\d{2})(?::(\d{2}(?:\.\d+)?))?")

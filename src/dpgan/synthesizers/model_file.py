@@ -19,11 +19,11 @@ from dpgan import __version__
 from dpgan.errors import ModelFileError
 from dpgan.privacy.ledger import PrivacyLedger
 from dpgan.serialization import read_model_dir
-from dpgan.tables.conditioning import Condition
-from dpgan.tables.encoder import TableEncoder
-from dpgan.tables.fit_plan import FittedTable
-from dpgan.tables.label_model import LabelModel, split_tensors
-from dpgan.tables.schema import Schema
+from dpgan.tables.codec.conditioning import Condition
+from dpgan.tables.codec.encoder import TableEncoder
+from dpgan.tables.fit.plan import FittedTable
+from dpgan.tables.sampling.label_model import LabelModel, split_tensors
+from dpgan.tables.schema.table import Schema
 from dpgan.tables.settings import TableSettings, loop_config, split_settings
 from dpgan.training.config import TrainingConfig
 from dpgan.training.fake_rows import build_generator

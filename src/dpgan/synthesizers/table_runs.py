@@ -1,10 +1,10 @@
 """Where and how a table fit runs: its seed, device and threads, resume, and torchrun's ranks.
 
-The fit itself is dpgan.tables.fit_plan's (in memory) or streamed_fit's (Parquet in record
+The fit itself is dpgan.tables.fit.plan's (in memory) or streamed_fit's (Parquet in record
 batches); this module puts it in place:
 - the fit's generator comes from the seed (the user's, a checkpoint's, or OS entropy); seeded, the
   networks' weights (torch's global RNG) are seeded too and the caller's RNG state is restored;
-- with a checkpoint directory the seed is the one the checkpoint keeps (dpgan.tables.resume);
+- with a checkpoint directory the seed is the one the checkpoint keeps (dpgan.tables.fit.resume);
 - data-parallel (torchrun, dpgan.privacy.distributed): every rank must hold the same table (or the
   same Parquet files), checked by a digest compared between the processes only (never released),
   and every rank uses rank 0's seed, so the releases are made identically on every rank; only rank
@@ -27,14 +27,14 @@ import torch
 from dpgan.devices import on_device, seeded_fork
 from dpgan.errors import DPGanWarning, InputError
 from dpgan.privacy.distributed import ProcessGroupContext, process_group_context
-from dpgan.tables.fit_kind import fit_table
-from dpgan.tables.fit_options import FitOptions
-from dpgan.tables.fit_plan import FitSettings, FittedTable
-from dpgan.tables.parquet_source import OpenSource, files_digest
-from dpgan.tables.public_data import PublicTable
-from dpgan.tables.resume import resumable_fit, table_fingerprint
-from dpgan.tables.schema import Schema
-from dpgan.tables.streamed_kind import fit_stream
+from dpgan.tables.fit.kind import fit_table
+from dpgan.tables.fit.options import FitOptions
+from dpgan.tables.fit.plan import FitSettings, FittedTable
+from dpgan.tables.fit.public_data import PublicTable
+from dpgan.tables.fit.resume import resumable_fit, table_fingerprint
+from dpgan.tables.fit.streamed import fit_stream
+from dpgan.tables.reading.parquet_source import OpenSource, files_digest
+from dpgan.tables.schema.table import Schema
 from dpgan.threads import fit_threads
 from dpgan.training.progress import FitProgressFn
 

@@ -1,12 +1,12 @@
 """The public tabular synthesizer: fit a DP generator on a private table, sample, report, save, load.
 
-A facade over modules with one job each, most in the table kind's folder: dpgan.tables.fit_options
+A facade over modules with one job each, most in the table kind's folder: dpgan.tables.fit.options
 checks the public arguments before any read of the data, dpgan.tables.settings holds the plug-ins'
 settings beside the loop's TrainingConfig; `table_runs` puts a fit in place (seed, device, threads,
-resume, torchrun's ranks); the table kinds (dpgan.tables.fit_kind in memory, streamed_kind for
+resume, torchrun's ranks); the table kinds (dpgan.tables.fit.kind in memory, streamed_kind for
 Parquet in record batches) run the one fit pipeline (dpgan.fit), every private read a ledger event
-(dpgan.tables.fit_plan's docstring states the flow), with the plug-ins of dpgan.tables.plugins;
-dpgan.tables.sampling draws rows from the released model (post-processing, free); `model_file`
+(dpgan.tables.fit.plan's docstring states the flow), with the plug-ins of dpgan.tables.fit.plugins;
+dpgan.tables.sampling.rows draws rows from the released model (post-processing, free); `model_file`
 writes and reads the model directory (no pickle).
 """
 
@@ -27,19 +27,19 @@ from dpgan.recipes import Recipe, get_recipe
 from dpgan.serialization import REPORT_KEY, write_model_dir
 from dpgan.synthesizers.model_file import load_table_synthesizer, model_metadata, model_tensors
 from dpgan.synthesizers.table_runs import RunPlace, TableRun, run_in_memory, run_streamed
-from dpgan.tables.conditioning import Condition
-from dpgan.tables.describe import table_report_details
-from dpgan.tables.encoder import TableEncoder
-from dpgan.tables.fit_options import fit_arguments, training_config
-from dpgan.tables.fit_plan import FitSettings, FittedTable
-from dpgan.tables.label_model import LabelModel
-from dpgan.tables.parquet_source import ParquetSource
-from dpgan.tables.public_data import DEFAULT_WARM_START_STEPS, checked_public_table
-from dpgan.tables.resume import DEFAULT_CHECKPOINT_EVERY
-from dpgan.tables.sampling import sample_chunks
-from dpgan.tables.schema import Schema
+from dpgan.tables.codec.conditioning import Condition
+from dpgan.tables.codec.encoder import TableEncoder
+from dpgan.tables.fit.describe import table_report_details
+from dpgan.tables.fit.options import fit_arguments, training_config
+from dpgan.tables.fit.plan import FitSettings, FittedTable
+from dpgan.tables.fit.public_data import DEFAULT_WARM_START_STEPS, checked_public_table
+from dpgan.tables.fit.resume import DEFAULT_CHECKPOINT_EVERY
+from dpgan.tables.fit.streamed import stream_arguments
+from dpgan.tables.reading.parquet_source import ParquetSource
+from dpgan.tables.sampling.label_model import LabelModel
+from dpgan.tables.sampling.rows import sample_chunks
+from dpgan.tables.schema.table import Schema
 from dpgan.tables.settings import TableSettings
-from dpgan.tables.streamed_kind import stream_arguments
 from dpgan.training.config import TrainingConfig
 from dpgan.training.progress import FitProgressFn
 from dpgan.training.progress_bar import fit_progress
@@ -122,14 +122,14 @@ class TabularSynthesizer(Synthesizer):
         in record batches and never held whole); every read is charged to the ledger, which never
         exceeds ε (docs/tables.md, docs/scale.md).
 
-        Without a schema the domain is bought with DP (dpgan.tables.schema_inference); public hints
+        Without a schema the domain is bought with DP (dpgan.tables.inference.infer); public hints
         make parts of it free: `target`, `categorical` columns, a column's public `categories`
         ({column: [values]}) and numeric `bounds` ({column: (low, high)}). Cells that do not fit the
-        schema are mapped into it and counted with DP (dpgan.tables.conform), or refused (`strict`).
+        schema are mapped into it and counted with DP (dpgan.tables.reading.conform), or refused (`strict`).
         `keep_identifiers`: keep nearly-unique text columns on the non-private schema path.
         `checkpoint`: a directory (as secret as the table, deleted on success) from which a killed
         fit, run again with the same table and settings, resumes without spending anything twice
-        (dpgan.tables.resume); another directory, or none, is a new fit whose ε adds up.
+        (dpgan.tables.fit.resume); another directory, or none, is a new fit whose ε adds up.
         `public_data`: a PUBLIC table of the same schema that G and the critic are pre-trained on
         without noise for `public_warm_start_steps` rounds (no ε; never part of the private table).
         Under torchrun every rank passes the same table (or files) and runs in lockstep on rank 0's
@@ -141,7 +141,7 @@ class TabularSynthesizer(Synthesizer):
         progress = fit_progress(progress, self.accountant)
         place = RunPlace(self.seed, self.device, self.threads)
         settings = FitSettings.of(self)
-        if isinstance(data, (str, Path, ParquetSource)):  # read in record batches (dpgan.tables.streamed_kind)
+        if isinstance(data, (str, Path, ParquetSource)):  # read in record batches (dpgan.tables.fit.streamed)
             opened, schema, options = stream_arguments(
                 data, schema, settings, target=target, categorical=categorical, bounds=bounds,
                 categories=categories, strict=strict, checkpoint=checkpoint,
@@ -215,7 +215,7 @@ class TabularSynthesizer(Synthesizer):
         """Stream n synthetic rows into a .csv or .parquet file, one chunk in memory at a time;
         the same rows, in the same order, as `sample(n, seed=seed, ...)`. The file appears only
         once complete (written beside it, then renamed): an error part-way leaves none."""
-        from dpgan.tables.table_io import check_writable, write_chunks
+        from dpgan.tables.reading.table_io import check_writable, write_chunks
 
         check_writable(path)  # before anything is generated
         return write_chunks(self._chunks(n, seed, conditions, region_points), path)[0]

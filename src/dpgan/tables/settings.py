@@ -1,7 +1,7 @@
 """The table kind's settings besides the loop's: its codec, its plug-ins' switches, shares of ε and
 knobs, and the DP checkpoint selection (the loop's own settings stay in TrainingConfig).
 
-Each plug-in (dpgan.tables.plugins) reads its own fields; a recipe (dpgan.recipes) names the
+Each plug-in (dpgan.tables.fit.plugins) reads its own fields; a recipe (dpgan.recipes) names the
 plug-ins it turns on by default (`Recipe.plugins`), the user's keywords and flags come on top.
 None of these settings is read from private data. A saved model keeps them beside the loop's in
 one flat "config" record (the names are distinct), so a model saved before the split loads as it
@@ -35,18 +35,18 @@ class TableSettings:
 
     # --- the codec (from the public schema alone) ---
     # Boob et al.'s binary codes: every integer column of at most 16 public levels (except the
-    # target and the condition) coded as ±1 bits (dpgan.tables.schema.binary_coded). Off: RESULTS §14
+    # target and the condition) coded as ±1 bits (dpgan.tables.schema.table.binary_coded). Off: RESULTS §14
     binary_codes: bool = setting(
         False, "code integer columns of at most 16 public levels as bits instead of bins (Boob et al.)"
     )
     # Boob et al.'s geo columns: (latitude, longitude) column pairs coded as one 2-D column
-    # (dpgan.tables.geo.GeoTransform); added to the public schema at fit time (dpgan.tables.schema.with_geo)
+    # (dpgan.tables.codec.geo.GeoTransform); added to the public schema at fit time (dpgan.tables.schema.table.with_geo)
     geo_pairs: tuple[tuple[str, str], ...] = ()
     # --- DTGAN's auxiliary classifier (DP-SGD, its own share of ε): its loss guides G ---
     classifier_loss_weight: float = 0.0  # 0: no classifier
     classifier_epochs: float = 3.0
     classifier_budget_fraction: float = 0.1
-    # --- DP one-way statistics of G's outputs (dpgan.training.marginals): G is warm-started on them
+    # --- DP one-way statistics of G's outputs (dpgan.statistics.tables.marginals): G is warm-started on them
     # and a penalty keeps its statistics near them (any recipe). On for dtgan-g, whose noisy
     # generator steps do not learn marginals; off elsewhere (it helps there too: RESULTS §9).
     marginal_anchor: bool = setting(False, "spend a share of ε on DP one-way statistics that warm-start and anchor G")
@@ -55,7 +55,7 @@ class TableSettings:
     # against a step's noise the penalty needs weight: on Adult at ε=1 (dtgan-g, one seed) weight 1
     # left mean JSD 0.082 and WD 0.040, weight 10 gave 0.010 and 0.012 (RESULTS §8)
     marginal_weight: float = 10.0
-    # --- DP 2-way tables of G's outputs (dpgan.training.pair_marginals): every pair of columns'
+    # --- DP 2-way tables of G's outputs (dpgan.statistics.tables.pair_marginals): every pair of columns'
     # categories/bins measured once, G warm-started on them and kept near them. On by default:
     # at ε = 1 on the validation splits of adult, hmda, chile, churn and flchain it lowered JSD,
     # WD and the association difference on all five and the accuracy gap on all five (RESULTS §14)
@@ -65,7 +65,7 @@ class TableSettings:
     pair_budget_fraction: float = setting(0.3, "the 2-way tables' share of ε", metavar="F")
     pair_warmup_steps: int = 300
     pair_weight: float = 10.0
-    # a DP probe of every pair chooses which to measure (dpgan.training.pair_selection): the
+    # a DP probe of every pair chooses which to measure (dpgan.statistics.tables.pair_selection): the
     # target's pairs and a tree's worth of the most dependent others
     pair_selection: bool = setting(
         True, "probe every pair with DP and measure only the target's and the most dependent ones"
@@ -89,12 +89,12 @@ class TableSettings:
     )
     selection_holdout: float = 0.1
     selection_samples: int = 2000
-    # --- label model (dpgan.tables.label_model): a DP-SGD classifier of the schema's target
+    # --- label model (dpgan.tables.sampling.label_model): a DP-SGD classifier of the schema's target
     # redraws that column in every sampled row (its own share of ε; off for tables without a
     # categorical target). A linear model by default: on Adult it beat an MLP at the same ε.
     label_model: bool = setting(True, "a DP classifier redraws the target in sampled rows (--no-label-model: G's own)")
     # "dp-sgd": a classifier trained with DP-SGD on label_model_budget_fraction of ε; "pair-tables":
-    # naive Bayes read off the 2-way anchor's DP tables (dpgan.tables.table_label_model), no ε of its
+    # naive Bayes read off the 2-way anchor's DP tables (dpgan.tables.sampling.table_label_model), no ε of its
     # own; "auto": pair-tables when the 2-way anchor measures the target, else dp-sgd. "auto" is the
     # default: on the validation splits of adult, hmda, chile, churn and flchain, at ε = 1 and 3, the
     # tables' naive Bayes had the smaller AUC gap on all five tables at both ε (RESULTS §14)

@@ -12,7 +12,7 @@ Resuming replays the releases before training with that seed on the same table (
 checkpoint stores a fingerprint of the table and of the replayed releases, and refuses to resume if
 either differs), so they are the same values, not new releases; then it restores the loop at
 `step`, with the generator's state, and runs the remaining steps. The seed is kept in the directory
-(IDENTITY_FILE, dpgan.tables.resume) before the fit prints any noisy value, so a kill before
+(IDENTITY_FILE, dpgan.tables.fit.resume) before the fit prints any noisy value, so a kill before
 the first checkpoint replays those values too. A step after `step` that ran
 before the kill is run again with the same noise: what was lost with the kill (it never left the
 process, and nothing published depends on it) is replaced, not added to. The ledger restored from

@@ -1,7 +1,7 @@
 """What a GAN loop needs of a condition, whatever the data kind: a protocol, not a tabular class.
 
 A condition is a categorical input of G and D with a public or DP prior (tabular: one column's
-one-hot slot, dpgan.tables.conditioning.Condition; sequences and images: a label). The loops draw fake
+one-hot slot, dpgan.tables.codec.conditioning.Condition; sequences and images: a label). The loops draw fake
 conditions from the prior (or its flattening) and read a real unit's condition from its encoding;
 both are functions of public or DP numbers and of the unit itself, never of other units.
 """

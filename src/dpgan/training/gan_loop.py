@@ -7,7 +7,7 @@ plug-in warm starts, the optimizer step with the plug-ins' extra gradients, the 
 average that is released, and the per-step progress callbacks.
 
 Plug-ins (`GeneratorHook`) shape G from DP outputs only: a marginal anchor fits G to noisy
-one-way statistics (dpgan.training.marginals), a public warm start could fit it to public rows.
+one-way statistics (dpgan.statistics.tables.marginals), a public warm start could fit it to public rows.
 They never read private data and never pass through a clip-and-noise hook, so what they add is
 post-processing of releases already in the ledger; a strategy never branches on which are present.
 """

@@ -2,7 +2,7 @@
 
 The loop asks its private step for the next batch's indices (the sampler) and then for those
 rows. In memory the rows are a tensor and `rows(index)` is `data[index]`. A table larger than
-memory (dpgan.tables.streamed_kind) is read a block at a time: `BlockRows` asks its sampler
+memory (dpgan.tables.fit.streamed) is read a block at a time: `BlockRows` asks its sampler
 for the index sets of the next steps (dpgan.privacy.block_sampling: the same sets it would give
 one by one), gathers the union of those rows in one sequential pass through `gather`, and serves
 each step from that block. The sampler's indices are never changed: a step's batch is exactly

@@ -13,7 +13,7 @@ is its own: σ, the rate, the expected batch, the steps.
   no ε and charges nothing, its sound form charges the ledger for every pass.
 (A model that is DP statistics alone trains nothing: it is a statistics model, dpgan.model.)
 The tables' loops take more (`LoopExtras`: spans, condition, objective, checkpoint, selection's
-keeper, public warm start, process group); the tables' plan (dpgan.tables.fit_plan) runs
+keeper, public warm start, process group); the tables' plan (dpgan.tables.fit.plan) runs
 these same strategies.
 """
 

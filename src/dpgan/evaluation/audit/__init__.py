@@ -31,7 +31,7 @@ from dpgan.evaluation.audit.experiment import ABLATIONS
 from dpgan.evaluation.audit.result import AuditResult
 from dpgan.evaluation.audit.target import AuditTarget, from_model_dir, from_settings
 from dpgan.evaluation.audit.whitebox import audit_critic_step, audit_generator_hook, audit_one_run
-from dpgan.tables.schema import Schema
+from dpgan.tables.schema.table import Schema
 
 MODES = ("step", "one-run", "black-box")
 DEFAULT_TRIALS = {"step": 10_000, "black-box": 30}

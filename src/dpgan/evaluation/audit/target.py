@@ -35,9 +35,9 @@ from dpgan.privacy.calibration import calibrate_noise_multiplier
 from dpgan.privacy.epsilon_range import check_target_epsilon
 from dpgan.recipes import Recipe, get_recipe
 from dpgan.serialization import read_model_dir
-from dpgan.tables.conditioning import Condition, check_condition_column
-from dpgan.tables.encoder import TableEncoder
-from dpgan.tables.schema import Schema
+from dpgan.tables.codec.conditioning import Condition, check_condition_column
+from dpgan.tables.codec.encoder import TableEncoder
+from dpgan.tables.schema.table import Schema
 from dpgan.tables.settings import loop_config
 from dpgan.training.config import TrainingConfig
 from dpgan.training.schedule import gan_schedule_for

@@ -34,7 +34,7 @@ import pandas as pd
 from dpgan.errors import InputError
 from dpgan.evaluation.tables.fidelity import as_labels, column_kinds, is_numeric_kind
 from dpgan.evaluation.tables.ml_efficacy import ml_efficacy
-from dpgan.tables.schema import Schema
+from dpgan.tables.schema.table import Schema
 
 MODEL = "random_forest"
 MAX_ROWS = 5000

@@ -20,7 +20,8 @@ import numpy as np
 import pandas as pd
 from scipy.stats import wasserstein_distance
 
-from dpgan.tables.schema import Schema, kind_from_dtype
+from dpgan.tables.schema.encoding_hints import kind_from_dtype
+from dpgan.tables.schema.table import Schema
 
 MISSING = "(missing)"  # missing values form their own category: a synthesizer that drops them is wrong too
 

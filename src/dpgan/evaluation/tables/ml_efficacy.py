@@ -7,7 +7,7 @@ numerics are scaled by the real training range, one-hot columns cover the catego
 training set, and categories first seen in the test set are ignored (all-zero). A schema learned with
 DP lists the values it could release and folds the rest into "(other)": where the synthetic set has
 that category, the test rows the TSTR models score read it the same way (a value the synthetic set
-never shows becomes "(other)", as dpgan.tables.conform maps a real row into that schema), so a
+never shows becomes "(other)", as dpgan.tables.reading.conform maps a real row into that schema), so a
 feature's unreleased minority value counts as what the synthetic data call it. The target is never
 mapped: a class the synthesizer could not name is a miss.
 
@@ -45,7 +45,7 @@ from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 from threadpoolctl import threadpool_limits
 
 from dpgan.evaluation.tables.fidelity import as_labels, is_numeric_kind
-from dpgan.tables.schema_inference import OTHER
+from dpgan.tables.inference.domain import OTHER
 
 CLASSIFICATION_METRICS = ("accuracy", "balanced_accuracy", "f1", "roc_auc", "average_precision")
 REGRESSION_METRICS = ("r2", "mae")

@@ -16,7 +16,8 @@ import numpy as np
 import pandas as pd
 
 from dpgan.errors import InputError
-from dpgan.tables.schema import Schema, kind_from_dtype
+from dpgan.tables.schema.encoding_hints import kind_from_dtype
+from dpgan.tables.schema.table import Schema
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from dpgan.evaluation.attacks.results import skipped
 from dpgan.evaluation.attacks.scoring import membership_scores
 from dpgan.evaluation.attacks.synthesizers import SynthesizerFactory
 from dpgan.evaluation.tables.attacks.dcr import sample_rows
-from dpgan.tables.conform import validate_table
+from dpgan.tables.reading.conform import validate_table
 
 STAGE = "attacks: LOGAN (white-box critic)"
 Scorer = Callable[[pd.DataFrame], np.ndarray]

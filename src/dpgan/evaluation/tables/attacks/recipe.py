@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from dpgan.evaluation.attacks.synthesizers import Synthesizer, SynthesizerFactory
-from dpgan.tables.schema import Schema
+from dpgan.tables.schema.table import Schema
 from dpgan.tables.settings import TableSettings
 from dpgan.training.config import TrainingConfig
 

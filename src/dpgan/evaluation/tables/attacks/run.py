@@ -33,7 +33,7 @@ from dpgan.evaluation.tables.attacks.logan import logan_attack
 from dpgan.evaluation.tables.attacks.membership import shadow_membership_attack
 from dpgan.evaluation.tables.attacks.recipe import ModelRecipe, model_recipe
 from dpgan.evaluation.tables.attacks.targets import craft_outlier, isolated_records
-from dpgan.tables.schema import Schema
+from dpgan.tables.schema.table import Schema
 from dpgan.training.progress_bar import quiet_fits
 
 __all__ = ["run_attacks"]

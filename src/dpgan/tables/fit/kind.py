@@ -1,0 +1,235 @@
+"""A table held in memory as the fit pipeline's kind (dpgan.fit): `TableKind`, and `fit_table`.
+
+The flow and where each read is charged are dpgan.tables.fit.plan's (its docstring): the
+ledger opens with the schema's purchase (step 1, `_open_ledger`); steps 2-4 (preparation, encoder,
+public warm start, the selection's held-out part, the condition's frequencies) are the kind's
+data releases; step 5 its plug-ins (dpgan.tables.fit.plugins); step 6 its strategy
+(dpgan.training.strategies), with the selection reserved and the resume checkpoint's fingerprint
+taken just before σ is calibrated; the selection's choice and the label model's prior match are
+its finish; step 7 the pipeline's final check.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import torch
+
+from dpgan.devices import to_device
+from dpgan.errors import DPGanWarning
+from dpgan.fit import KindData, Plugin, data_kind, register_kind, run_fit
+from dpgan.model import GANModel, ReleasedModel
+from dpgan.privacy.distributed import SINGLE_PROCESS, ProcessGroupContext
+from dpgan.tables.codec.conditioning import build_condition
+from dpgan.tables.codec.encoder import TableEncoder, public_dtypes
+from dpgan.tables.fit.options import FitOptions
+from dpgan.tables.fit.plan import (
+    FitSettings,
+    FittedTable,
+    _open_ledger,
+    _prepare,
+    match_label_prior,
+    table_extras,
+    training_schema,
+)
+from dpgan.tables.fit.plugins import TableExtras, label_model_from_tables, table_plugins
+from dpgan.tables.fit.preparation import Prepared
+from dpgan.tables.fit.public_data import PublicTable, encode_public
+from dpgan.tables.fit.resume import ResumableFit, releases_before_training
+from dpgan.tables.fit.selection import Holdout, Selection, reserve_selection, select_released, split_heldout
+from dpgan.tables.sampling.label_model import label_target
+from dpgan.tables.schema.table import Schema
+from dpgan.training.checkpoint import FitCheckpoint
+from dpgan.training.context import FitBudget, FitContext
+from dpgan.training.progress import FitProgressFn
+from dpgan.training.public_warm_start import PublicWarmStart
+from dpgan.training.strategies import STRATEGIES, DPCriticStrategy, DPGeneratorStrategy, LoopExtras
+
+
+def fit_table(
+    data: pd.DataFrame,
+    schema: Schema | None,
+    options: FitOptions,
+    settings: FitSettings,
+    progress: FitProgressFn | None,
+    rng: np.random.Generator,
+    resume: ResumableFit | None = None,
+    public: PublicTable | None = None,
+    context: ProcessGroupContext = SINGLE_PROCESS,
+) -> FittedTable:
+    """Train on `data` following the module's flow, through the one fit pipeline (dpgan.fit) with
+    the table kind; every random draw comes from `rng` or torch's (possibly seeded) global RNG.
+    With `resume`, the loop checkpoints and resumes (dpgan.tables.fit.resume); the checkpoint is
+    deleted once the fit has succeeded."""
+    kind = data_kind(TableKind.name, schema=schema, options=options, settings=settings, resume=resume, public=public,
+                     context=context)  # fmt: skip
+    return run_table_kind(kind, data, progress, rng)  # type: ignore[arg-type]
+
+
+def run_table_kind(kind: TableKind, data: Any, progress: FitProgressFn | None, rng: np.random.Generator) -> FittedTable:
+    """The pipeline with a table kind (in memory or streamed): the ledger opens with the schema's
+    purchase (step 1), the fit runs, the resume checkpoint (secret material) is deleted."""
+    settings = kind.settings
+    ledger, purchased = _open_ledger(kind.schema, settings)  # step 1
+    budget = FitBudget(settings.epsilon, settings.delta, settings.accountant, settings.noise_multiplier)
+    fitted = run_fit(kind, data, budget, progress, FitContext(budget, ledger, rng, purchased))
+    if kind.checkpoint is not None:
+        kind.context.barrier()  # every rank has read it before rank 0 deletes it
+        kind.checkpoint.remove()  # secret material (dpgan.training.checkpoint)
+    extras: TableExtras = fitted.data.details
+    return FittedTable(
+        ledger, extras.encoder.schema, extras.encoder, fitted.model, extras.condition, extras.label_model,
+        fitted.record, fitted.critic,
+    )  # fmt: skip
+
+
+@dataclass
+class TableData:
+    """The table kind's released facts besides the plug-ins' inputs and outputs (TableExtras, the
+    units' details): the preparation (N̂, notes, repairs), the selection's held-out part and the
+    public warm start."""
+
+    prepared: Prepared
+    holdout: Holdout | None
+    warm_start: PublicWarmStart | None
+
+
+class TableKind:
+    """A table held in memory as the fit pipeline's kind (dpgan.fit): steps 2-4 are its data
+    releases, step 5 its plug-ins, step 6 its strategy and, with a selection, its finish."""
+
+    name = "table"
+    certified = True
+
+    def __init__(
+        self,
+        schema: Schema | None,
+        options: FitOptions,
+        settings: FitSettings,
+        resume: ResumableFit | None,
+        public: PublicTable | None,
+        context: ProcessGroupContext,
+    ) -> None:
+        self.schema, self.options, self.settings = schema, options, settings
+        self.resume, self.public, self.context = resume, public, context
+        self.selection: Selection | None = None
+        self.selection_record: dict[str, Any] | None = None  # what the DP selection chose (public)
+        self.checkpoint: FitCheckpoint | None = None
+        self.data: KindData | None = None
+        self.table: TableData | None = None
+        self.ctx: FitContext | None = None
+
+    def release_data(self, ctx: FitContext, data: pd.DataFrame) -> KindData:
+        self.ctx, settings = ctx, self.settings
+        torch_gen = ctx.torch_generator()  # the first draw: on the fit's device (dpgan.devices)
+        prepared, fraction, condition_column = _prepare(data, self.schema, self.options, settings, ctx.ledger, ctx.rng)
+        ctx.spend(fraction)  # step 2
+        if self.resume is not None:  # the seed kept before anything noisy leaves the process (tables.resume)
+            self.resume.pin(self.context.is_main)
+        for note in prepared.notes:  # N̂ and the repair counts: printed releases
+            warnings.warn(note, DPGanWarning, stacklevel=8)  # the user's call of fit
+        schema, rows = prepared.schema, prepared.rows
+        schema = training_schema(schema, settings, condition_column)  # rewrites of the public schema: free
+        encoder = TableEncoder(schema, public_dtypes(schema))  # step 3
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            encoded = to_device(torch.from_numpy(encoder.encode(prepared.frame)))
+        warm_start = None
+        if self.public is not None:  # step 3a: public rows in the same encoding (no private read, no charge)
+            warm_start = PublicWarmStart(encode_public(self.public, schema, encoder), self.public.steps)
+        holdout, train_rows = None, rows
+        if settings.table.select_checkpoints:  # step 3b: the held-out part of a DP selection
+            holdout = split_heldout(encoded, settings.table, ctx.rng)
+            encoded, train_rows = holdout.training, holdout.training_rows(rows, settings.table)
+        condition = None
+        if condition_column is not None:  # step 4
+            frequencies = prepared.frame[condition_column]
+            condition, prior_entry = build_condition(
+                schema, encoder, condition_column, frequencies, prepared.plan.noise_multiplier, ctx.rng
+            )
+            if prior_entry is not None:
+                ctx.ledger.add(prior_entry)
+        extras = table_extras(encoded, encoder, condition, train_rows, settings, torch_gen, self.context)
+        self.table = TableData(prepared, holdout, warm_start)
+        self.data = KindData(encoded, train_rows, extras)
+        return self.data
+
+    def model(self, data: KindData) -> GANModel:
+        return GANModel(self)  # a table's model is the GAN: the parts below
+
+    def generator(self, data: KindData) -> None:
+        return None  # the loop builds the configured tabular networks
+
+    def plugins(self, data: KindData) -> list[Plugin]:  # step 5
+        extras: TableExtras = data.details
+        skip = None if extras.condition is None else extras.condition.column
+        settings = self.settings
+        column = label_target(extras.encoder.schema) if settings.table.label_model else None
+        from_tables = label_model_from_tables(settings.table, column, skip)
+        return table_plugins(
+            settings.table, settings.config, settings.recipe.dp_on, extras.condition, column, from_tables,
+            extras.encoder.schema.target,
+        )  # fmt: skip
+
+    def critic(self, data: KindData) -> None:
+        return None
+
+    def strategy(self, generator: None) -> DPCriticStrategy | DPGeneratorStrategy:  # step 6
+        assert self.data is not None and self.table is not None and self.ctx is not None
+        ledger, table, settings = self.ctx.ledger, self.table, self.settings
+        extras: TableExtras = self.data.details
+        if table.holdout is not None:  # reserved before σ is calibrated, so training leaves room for it
+            self.selection = reserve_selection(ledger, settings.table, settings.epsilon)
+        if self.resume is not None:
+            self.checkpoint = self.resume.checkpoint(releases_before_training(ledger, extras, self.data.hooks))
+            self.checkpoint.writer = self.context.is_main
+        loop = LoopExtras(
+            spans=extras.encoder.spans, condition=extras.condition, objective=extras.objective,
+            checkpoint=self.checkpoint, keeper=None if self.selection is None else self.selection.keeper,
+            public=table.warm_start, context=self.context, cap_steps=settings.epochs_given, torch_gen=extras.torch_gen,
+        )  # fmt: skip
+        return STRATEGIES[settings.recipe.strategy](settings.config, loop)  # type: ignore[call-arg]
+
+    def finish(self, ctx: FitContext, data: KindData, trained: ReleasedModel) -> ReleasedModel:
+        assert self.table is not None
+        table, extras = self.table, data.details
+        if self.selection is not None and table.holdout is not None:  # step 6b
+            generator, self.selection_record = select_released(
+                self.selection, table.holdout, extras.encoder, extras.condition, self.settings.config,
+                self.settings.table, extras.torch_gen, ctx.rng,
+            )  # fmt: skip
+            trained = replace(trained, model=generator)
+        match_label_prior(extras, trained.model, extras.encoder, extras.condition, self.settings, ctx.rng)
+        return trained
+
+    def record(self, data: KindData, trained: ReleasedModel) -> dict[str, Any]:
+        assert self.table is not None
+        prepared, extras = self.table.prepared, data.details
+        condition = extras.condition
+        training = {
+            "recipe": self.settings.recipe.name,
+            **trained.record,  # σ, the rate, the expected batch, the steps
+            "estimated_rows": prepared.rows,
+            "preprocessing_noise_multiplier": prepared.plan.noise_multiplier,
+            "schema_source": extras.encoder.schema.source,
+            "preprocessing_repairs": prepared.repairs,
+            "notes": prepared.notes,
+            "condition": None if condition is None else condition.column,
+            "condition_prior_source": None if condition is None else condition.prior_source,
+            "label_model": extras.label_column,
+            "label_model_kind": extras.label_model_kind,
+            "seeded": self.settings.seeded,
+            "world_size": self.context.world_size,
+        }
+        if self.selection_record is not None:
+            training["selection"] = self.selection_record
+        if self.public is not None:
+            training["public_data"] = dict(self.public.record)
+        return training
+
+
+register_kind(TableKind.name, TableKind)

@@ -1,0 +1,154 @@
+"""The public arguments of `TabularSynthesizer`, checked before any read of the private table.
+
+Why here: every refusal of a bad argument (a setting, a hint, a schema, the table's structure)
+happens before the ledger exists, so bad input costs no budget and says one clear line. Hints and
+schemas are public metadata the user supplies; nothing in this module reads a cell of the data
+beyond its column names and shape (`check_structure` compares the table's columns with the
+schema's, which is public either way).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from dpgan.errors import InputError
+from dpgan.recipes import Recipe
+from dpgan.tables.inference.column_kinds import PublicHints
+from dpgan.tables.reading.conform import check_structure
+from dpgan.tables.schema.table import Schema
+from dpgan.tables.settings import TableSettings, split_settings
+from dpgan.training.config import TrainingConfig
+
+
+@dataclass(frozen=True)
+class FitOptions:
+    """How `fit` treats the table: public hints, strictness, identifiers (non-private path)."""
+
+    hints: PublicHints
+    strict: bool
+    keep_identifiers: bool
+
+
+def positive_int(value: Any, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0:
+        raise InputError(f"{what} must be a positive integer, got {value!r}")
+    return int(value)
+
+
+def training_config(
+    recipe: Recipe,
+    config: TrainingConfig | None,
+    table: TableSettings | None,
+    overrides: Mapping[str, Any],
+    *,
+    batch_size: int | None,
+    epochs: float | None,
+) -> tuple[TrainingConfig, TableSettings]:
+    """The recipe's loop settings (or `config` wholesale) and its plug-in defaults (or `table`
+    wholesale), each keyword override on top of the record that holds its name, both checked."""
+    ours, loop = split_settings(overrides)
+    try:
+        base = replace(config or TrainingConfig(**recipe.overrides), **loop)
+        settings = replace(table or TableSettings(**recipe.plugins), **ours)
+    except TypeError as exc:
+        raise InputError(f"unknown setting: {exc}") from None
+    if batch_size is not None:
+        base = replace(base, batch_size=positive_int(batch_size, "batch_size"))
+    if epochs is not None:
+        if not (isinstance(epochs, (int, float)) and epochs > 0 and math.isfinite(epochs)):
+            raise InputError("epochs must be a positive number")
+        base = replace(base, epochs=float(epochs))
+    base.check()
+    settings.check()
+    if recipe.dp_on == "generator" and (base.clipping_groups != "none" or base.adaptive_clip_quantile > 0):
+        # the generator hook clips rows of ∂L/∂x̃, not a critic's per-record gradient
+        raise InputError(f"grouped and adaptive clipping apply to critic recipes, not {recipe.name}")
+    return base, settings
+
+
+def parse_hints(
+    target: str | None,
+    categorical: Sequence[str],
+    bounds: Mapping[str, tuple[float, float]] | None,
+    categories: Mapping[str, Sequence[str]] | None = None,
+) -> PublicHints:
+    if target is not None and not isinstance(target, str):
+        raise InputError("target must be a column name")
+    if isinstance(categorical, str) or not all(isinstance(c, str) for c in categorical):
+        raise InputError("categorical must be a list of column names")
+    parsed: dict[str, tuple[float, float]] = {}
+    for name, pair in dict(bounds or {}).items():
+        try:
+            low, high = (float(v) for v in pair)
+        except (TypeError, ValueError):
+            raise InputError(f"bounds of {name!r} must be a (low, high) pair of numbers") from None
+        parsed[str(name)] = (low, high)
+    lists: dict[str, tuple[str, ...]] = {}
+    for name, values in dict(categories or {}).items():
+        if isinstance(values, str) or not all(isinstance(v, (str, int, float, bool)) for v in values):
+            raise InputError(f"categories of {name!r} must be a list of values")
+        lists[str(name)] = tuple(str(v) for v in values)
+    return PublicHints(target, tuple(categorical), parsed, lists)
+
+
+def coerce_schema(schema: Schema | str | Path | dict | None) -> Schema | None:
+    if schema is None or isinstance(schema, Schema):
+        return schema
+    if isinstance(schema, dict):
+        return Schema.from_dict(schema)
+    if isinstance(schema, (str, Path)):
+        return Schema.from_json(schema)
+    raise InputError("schema must be a Schema, a dict, or a path to a JSON file")
+
+
+def schema_with_hints(
+    schema: Schema | str | Path | dict | None,
+    target: str | None,
+    categorical: Sequence[str],
+    bounds: Mapping[str, tuple[float, float]] | None,
+    categories: Mapping[str, Sequence[str]] | None,
+) -> tuple[Schema | None, PublicHints]:
+    """The schema (its target named or replaced by `target`) and the hints; the hints that describe
+    a table without a schema are refused beside one (write them into it)."""
+    schema = coerce_schema(schema)
+    hints = parse_hints(target, categorical, bounds, categories)
+    if schema is not None:
+        if hints.categorical or hints.bounds or hints.categories:
+            raise InputError("categorical, categories and bounds hints apply without a schema: write them into it")
+        if hints.target is not None:
+            schema = replace(schema, target=hints.target)
+    return schema, hints
+
+
+def fit_arguments(
+    data: Any,
+    schema: Schema | str | Path | dict | None,
+    *,
+    target: str | None,
+    categorical: Sequence[str],
+    bounds: Mapping[str, tuple[float, float]] | None,
+    categories: Mapping[str, Sequence[str]] | None,
+    strict: bool,
+    keep_identifiers: bool,
+) -> tuple[Schema | None, FitOptions]:
+    """`fit`'s arguments checked against each other and the table's structure: (schema, options).
+
+    A schema's target may be named or replaced by `target`; the other hints apply only without a
+    schema (write them into it). The table's structure is refused before any budget is spent."""
+    if not isinstance(data, pd.DataFrame):
+        raise InputError("data must be a pandas DataFrame")
+    if data.shape[1] == 0:  # no columns: public structure (a table with no rows still fits, below)
+        raise InputError("the table has no columns: nothing to learn from")
+    schema, hints = schema_with_hints(schema, target, categorical, bounds, categories)
+    if schema is not None:
+        check_structure(data, schema)  # table structure is refused before any budget is spent
+    else:
+        hints.check(data.columns)
+    return schema, FitOptions(hints, bool(strict), bool(keep_identifiers))

@@ -1,0 +1,245 @@
+"""The fit of a tabular synthesizer, read by read: what is charged to the ledger, and where.
+
+A table runs through the one fit pipeline (dpgan.fit) as `TableKind`
+(dpgan.tables.fit.kind; streamed: `StreamedTableKind`, dpgan.tables.fit.streamed):
+steps 2-4 are its data releases, step 5 its plug-ins (dpgan.tables.fit.plugins), step 6 its strategy
+(dpgan.training.strategies) and, with a selection, its finish; this module holds the steps' parts.
+
+Flow (every read of the private table is a ledger event, and `PrivacyLedger` refuses any event
+that would take it past the target (ε, δ)):
+
+1. the ledger opens with the schema's own DP purchase, if its file records one (public otherwise);
+   a purchase of half of ε or more is refused before the data is touched;
+2. `prepare_table` (dpgan.tables.fit.preparation): the noisy row count, the schema's DP histograms when no
+   schema is given (or nothing, on the non-private `schema_from_data_without_dp` path, which the
+   report then says), the DP count of repaired cells; charged at `fraction` of ε;
+3. the encoder is built from the public (or DP) schema only; a public table for the warm start
+   (dpgan.tables.fit.public_data) is encoded with it, strictly, and read by nothing else: no
+   ledger entry depends on it, and the loop pre-trains G and the critic on it without noise;
+4. the condition's value frequencies: the schema's public ones, else a DP histogram at the
+   preprocessing σ (`build_condition`), charged here;
+5. the optional extras, each trained with DP-SGD up to its cumulative share of ε, in this order:
+   the auxiliary classifier (conditional recipes with a classifier loss), the label model
+   (categorical target), the marginal anchor (noisy one-way marginals), the 2-way anchor (noisy
+   tables of every pair of columns, dpgan.statistics.tables.pair_marginals);
+6. σ and the step count for the GAN from what is left (`sigma_and_steps` composes the ledger's
+   entries so far), then the recipe's loop: DP on the critic (Poisson batches) or on the
+   generator (dtgan-g's shard critics); each step is charged by the loop as it runs;
+   with `select_checkpoints` (dpgan.training.selection): the rows were split after step 3 (each
+   record held out by a keyed hash of itself; the extras and the GAN read the training part), the
+   selection's pure ε-DP releases are reserved before σ is calibrated (so σ leaves room for
+   them), G's average is kept at K steps, and the exponential mechanism on the held-out part picks
+   the released generator(s), charged to the reservation;
+7. a last check that the ledger stays within ε, which would be an internal error.
+
+Data-parallel (dpgan.privacy.distributed): with a process group of K ranks every rank runs this
+whole flow in lockstep on the same table with the same `rng` (its seed broadcast by the facade),
+so each preprocessing release, extra and ledger entry is made once, identically, on every rank;
+only the critic's clipped sums are split and all-reduced before the noise. Rank 0 alone writes
+the checkpoint; the training record says the `world_size`.
+
+Random draws: `rng` seeds the torch generator first, then serves the preprocessing noise, the
+condition prior, the anchor, the 2-way anchor and dtgan-g's shard key, in that order (with a
+selection: its held-out key right after encoding, and the selection's Gumbel noise after
+training); network weights come from
+torch's global RNG (seeded and forked by the facade when the user gives a seed). Keep that order:
+seeded samples are compared bit for bit across refactors.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import torch
+
+from dpgan.devices import to_device
+from dpgan.errors import BudgetError
+from dpgan.privacy.accounting import Budget, PrivacyLedger
+from dpgan.privacy.distributed import SINGLE_PROCESS, ProcessGroupContext
+from dpgan.recipes import Recipe
+from dpgan.tables.codec.conditioning import Condition, condition_column_for
+from dpgan.tables.codec.encoder import TableEncoder
+from dpgan.tables.fit.options import FitOptions
+from dpgan.tables.fit.plugins import AnchorCounts, TableExtras
+from dpgan.tables.fit.preparation import Prepared, prepare_table, purchased_schema_entries
+from dpgan.tables.sampling.label_model import LabelModel
+from dpgan.tables.sampling.rows import RowPostProcessor, TableSampler
+from dpgan.tables.sampling.table_label_model import match_prior
+from dpgan.tables.schema.table import Schema, binary_coded, with_geo
+from dpgan.tables.settings import TableSettings
+from dpgan.training.config import TrainingConfig
+from dpgan.training.generator_losses import GeneratorObjective
+
+# share of ε for the reads before training when the domain is bought with DP (row count, one
+# histogram per column, the repair count); with a schema only the row count and repairs: 1 %.
+# 0.25 (was 0.1) chosen on the validation splits of the bench tables (bench/RESULTS.md §10)
+NO_SCHEMA_PREPROCESSING_FRACTION = 0.25
+PRIOR_MATCH_ROWS = 4000  # G's rows the naive-Bayes label model's bias is matched on
+
+
+@dataclass(frozen=True)
+class FitSettings:
+    """The synthesizer's settings a fit reads (the facade's constructor arguments, checked)."""
+
+    recipe: Recipe
+    config: TrainingConfig
+    table: TableSettings  # the codec's, plug-ins' and selection's (dpgan.tables.settings)
+    epsilon: float
+    delta: float
+    accountant: str
+    noise_multiplier: float | None  # given: σ is fixed and the loop stops before passing ε
+    epochs_given: bool  # σ is calibrated for exactly these epochs (or they cap a fixed σ's run)
+    preprocessing_fraction: float | None
+    schema_from_data_without_dp: bool
+    condition_column: str | None
+    seeded: bool
+
+    @classmethod
+    def of(cls, synth: Any) -> FitSettings:
+        """A TabularSynthesizer's settings, as its fit reads them."""
+        return cls(
+            recipe=synth.recipe,
+            config=synth.config,
+            table=synth.settings,
+            epsilon=synth.epsilon,
+            delta=synth.delta,
+            accountant=synth.accountant,
+            noise_multiplier=synth.noise_multiplier,
+            epochs_given=synth.epochs_given,
+            preprocessing_fraction=synth.preprocessing_fraction,
+            schema_from_data_without_dp=synth.schema_from_data_without_dp,
+            condition_column=synth.condition_column,
+            seeded=synth.seed is not None,
+        )
+
+    def preprocessing_share(self, infer_schema: bool) -> float:
+        """The share of ε for the releases before training: the user's, or the default for a
+        schema bought with DP (`infer_schema`) or for the row count alone."""
+        return self.preprocessing_fraction or (NO_SCHEMA_PREPROCESSING_FRACTION if infer_schema else 0.01)
+
+
+@dataclass
+class FittedTable:
+    """What a fit releases (and a model file holds), plus the critic kept in memory only."""
+
+    ledger: PrivacyLedger
+    schema: Schema
+    encoder: TableEncoder
+    generator: torch.nn.Module
+    condition: Condition | None
+    label_model: LabelModel | None
+    training: dict[str, Any]
+    # for white-box attack evaluation: never saved (invariant 7)
+    critic_for_evaluation: torch.nn.Module | None = None
+
+    def sampler(self, noise_dim: int) -> TableSampler:
+        """Rows from the released models (dpgan.tables.sampling.rows: post-processing, free)."""
+        return TableSampler(self.generator, self.encoder, self.condition, noise_dim, self.post_processors)
+
+    @property
+    def post_processors(self) -> tuple[RowPostProcessor, ...]:
+        """The released models that rewrite generated rows, in the order sampling applies them."""
+        return () if self.label_model is None else (self.label_model,)
+
+
+def _open_ledger(schema: Schema | None, settings: FitSettings) -> tuple[PrivacyLedger, float]:
+    """The ledger, holding the schema's recorded DP purchase if any, and the share of ε it spent."""
+    epsilon, delta, accountant = settings.epsilon, settings.delta, settings.accountant
+    # every release after this is refused if it would take the ledger past (ε, δ)
+    ledger = PrivacyLedger(purchased_schema_entries(schema), Budget(epsilon, delta, accountant))
+    purchased = ledger.epsilon(delta, accountant) / epsilon if ledger.entries else 0.0
+    if purchased >= 0.5:
+        raise BudgetError(
+            f"the schema's DP purchase already spends {purchased:.0%} of ε={epsilon:g}: fit with a larger ε"
+        )
+    return ledger, purchased
+
+
+def _prepare(
+    data: pd.DataFrame,
+    schema: Schema | None,
+    options: FitOptions,
+    settings: FitSettings,
+    ledger: PrivacyLedger,
+    rng: np.random.Generator,
+) -> tuple[Prepared, float, str | None]:
+    """The table in the schema's domain and its noisy row count, charged at `fraction` of ε
+    (dpgan.tables.fit.preparation); returns it, the fraction and the condition column (checked first). Its
+    notes are the caller's to print (after a resumable fit has pinned its seed)."""
+    without_dp = schema is None and settings.schema_from_data_without_dp
+    condition_column = condition_column_for(
+        settings.condition_column, recipe=settings.recipe.name, conditional=settings.recipe.conditional,
+        schema=schema, target_hint=options.hints.target, columns=list(data.columns),
+    )  # fmt: skip
+    needs_prior = condition_column is not None and (
+        without_dp or (schema is not None and not schema[condition_column].frequencies)
+    )
+    infer_dp = schema is None and not without_dp
+    fraction = settings.preprocessing_share(infer_dp)
+    prepared = prepare_table(
+        data,
+        schema=schema,
+        hints=options.hints,
+        strict=options.strict,
+        without_dp=without_dp,
+        keep_identifiers=options.keep_identifiers,
+        epsilon=settings.epsilon,
+        delta=settings.delta,
+        fraction=fraction,
+        accountant=settings.accountant,
+        needs_prior=needs_prior,
+        ledger=ledger,
+        rng=rng,
+    )
+    return prepared, fraction, condition_column
+
+
+def table_extras(
+    encoded: torch.Tensor | None,
+    encoder: TableEncoder,
+    condition: Condition | None,
+    rows: int,
+    settings: FitSettings,
+    torch_gen: torch.Generator,
+    context: ProcessGroupContext = SINGLE_PROCESS,
+    counts: AnchorCounts | None = None,
+) -> TableExtras:
+    """What the table plug-ins read: G's objective, the anchors' exact counts (counted here from
+    `encoded` when not given: a streamed fit passes the counts it added up batch by batch)."""
+    cfg = settings.config
+    objective = GeneratorObjective(
+        cfg.loss, info_weight=cfg.info_loss_weight, classifier_weight=settings.table.classifier_loss_weight
+    )
+    if counts is None:
+        if encoded is None:
+            raise RuntimeError("internal error: the anchors need the encoded table or its counts")
+        counts = AnchorCounts.for_settings(settings.table, encoder, None if condition is None else condition.column)
+        counts.add(encoded)  # the same counting a streamed fit does batch by batch
+    return TableExtras(encoded, encoder, condition, rows, counts, objective, torch_gen, context)
+
+
+def training_schema(schema: Schema, settings: FitSettings, condition_column: str | None) -> Schema:
+    """The released schema as the encoder reads it (binary codes, geo pairs: public settings)."""
+    if settings.table.binary_codes:
+        schema = binary_coded(schema, keep=tuple(c for c in (schema.target, condition_column) if c))
+    return with_geo(schema, settings.table.geo_pairs)
+
+
+def match_label_prior(
+    extras: TableExtras,
+    generator: torch.nn.Module,
+    encoder: TableEncoder,
+    condition: Condition | None,
+    settings: FitSettings,
+    rng: np.random.Generator,
+) -> None:
+    """The naive-Bayes label model's bias, matched on G's own rows (post-processing of released
+    models and public noise); draws one seed from `rng`, only for a "pair-tables" label model."""
+    if extras.label_model_kind != "pair-tables" or extras.label_model is None:
+        return
+    sampler = TableSampler(generator, encoder, condition, settings.config.noise_dim, ())
+    own_rows = sampler.sample(PRIOR_MATCH_ROWS, {}, int(rng.integers(0, 2**31 - 1)))
+    match_prior(extras.label_model, to_device(torch.from_numpy(encoder.encode(own_rows))))

@@ -1,0 +1,151 @@
+"""A column's kind from the first DP release of a schema inference: the class histogram.
+
+Four cells per column, every row in exactly one (sensitivity 1): null (missing, empty, an
+infinity), whole number, fractional number, text, as dpgan.tables.schema.cells classifies each cell by a
+rule that reads the cell alone (pandas' dtypes, inferred from every value, are never read). Four
+big cells are robust to noise, so this release runs at CLASS_HISTOGRAM_SCALE times the base noise.
+The kind is post-processing of the noisy counts and of the user's public hints (`PublicHints`):
+numeric when the noisy count of numbers is at least that of text cells, integer unless fractional
+numbers clearly outweigh both their noise and FRACTIONAL_SHARE of the numbers. The second release
+(the domain) and the column's spec: dpgan.tables.inference.infer.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from dpgan.errors import InputError
+from dpgan.privacy.mechanisms import noisy_counts
+from dpgan.tables.schema.cells import INFINITE, NULL, NUMBER, TEXT, Cells, classify
+
+NUMERIC, CATEGORICAL = "numeric", "categorical"
+# a column gets a null slot when its noisy null count clears both NULL_MIN_SIGMAS noise stds and
+# NULL_MIN_SHARE of N̂ (dpgan.tables.inference.infer)
+NULL_MIN_SIGMAS = 3.0
+
+
+# the class histogram's noise, in units of the base σ: four large cells need little precision
+CLASS_HISTOGRAM_SCALE = 2.0
+
+
+# a column is numeric when numbers are at least this share of its non-null cells
+NUMERIC_SHARE = 0.5
+
+
+# ... and integer unless fractional numbers exceed this share of the numbers (and their noise)
+FRACTIONAL_SHARE = 0.02
+
+
+@dataclass(frozen=True)
+class PublicHints:
+    """What the user says about the table without a schema file: free, public facts."""
+
+    target: str | None = None
+    categorical: tuple[str, ...] = ()
+    bounds: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    # a categorical column's public list of values (a target's labels, a code book): no threshold
+    categories: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def check(self, columns: Iterable[str]) -> None:
+        names = set(map(str, columns))
+        named = [self.target] if self.target is not None else []
+        named += list(self.categorical) + list(self.bounds) + list(self.categories)
+        unknown = sorted({c for c in named if c not in names})
+        if unknown:
+            raise InputError(f"hints name columns that are not in the table: {', '.join(map(repr, unknown))}")
+        both = sorted((set(self.categorical) | set(self.categories)) & set(self.bounds))
+        if both:
+            raise InputError(f"columns cannot be both categorical and bounded: {', '.join(map(repr, both))}")
+        for name, values in self.categories.items():
+            if not values or len(set(values)) != len(values):
+                raise InputError(f"the categories of {name!r} must be a non-empty list without duplicates")
+        for name, (low, high) in self.bounds.items():
+            if not (math.isfinite(low) and math.isfinite(high) and low < high):
+                raise InputError(f"bounds of {name!r} must be finite numbers with low < high")
+
+    def kind_of(self, name: str) -> str | None:
+        """The kind the user declared for a column, if any."""
+        if name in self.bounds:
+            return NUMERIC
+        if name in self.categorical or name in self.categories:
+            return CATEGORICAL
+        return None
+
+    def releases_keys(self, name: str) -> bool:
+        """Whether the column's domain release may publish values not known in advance."""
+        return name not in self.bounds and name not in self.categories
+
+
+@dataclass(frozen=True)
+class ClassCounts:
+    """null, whole numbers, fractional numbers, text (exact, or noisy once released)."""
+
+    null: float
+    whole: float
+    fractional: float
+    text: float
+
+    @property
+    def numbers(self) -> float:
+        return self.whole + self.fractional
+
+    def as_array(self) -> np.ndarray:
+        return np.array([self.null, self.whole, self.fractional, self.text], dtype=np.float64)
+
+
+def class_counts(series: pd.Series) -> ClassCounts:
+    return class_counts_of(classify(series))
+
+
+def class_counts_of(cells: Cells) -> ClassCounts:
+    """The class counts of a column already classified (so a pass classifies each cell once)."""
+    whole = cells.whole
+    return ClassCounts(
+        float(np.sum((cells.kind == NULL) | (cells.kind == INFINITE))),
+        float(whole.sum()),
+        float(np.sum((cells.kind == NUMBER) & ~whole)),
+        float(np.sum(cells.kind == TEXT)),
+    )
+
+
+def release_classes(counts: ClassCounts, sigma: float, rng: np.random.Generator) -> ClassCounts:
+    return ClassCounts(*noisy_counts(counts.as_array(), sigma, rng))
+
+
+@dataclass(frozen=True)
+class KindDecision:
+    kind: str  # NUMERIC or CATEGORICAL (booleans are told apart by the domain release)
+    integer: bool
+    will_be_null: float  # cells that end up null: missing, and text in a numeric column
+    null_noise: float = 0.0  # the noise std of `will_be_null`
+    numbers: float = 0.0  # the (noisy) count of number cells: the share a value's count is measured against
+
+
+def decide_kind(name: str, counts: ClassCounts, *, sigma: float, hints: PublicHints) -> KindDecision:
+    """The kind from the class counts (noisy: post-processing; σ is their noise, 0 if exact)."""
+    declared = hints.kind_of(name)
+    numbers, text = max(counts.numbers, 0.0), max(counts.text, 0.0)
+    if declared is not None:
+        kind = declared
+    elif numbers > 0 and numbers >= NUMERIC_SHARE * (numbers + text):
+        kind = NUMERIC  # at least half of the non-null cells (both counts carry the same noise)
+    else:
+        kind = CATEGORICAL
+    if sigma == 0.0:  # exact counts: integer only if no number has a fraction
+        integer = bool(counts.fractional == 0)
+    else:
+        integer = bool(counts.fractional <= max(FRACTIONAL_SHARE * numbers, NULL_MIN_SIGMAS * sigma))
+    null = max(counts.null, 0.0)
+    if kind == NUMERIC:  # text in a numeric column becomes null
+        return KindDecision(kind, integer, float(null + text), sigma * math.sqrt(2.0), numbers)
+    return KindDecision(kind, integer, float(null), sigma, numbers)
+
+
+__all__ = ["CATEGORICAL", "CLASS_HISTOGRAM_SCALE", "FRACTIONAL_SHARE", "NULL_MIN_SIGMAS", "NUMERIC", "NUMERIC_SHARE",
+           "ClassCounts", "KindDecision", "PublicHints", "class_counts", "class_counts_of", "decide_kind",
+           "release_classes"]  # fmt: skip

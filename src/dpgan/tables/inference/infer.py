@@ -1,0 +1,227 @@
+"""A schema for a table that came without one: public hints first, the rest bought with DP.
+
+Without a schema nothing about a column is public except its name. dpgan makes two Gaussian
+releases per column, each a histogram whose cells every row falls into exactly one of
+(sensitivity 1 each):
+1. the class histogram, four cells: null (missing, empty, an infinity), whole number, fractional
+   number, text. Which class a cell is in comes from dpgan.tables.schema.cells, a rule that reads the
+   cell alone; pandas' dtypes, which `read_csv` infers from every value, are never read. Four big
+   cells are robust to noise, so this release runs at twice the base noise (a quarter of the cost;
+   the release and the kind it decides: dpgan.tables.inference.column_kinds);
+2. the domain histogram, chosen by the kind that (1) decided: for a numeric column, the bins of a
+   public log-scale grid (dpgan.privacy.mechanisms.public_numeric_grid), 6, 3 or 1 bins a decade as
+   N̂ and σ allow (`grid_resolution`: a small table's bins are wider, so they show above the
+   noise); for an integer one, two
+   histograms at √2σ each instead (sensitivity 1 each: together exactly the privacy of one
+   Gaussian at σ, so the ledger entry is the same): the grid's bins and the count of each whole
+   number, the PUBLIC_WHOLES (0..10 and sentinel codes: -1, 99999, ...) always, any other only
+   when its noisy count clears the Gaussian partition-selection threshold; for any other column,
+   one cell per value (its canonical text), released only above that threshold (its failure
+   probability is charged to δ).
+Everything in the schema is post-processing of those counts and of the noisy row count N̂:
+- the kind: numeric when the noisy count of numbers is at least that of text cells, integer unless the
+  fractional numbers clearly outweigh both their noise and 2 % of the numbers; boolean when the
+  only released values spell true/false; categorical otherwise;
+- `nullable`: the cells that will be null (missing; and text, in a numeric column) clear both 3σ
+  and 0.5 % of N̂. A column judged complete still gets its few nulls mapped by dpgan.tables.reading.conform (to
+  `(other)`, or the row is dropped), counted with DP. The target is never nullable (a public
+  rule): a label model or a condition needs every row labelled;
+- point masses: released whole numbers holding at least 0.5 % of the numbers and 5 times the mass
+  per unit beside them (0, sentinel codes, 40 hours a week; not a common age);
+- levels: an integer column whose few (≤ 16) released whole numbers hold 98.5 % of its numbers
+  takes their range (one bin per level), or, when they lie far apart, becomes categorical;
+- the numeric range: the 0.5 % and 99.5 % quantiles of the grid's mass, the point masses' counts
+  taken out of their bins and only bins (or decades of bins) that clear 3.5 noise stds counted,
+  then widened over any run of bins beyond each end whose sum clears the same bar, and by one bin
+  where the next shows some mass; point masses stay inside; integer ranges are rounded outwards;
+- categories: the released values, plus `(other)` (for the target only when the rest of N̂
+  clears its noise or one class alone was released: a target with two released classes gets no
+  third); their noisy counts are the
+  column's public `frequencies` (free: they were already released);
+- encoding hints (point masses, log scale when the range spans decades, bins) from the same counts;
+  with BIN_PLACEMENT "quantile" a wide numeric column's bins are cut at the DP quantiles of its grid
+  mass (`quantile_bin_edges`), so each holds a like share of the rows (measured, not the default).
+The user's public hints replace parts of this for free: `target`, columns declared categorical
+(every value is then a category, numbers included), a column's public list of `categories` (its
+values are then counted without a threshold: a minority label survives any noise level), and
+numeric `bounds`.
+
+`infer_schema_without_privacy` reads the same things exactly (no noise, exact min/max) behind the
+explicit opt-out; it drops text columns that are nearly unique per row (identifiers), whose values
+would otherwise be copied into model.json, unless told to keep them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+import pandas as pd
+
+from dpgan.errors import InputError
+from dpgan.privacy.mechanisms import set_union_threshold
+from dpgan.tables.inference.categorical import NULL_MIN_SHARE, Decision, categorical_column
+from dpgan.tables.inference.column_kinds import (
+    CLASS_HISTOGRAM_SCALE,
+    NULL_MIN_SIGMAS,
+    NUMERIC,
+    ClassCounts,
+    KindDecision,
+    PublicHints,
+    class_counts,
+    decide_kind,
+    release_classes,
+)
+from dpgan.tables.inference.domain import DomainCounts, SecondChance, domain_counts, release_domain, release_values
+from dpgan.tables.inference.numeric import numeric_column
+from dpgan.tables.schema.columns import ColumnSpec
+from dpgan.tables.schema.table import Schema
+
+BOOLEAN_WORDS = frozenset(("true", "false"))
+# without DP: a text column with this share of distinct values (and more than IDENTIFIER_MIN) is an identifier
+IDENTIFIER_SHARE = 0.5
+IDENTIFIER_MIN = 50
+SOURCE_DP = "learned with DP (in the ledger)"
+SOURCE_NOT_PRIVATE = "data (not private)"
+
+
+def decide_column(
+    name: str,
+    kind: KindDecision,
+    domain: DomainCounts,
+    *,
+    sigma: float,
+    rows: float,
+    hints: PublicHints,
+    exact: bool = False,
+) -> Decision:
+    """The column's spec from its released (or, `exact`, true) counts: post-processing only.
+    `sigma` is the domain release's noise multiplier."""
+    null_threshold = 0.0 if exact else max(NULL_MIN_SIGMAS * kind.null_noise, NULL_MIN_SHARE * rows)
+    nullable = bool(kind.will_be_null > null_threshold) and name != hints.target
+    if kind.kind == NUMERIC:
+        return numeric_column(name, kind, domain, sigma, nullable, hints, exact, rows)
+    words = {k.lower() for k in domain.values}
+    if words and words <= BOOLEAN_WORDS and hints.kind_of(name) is None:
+        return Decision(ColumnSpec(name, "boolean", nullable=nullable))
+    return categorical_column(name, domain, rows, kind.will_be_null, nullable, sigma, target=name == hints.target)
+
+
+# ---------------------------------------------------------------- the two paths
+
+
+def infer_schema_private(
+    frame: pd.DataFrame,
+    *,
+    hints: PublicHints,
+    noise_multiplier: float,
+    threshold_delta: float,
+    estimated_rows: float,
+    rng: np.random.Generator,
+    target_noise_multiplier: float | None = None,
+    second_chance: SecondChance | None = None,
+) -> tuple[Schema, list[str]]:
+    """The schema from two noisy histograms per column, and notes for the user. The caller records
+    the ledger: per column one class release at CLASS_HISTOGRAM_SCALE·`noise_multiplier` and one
+    domain release at `noise_multiplier` (the target's at `target_noise_multiplier`); extra δ
+    `threshold_delta` for the value thresholds (split over the columns that may release values)."""
+    hints.check(frame.columns)
+    return schema_from_counts(
+        [str(c) for c in frame.columns],
+        lambda name: class_counts(frame[name]),
+        lambda name, kind: domain_counts(frame[name], kind),
+        hints=hints,
+        noise_multiplier=noise_multiplier,
+        threshold_delta=threshold_delta,
+        estimated_rows=estimated_rows,
+        rng=rng,
+        target_noise_multiplier=target_noise_multiplier,
+        second_chance=second_chance,
+    )
+
+
+def schema_from_counts(
+    names: list[str],
+    classes_of: Callable[[str], ClassCounts],
+    domain_of: Callable[[str, str], DomainCounts],
+    *,
+    hints: PublicHints,
+    noise_multiplier: float,
+    threshold_delta: float,
+    estimated_rows: float,
+    rng: np.random.Generator,
+    target_noise_multiplier: float | None = None,
+    second_chance: SecondChance | None = None,
+) -> tuple[Schema, list[str]]:
+    """The releases of `infer_schema_private` from exact counts however they were gathered (the
+    whole frame, or merged over record batches: dpgan.tables.inference.stream_counts): column by column, the class
+    release, then the domain release of the kind it decided, drawing from `rng` in that order. So
+    equal exact counts and an equally seeded `rng` give an equal schema. `second_chance` releases a
+    categorical target's values again when the first release kept fewer than two
+    (`release_values`; the caller's closure charges it)."""
+    keyed = [c for c in names if hints.releases_keys(c)]
+    per_key_delta = threshold_delta / max(len(keyed), 1)
+    columns, notes = [], []
+    for name in names:
+        kind = decide_kind(
+            name,
+            release_classes(classes_of(name), CLASS_HISTOGRAM_SCALE * noise_multiplier, rng),
+            sigma=CLASS_HISTOGRAM_SCALE * noise_multiplier,
+            hints=hints,
+        )
+        sigma = noise_multiplier
+        if name == hints.target and target_noise_multiplier is not None:
+            sigma = target_noise_multiplier
+        threshold = set_union_threshold(sigma, per_key_delta) if hints.releases_keys(name) else math.inf
+        public_keys = tuple(hints.categories[name]) if name in hints.categories else None
+        exact = domain_of(name, kind.kind)
+        if name == hints.target and exact.bins is None and public_keys is None:
+            domain = release_values(exact, sigma, threshold, rng, second_chance, per_key_delta)
+        else:
+            domain = release_domain(exact, sigma, threshold, rng, public_keys, kind.integer, rows=estimated_rows)
+        decision = decide_column(name, kind, domain, sigma=sigma, rows=estimated_rows, hints=hints)
+        columns.append(decision.spec)
+        if decision.note:
+            notes.append(decision.note)
+    return Schema(tuple(columns), target=hints.target, source=SOURCE_DP), notes
+
+
+def infer_schema_without_privacy(
+    frame: pd.DataFrame, hints: PublicHints | None = None, *, keep_identifiers: bool = False
+) -> tuple[Schema, list[str]]:
+    """Read the domain off the data. NOT private: the result reveals extremes and rare categories.
+
+    Only behind the explicit `schema_from_data_without_dp` opt-out; every output then says so.
+    Text columns with a distinct value in most rows (identifiers) are dropped unless
+    `keep_identifiers`; the notes say which.
+    """
+    if not isinstance(frame, pd.DataFrame) or len(frame) == 0:
+        raise InputError("the table is empty: nothing to learn from")
+    hints = hints or PublicHints()
+    hints.check(frame.columns)
+    columns, notes = [], []
+    for name in map(str, frame.columns):
+        kind = decide_kind(name, class_counts(frame[name]), sigma=0.0, hints=hints)
+        domain = domain_counts(frame[name], kind.kind)
+        spec = decide_column(name, kind, domain, sigma=0.0, rows=float(len(frame)), hints=hints, exact=True).spec
+        distinct = len(domain.values)
+        if (
+            spec.kind == "categorical"
+            and name != hints.target
+            and not keep_identifiers
+            and distinct > IDENTIFIER_MIN
+            and distinct >= IDENTIFIER_SHARE * sum(domain.values.values())
+        ):
+            notes.append(
+                f"column {name!r} has a distinct value in most rows (an identifier?): dropped, because its values "
+                "would be copied into the model; keep it with keep_identifiers=True (--keep-identifier-columns)"
+            )
+            continue
+        if spec.kind == "categorical":  # every value seen is a category: nothing needs (other)
+            cats = tuple(sorted(domain.values, key=str))
+            spec = ColumnSpec(name, "categorical", categories=cats, nullable=spec.nullable)
+        columns.append(spec)
+    if not columns:
+        raise InputError("no column is left to learn from")
+    return Schema(tuple(columns), target=hints.target, source=SOURCE_NOT_PRIVATE), notes

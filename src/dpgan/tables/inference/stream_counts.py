@@ -1,0 +1,132 @@
+"""The exact counts behind a DP schema, gathered over record batches and merged.
+
+dpgan.tables.inference.infer releases, per column, a class histogram and a domain histogram (grid bins
+for a numeric column, one count per value otherwise). Every one of those counts is a sum over rows
+of a rule applied to one cell (dpgan.tables.schema.cells), so the sum over the batches equals the
+sum over the table: counting batch by batch and adding the counters gives the exact counts the
+in-memory path computes, and `schema_from_counts` then draws the same noise from the same `rng`.
+Counts are integers held as float64; their sums are exact in any order (below 2^53 rows).
+
+Which domain histogram a column needs is decided by its class release (noisy), which comes after
+the pass. So the pass keeps all of them: the grid bins of its numbers (145 cells), the count of each
+whole number (a numeric column's second histogram) and its value counts. The counters grow with
+the distinct values; past `distinct_cap` a column stops counting (that counter is dropped), and if
+its released kind needs it the column alone is re-read in a second pass that counts every value or
+whole number (`recount_values`, `recount_wholes`). The cap is public and decides only how much work
+is done: the counts handed to the release are the exact ones either way.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from dpgan.privacy.mechanisms import bin_index, public_numeric_grid
+from dpgan.tables.inference.column_kinds import CATEGORICAL, NUMERIC, ClassCounts, PublicHints, class_counts_of
+from dpgan.tables.inference.domain import DomainCounts, whole_counts
+from dpgan.tables.schema.cells import NUMBER, Cells, cell_keys, classify
+
+DEFAULT_DISTINCT_CAP = 100_000
+# with a public list of categories only the listed values are counted, the rest summed under a key
+# that cannot be a listed value (release_domain sums every key it was not given)
+_REST = "\x00rest"
+
+
+@dataclass
+class ColumnCounter:
+    """One column's exact counts so far. `values` is None once the column has passed the cap, or
+    for a column declared numeric (its values are never released)."""
+
+    name: str
+    listed: tuple[str, ...] | None = None  # the column's public categories, if any
+    classes: np.ndarray = field(default_factory=lambda: np.zeros(4))
+    bins: np.ndarray = field(default_factory=lambda: np.zeros(len(public_numeric_grid()) - 1))
+    values: Counter[str] | None = field(default_factory=Counter)
+    wholes: Counter[int] | None = field(default_factory=Counter)
+
+    def add(self, series: pd.Series, cap: int) -> None:
+        cells = classify(series)  # once per cell: the class, grid and value counts all read it
+        self.classes += class_counts_of(cells).as_array()
+        numbers = cells.number[cells.kind == NUMBER]
+        edges = public_numeric_grid()
+        self.bins += np.bincount(bin_index(numbers, edges), minlength=len(edges) - 1)
+        if self.wholes is not None:
+            self.wholes.update(whole_counts(cells.number[cells.whole]))
+            if len(self.wholes) > cap:
+                self.wholes = None  # past the cap: recounted only if the column turns out numeric
+        if self.values is None:
+            return
+        add_values(self.values, series, self.listed, cells)
+        if self.listed is None and len(self.values) > cap:
+            self.values = None  # past the cap: recounted only if the column turns out categorical
+
+    def class_counts(self) -> ClassCounts:
+        return ClassCounts(*map(float, self.classes))
+
+    def domain(self, kind: str, recount: Callable[[str, bool], Counter]) -> DomainCounts:
+        """The counts the kind's domain release needs; `recount(name, wholes)` re-reads a column
+        past the cap (its whole numbers, or its values)."""
+        if kind == NUMERIC:
+            wholes = self.wholes if self.wholes is not None else recount(self.name, True)
+            return DomainCounts(bins=self.bins.copy(), wholes={int(k): float(c) for k, c in wholes.items()})
+        values = self.values if self.values is not None else recount(self.name, False)
+        return DomainCounts(values={key: float(count) for key, count in values.items()})
+
+
+def add_values(
+    counter: Counter[str], series: pd.Series, listed: tuple[str, ...] | None, cells: Cells | None = None
+) -> None:
+    """Count the non-null cells' canonical texts (the keys dpgan.tables.inference.infer releases);
+    `cells`: the column's classes, if the caller has them."""
+    keys = cell_keys(series, cells)
+    present = keys[keys != None].tolist()  # noqa: E711 (elementwise)
+    if listed is None:
+        counter.update(present)
+        return
+    known = set(listed)
+    counter.update(key if key in known else _REST for key in present)
+
+
+def new_counters(columns: Iterable[str], hints: PublicHints) -> dict[str, ColumnCounter]:
+    counters = {}
+    for name in columns:
+        counter = ColumnCounter(name, listed=hints.categories.get(name))
+        if hints.kind_of(name) == NUMERIC:
+            counter.values = None  # declared numeric: its domain is the grid, its values never needed
+        counters[name] = counter
+    return counters
+
+
+def count_batches(
+    batches: Iterable[pd.DataFrame], columns: Iterable[str], hints: PublicHints, cap: int = DEFAULT_DISTINCT_CAP
+) -> dict[str, ColumnCounter]:
+    """One pass: every column's class counts, grid bins and (up to `cap` distinct) value counts."""
+    counters = new_counters(columns, hints)
+    for batch in batches:
+        for name, counter in counters.items():
+            counter.add(batch[name], cap)
+    return counters
+
+
+def recount_wholes(batches: Iterable[pd.DataFrame], name: str) -> Counter[int]:
+    """The second pass over one column: the count of each whole number (it was released numeric)."""
+    counter: Counter[int] = Counter()
+    for batch in batches:
+        cells = classify(batch[name])
+        counter.update(whole_counts(cells.number[cells.whole]))
+    return counter
+
+
+def recount_values(batches: Iterable[pd.DataFrame], name: str) -> Counter[str]:
+    """The second pass over one column: all its value counts (it was released categorical)."""
+    counter: Counter[str] = Counter()
+    for batch in batches:
+        add_values(counter, batch[name], None)
+    return counter
+
+
+__all__ = ["CATEGORICAL", "ColumnCounter", "count_batches", "recount_values", "recount_wholes"]

@@ -1,0 +1,190 @@
+"""What each cell of a private column holds, by a public rule applied to that cell alone.
+
+The private path never asks pandas what a column's dtype is: `read_csv` infers dtypes from the
+values, so one row with an empty `age` turns an int64 column into float64, and a saved dtype or
+an inferred kind would then reveal that row (one bit per column, at ε = ∞). Instead every cell is
+classified on its own — null, a finite number (whole or not), an infinity, or text — and a
+column's kind is decided from DP counts of those classes (dpgan.tables.inference.infer). Because the
+rule reads one cell at a time, adding or removing a row changes one cell's class per column and
+nothing else: the counts have sensitivity 1.
+
+Typed inputs (a DataFrame built in Python, a Parquet file) go through the same rule: an int64
+column is a column of whole numbers, a float column with NaN a column of numbers and nulls.
+
+Speed without changing the rule: a rule of one cell gives equal results on equal cells, so a
+column whose cells are all of one kind of Python value (all strings, or a typed numeric or
+boolean column: what a Parquet column always is) is grouped by value (`distinct`: pandas'
+factorize, in C) and the rule runs once per distinct value, its result copied to every cell of
+that value. Mixed object columns, where factorize would treat 1, 1.0 and True as one value
+although the rule tells them apart, keep the cell-by-cell loop. Nothing here depends on how
+many cells share a value, only on each cell: the grouping is work, not a release.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+NULL, NUMBER, INFINITE, TEXT = 0, 1, 2, 3
+# object columns whose cells factorize can group without merging cells the rules tell apart
+_GROUPABLE = frozenset(("string", "empty", "bytes"))
+TRUE_WORDS = frozenset(("true", "t", "yes"))
+FALSE_WORDS = frozenset(("false", "f", "no"))
+
+
+@dataclass(frozen=True)
+class Cells:
+    """The class of every cell of one column, its number (finite NUMBER cells, else NaN) and its
+    canonical text (TEXT cells, else None)."""
+
+    kind: np.ndarray  # int8: NULL, NUMBER, INFINITE or TEXT
+    number: np.ndarray  # float64
+    text: np.ndarray  # object
+
+    @property
+    def whole(self) -> np.ndarray:
+        """NUMBER cells holding a whole number (3, 3.0, "3")."""
+        with np.errstate(invalid="ignore"):
+            return (self.kind == NUMBER) & (self.number == np.round(self.number))
+
+
+def canonical_text(value: Any) -> str:
+    """The text a category is matched by: booleans as True/False, whole numbers without a
+    decimal point (so a CSV's "1" matches a schema's 1 and a typed 1.0), strings stripped."""
+    if isinstance(value, (bool, np.bool_)):
+        return "True" if value else "False"
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        return str(int(value)) if np.isfinite(value) and float(value).is_integer() else repr(float(value))
+    return str(value).strip()
+
+
+def boolean_value(value: Any) -> bool | None:
+    """True/False for a cell that spells a boolean (True, "yes", 1, "0", ...), else None."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer, float, np.floating)) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str):
+        word = value.strip().lower()
+        if word in TRUE_WORDS or word == "1":
+            return True
+        if word in FALSE_WORDS or word == "0":
+            return False
+    return None
+
+
+@dataclass(frozen=True)
+class Distinct:
+    """A column grouped by value: cell i holds `values[codes[i]]`; nulls have code -1."""
+
+    codes: np.ndarray  # intp
+    values: np.ndarray  # object: each distinct value as `series.to_numpy(dtype=object)` gives it
+
+    def spread(self, per_value: np.ndarray, null: Any) -> np.ndarray:
+        """Every cell's entry of `per_value` (one per distinct value), `null` for the nulls."""
+        extended = np.empty(len(per_value) + 1, dtype=per_value.dtype)
+        extended[:-1] = per_value
+        extended[-1] = null
+        return extended[self.codes]  # code -1 picks the last entry
+
+
+def distinct(series: pd.Series) -> Distinct | None:
+    """The column grouped by value, or None where grouping could merge cells that a rule tells
+    apart (an object column of mixed types, or a dtype other than numbers, booleans, strings)."""
+    dtype = series.dtype
+    typed = pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_string_dtype(dtype)
+    if isinstance(dtype, pd.CategoricalDtype):
+        return None
+    if pd.api.types.is_object_dtype(dtype):
+        typed = pd.api.types.infer_dtype(series, skipna=True) in _GROUPABLE
+    if not typed:
+        return None
+    codes, uniques = pd.factorize(series, use_na_sentinel=True)
+    return Distinct(np.asarray(codes), np.asarray(uniques, dtype=object))
+
+
+def per_value(series: pd.Series, rule: Callable[[pd.Series], np.ndarray], null: Any) -> np.ndarray:
+    """`rule` (a cell-by-cell rule on an object series, one result per cell) on every cell of
+    `series`, run once per distinct value where the column can be grouped (module docstring);
+    `null` is the rule's result on a null cell."""
+    groups = distinct(series)
+    if groups is None:
+        return rule(pd.Series(series.to_numpy(dtype=object), dtype=object))
+    return groups.spread(rule(pd.Series(groups.values, dtype=object)), null)
+
+
+def classify(series: pd.Series) -> Cells:
+    """Classify every cell of `series` by itself (see the module docstring)."""
+    if pd.api.types.is_bool_dtype(series.dtype) or pd.api.types.is_numeric_dtype(series.dtype):
+        return _classify_cells(series)  # already whole-column NumPy
+    groups = distinct(series)
+    if groups is None:
+        return _classify_cells(series)
+    cells = _classify_cells(pd.Series(groups.values, dtype=object))
+    return Cells(groups.spread(cells.kind, NULL), groups.spread(cells.number, np.nan), groups.spread(cells.text, None))
+
+
+def _classify_cells(series: pd.Series) -> Cells:
+    """The rule itself, cell by cell (NumPy on whole typed columns)."""
+    n = len(series)
+    kind = np.full(n, TEXT, dtype=np.int8)
+    number = np.full(n, np.nan)
+    text = np.full(n, None, dtype=object)
+    if pd.api.types.is_bool_dtype(series.dtype):
+        values = series.to_numpy(dtype=object)
+        null = pd.isna(values)
+        kind[null] = NULL
+        text[~null] = ["True" if v else "False" for v in values[~null]]
+        return Cells(kind, number, text)
+    if pd.api.types.is_numeric_dtype(series.dtype):
+        parsed = series.to_numpy(dtype=np.float64, na_value=np.nan)
+    else:
+        values = series.to_numpy(dtype=object)
+        is_bool = np.fromiter((isinstance(v, (bool, np.bool_)) for v in values), dtype=bool, count=n)
+        stripped = pd.Series(values, dtype=object)
+        stripped[is_bool] = None
+        stripped = stripped.map(lambda v: v.strip() if isinstance(v, str) else v)
+        blank = stripped.map(lambda v: isinstance(v, str) and v == "").to_numpy(dtype=bool)
+        parsed = pd.to_numeric(stripped.where(~blank, None), errors="coerce").to_numpy(dtype=np.float64)
+        null = (pd.isna(values) | blank) & ~is_bool
+        not_numeric = np.isnan(parsed) & ~null
+        kind[null] = NULL
+        text[not_numeric] = [canonical_text(v) for v in values[not_numeric]]
+        # a NaN that came from the text "nan" is a null, not a word
+        words = np.array([t.lower() if isinstance(t, str) else "" for t in text], dtype=object)
+        nan_words = not_numeric & np.isin(words, ["nan", "-nan", "na", "n/a", "null", "none"])
+        kind[nan_words] = NULL
+        text[nan_words] = None
+        numeric = ~null & ~not_numeric
+        kind[numeric & np.isfinite(parsed)] = NUMBER
+        kind[numeric & np.isinf(parsed)] = INFINITE
+        number[numeric & np.isfinite(parsed)] = parsed[numeric & np.isfinite(parsed)]
+        return Cells(kind, number, text)
+    finite = np.isfinite(parsed)
+    kind[np.isnan(parsed)] = NULL
+    kind[np.isinf(parsed)] = INFINITE
+    kind[finite] = NUMBER
+    number[finite] = parsed[finite]
+    return Cells(kind, number, text)
+
+
+def cell_keys(series: pd.Series, cells: Cells | None = None) -> np.ndarray:
+    """Every non-null cell's canonical text (numbers included): the keys of a column declared
+    categorical, where "1" and "A" are both categories. Nulls are None. `cells`: the column's
+    classes when the caller has them (`classify(series)`)."""
+    keys = per_value(series, _canonical_texts, None)
+    present = (cells if cells is not None else classify(series)).kind != NULL
+    keys[~present] = None
+    return keys
+
+
+def _canonical_texts(series: pd.Series) -> np.ndarray:
+    keys = np.empty(len(series), dtype=object)
+    keys[:] = [canonical_text(v) for v in series.to_numpy(dtype=object)]
+    return keys
