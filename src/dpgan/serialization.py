@@ -113,7 +113,7 @@ def read_model_metadata(path: str | Path) -> dict[str, Any]:
     if not directory.is_dir():
         raise ModelFileError(f"model directory not found: {directory}")
     meta_path = directory / METADATA
-    if not meta_path.is_file():
+    if not meta_path.is_file() or not any((directory / name).is_file() for name in set(TENSOR_FILES.values())):
         raise ModelFileError(f"{directory} is not a complete dpgan model (needs {METADATA} and {WEIGHTS})")
     try:
         metadata = json.loads(meta_path.read_text())

@@ -100,7 +100,7 @@ class VectorSeries:
     @classmethod
     def from_files(cls, name: str, form: dict[str, Any], tensors: dict[str, torch.Tensor]) -> VectorSeries:
         length, n_values, n_labels = (int(form[key]) for key in ("length", "n_values", "n_labels"))
-        model = cls.statistics.from_arrays({key: value.numpy() for key, value in tensors.items()})
+        model = cls.statistics.from_arrays({key: value.cpu().numpy() for key, value in tensors.items()})
         values, codes = model.sample(1, np.random.default_rng(0))  # the arrays fit the form, or refused
         if np.shape(values) != (1, length * n_values) or not 0 <= int(codes[0]) < max(1, n_labels):
             raise ValueError("the released arrays do not fit the series' length, values and labels")
