@@ -74,10 +74,9 @@ def _sequence_case(
             entity=entity,
             max_series_per_entity=2 if entity else 1,
         )
-        loop = {} if model in RELEASED_MODELS else {"max_steps": 3}  # DP statistics alone take no steps
-        synth = SequenceSynthesizer(
-            epsilon=3.0, seed=0, critic=critic, accountant="rdp", model=model, **loop, **settings
-        )
+        # DP statistics alone take no steps and read no critic (a setting they do not read is refused)
+        loop = {} if model in RELEASED_MODELS else {"max_steps": 3, "critic": critic}
+        synth = SequenceSynthesizer(epsilon=3.0, seed=0, accountant="rdp", model=model, **loop, **settings)
         synth.fit(days, schema)
         synth.save(folder / "model")
         sample = synth.sample(10, seed=1).to_csv(index=False).encode()

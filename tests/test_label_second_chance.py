@@ -95,7 +95,7 @@ def test_series_of_about_60_per_label_release_their_labels_at_epsilon_3():
     data = rng.uniform(0, 10, (120, 6))
     labels = np.repeat(["north", "south"], 60)
     schema = SequenceSchema(id="s", time="t", length=6, values=(ValueColumn("v", 0.0, 10.0),), label="l")
-    synth = SequenceSynthesizer(epsilon=3.0, seed=0, critic_hidden=(8,), accountant="rdp")
+    synth = SequenceSynthesizer(epsilon=3.0, seed=0, accountant="rdp")  # the default model: DP statistics
     synth.fit(data, schema, labels=labels)
     assert synth.schema.categories == ("north", "south")
     assert LABELS_AGAIN_EVENT in [e.name for e in synth.ledger.entries]

@@ -58,7 +58,7 @@ def test_reprs_show_the_recipe_the_target_and_the_epsilon_spent(fitted):
     assert repr(ImageSynthesizer(epsilon=2.0, recipe="dp-cgan")) == (
         "ImageSynthesizer(recipe='dp-cgan', epsilon=2.0, delta=1e-05, not fitted)"
     )
-    series = SequenceSynthesizer(epsilon=1.0, delta=1e-6, critic="lstm")
+    series = SequenceSynthesizer(epsilon=1.0, delta=1e-6, model="gan", critic="lstm")
     assert repr(series) == "SequenceSynthesizer(critic='lstm', epsilon=1.0, delta=1e-06, not fitted)"
 
 

@@ -928,7 +928,7 @@ def test_cli_accepts_every_recipe():
     "kwargs, message",
     [
         ({"recipe": "nope"}, "unknown recipe"),
-        ({"recipe": None}, "unknown recipe"),
+        ({"recipe": 3}, "unknown recipe"),  # (None, as for model=, is a recipe not given: the default)
         ({"loss": "hinge"}, "loss"),
         ({"optimizer": "sgd"}, "optimizer"),
         ({"interpolation": "cubic"}, "interpolation"),

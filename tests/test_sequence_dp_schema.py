@@ -32,7 +32,7 @@ from dpgan.synthesizers.sequence import SequenceSynthesizer
 
 T = 12
 DELTA = 1e-5
-FAST = {"critic_hidden": (16,), "generator_hidden": 8}  # the default model: DP statistics, no GAN loop
+FAST: dict = {}  # the default model: DP statistics, no GAN loop, no networks' settings (it would refuse them)
 GRID = set(public_numeric_grid().tolist())
 
 

@@ -17,7 +17,7 @@ from dpgan.sequences.schema import schema_for_array, schema_from_options
 from dpgan.synthesizers.sequence import SequenceSynthesizer
 
 T = 6
-TINY = {"critic_hidden": (8,), "generator_hidden": 8, "accountant": "rdp"}  # the default model: no GAN loop
+TINY = {"accountant": "rdp"}  # the default model: no GAN loop, no networks' settings (it would refuse them)
 
 
 def _districts(days: int = 40) -> pd.DataFrame:

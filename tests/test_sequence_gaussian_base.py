@@ -86,7 +86,7 @@ def test_the_gaussian_base_is_built_only_where_it_belongs():
     for bad in ({"gaussian_base_fraction": 0.0}, {"gaussian_base_fraction": 0.9}, {"gaussian_base_gate": 11.0}):
         with pytest.raises(InputError, match="gaussian_base"):
             SequenceSynthesizer(epsilon=3.0, model="gaussian+gan", **bad)
-    with pytest.raises(InputError, match="model 'gaussian' takes none"):
+    with pytest.raises(InputError, match="the gaussian model has no setting 'label_profile'"):
         SequenceSynthesizer(epsilon=3.0, model="gaussian", label_profile=True)
     with pytest.raises(InputError, match="model must be one of"):
         SequenceSynthesizer(epsilon=3.0, model="gmm")

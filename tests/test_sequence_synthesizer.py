@@ -140,8 +140,9 @@ def test_arrays_are_checked_and_scaled_like_tables():
 def _fit(frame=None, **settings) -> SequenceSynthesizer:
     schema = settings.pop("schema", _schema())
     chosen = FAST | settings
-    if chosen["model"] in RELEASED_MODELS:  # DP statistics alone: the GAN loop's settings are refused
-        chosen = {key: value for key, value in chosen.items() if key not in ("epochs", "batch_size", "max_steps")}
+    if chosen["model"] in RELEASED_MODELS:  # DP statistics alone: the GAN's settings are refused
+        gan = {*FAST, "max_steps"} - {"model"}
+        chosen = {key: value for key, value in chosen.items() if key not in gan}
     return SequenceSynthesizer(epsilon=3.0, seed=0, **chosen).fit(_long() if frame is None else frame, schema)
 
 

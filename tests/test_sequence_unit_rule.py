@@ -27,7 +27,7 @@ from dpgan.sequences.times import CLOCK_TIME, MISSING, NUMBER_TIME, TEXT_TIME, t
 from dpgan.synthesizers.sequence import SequenceSynthesizer
 
 T = 12
-TINY = {"critic_hidden": (8,), "generator_hidden": 8}  # the default model (DP statistics): no GAN loop
+TINY: dict = {}  # the default model (DP statistics): no GAN loop, no networks' settings (it would refuse them)
 
 
 def _schema(**changes) -> SequenceSchema:

@@ -58,7 +58,8 @@ def test_given_flags_reach_the_kind_s_keywords_and_others_stay_out():
     kwargs = synth_kwargs(args)
     assert kwargs["pair_anchor"] is False and "critic" not in kwargs and "model" not in kwargs
     args = parser.parse_args([*BASE, "--kind", "sequence", "--critic", "lstm", "--model", "gaussian+gan"])
-    assert given_settings(args, settings_classes(kinds.kind("sequence"))) == {"critic": "lstm", "model": "gaussian+gan"}
+    assert given_settings(args, settings_classes(kinds.kind("sequence"))) == {"critic": "lstm"}
+    assert args.model == "gaussian+gan"  # --model is every kind's word, not a settings flag of the series'
     args = parser.parse_args([*BASE, "--kind", "image", "--no-label-guide", "--mode-seeking", "0.5"])
     assert given_settings(args, settings_classes(kinds.kind("image"))) == {"label_guide": False, "mode_seeking": 0.5}
     table = settings_classes(kinds.kind("table"))

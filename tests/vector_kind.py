@@ -1,8 +1,8 @@
 """A tiny data kind that lives only here: rows of d numbers, released as their DP mean.
 
 It shows that a kind plugs into dpgan through its registration alone (dpgan.kinds): the facade,
-its model file, the command line's fit, sample and evaluate, inspect's line and the report's words
-are all named by `VECTOR` below; nothing in src/ names it.
+its model file, its models (`dpgan models`), the command line's fit, sample and evaluate, inspect's
+line and the report's words are all named by `VECTOR` below; nothing in src/ names it.
 
 The release: each row is clipped to L2 norm `row_norm` (one row moves the sum by at most that);
 the row count and the clipped sum are two Gaussian releases at one σ calibrated to (ε, δ) on the
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,7 @@ import torch
 from dpgan.api import Synthesizer, check_sample_count
 from dpgan.errors import InputError, ModelFileError
 from dpgan.kinds import Kind
+from dpgan.model_catalog import ModelEntry, model_entry, refuse_unread_settings
 from dpgan.privacy.accounting import PrivacyLedger
 from dpgan.privacy.mechanisms import noisy_count, noisy_counts
 from dpgan.privacy.releases import charge_gaussian
@@ -43,6 +44,12 @@ class VectorSettings:
     row_norm: float = setting(1.0, "each row's L2 norm is clipped to this (the sum's sensitivity)")
 
 
+# the kind's one model (`dpgan models` lists it through the registration): DP statistics reading row_norm
+VECTOR_MODELS = (
+    ModelEntry("mean", "statistics", "each row clipped to row_norm, the DP mean of rows", ("row_norm",), default=True),
+)
+
+
 class VectorSynthesizer(Synthesizer):
     """The DP mean of rows of numbers, as a facade: fit, sample, save, load, privacy_report."""
 
@@ -50,9 +57,8 @@ class VectorSynthesizer(Synthesizer):
         budget = {
             k: settings.pop(k) for k in ("accountant", "seed", "noise_multiplier", "device", "threads") if k in settings
         }
-        unknown = set(settings) - {f.name for f in fields(VectorSettings)}
-        if unknown:
-            raise InputError(f"this model has no such setting: {', '.join(sorted(unknown))}")
+        model_entry(VECTOR_MODELS, settings.pop("model", None), NAME)  # its one model, or one line
+        refuse_unread_settings(VECTOR_MODELS[0], settings, VECTOR_MODELS)  # a setting it does not read: one line
         super().__init__(epsilon=epsilon, delta=delta, **budget)
         self.settings = VectorSettings(**settings)
         self.mean: np.ndarray | None = None
@@ -115,8 +121,9 @@ class VectorSynthesizer(Synthesizer):
 
 def fit_command(args: argparse.Namespace, settings: dict[str, Any]) -> int:
     """`dpgan fit DATA.npy --kind vector`: `settings` are the flags of VectorSettings given."""
+    chosen = {} if args.model is None else {"model": args.model}  # checked against VECTOR_MODELS by `dpgan fit`
     synth = VectorSynthesizer(epsilon=args.epsilon, delta=args.delta, accountant=args.accountant, seed=args.seed,
-                              **settings)  # fmt: skip
+                              **chosen, **settings)  # fmt: skip
     synth.fit(np.load(args.data))
     synth.save(args.out, overwrite=args.overwrite)
     print(f"saved a {NAME} model to {args.out}: ε={synth.privacy_report()['epsilon']:.4f}")
@@ -162,5 +169,6 @@ VECTOR = Kind(
     sample="vector_kind:sample_command",
     evaluate="vector_kind:evaluate_command",
     settings=("vector_kind:VectorSettings",),
+    models="vector_kind:VECTOR_MODELS",
     inspect_line="width: {width}; unit of privacy: {unit_of_privacy}",
 )

@@ -13,7 +13,7 @@ import copy
 import math
 import secrets
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -179,18 +179,6 @@ def imposed_labels(label: Any, names: Sequence[str], n: int, unlabelled: str) ->
 def sampling_generator(seed: int | None) -> torch.Generator:
     """The CPU generator of a sample call: seeded, or fresh randomness."""
     return torch.Generator(device="cpu").manual_seed(seed if seed is not None else secrets.randbits(63))
-
-
-def refuse_gan_settings(settings: Iterable[str], model: str, gan_choice: str) -> None:
-    """One line where a model that trains no GAN (DP statistics on all of ε) is given settings only
-    a GAN reads (the loop's, what `network_settings` left, and the kind's GAN-only networks): they
-    would silently do nothing."""
-    given = sorted(settings)
-    if given:
-        raise InputError(
-            f"the {model} trains no GAN: {', '.join(given)} would do nothing (drop "
-            f"{'it' if len(given) == 1 else 'them'}, or choose a GAN: {gan_choice})"
-        )
 
 
 def network_settings(cls: type[SettingsT], settings: dict[str, Any], **given: Any) -> SettingsT:

@@ -20,9 +20,12 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dpgan.errors import InputError, ModelFileError
+
+if TYPE_CHECKING:
+    from dpgan.model_catalog import ModelEntry
 
 METADATA = "model.json"  # dpgan.serialization.METADATA (not imported: it loads PyTorch)
 
@@ -48,6 +51,7 @@ class Kind:
     sample: str  # "module:function"(args) -> exit code: `dpgan sample` on a model of this kind
     evaluate: str  # "module:function"(args) -> exit code: `dpgan evaluate --kind NAME`
     settings: tuple[str, ...] = ()  # "module:Class" settings records whose fields are fit flags
+    models: str | None = None  # "module:attribute": its models, a tuple of dpgan.model_catalog.ModelEntry
     flags: tuple[str, ...] = ()  # the fit's plain flags (dest names) it reads, beyond every kind's
     add_flags: str | None = None  # "module:function"(group, add_settings): its section's own flags
     loop_defaults: Mapping[str, float] = field(default_factory=dict)  # the loop's defaults, for the help
@@ -65,6 +69,16 @@ class Kind:
         if path is None:
             raise InputError(f"the {self.name} kind has no {attribute}")
         return load(path)
+
+    def model_entries(self) -> tuple[ModelEntry, ...]:
+        """The kind's models (`dpgan models`, `--model`), loaded on first use; none if it names none."""
+        return () if self.models is None else tuple(self.load("models"))
+
+    def model(self, name: str | None = None) -> ModelEntry:
+        """The kind's model `name` (None: its default), or one line naming the kind's models."""
+        from dpgan.model_catalog import model_entry
+
+        return model_entry(self.model_entries(), name, self.name)
 
 
 _KINDS: dict[str, Kind] = {}

@@ -34,6 +34,14 @@ def loop_settings(args: argparse.Namespace) -> dict[str, Any]:
     return {key: getattr(args, key) for key in LOOP_FLAGS if getattr(args, key, None) is not None}
 
 
+def chosen_model(args: argparse.Namespace) -> str | None:
+    """The model --model names, or --recipe (its other word, for tables and images); both, naming
+    two models, is one line; None: neither (the kind's default)."""
+    from dpgan.model_catalog import one_name
+
+    return one_name(getattr(args, "model", None), getattr(args, "recipe", None), ("--model", "--recipe"))
+
+
 def check_budget(args: argparse.Namespace) -> None:
     epsilon = getattr(args, "epsilon", None)
     if epsilon is not None:
@@ -134,9 +142,12 @@ def synth_kwargs(args: argparse.Namespace) -> dict[str, Any]:
         "seed": args.seed,
         "accountant": args.accountant,
     }
-    for key in ("device", "threads", "recipe", *LOOP_FLAGS, "noise_multiplier"):
+    for key in ("device", "threads", *LOOP_FLAGS, "noise_multiplier"):
         if getattr(args, key, None) is not None:
             kwargs[key] = getattr(args, key)
+    model = chosen_model(args)
+    if model is not None:
+        kwargs["model"] = model
     if getattr(args, "schema_from_data_without_dp", False):
         kwargs["schema_from_data_without_dp"] = True
     if getattr(args, "condition_column", None):

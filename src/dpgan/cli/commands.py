@@ -58,6 +58,29 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_models(args: argparse.Namespace) -> int:
+    """`dpgan models [--kind K]`: each kind's models (its registration's, dpgan.kinds), one line each:
+    the kind, the name that chooses it (`--model`), its family and what it is; the default marked."""
+    from dpgan.model_catalog import FAMILIES
+
+    chosen = [kinds.kind(args.kind)] if args.kind else kinds.kinds()
+    rows = [
+        (kind.name, f"{m.name} (default)" if m.default else m.name, m.family, m.description)
+        for kind in chosen
+        for m in kind.model_entries()
+    ]
+    if not rows:
+        print(f"the {args.kind} kind names no models")
+        return 0
+    widths = [max(len(row[i]) for row in [("kind", "model", "family", ""), *rows]) for i in range(3)]
+    for row in [("kind", "model", "family", "what it is"), *rows]:
+        print("  ".join(cell.ljust(width) for cell, width in zip(row[:3], widths)) + "  " + row[3])
+    print("\nchoose one with `dpgan fit --kind KIND --model NAME` (Python: model=NAME); the families:")
+    for family, words in FAMILIES.items():
+        print(f"  {family}: {words}")
+    return 0
+
+
 def cmd_privacy(args: argparse.Namespace) -> int:
     if not 0.0 < args.sample_rate <= 1.0:
         raise InputError("--sample-rate must be in (0, 1]")

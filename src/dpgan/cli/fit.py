@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from dpgan import kinds
-from dpgan.cli.arguments import check_budget, loop_settings, table_hints
+from dpgan.cli.arguments import check_budget, chosen_model, loop_settings, table_hints
 from dpgan.cli.kind_flags import refuse_unread_flags
 from dpgan.cli.settings_flags import given_settings, settings_classes
 from dpgan.errors import InputError
@@ -30,7 +30,24 @@ def cmd_fit(args: argparse.Namespace, defaults: Mapping[str, Any]) -> int:
         others = kinds.in_words([k.noun for k in kinds.kinds() if not k.distributed])
         raise InputError(f"a distributed fit (torchrun) is for {alone} only: fit {others} in one process")
     refuse_unread_flags(args, kind, defaults)  # e.g. --gaussian-base on a table, --checkpoint on images: one line
+    args.model = checked_model(args, kind)
     return int(kind.load("fit")(args, loop_settings(args) | given_settings(args, settings_classes(kind))))
+
+
+def checked_model(args: argparse.Namespace, kind: kinds.Kind) -> str | None:
+    """The model --model (or --recipe, its other word) names, one of `kind`'s (its registration's
+    models), checked before anything is read; None: the kind's default."""
+    name = chosen_model(args)
+    if name is None:
+        return None
+    names = [m.name for m in kind.model_entries()]
+    if name not in names:
+        flag = "--model" if args.model is not None else "--recipe"
+        others = [k.name for k in kinds.kinds() if k is not kind and name in [m.name for m in k.model_entries()]]
+        where = f"; {name} is a model of {kinds.in_words([f'--kind {o}' for o in others])}" if others else ""
+        known = ", ".join(names) or "none"
+        raise InputError(f"{flag} {name} is not a model of --kind {kind.name} (its models: {known}){where}")
+    return name
 
 
 def cmd_schema(args: argparse.Namespace) -> int:

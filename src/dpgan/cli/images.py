@@ -20,9 +20,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from dpgan.cli.arguments import chosen_model
 from dpgan.cli.output import ProgressBar
 from dpgan.errors import InputError
-from dpgan.recipes.images import DEFAULT_IMAGE_RECIPE, IMAGE_RECIPES
+from dpgan.recipes.images import DEFAULT_IMAGE_RECIPE
 from dpgan.serialization import check_model_destination
 
 IMAGE_SUFFIXES = (".npz",)  # or a folder (no suffix): one PNG per image, one subfolder per label
@@ -113,9 +114,7 @@ def fit_image(args: argparse.Namespace, settings: dict[str, Any]) -> int:
     `settings`: the loop's and the images' settings flags the user gave."""
     source = check_image_source(args.data)
     out = check_model_destination(args.out, args.overwrite)  # before any private image is read
-    recipe = args.recipe or DEFAULT_IMAGE_RECIPE
-    if recipe not in IMAGE_RECIPES:
-        raise InputError(f"--recipe {recipe} is a table recipe; image recipes: {', '.join(IMAGE_RECIPES)}")
+    recipe = chosen_model(args) or DEFAULT_IMAGE_RECIPE  # checked against the image models (dpgan.cli.fit)
     classes = _classes(args.classes)
     shape = parse_image_shape(args.image_shape)
     pixel_range = parse_pixel_range(args.pixel_range)
@@ -131,7 +130,7 @@ def fit_image(args: argparse.Namespace, settings: dict[str, Any]) -> int:
         accountant=args.accountant,
         seed=args.seed,
         noise_multiplier=args.noise_multiplier,
-        recipe=recipe,
+        model=recipe,
         conditional=not args.unconditional,
         classes=classes,
         image_shape=shape,

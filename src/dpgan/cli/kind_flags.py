@@ -23,7 +23,7 @@ EVERY_KIND = frozenset(
     {
         "command", "func", "data", "kind", "epsilon", "delta", "accountant", "noise_multiplier", "seed",
         "quiet", "out", "overwrite", "threads", "verbose", "device", "epochs", "batch_size", "max_steps",
-        "max_examples",
+        "max_examples", "model",
     }
 )  # fmt: skip
 

@@ -10,8 +10,6 @@ from typing import Any
 
 from dpgan import kinds
 from dpgan.cli.arguments import ACCOUNTANTS
-from dpgan.recipes import RECIPES
-from dpgan.recipes.images import DEFAULT_IMAGE_RECIPE, IMAGE_RECIPES
 from dpgan.threads import ENVIRONMENT
 
 
@@ -64,6 +62,11 @@ def per_kind(key: str) -> str:
         text += "".join(f" ({name}: {number(loop[key])})" for name, loop in kind.recipe_loops.items() if key in loop)
         said.append(text)
     return ", ".join(said)
+
+
+def default_models() -> str:
+    """--model's default in words, each kind's own: `dp-gan for tables, gaussian-copula for series, ...`."""
+    return ", ".join(f"{k.model().name} for {k.noun}" for k in kinds.kinds() if k.models is not None)
 
 
 def max_examples_rule() -> str:
@@ -120,10 +123,16 @@ def budget_options(g: dict[str, Any], epsilon_default: float | None) -> None:
     budget.add_argument("--seed", type=int, help="reproducible runs, for experiments only (not for a release)")
     g["output"].add_argument("--quiet", action="store_true", help="no progress bar")
     loop.add_argument(
+        "--model",
+        metavar="NAME",
+        help=f"the model to fit, by its name, one word for every kind (default: {default_models()}); `dpgan models` "
+        "lists each kind's models, their families (DP statistics, GAN, a GAN on statistics) and what each is; "
+        "a setting the model does not read is refused",
+    )
+    loop.add_argument(
         "--recipe",
-        choices=list(dict.fromkeys([*RECIPES, *IMAGE_RECIPES])),
-        help=f"training recipe (default: dp-gan for tables, {DEFAULT_IMAGE_RECIPE} for images, which trains no GAN "
-        "and takes none of the loop's flags; series have one; see README 'Recipes')",
+        metavar="NAME",
+        help="another word for --model, for tables and images (a GAN's recipe: see README 'Recipes')",
     )
     loop.add_argument(
         "--epochs",

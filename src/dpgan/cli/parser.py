@@ -7,7 +7,7 @@ import functools
 
 from dpgan import __version__, kinds
 from dpgan.cli.arguments import ACCOUNTANTS
-from dpgan.cli.commands import cmd_inspect, cmd_privacy, cmd_sample
+from dpgan.cli.commands import cmd_inspect, cmd_models, cmd_privacy, cmd_sample
 from dpgan.cli.demo import cmd_demo
 from dpgan.cli.evaluate import cmd_audit, cmd_evaluate
 from dpgan.cli.fit import cmd_fit, cmd_schema
@@ -193,6 +193,10 @@ def build_parser() -> argparse.ArgumentParser:
     inspect.add_argument("model", help="model directory written by fit")
     inspect.add_argument("--json", action="store_true", help="the full report as JSON")
     inspect.set_defaults(func=cmd_inspect)
+
+    models = command("models", "list each kind's models (what --model chooses), one line each")
+    models.add_argument("--kind", choices=kinds.names(), help="one kind's models only (default: every kind's)")
+    models.set_defaults(func=cmd_models)
 
     privacy = command("privacy", "ε of Poisson-subsampled Gaussian DP-SGD, or σ for a target ε")
     privacy.add_argument("--sample-rate", type=float, required=True, help="Poisson sampling rate q")

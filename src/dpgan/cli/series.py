@@ -14,6 +14,7 @@ from typing import Any
 from dpgan.cli.arguments import (
     check_file,
     check_model_dir,
+    chosen_model,
     column_names,
     parse_bounds,
     parse_categories,
@@ -86,6 +87,7 @@ def fit_command(args: argparse.Namespace, settings: dict[str, Any]) -> int:
         noise_multiplier=args.noise_multiplier,
         device=args.device,
         threads=args.threads,
+        **({} if chosen_model(args) is None else {"model": chosen_model(args)}),
         **settings,
     )
     synth.fit(read_private_table(data_path), schema, progress=ProgressBar(not args.quiet, args.accountant))

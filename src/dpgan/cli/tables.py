@@ -15,7 +15,6 @@ from typing import Any
 from dpgan.cli.arguments import check_file, check_model_dir, parse_conditions, synth_kwargs, table_hints
 from dpgan.cli.output import ProgressBar, StageProgress, print_report_warning, short
 from dpgan.errors import DPGanWarning, InputError
-from dpgan.recipes import RECIPES
 from dpgan.serialization import check_model_destination
 from dpgan.tables.reading.table_io import check_readable, check_writable
 
@@ -65,8 +64,6 @@ def add_fit_flags(tables: argparse._ArgumentGroup, add_settings: Callable[[], No
 def fit_command(args: argparse.Namespace, settings: dict[str, Any]) -> int:
     """`dpgan fit --kind table`: a CSV or Parquet table, held whole or read in record batches, on
     one process or under torchrun (every rank fits, rank 0 alone prints and writes)."""
-    if args.recipe is not None and args.recipe not in RECIPES:
-        raise InputError(f"--recipe {args.recipe} is an image recipe; table recipes: {', '.join(RECIPES)}")
     from dpgan.tables.reading.parquet_source import ParquetSource, should_stream
 
     source = ParquetSource(args.data, memory_budget_mb=args.memory_budget_mb)

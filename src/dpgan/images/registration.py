@@ -23,6 +23,7 @@ IMAGE = register(
         sample="dpgan.cli.images:sample_command",
         evaluate="dpgan.cli.images:evaluate_image",
         settings=("dpgan.images.settings:ImageSettings",),
+        models="dpgan.recipes.images:IMAGE_MODELS",
         flags=("recipe", "classes", "unconditional", "image_shape", "pixel_range"),
         add_flags="dpgan.cli.images:add_fit_flags",
         loop_defaults=IMAGE_LOOP,

@@ -31,13 +31,6 @@ def match_marginals(epsilon: float | None) -> bool:
     return epsilon is not None and epsilon >= MATCH_EPSILON
 
 
-# the networks' settings only a GAN recipe reads (the gaussian recipe refuses them: they would do nothing)
-GAN_NETWORK_SETTINGS = (
-    "width", "generator_width", "generator_upsampling", "critic_norm", "critic_projection",
-    "mlp_generator_hidden", "mlp_critic_hidden", "activation_bound", "mode_seeking", "label_guide",
-    "label_guide_fraction", "label_guide_weight", "label_guide_epochs", "label_guide_hidden",
-    "gaussian_warm_start", "gaussian_warm_start_fraction", "gaussian_warm_start_steps", "gaussian_anchor",
-)  # fmt: skip
 MODE_SEEKING_PAIRS = 64  # noise pairs per generator step for the mode-seeking term
 LABEL_GUIDE_BATCH = 64  # generated images per generator step for the label guide
 # the tabular loop's defaults with a faster average; 200 epochs (4,000 steps at the 0.05 rate cap)
@@ -226,7 +219,6 @@ class ImageSettings:
 
 
 __all__ = [
-    "GAN_NETWORK_SETTINGS",
     "IMAGE_DEFAULTS",
     "MIXTURE_COMPONENTS",
     "MIXTURE_EPSILON",

@@ -16,9 +16,11 @@ Values marked (paper) come from the recipe's paper; the others are dpgan's choic
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 from dpgan.errors import InputError
+from dpgan.images.settings import ImageSettings
+from dpgan.model_catalog import ModelEntry
 from dpgan.recipes.dp_cgan import DP_CGAN
 from dpgan.recipes.recipe import Recipe
 
@@ -86,6 +88,25 @@ DEFAULT_IMAGE_RECIPE = "gaussian"
 IMAGE_RECIPES: dict[str, ImageRecipe] = {
     r.name: r for r in (DCGAN, DP_CGAN_IMAGES, NOISE_LAYER, NOISE_LAYER_SOUND, GAUSSIAN)
 }
+# The settings each recipe reads (dpgan.model_catalog; the GANs read the loop's too): the gaussian
+# recipe its DP Gaussian's form, mixture and marginals alone; a GAN every field of ImageSettings
+# (its networks, its plug-ins, and the same Gaussian's form for its warm start)
+GAUSSIAN_SETTINGS = (
+    "gaussian_basis", "gaussian_clip", "gaussian_shrink", "gaussian_components", "gaussian_lloyd_steps",
+    "gaussian_steering_scale", "gaussian_copula", "gaussian_match_marginals", "gaussian_copula_bins",
+    "gaussian_copula_fraction",
+)  # fmt: skip
+GAN_SETTINGS = tuple(f.name for f in fields(ImageSettings))
+IMAGE_MODELS = tuple(
+    ModelEntry(
+        r.name,
+        "statistics" if r.strategy == "released-statistics" else "GAN",
+        r.summary,
+        GAUSSIAN_SETTINGS if r.strategy == "released-statistics" else GAN_SETTINGS,
+        default=r.name == DEFAULT_IMAGE_RECIPE,
+    )
+    for r in IMAGE_RECIPES.values()
+)
 NOT_CERTIFIED = (
     "the noise-layer GAN as published is not differentially private: the layers before the noise "
     "are trained on raw, unclipped gradients of the images and the generator learns through them; no ε is claimed"
@@ -98,4 +119,5 @@ def get_image_recipe(name: str) -> ImageRecipe:
     return IMAGE_RECIPES[name]
 
 
-__all__ = ["DEFAULT_IMAGE_RECIPE", "IMAGE_RECIPES", "NOT_CERTIFIED", "ImageRecipe", "get_image_recipe"]
+__all__ = ["DEFAULT_IMAGE_RECIPE", "GAUSSIAN_SETTINGS", "IMAGE_MODELS", "IMAGE_RECIPES", "NOT_CERTIFIED", "ImageRecipe",
+           "get_image_recipe"]  # fmt: skip

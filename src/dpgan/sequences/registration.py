@@ -23,6 +23,7 @@ SEQUENCE = register(
         sample="dpgan.cli.series:sample_command",
         evaluate="dpgan.cli.series:evaluate_command",
         settings=("dpgan.sequences.settings:SequenceSettings",),
+        models="dpgan.sequences.settings:SEQUENCE_MODELS",
         flags=(
             "schema",
             "bounds",

@@ -22,7 +22,6 @@ from dpgan.api import (
     check_sample_count,
     imposed_labels,
     network_settings,
-    refuse_gan_settings,
     sampling_generator,
 )
 from dpgan.devices import on_device, released_on_cpu
@@ -40,16 +39,16 @@ from dpgan.images.fit_kind import (
 from dpgan.images.released_gaussian import ReleasedImageGaussian
 from dpgan.images.sampling import render_samples
 from dpgan.images.settings import (
-    GAN_NETWORK_SETTINGS,
     IMAGE_DEFAULTS,
     MAX_SAMPLE,
     ImageSettings,
     match_marginals,
     mixture_components,
 )
+from dpgan.model_catalog import model_entry, one_name, refuse_unread_settings
 from dpgan.privacy.ledger import PrivacyLedger
 from dpgan.privacy.unit_rule import ReleasedTally
-from dpgan.recipes.images import DEFAULT_IMAGE_RECIPE, NOT_CERTIFIED, ImageRecipe, get_image_recipe
+from dpgan.recipes.images import DEFAULT_IMAGE_RECIPE, IMAGE_MODELS, NOT_CERTIFIED, ImageRecipe, get_image_recipe
 from dpgan.serialization import (
     REPORT_KEY,
     STATISTICS_FORMAT,
@@ -69,7 +68,10 @@ KIND = "image"
 class ImageSynthesizer(Synthesizer):
     """Fit on N×H×W or N×C×H×W images (uint8, or float in [0, 1] or in a declared `pixel_range`)
     with optional labels, or a list of images (each read by its own dtype and shape:
-    dpgan.images.lists); sample new ones in the input's form (uint8, or float in its range)."""
+    dpgan.images.lists); sample new ones in the input's form (uint8, or float in its range).
+
+    `model` names the recipe (dpgan.recipes.images; `dpgan models --kind image` lists them; `recipe`
+    is its other word); a setting that recipe does not read is one line (dpgan.model_catalog)."""
 
     def __init__(
         self,
@@ -79,7 +81,8 @@ class ImageSynthesizer(Synthesizer):
         accountant: str = "pld",
         seed: int | None = None,
         noise_multiplier: float | None = None,
-        recipe: str = DEFAULT_IMAGE_RECIPE,
+        model: str | None = None,
+        recipe: str | None = None,
         conditional: bool = True,
         classes: list[str] | tuple[str, ...] | None = None,
         label_prior: list[float] | np.ndarray | None = None,
@@ -91,7 +94,7 @@ class ImageSynthesizer(Synthesizer):
     ) -> None:
         budget = {"epsilon": epsilon, "delta": delta, "accountant": accountant, "seed": seed}
         super().__init__(**budget, noise_multiplier=noise_multiplier, device=device, threads=threads)
-        self.recipe: ImageRecipe = get_image_recipe(recipe)
+        self.recipe: ImageRecipe = get_image_recipe(one_name(model, recipe) or DEFAULT_IMAGE_RECIPE)
         given = {key for key, value in settings.items() if value is not None}  # before the networks' are taken out
         self.networks = network_settings(ImageSettings, settings)
         if self.networks.gaussian_components is None:  # the gaussian recipe's rule of the public ε, before any read
@@ -101,9 +104,8 @@ class ImageSynthesizer(Synthesizer):
             gaussian = self.recipe.architecture == "gaussian" and not self.networks.gaussian_copula
             self.networks = replace(self.networks, gaussian_match_marginals=gaussian and match_marginals(epsilon))
         self.config = critic_config(IMAGE_DEFAULTS | self.recipe.overrides, settings)  # unknown: its own line
-        if self.recipe.strategy == "released-statistics":  # a GAN's setting it would ignore: one line
-            unread = set(settings) | (given & set(GAN_NETWORK_SETTINGS))
-            refuse_gan_settings(unread, f"{self.recipe.name} recipe", "recipe='dcgan', --recipe dcgan")
+        # a setting the recipe does not read would do nothing: one line (dpgan.model_catalog)
+        refuse_unread_settings(model_entry(IMAGE_MODELS, self.recipe.name, KIND), given, IMAGE_MODELS)
         for switch in ("label_guide", "gaussian_warm_start"):
             if getattr(self.networks, switch) and self.recipe.strategy != "dp-critic":
                 raise InputError(f"{switch} is for the dp-critic recipes (dcgan, dp-cgan)")

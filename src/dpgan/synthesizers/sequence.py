@@ -30,12 +30,12 @@ from dpgan.api import (
     check_sample_count,
     imposed_labels,
     network_settings,
-    refuse_gan_settings,
     sampling_generator,
 )
 from dpgan.devices import on_device, released_on_cpu
 from dpgan.errors import InputError, ModelFileError
 from dpgan.fit import run_fit
+from dpgan.model_catalog import model_entry, refuse_unread_settings
 from dpgan.privacy.ledger import PrivacyLedger
 from dpgan.privacy.unit_rule import ReleasedTally
 from dpgan.sequences.codec import (
@@ -48,7 +48,7 @@ from dpgan.sequences.codec import (
 from dpgan.sequences.describe import dp_items, dropped_policy, schema_source
 from dpgan.sequences.fit_kind import SequenceKind, series_generator
 from dpgan.sequences.schema import SequenceSchema, coerce_schema, schema_for_array
-from dpgan.sequences.settings import RELEASED_MODELS, SEQUENCE_DEFAULTS, STATISTICS_MODELS, SequenceSettings
+from dpgan.sequences.settings import RELEASED_MODELS, SEQUENCE_DEFAULTS, SEQUENCE_MODELS, SequenceSettings
 from dpgan.sequences.statistics_models import series_model_class
 from dpgan.serialization import (
     REPORT_KEY,
@@ -65,11 +65,7 @@ from dpgan.training.strategies import critic_config
 
 KIND = "sequence"
 MAX_SAMPLE = 1_000_000
-MODEL_WORDS = {
-    "gan": "gan (an LSTM GAN, DP-SGD on its critic)",
-    "gaussian+gan": "gaussian+gan (draws of the DP Gaussian plus a GAN's residual)",
-    **{name: f"{name} ({summary})" for name, (summary, _) in STATISTICS_MODELS.items()},
-}
+MODEL_WORDS = {m.name: f"{m.name} ({m.description})" for m in SEQUENCE_MODELS}  # the report's words
 
 
 class SequenceSynthesizer(Synthesizer):
@@ -83,17 +79,21 @@ class SequenceSynthesizer(Synthesizer):
         accountant: str = "pld",
         seed: int | None = None,
         noise_multiplier: float | None = None,
-        critic: str = "mlp",
+        critic: str | None = None,
         device: str | torch.device = "cpu",
         threads: int | None = None,
         **settings: Any,
     ) -> None:
         budget = {"epsilon": epsilon, "delta": delta, "accountant": accountant, "seed": seed}
         super().__init__(**budget, noise_multiplier=noise_multiplier, device=device, threads=threads)
-        self.networks = network_settings(SequenceSettings, settings, critic=critic)
+        given = {key for key, value in settings.items() if value is not None and key != "model"}
+        if critic is not None:
+            given.add("critic")
+        self.networks = network_settings(SequenceSettings, settings, **({} if critic is None else {"critic": critic}))
         self.config = critic_config(SEQUENCE_DEFAULTS, settings)  # an unknown setting: its own line first
-        if self.networks.released_only:  # a loop setting it would ignore: one line
-            refuse_gan_settings(settings, f"{self.networks.model} model", "model='gan', --model gan")
+        # a setting the model does not read would do nothing: one line (dpgan.model_catalog)
+        entry = model_entry(SEQUENCE_MODELS, self.networks.model, KIND)
+        refuse_unread_settings(entry, given, SEQUENCE_MODELS)
         self.schema: SequenceSchema | None = None
         self.input_form = "long"
 
@@ -226,7 +226,11 @@ class SequenceSynthesizer(Synthesizer):
             networks["critic_hidden"] = tuple(networks["critic_hidden"])
             if "gaussian_base" in networks:  # a model saved before `model` named the composition
                 networks["model"] = "gaussian+gan" if networks.pop("gaussian_base") else "gan"
-            synth = cls(epsilon=meta["epsilon_target"], delta=meta["delta"], accountant=meta["accountant"], **networks)
+            synth = cls(epsilon=meta["epsilon_target"], delta=meta["delta"], accountant=meta["accountant"])
+            # the saved networks whole, as the fit resolved them (the fields its model does not read too)
+            synth.networks = network_settings(SequenceSettings, networks)
+            if networks:
+                raise ValueError(f"unknown networks settings {sorted(networks)}")
             synth.config = loop_config(meta["config"])
             synth.schema = SequenceSchema.from_dict(meta["schema"])
             synth.ledger = PrivacyLedger.from_dict(meta["ledger"])

@@ -22,8 +22,9 @@ import torch
 from dpgan.api import Synthesizer
 from dpgan.devices import released_on_cpu
 from dpgan.errors import InputError
+from dpgan.model_catalog import model_entry, one_name, refuse_unread_settings
 from dpgan.privacy.ledger_entry import DEFAULT_ACCOUNTANT
-from dpgan.recipes import Recipe, get_recipe
+from dpgan.recipes import DEFAULT_RECIPE, TABLE_MODELS, Recipe, get_recipe
 from dpgan.serialization import REPORT_KEY, write_model_dir
 from dpgan.synthesizers.model_file import load_table_synthesizer, model_metadata, model_tensors
 from dpgan.synthesizers.table_runs import RunPlace, TableRun, run_in_memory, run_streamed
@@ -48,8 +49,9 @@ T = TypeVar("T")
 
 
 class TabularSynthesizer(Synthesizer):
-    """DP GAN synthesizer for mixed-type tables; `recipe` picks the paper (dpgan.recipes):
-    dp-gan (default; Frigerio et al. 2019), dp-wgan, dp-cgan, dtgan-d, dtgan-g.
+    """DP GAN synthesizer for mixed-type tables; `model` (or `recipe`, its other word) picks the
+    paper (dpgan.recipes; `dpgan models --kind table`): dp-gan (default; Frigerio et al. 2019),
+    dp-wgan, dp-cgan, dtgan-d, dtgan-g.
 
     `condition`: a categorical column to condition on (conditional recipes: the schema's target).
     `config=` replaces the recipe's loop settings and `table_settings=` its plug-in settings
@@ -64,7 +66,8 @@ class TabularSynthesizer(Synthesizer):
     def __init__(
         self,
         *,
-        recipe: str = "dp-gan",
+        model: str | None = None,
+        recipe: str | None = None,
         condition: str | None = None,
         epsilon: float = 3.0,
         delta: float = 1e-5,
@@ -83,12 +86,15 @@ class TabularSynthesizer(Synthesizer):
     ) -> None:
         budget = {"epsilon": epsilon, "delta": delta, "accountant": accountant, "seed": seed}
         super().__init__(**budget, noise_multiplier=noise_multiplier, device=device, threads=threads)
-        self.recipe: Recipe = get_recipe(recipe)
+        self.recipe: Recipe = get_recipe(one_name(model, recipe) or DEFAULT_RECIPE)
         if condition is not None and not isinstance(condition, str):
             raise InputError("condition must be a column name")
         self.config, self.settings = training_config(
             self.recipe, config, table_settings, config_overrides, batch_size=batch_size, epochs=epochs
         )
+        given = {key for key, value in config_overrides.items() if value is not None}
+        given |= {key for key, value in (("batch_size", batch_size), ("epochs", epochs)) if value is not None}
+        refuse_unread_settings(model_entry(TABLE_MODELS, self.recipe.name, "table"), given, TABLE_MODELS)
         self.epochs_given = epochs is not None
         self.preprocessing_fraction = preprocessing_fraction
         self.schema_from_data_without_dp = schema_from_data_without_dp

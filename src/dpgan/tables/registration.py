@@ -25,6 +25,7 @@ TABLE = register(
         sample="dpgan.cli.tables:sample_command",
         evaluate="dpgan.cli.tables:evaluate_command",
         settings=("dpgan.tables.settings:TableSettings",),
+        models="dpgan.recipes:TABLE_MODELS",
         flags=(
             "schema",
             "bounds",
