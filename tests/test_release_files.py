@@ -1,6 +1,6 @@
 """Released files as a new user shares them: synthetic tables, series, images and the model itself
 are readable by others (0644, folders 0755, under the usual umask 022; checkpoints stay 0600:
-tests/test_checkpoint.py); `dpgan sample` replaces an existing output only with --overwrite, and
+tests/training/test_checkpoint.py); `dpgan sample` replaces an existing output only with --overwrite, and
 atomically; its refusals name the real problem (a folder that is no model; an .npz's arrays)."""
 
 from __future__ import annotations

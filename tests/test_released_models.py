@@ -22,7 +22,7 @@ from dpgan.errors import ModelFileError
 from dpgan.serialization import HASH_KEY, METADATA, STATISTICS, WEIGHTS, content_hash
 from dpgan.statistics.independent import EVENT as INDEPENDENT_EVENT
 from dpgan.synthesizers.sequence import SequenceSynthesizer
-from test_sequence_synthesizer import _fit
+from sequences.test_sequence_synthesizer import _fit  # tests/sequences/, through tests/ on sys.path
 
 
 @contextmanager

@@ -49,7 +49,7 @@ def number(value: float) -> str:
 
 # The loop's defaults per data kind are each kind's registration's (`Kind.loop_defaults`), shown in
 # `fit --help` as numbers: the CLI cannot import them from the settings (that would load PyTorch
-# before the arguments are checked), so tests/test_cli_help.py pins them to TrainingConfig, the
+# before the arguments are checked), so tests/cli/test_cli_help.py pins them to TrainingConfig, the
 # recipes, SEQUENCE_DEFAULTS and IMAGE_DEFAULTS.
 def per_kind(key: str) -> str:
     """The default rule in numbers, e.g. `1,024 for tables (dtgan-g: 64), 256 for series, 1,024 for

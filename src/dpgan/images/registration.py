@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dpgan.kinds import Kind, register
 
-# the loop's defaults of an image GAN (IMAGE_DEFAULTS over TrainingConfig's; pinned by tests/test_cli_help.py)
+# the loop's defaults of an image GAN (IMAGE_DEFAULTS over TrainingConfig's; pinned by tests/cli/test_cli_help.py)
 IMAGE_LOOP = {"epochs": 200.0, "batch_size": 1024, "max_steps": 0, "max_examples": 1_024_000}
 
 IMAGE = register(

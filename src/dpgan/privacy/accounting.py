@@ -71,7 +71,7 @@ Computation.
   (`compute_mixture`; a mixture of pessimistic PLDs is pessimistic), self-composed T times by FFT
   and composed with A's PLD: the bound above, with no truncation of the binomial beyond
   dp-accounting's own pessimistic 1e-15 tail. Checked against the closed-form Gaussian mixture
-  to 1e-4 (measured ≤ 2e-7) in tests/test_accounting.py.
+  to 1e-4 (measured ≤ 2e-7) in tests/privacy/test_accounting.py.
 - RDP: per n, RDP_n(α) = RDP_A(α) + n·α/(2σ²) (the curves add; the Gaussian curve from
   dp-accounting), converted to δ_n(ε) by dp-accounting's conversion (Balle et al. 2020;
   rdp-classic: Mironov's min_α exp((α−1)(RDP_n(α) − ε))) and mixed over the binomial. δ_n grows

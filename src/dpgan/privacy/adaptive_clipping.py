@@ -22,7 +22,7 @@ Subsampling is the same Poisson batch for both parts, so the step's event is Gau
 exactly what the ledger charges for a step without adaptive clipping. Hence, for the ledger's σ and
 a chosen σ_b, the gradient gets σ_Δ = (σ⁻² − (2σ_b)⁻²)^(−½), which needs 2σ_b > σ (the count's
 noise must leave some of the budget to the gradient); the paper's default is σ_b = q·N̂/20.
-tests/test_adaptive_clipping.py checks the formula against dp_accounting's composition.
+tests/privacy/test_adaptive_clipping.py checks the formula against dp_accounting's composition.
 
 With grouped clipping (dpgan.privacy.grouped_clipping) the gradient part is a Gaussian(σ_Δ)
 mechanism after its own whitening, so the same argument holds with b_i read off the whole norm.

@@ -347,7 +347,7 @@ def event_pld(event: dp_event.DpEvent, count: int, discretization: float) -> pld
 
     The composed PLD is not public API: dp-accounting 0.6.0 keeps it in `_pld`, and flags a
     non-private event in `_contains_non_dp_event` (then `_pld` ignores it). Both are read here
-    only; tests/test_ledger_events.py checks this PLD's ε against the accountant's own get_epsilon,
+    only; tests/privacy/test_ledger_events.py checks this PLD's ε against the accountant's own get_epsilon,
     so a change of either attribute fails a test rather than an ε."""
     accountant = pld_privacy_accountant.PLDAccountant(_relation(event), value_discretization_interval=discretization)
     accountant.compose(event, count)

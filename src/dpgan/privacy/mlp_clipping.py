@@ -4,7 +4,7 @@ For record i the private loss is ℓ_i = -D(x_i) + λ(‖∇ₓD(x̂_i)‖ - 1)�
 each weight's per-example gradient is a sum of two outer products (one from the forward pass at
 x_i, one from the input-gradient chain at x̂_i), so per-example norms and the clipped sum
 Σ_i c_i ∇θ ℓ_i come from a few (B × width) matrix products, with no (B × #params) tensor:
-"ghost clipping" extended to the gradient penalty. `tests/test_clipping.py` checks it
+"ghost clipping" extended to the gradient penalty. `tests/privacy/test_clipping.py` checks it
 against `torch.func.vmap(grad(ℓ))` on the same critic.
 
 Derivation (layers k = 1..K, a_k = W_k h_{k-1} + b_k, h_k = φ(a_k), s_k = φ'(a_k)):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dpgan.kinds import Kind, register
 
-# the loop's defaults of a series GAN (SEQUENCE_DEFAULTS over TrainingConfig's; pinned by tests/test_cli_help.py)
+# the loop's defaults of a series GAN (SEQUENCE_DEFAULTS over TrainingConfig's; pinned by tests/cli/test_cli_help.py)
 SEQUENCE_LOOP = {"epochs": 60.0, "batch_size": 256, "max_steps": 0, "max_examples": 0}
 
 SEQUENCE = register(

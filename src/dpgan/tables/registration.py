@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dpgan.kinds import Kind, register
 
-# the loop's defaults of a table fit (TrainingConfig's, pinned by tests/test_cli_help.py), and the
+# the loop's defaults of a table fit (TrainingConfig's, pinned by tests/cli/test_cli_help.py), and the
 # one table recipe with a loop of its own
 TABLE_LOOP = {"epochs": 60.0, "batch_size": 1024, "max_steps": 0, "max_examples": 0}
 DTGAN_G_LOOP = {"epochs": 10.0, "batch_size": 64}

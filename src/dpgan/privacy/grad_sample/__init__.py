@@ -4,7 +4,7 @@
 that `CriticUnitLoss` describes (spec.py), before any noise. The generic backend (functorch.py:
 vmap of grad, with the gradient penalty's double backward) accepts any nn.Module critic without
 batch-coupling layers; registered fast paths (the MLP ghost kernel) are used where they apply
-and must compute the same function (tests/test_grad_sample.py checks each against the generic
+and must compute the same function (tests/privacy/test_grad_sample.py checks each against the generic
 path). `backend="functorch"` forces the generic path (tests, the audit); a fast path's name
 forces that path and fails if it does not apply.
 

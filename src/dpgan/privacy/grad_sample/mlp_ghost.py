@@ -1,6 +1,6 @@
 """The MLP "ghost" kernel (privacy/mlp_clipping.py) as a registered fast path of the generic backend.
 
-It computes the same clipped sum as `functorch_clipped_sum` (tests/test_grad_sample.py checks
+It computes the same clipped sum as `functorch_clipped_sum` (tests/privacy/test_grad_sample.py checks
 them equal) from a few (B × width) products instead of a (B × #parameters) tensor, but only for
 a critic that IS a Linear/LeakyReLU chain ending in one output. The kernel reads the chain from
 the critic's leaf modules, so `applies` also checks, on a fixed public probe (seeded noise, no
@@ -94,7 +94,7 @@ def _probe(critic: nn.Module, loss: CriticUnitLoss) -> bool:
 def run(critic: nn.Module, loss: CriticUnitLoss, max_norm: float) -> ClippedSum:
     if loss.gp_weight == 0 and loss.feature_scale == 0:
         # nothing but -w_i·D(x_i): the penalty-free kernel, which agrees bit for bit with the full
-        # one at λ = 0 (tests/test_fake_term.py) without its interpolate and penalty chain
+        # one at λ = 0 (tests/privacy/test_fake_term.py) without its interpolate and penalty chain
         sums, norms = output_clipped_sum(critic, loss.real, -loss.unit_weights(), max_norm=max_norm, mask=loss.mask)
         return ClippedSum(sums, None, norms, NAME)
     batch = loss.batch_size

@@ -1,6 +1,6 @@
 """`dpgan demo` (what `make demo` runs) follows the --overwrite rule and ends by naming what it
 wrote: the model, the synthetic CSV and the evaluation report (issue 49). The demo's own path runs
-here on a small slice of Adult (`run_demo`); tests/test_cli.py runs the command end to end."""
+here on a small slice of Adult (`run_demo`); tests/cli/test_cli.py runs the command end to end."""
 
 from __future__ import annotations
 

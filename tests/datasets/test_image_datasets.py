@@ -108,7 +108,7 @@ def test_shipped_image_loaders_work_offline(monkeypatch: pytest.MonkeyPatch) -> 
 
 def test_mnist_5k_file_is_declared_package_data() -> None:
     tomllib = pytest.importorskip("tomllib")
-    pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
+    pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
     config = tomllib.loads(pyproject.read_text(encoding="utf-8"))
     patterns = config["tool"]["setuptools"]["package-data"]["dpgan.datasets"]
     assert any(fnmatch.fnmatch("data/mnist-5k.csv.gz", p) for p in patterns)

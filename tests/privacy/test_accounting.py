@@ -35,8 +35,8 @@ from dpgan.privacy.accounting import (
 from dpgan.privacy.calibration import calibrate_noise_multiplier, max_steps
 from dpgan.privacy.rdp_accounting import rdp_curve
 
-LOCAL_FIXTURES = Path(__file__).resolve().parent / "fixtures" / "privacy-fixtures.json"
-SHARED_FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "privacy-fixtures.json"
+LOCAL_FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "privacy-fixtures.json"
+SHARED_FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "privacy-fixtures.json"
 FIXTURES_PATH = LOCAL_FIXTURES if LOCAL_FIXTURES.exists() else SHARED_FIXTURES
 FIXTURES = json.loads(FIXTURES_PATH.read_text())
 

@@ -3,7 +3,7 @@
 Every refused input plants a distinctive label ("SECRET-label-42") or pixel value and asserts the
 message does not carry it: error text ends up in logs, so it may name shapes and dtypes only. What
 one image holds is never a reason to refuse (dpgan.privacy.unit_rule): such images are dropped and
-counted (tests/test_image_unit_rule.py checks the neighbouring inputs end to end).
+counted (tests/images/test_image_unit_rule.py checks the neighbouring inputs end to end).
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ import pytest
 from dpgan import cli
 from dpgan.cli import arguments, options
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+README = Path(__file__).resolve().parents[2] / "README.md"
 FIT_SECTIONS = (
     "data",
     "budget",

@@ -117,7 +117,7 @@ def test_loaders_never_touch_the_network(monkeypatch: pytest.MonkeyPatch) -> Non
 def test_data_files_are_declared_package_data() -> None:
     """The .csv.gz files must match pyproject's package-data globs, or a wheel would lack them."""
     tomllib = pytest.importorskip("tomllib")
-    pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
+    pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
     globs = tomllib.loads(pyproject.read_text(encoding="utf-8"))["tool"]["setuptools"]["package-data"]
     patterns = globs["dpgan.datasets"]
     for name in ("water-districts.csv.gz", "italy-power-demand.csv.gz", "load-profiles.csv.gz", "ATTRIBUTION.md"):

@@ -25,7 +25,7 @@ from dpgan.training.aux_classifier import AuxClassifier
 @pytest.fixture(scope="module")
 def fitted(adult_small, adult_schema) -> TabularSynthesizer:
     """conftest's tiny model, with the label model trained by DP-SGD (what this file tests; the
-    default reads it off the 2-way tables: tests/test_table_label_model.py)."""
+    default reads it off the 2-way tables: tests/tables/test_table_label_model.py)."""
     synth = TabularSynthesizer(
         epsilon=3.0, delta=1e-5, epochs=1, batch_size=64, accountant="rdp", seed=0, label_model_kind="dp-sgd"
     )

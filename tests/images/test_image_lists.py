@@ -4,7 +4,7 @@
 On the old reader one ``np.asarray`` of the list chose the dtype and the shape from every element:
 one float image among uint8 ones made the set float (the uint8 images then failed the [0, 1] rule),
 one image of another size refused the fit. Each test compares two lists that differ in ONE image
-(as tests/test_image_unit_rule.py does for arrays and folders): same refusal-or-not, same reasons,
+(as tests/images/test_image_unit_rule.py does for arrays and folders): same refusal-or-not, same reasons,
 same released shape and labels, and, where the added image is dropped, the same release with the
 tally one higher in that image's cell.
 """

@@ -161,7 +161,7 @@ def test_bad_inputs_are_one_line_refusals(tmp_path):
     empty = tmp_path / "empty"
     empty.mkdir()
     assert "no .parquet" in _refused(lambda: fit(str(empty)))
-    # a table with no rows is not refused: tests/test_stream_unit_rule.py
+    # a table with no rows is not refused: tests/tables/test_stream_unit_rule.py
     broken = tmp_path / "broken"
     broken.mkdir()
     (broken / "a.parquet").write_text(f"not parquet {SECRET}")

@@ -332,7 +332,7 @@ def test_cli_fits_samples_inspects_and_evaluates_an_image_model(digits, tmp_path
     )
     assert f"Fréchet feature distance {metrics['frechet']['synthetic']:.4f}" in capsys.readouterr().out
     # bad input: one line, non-zero, nothing written (refusals on public structure: here the dtype;
-    # NaN pixels are dropped and counted, not refused: tests/test_image_unit_rule.py)
+    # NaN pixels are dropped and counted, not refused: tests/images/test_image_unit_rule.py)
     np.savez(tmp_path / "int.npz", images=np.full((5, 8, 8), 7, dtype=np.int64))
     for bad in (
         [

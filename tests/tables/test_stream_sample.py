@@ -23,7 +23,7 @@ from dpgan.tables.codec.geo import region_points
 from dpgan.tables.reading.table_io import write_chunks, write_table
 from dpgan.tables.sampling.rows import TableSampler
 
-SAVED = Path(__file__).parent / "fixtures" / "saved-model-format-2"  # condition: sex; label model: income
+SAVED = Path(__file__).parents[1] / "fixtures" / "saved-model-format-2"  # condition: sex; label model: income
 
 
 @pytest.fixture()
