@@ -16,7 +16,7 @@ from __future__ import annotations
 import secrets
 import warnings
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TypeVar
 
@@ -76,7 +76,7 @@ def run_in_memory(
             data=data,
             schema=schema,
             options=options,
-            settings=asdict(settings),
+            settings=settings.identity(),
             user_seed=place.seed,
             public=None if public is None else public.record,
         )

@@ -37,6 +37,11 @@ class FitBudget:
     noise_multiplier: float | None = None
     seed: int | None = None
 
+    def ledger_budget(self) -> Budget:
+        """The ledger's cap: the one place a fit's (ε, δ, accountant) becomes the `Budget` its
+        ledger refuses to pass (a table's ledger, opened with a schema's purchase, too)."""
+        return Budget(self.epsilon, self.delta, self.accountant)
+
 
 class FitContext:
     """The ledger, the shares of ε and the random generator of one fit."""
@@ -57,7 +62,7 @@ class FitContext:
         rng = np.random.default_rng(budget.seed if budget.seed is not None else secrets.randbits(64))
         if budget.seed is not None:
             torch.manual_seed(budget.seed)  # the networks' initial weights
-        return cls(budget, PrivacyLedger(budget=Budget(budget.epsilon, budget.delta, budget.accountant)), rng)
+        return cls(budget, PrivacyLedger(budget=budget.ledger_budget()), rng)
 
     def target(self, share: float) -> ShareTarget:
         """The target of a release of `share` of ε after those made so far."""

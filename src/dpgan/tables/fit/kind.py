@@ -44,7 +44,7 @@ from dpgan.tables.fit.selection import Holdout, Selection, reserve_selection, se
 from dpgan.tables.sampling.label_model import label_target
 from dpgan.tables.schema.table import Schema
 from dpgan.training.checkpoint import FitCheckpoint
-from dpgan.training.context import FitBudget, FitContext
+from dpgan.training.context import FitContext
 from dpgan.training.progress import FitProgressFn
 from dpgan.training.public_warm_start import PublicWarmStart
 from dpgan.training.strategies import STRATEGIES, DPCriticStrategy, DPGeneratorStrategy, LoopExtras
@@ -75,7 +75,7 @@ def run_table_kind(kind: TableKind, data: Any, progress: FitProgressFn | None, r
     purchase (step 1), the fit runs, the resume checkpoint (secret material) is deleted."""
     settings = kind.settings
     ledger, purchased = _open_ledger(kind.schema, settings)  # step 1
-    budget = FitBudget(settings.epsilon, settings.delta, settings.accountant, settings.noise_multiplier)
+    budget = settings.budget  # the facade's one object (dpgan.api.fit_budget), not a copy
     fitted = run_fit(kind, data, budget, progress, FitContext(budget, ledger, rng, purchased))
     if kind.checkpoint is not None:
         kind.context.barrier()  # every rank has read it before rank 0 deletes it
@@ -183,7 +183,7 @@ class TableKind:
         ledger, table, settings = self.ctx.ledger, self.table, self.settings
         extras: TableExtras = self.data.details
         if table.holdout is not None:  # reserved before σ is calibrated, so training leaves room for it
-            self.selection = reserve_selection(ledger, settings.table, settings.epsilon)
+            self.selection = reserve_selection(ledger, settings.table, settings.budget.epsilon)
         if self.resume is not None:
             self.checkpoint = self.resume.checkpoint(releases_before_training(ledger, extras, self.data.hooks))
             self.checkpoint.writer = self.context.is_main

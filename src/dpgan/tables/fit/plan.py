@@ -48,8 +48,8 @@ seeded samples are compared bit for bit across refactors.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -57,7 +57,7 @@ import torch
 
 from dpgan.devices import to_device
 from dpgan.errors import BudgetError
-from dpgan.privacy.accounting import Budget, PrivacyLedger
+from dpgan.privacy.accounting import PrivacyLedger
 from dpgan.privacy.distributed import SINGLE_PROCESS, ProcessGroupContext
 from dpgan.recipes import Recipe
 from dpgan.tables.codec.conditioning import Condition, condition_column_for
@@ -73,6 +73,9 @@ from dpgan.tables.settings import TableSettings
 from dpgan.training.config import TrainingConfig
 from dpgan.training.generator_losses import GeneratorObjective
 
+if TYPE_CHECKING:  # the fit's context brings the accountant; a loaded model never needs it
+    from dpgan.training.context import FitBudget
+
 # share of ε for the reads before training when the domain is bought with DP (row count, one
 # histogram per column, the repair count); with a schema only the row count and repairs: 1 %.
 # 0.25 (was 0.1) chosen on the validation splits of the bench tables (bench/RESULTS.md §10)
@@ -87,15 +90,11 @@ class FitSettings:
     recipe: Recipe
     config: TrainingConfig
     table: TableSettings  # the codec's, plug-ins' and selection's (dpgan.tables.settings)
-    epsilon: float
-    delta: float
-    accountant: str
-    noise_multiplier: float | None  # given: σ is fixed and the loop stops before passing ε
+    budget: FitBudget  # the facade's (ε, δ), accountant, fixed σ and seed: the one copy down the spine
     epochs_given: bool  # σ is calibrated for exactly these epochs (or they cap a fixed σ's run)
     preprocessing_fraction: float | None
     schema_from_data_without_dp: bool
     condition_column: str | None
-    seeded: bool
 
     @classmethod
     def of(cls, synth: Any) -> FitSettings:
@@ -104,16 +103,26 @@ class FitSettings:
             recipe=synth.recipe,
             config=synth.config,
             table=synth.settings,
-            epsilon=synth.epsilon,
-            delta=synth.delta,
-            accountant=synth.accountant,
-            noise_multiplier=synth.noise_multiplier,
+            budget=synth.fit_budget(),
             epochs_given=synth.epochs_given,
             preprocessing_fraction=synth.preprocessing_fraction,
             schema_from_data_without_dp=synth.schema_from_data_without_dp,
             condition_column=synth.condition_column,
-            seeded=synth.seed is not None,
         )
+
+    @property
+    def seeded(self) -> bool:
+        """Whether the user gave a seed (the training record says so)."""
+        return self.budget.seed is not None
+
+    def identity(self) -> dict[str, Any]:
+        """The settings as the resume checkpoint's identity digests them: the flat fields older
+        checkpoints hold (ε, δ, accountant, σ and `seeded`; the seed itself is the identity's
+        `fit_seed`), so a checkpoint written before the budget was one object still resumes."""
+        values = asdict(self)
+        budget = values.pop("budget")
+        seed = budget.pop("seed")
+        return {**values, **budget, "seeded": seed is not None}
 
     def preprocessing_share(self, infer_schema: bool) -> float:
         """The share of ε for the releases before training: the user's, or the default for a
@@ -147,9 +156,10 @@ class FittedTable:
 
 def _open_ledger(schema: Schema | None, settings: FitSettings) -> tuple[PrivacyLedger, float]:
     """The ledger, holding the schema's recorded DP purchase if any, and the share of ε it spent."""
-    epsilon, delta, accountant = settings.epsilon, settings.delta, settings.accountant
+    budget = settings.budget
+    epsilon, delta, accountant = budget.epsilon, budget.delta, budget.accountant
     # every release after this is refused if it would take the ledger past (ε, δ)
-    ledger = PrivacyLedger(purchased_schema_entries(schema), Budget(epsilon, delta, accountant))
+    ledger = PrivacyLedger(purchased_schema_entries(schema), budget.ledger_budget())
     purchased = ledger.epsilon(delta, accountant) / epsilon if ledger.entries else 0.0
     if purchased >= 0.5:
         raise BudgetError(
@@ -186,10 +196,10 @@ def _prepare(
         strict=options.strict,
         without_dp=without_dp,
         keep_identifiers=options.keep_identifiers,
-        epsilon=settings.epsilon,
-        delta=settings.delta,
+        epsilon=settings.budget.epsilon,
+        delta=settings.budget.delta,
         fraction=fraction,
-        accountant=settings.accountant,
+        accountant=settings.budget.accountant,
         needs_prior=needs_prior,
         ledger=ledger,
         rng=rng,

@@ -170,10 +170,11 @@ class StreamedTableKind(TableKind):
                 f"the schema gives no frequencies for {condition_column!r}: add them to condition a Parquet stream"
             )
         fraction = settings.preprocessing_share(self.schema is None)
+        budget = settings.budget  # the facade's one object (dpgan.api.fit_budget)
         self.folded = ConformPass(data, settings, condition_column)
         prepared = prepare_stream(  # step 2 (with step 5's counts and the held rows in its conform pass)
-            data, schema=self.schema, hints=self.options.hints, epsilon=settings.epsilon, delta=settings.delta,
-            fraction=fraction, accountant=settings.accountant, needs_prior=False, ledger=ctx.ledger, rng=ctx.rng,
+            data, schema=self.schema, hints=self.options.hints, epsilon=budget.epsilon, delta=budget.delta,
+            fraction=fraction, accountant=budget.accountant, needs_prior=False, ledger=ctx.ledger, rng=ctx.rng,
             consume=self.folded.start,
         )  # fmt: skip
         ctx.spend(fraction)
