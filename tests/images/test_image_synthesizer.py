@@ -224,7 +224,7 @@ def test_public_prior_replaces_the_released_shares(digits):
         ({"epsilon": 1.0, "critic_projection": "half"}, "critic_projection"),
         ({"epsilon": 1.0, "label_guide_fraction": 0.6}, "label_guide_fraction"),
         ({"epsilon": 1.0, "label_guide_hidden": [0]}, "label_guide_hidden"),
-        ({"epsilon": 1.0, "recipe": "noise-layer-sound", "label_guide": True}, "has no setting 'label_guide'"),
+        ({"epsilon": 1.0, "recipe": "noise-layer-sound", "label_guide": True}, "dp-critic recipes"),
         ({"epsilon": 1.0, "device": "tpu"}, "device"),
         ({"epsilon": 1.0, "not_a_setting": 3}, "unknown setting"),
         ({"epsilon": 1.0, "label_prior": [1.0, 2.0]}, "label_prior"),

@@ -97,22 +97,12 @@ GAUSSIAN_SETTINGS = (
     "gaussian_copula_fraction",
 )  # fmt: skip
 GAN_SETTINGS = tuple(f.name for f in fields(ImageSettings))
-# the noise-layer recipes take no plug-ins (dpgan.images.fit_kind): no Gaussian teacher, no label
-# guide, no mode-seeking term, so none of their settings
-NOISE_LAYER_SETTINGS = tuple(
-    name for name in GAN_SETTINGS if not name.startswith("gaussian_") and name not in ("label_guide", "mode_seeking")
-)
-SETTINGS_BY_STRATEGY = {
-    "released-statistics": GAUSSIAN_SETTINGS,
-    "dp-critic": GAN_SETTINGS,
-    "noise-layer": NOISE_LAYER_SETTINGS,
-}
 IMAGE_MODELS = tuple(
     ModelEntry(
         r.name,
         "statistics" if r.strategy == "released-statistics" else "GAN",
         r.summary,
-        SETTINGS_BY_STRATEGY[r.strategy],
+        GAUSSIAN_SETTINGS if r.strategy == "released-statistics" else GAN_SETTINGS,
         default=r.name == DEFAULT_IMAGE_RECIPE,
     )
     for r in IMAGE_RECIPES.values()

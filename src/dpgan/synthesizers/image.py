@@ -106,6 +106,9 @@ class ImageSynthesizer(Synthesizer):
         self.config = critic_config(IMAGE_DEFAULTS | self.recipe.overrides, settings)  # unknown: its own line
         # a setting the recipe does not read would do nothing: one line (dpgan.model_catalog)
         refuse_unread_settings(model_entry(IMAGE_MODELS, self.recipe.name, KIND), given, IMAGE_MODELS)
+        for switch in ("label_guide", "gaussian_warm_start"):
+            if getattr(self.networks, switch) and self.recipe.strategy != "dp-critic":
+                raise InputError(f"{switch} is for the dp-critic recipes (dcgan, dp-cgan)")
         self.conditional = bool(conditional)
         self.classes, self.label_prior = public_labels(classes, label_prior)
         # the declared (C, H, W): public, so a PNG folder's other shapes are dropped and nothing is bought
