@@ -153,8 +153,7 @@ class ImageGaussianModel:
     shares: np.ndarray | None  # the labels' shares (None: one class)
 
     def release(self, ctx: FitContext, data: KindData, progress: FitProgressFn | None) -> ReleasedModel:
-        budget = ctx.budget
-        whole = ShareTarget(budget.epsilon, budget.delta, budget.accountant)
+        whole = ctx.budget.whole_target()
         gaussian, basis = release_image_gaussian(ctx, data, self.settings, self.shape, self.n_labels, whole)
         shares = torch.ones(1) if self.shares is None else torch.tensor(self.shares, dtype=torch.float32)
         model = ReleasedImageGaussian.from_release(

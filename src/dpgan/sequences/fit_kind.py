@@ -60,17 +60,13 @@ class SeriesDetails:
     tally: ReleasedTally
 
 
-def n_labels(schema: SequenceSchema) -> int:
-    return len(schema.categories) if schema.label is not None else 0
-
-
 def series_generator(networks: SequenceSettings, schema: SequenceSchema) -> SeriesUnitGenerator:
     """The LSTM generator of one unit (k series with an entity column)."""
     net = networks
     return SeriesUnitGenerator(
         length=schema.length,
         n_values=len(schema.values),
-        n_labels=n_labels(schema),
+        n_labels=schema.n_labels,
         per_unit=schema.max_series_per_entity if schema.entity is not None else 1,
         step_noise=net.step_noise,
         hidden_size=net.generator_hidden,
@@ -84,7 +80,7 @@ def series_generator(networks: SequenceSettings, schema: SequenceSchema) -> Seri
 
 
 def series_critic(networks: SequenceSettings, schema: SequenceSchema) -> SeriesUnitCritic:
-    labels = n_labels(schema)
+    labels = schema.n_labels
     return SeriesUnitCritic(
         length=schema.length,
         channels=len(schema.values) + labels,
@@ -167,7 +163,7 @@ class SequenceKind:
 
     def plugins(self, data: KindData) -> Sequence[Plugin]:
         net, schema = self.networks, data.details.schema
-        values, labels = len(schema.values), n_labels(schema)
+        values, labels = len(schema.values), schema.n_labels
         found: list[Plugin] = []
         if net.step_anchor or net.label_profile:
             found.append(

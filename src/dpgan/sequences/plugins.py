@@ -22,7 +22,6 @@ import numpy as np
 import torch
 
 from dpgan.fit import KindData
-from dpgan.privacy.calibration import ShareTarget
 from dpgan.sequences.anchor import MomentAnchorHook, StepStatisticsHook, measure_step_statistics
 from dpgan.sequences.baseline import PLAIN_FORM, DPGaussianSeries, GaussianForm
 from dpgan.sequences.codec import SeriesSet
@@ -72,7 +71,7 @@ def release_gaussian(
     (`whole`) all of ε: the release that is the whole model, nothing after it; `form`: the public
     basis and clip shares and the shrink (dpgan.sequences.baseline)."""
     budget = ctx.budget
-    target = ShareTarget(budget.epsilon, budget.delta, budget.accountant) if whole else ctx.target(share)
+    target = budget.whole_target() if whole else ctx.target(share)
     units, per_unit = unit_series(data, n_labels)
     basis_fraction, clip_fraction, shrink, residual_fraction = form
     model = DPGaussianSeries(

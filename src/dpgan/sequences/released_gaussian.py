@@ -27,7 +27,6 @@ import torch
 
 from dpgan.model import KindData, check_arrays
 from dpgan.models.marginal_map import inverse_cdf
-from dpgan.privacy.calibration import ShareTarget
 from dpgan.sequences.baseline import gaussian_arguments, square_factors
 from dpgan.sequences.plugins import label_shares_tensor, release_gaussian, unit_series
 from dpgan.sequences.settings import SequenceSettings
@@ -76,7 +75,7 @@ class ReleasedSeriesGaussian:
     def release(cls, ctx: FitContext, data: KindData, settings: SequenceSettings, name: str) -> ReleasedSeriesGaussian:
         """The model `name`'s releases on all of ε that is left, charged to the fit's ledger."""
         schema = data.details.schema
-        n_labels = len(schema.categories) if schema.label is not None else 0
+        n_labels = schema.n_labels
         shape = {
             "length": schema.length,
             "n_values": len(schema.values),
@@ -175,7 +174,6 @@ def release_copula(
     times the series'."""
     units, per_unit = unit_series(data, n_labels)
     count, length, features = units.values.shape
-    budget = ctx.budget
     arguments = gaussian_arguments(length, features, form)
     second = (
         "second moments (Δ d)" if arguments["clip"] is None else f"centred second moments (Δ {arguments['clip']:.3g}²)"
@@ -191,7 +189,7 @@ def release_copula(
         ctx.rng,
         ledger=ctx.ledger,
         histogram_target=ctx.target(share),
-        target=ShareTarget(budget.epsilon, budget.delta, budget.accountant),
+        target=ctx.budget.whole_target(),
         event=COPULA_EVENT,
         note=f"per label: count (Δ 1), sum (Δ √d), {second} of the normal scores{residual}; labels in parallel{entity}",
         per_unit=per_unit,

@@ -132,6 +132,11 @@ class SequenceSchema:
         return [v.name for v in self.values]
 
     @property
+    def n_labels(self) -> int:
+        """The label codes a model draws: the categories' count, 0 without a label column."""
+        return len(self.categories) if self.label is not None else 0
+
+    @property
     def columns(self) -> list[str]:
         """The long table's columns, in the order sampling writes them."""
         out = [*self.id_columns, self.time, *self.value_names]

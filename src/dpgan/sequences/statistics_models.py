@@ -22,7 +22,6 @@ import numpy as np
 import torch
 
 from dpgan.model import KindData, ReleasedModel
-from dpgan.privacy.calibration import ShareTarget
 from dpgan.sequences.plugins import unit_series
 from dpgan.sequences.settings import STATISTICS_MODELS, SequenceSettings
 from dpgan.training.context import FitContext
@@ -66,14 +65,12 @@ class VectorSeries:
     def release(cls, ctx: FitContext, data: KindData, settings: SequenceSettings, name: str) -> VectorSeries:
         """The model fitted on the units' series, flattened (T·F values in [-1, 1]), on all of ε that
         is left; with an entity unit, the unit's k series count k times in every sensitivity."""
-        schema = data.details.schema
-        n_labels = len(schema.categories) if schema.label is not None else 0
+        n_labels = data.details.schema.n_labels
         units, per_unit = unit_series(data, n_labels)
         count, length, features = units.values.shape
-        budget = ctx.budget
         model = cls.statistics(-1.0, 1.0).fit(
             units.values.reshape(count, length * features).astype(np.float64), units.labels, n_labels, ctx.rng,
-            ledger=ctx.ledger, target=ShareTarget(budget.epsilon, budget.delta, budget.accountant), per_unit=per_unit,
+            ledger=ctx.ledger, target=ctx.budget.whole_target(), per_unit=per_unit,
         )  # fmt: skip
         return cls(name, model, length=length, n_values=features, n_labels=n_labels)
 

@@ -42,6 +42,11 @@ class FitBudget:
         ledger refuses to pass (a table's ledger, opened with a schema's purchase, too)."""
         return Budget(self.epsilon, self.delta, self.accountant)
 
+    def whole_target(self) -> ShareTarget:
+        """The target of a release that is the whole model: all of ε, after whatever the ledger
+        already holds (a statistics model's last release, calibrated on the ledger it joins)."""
+        return ShareTarget(self.epsilon, self.delta, self.accountant)
+
 
 class FitContext:
     """The ledger, the shares of ε and the random generator of one fit."""

@@ -102,7 +102,7 @@ def _sequence_critic(synth: Any) -> UnitCritic:
     with torch.random.fork_rng(devices=[]):
         probe = series_critic(synth.networks, schema)  # the facade's own critic for this schema and settings
     n_values = len(schema.values)
-    n_labels = len(schema.categories) if schema.label is not None else 0
+    n_labels = schema.n_labels
     per_unit = schema.max_series_per_entity if schema.entity is not None else 1
     length, channels = schema.length, n_values + n_labels
     star = n_values - 1  # the last value channel
