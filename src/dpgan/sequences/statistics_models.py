@@ -14,13 +14,13 @@ A released model samples (`sample(n, generator, labels)`), and its files hold it
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import torch
 
+from dpgan.kinds import load
 from dpgan.model import KindData, ReleasedModel
 from dpgan.sequences.plugins import unit_series
 from dpgan.sequences.settings import STATISTICS_MODELS, SequenceSettings
@@ -31,8 +31,7 @@ from dpgan.training.progress import FitProgressFn
 def series_model_class(name: str) -> Any:
     """The released-model class of the statistics model `name`: its series class, or a flat-vector
     class of dpgan.statistics inside `VectorSeries`."""
-    module, attribute = STATISTICS_MODELS[name][1].split(":")
-    found = getattr(importlib.import_module(module), attribute)
+    found = load(STATISTICS_MODELS[name][1])  # "module:attribute", as the kind registry names its code
     return found if hasattr(found, "release") else VectorSeries.of(found)
 
 
