@@ -16,7 +16,7 @@ from dpgan.cli.parser import build_parser
 from dpgan.cli.settings_flags import settings_classes
 from dpgan.errors import InputError
 from dpgan.images.settings import ImageSettings
-from dpgan.recipes.images import DEFAULT_IMAGE_RECIPE, GAN_SETTINGS, GAUSSIAN_SETTINGS
+from dpgan.recipes.images import DEFAULT_IMAGE_RECIPE, GAUSSIAN_SETTINGS, IMAGE_MODELS
 from dpgan.setting import flag_fields
 from dpgan.synthesizers import ImageSynthesizer, SequenceSynthesizer
 
@@ -92,7 +92,9 @@ GAN_ONLY = (
 
 
 def test_the_gaussian_recipe_reads_every_image_setting_but_the_gan_s():
-    assert set(GAN_SETTINGS) - set(GAUSSIAN_SETTINGS) == set(GAN_ONLY)
+    gans = {name for entry in IMAGE_MODELS if entry.trains for name in entry.settings}
+    assert gans - set(GAUSSIAN_SETTINGS) == set(GAN_ONLY)
+    assert gans | set(GAUSSIAN_SETTINGS) == set(ImageSettings.__dataclass_fields__)
 
 
 @pytest.mark.parametrize("name", GAN_ONLY)
@@ -103,7 +105,8 @@ def test_the_default_image_recipe_refuses_each_setting_only_a_gan_reads(name):
         ImageSynthesizer(epsilon=1.0, **{name: value})
     if default is None:  # None is "the recipe's": not a setting given
         assert ImageSynthesizer(epsilon=1.0, **{name: None}).recipe.name == "gaussian"
-    ImageSynthesizer(epsilon=1.0, recipe="dcgan", **{name: value})  # the GAN reads it
+    reader = next(entry.name for entry in IMAGE_MODELS if name in entry.settings)
+    ImageSynthesizer(epsilon=1.0, recipe=reader, **{name: value})  # a GAN reads it
 
 
 @pytest.mark.parametrize("model", ["gaussian", "gaussian-copula"])

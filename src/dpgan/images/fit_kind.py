@@ -316,8 +316,6 @@ class ImageKind:
         """The DP label guide (the user's switch, else the recipe's; labelled sets) and the public
         mode-seeking term (the user's λ, else the recipe's): for the DP-critic recipes."""
         net, n_labels = self.networks, data.details.n_labels
-        if net.gaussian_warm_start and self.recipe.strategy != "dp-critic":
-            raise InputError("gaussian_warm_start is for the dp-critic recipes (dcgan, dp-cgan)")
         if self.recipe.strategy == "noise-layer":
             return ()
         found: list[Plugin] = []
