@@ -12,11 +12,47 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from dpgan.cli.arguments import check_file, check_model_dir, parse_conditions, synth_kwargs, table_hints
+from dpgan.cli.arguments import (
+    LOOP_FLAGS,
+    check_file,
+    check_model_dir,
+    chosen_model,
+    geo_pair,
+    parse_conditions,
+    table_hints,
+)
 from dpgan.cli.output import ProgressBar, StageProgress, print_report_warning, short
+from dpgan.cli.settings_flags import given_settings
 from dpgan.errors import DPGanWarning, InputError
 from dpgan.serialization import check_model_destination
 from dpgan.tables.reading.table_io import check_readable, check_writable
+from dpgan.training.config import TrainingConfig
+
+
+def synth_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    """The table facade's keywords from the flags: the budget, where it runs, the loop's flags, and
+    the settings flags generated from the settings classes (dpgan.cli.settings_flags)."""
+    kwargs: dict[str, Any] = {
+        "epsilon": args.epsilon,
+        "delta": args.delta,
+        "seed": args.seed,
+        "accountant": args.accountant,
+    }
+    for key in ("device", "threads", *LOOP_FLAGS, "noise_multiplier"):
+        if getattr(args, key, None) is not None:
+            kwargs[key] = getattr(args, key)
+    model = chosen_model(args)
+    if model is not None:
+        kwargs["model"] = model
+    if getattr(args, "schema_from_data_without_dp", False):
+        kwargs["schema_from_data_without_dp"] = True
+    if getattr(args, "condition_column", None):
+        kwargs["condition"] = args.condition_column
+    if getattr(args, "geo", None):
+        kwargs["geo_pairs"] = tuple(geo_pair(item) for item in args.geo)
+    from dpgan.tables.settings import TableSettings  # the table facade's own settings (no PyTorch)
+
+    return kwargs | given_settings(args, (TrainingConfig, TableSettings))
 
 
 def add_condition_flags(tables: argparse._ArgumentGroup) -> None:
@@ -251,4 +287,4 @@ def print_table_summary(metrics: dict[str, Any]) -> None:
 
 
 __all__ = ["add_condition_flags", "add_fit_flags", "check_table_output", "evaluate_command", "fit_command",
-           "print_table_summary", "sample_command", "table_evaluation"]  # fmt: skip
+           "print_table_summary", "sample_command", "synth_kwargs", "table_evaluation"]  # fmt: skip
