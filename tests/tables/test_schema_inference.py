@@ -232,20 +232,20 @@ def test_a_target_that_kept_one_class_is_released_again_and_charged():
     one more ledger event, and finds the minority class in most draws. Its cost is capped, and a
     whole fit's ε stays the target (the GAN is calibrated on what is left)."""
     from dpgan.privacy.accounting import PrivacyLedger
-    from dpgan.privacy.calibration import BudgetShares
+    from dpgan.privacy.calibration import FitBudget
     from dpgan.privacy.mechanisms import set_union_threshold
     from dpgan.tables.fit.preparation import TARGET_AGAIN_EVENT, TARGET_SECOND_SHARE, learn_schema, plan_for
 
     hints = PublicHints(target="y")
+    budget = FitBudget(1.0, 1e-5, "pld")
     plan = plan_for(
-        ["x", "y"], hints=hints, infer=True, count_repairs=True, needs_prior=False,
-        epsilon=1.0, delta=1e-5, fraction=0.25, accountant="pld",
-    )  # fmt: skip
+        ["x", "y"], hints=hints, infer=True, count_repairs=True, needs_prior=False, budget=budget, fraction=0.25
+    )
     bar = set_union_threshold(plan.sigma(TARGET_HISTOGRAM_SCALE), plan.threshold_delta / 2)
     rows = 3000
     minority = int(bar)  # at the first release's bar: it fails about half the time
     frame = pd.DataFrame({"x": np.arange(rows) % 7, "y": ["no"] * (rows - minority) + ["yes"] * minority})
-    cap = BudgetShares(1.0, 1e-5, "pld").at(0.25 + TARGET_SECOND_SHARE)
+    cap = budget.at(0.25 + TARGET_SECOND_SHARE)
     triggered = found = 0
     for seed in range(12):
         runs = {}

@@ -283,7 +283,7 @@ class ImageKind:
             target=ctx.target(LABEL_SHARE),
             ledger=ctx.ledger,
             rng=ctx.rng,
-            second_cap=ctx.shares.at(ctx.spent_share + LABEL_SHARE + SECOND_LABEL_SHARE),
+            second_cap=ctx.budget.at(ctx.spent_share + LABEL_SHARE + SECOND_LABEL_SHARE),
             empty_advice=advice,
         )
         ctx.spend(LABEL_SHARE + (SECOND_LABEL_SHARE if released.second_chance else 0.0))

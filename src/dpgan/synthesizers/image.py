@@ -171,7 +171,7 @@ class ImageSynthesizer(Synthesizer):
             declared_shape=self.declared_shape, classes=self.classes, label_prior=self.label_prior,
             pixel_range=self.declared_pixel_range,
         )  # fmt: skip
-        fitted = run_fit(kind, given, self.fit_budget(), progress)
+        fitted = run_fit(kind, given, self.budget, progress)
         details: ImageDetails = fitted.data.details
         self.image_shape, self.label_names, self.ledger = details.shape, details.released.names, fitted.ledger
         self.released_units = details.released.tally  # for the CLI's summary line; training["units"] is saved

@@ -136,7 +136,7 @@ class SequenceSynthesizer(Synthesizer):
             raw, form = read_array_raw(data, labels, schema), "array"
         else:
             raise InputError("data must be a pandas DataFrame (long table) or a numpy array of series")
-        fitted = run_fit(SequenceKind(self.networks, self.config, schema), raw, self.fit_budget(), progress)
+        fitted = run_fit(SequenceKind(self.networks, self.config, schema), raw, self.budget, progress)
         self.schema, self.ledger, self.generator = fitted.data.details.schema, fitted.ledger, fitted.model
         self.input_form, self.training = form, fitted.record
 
