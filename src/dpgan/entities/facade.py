@@ -116,6 +116,8 @@ class EntitySynthesizer(Synthesizer):
         for words, frame in (("parents", parents), ("events", events)):
             if not isinstance(frame, pd.DataFrame):
                 raise InputError(f"the {words} must be a pandas DataFrame")
+            if key not in frame.columns:  # before the columns' hints: the first thing to say
+                raise InputError(f"the {words} table has no key column {key!r}")
         time = None
         if time_column is not None:
             if time_bounds is None or len(time_bounds) != 2:
