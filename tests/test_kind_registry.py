@@ -44,7 +44,7 @@ def test_the_built_in_kinds_register_themselves_in_order_without_torch_or_pandas
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "table,sequence,image"
+    assert done.stdout.strip() == "table,sequence,image,entity"
     assert kinds.default_kind().name == "table"
 
 
@@ -97,7 +97,8 @@ def test_the_test_kind_through_the_command_line(vector, tmp_path, capsys):
 def test_the_cli_refuses_another_kind_s_flags_for_the_test_kind_and_its_flag_for_others(vector, tmp_path, capsys):
     base = ["fit", str(tmp_path / "d.npy"), "--epsilon", "1", "--out", str(tmp_path / "m")]
     assert main([*base, "--kind", "vector", "--schema", "s.json"]) == 2
-    assert "--schema applies to --kind table or --kind sequence, not to --kind vector" in capsys.readouterr().err
+    said = "--schema applies to --kind table or --kind sequence or --kind entity, not to --kind vector"
+    assert said in capsys.readouterr().err
     assert main([*base, "--kind", "vector", "--pair-anchor"]) == 2
     assert "--pair-anchor apply to --kind table, not to --kind vector" in capsys.readouterr().err
     assert main([*base, "--row-norm", "2"]) == 2
@@ -109,7 +110,8 @@ def test_the_help_has_the_test_kind_s_section_and_choice(vector, monkeypatch, ca
     monkeypatch.setenv("COLUMNS", "100")
     assert main(["fit", "--help"]) == 0
     text = capsys.readouterr().out
-    assert "vectors (--kind vector):" in text and "--row-norm" in text and "{table,sequence,image,vector}" in text
+    assert "vectors (--kind vector):" in text and "--row-norm" in text
+    assert "{table,sequence,image,entity,vector}" in text
     assert "or rows of numbers (an .npy)" in text
 
 
@@ -122,8 +124,8 @@ def test_a_model_of_an_unknown_kind_is_one_clear_refusal(tmp_path):
 
 # ----------------------------------------------- no branch on a kind's name outside its folder
 
-KIND_NAMES = {"table", "sequence", "image", "table-stream"}
-KIND_FOLDERS = ("tables", "sequences", "images")  # a kind's own code: its folder, its evaluation, and
+KIND_NAMES = {"table", "sequence", "image", "entity", "table-stream"}
+KIND_FOLDERS = ("tables", "sequences", "images", "entities")  # a kind's own code: its folder, its evaluation, and
 # the modules its registration names for its facade and its commands (dpgan.kinds.Kind)
 OWN_FIELDS = ("facade", "fit", "sample", "evaluate", "add_flags", "commands")
 
@@ -165,6 +167,7 @@ def test_the_kinds_own_modules_are_their_facades_and_their_commands():
     assert KIND_OWN == {
         "synthesizers/tabular.py", "synthesizers/sequence.py", "synthesizers/image.py",
         "cli/tables.py", "cli/series.py", "cli/images.py", "cli/demo.py", "cli/schema.py",
+        "entities/facade.py", "cli/entities.py",
     }  # fmt: skip
 
 
