@@ -24,6 +24,7 @@ COLUMNS = [
     {"name": "city", "kind": "categorical", "categories": ["Boston", "Albany", "Paris"], "nullable": True},
     {"name": "state", "kind": "categorical", "categories": ["MA", "NY"], "nullable": True},
     {"name": "flag", "kind": "boolean"},
+    {"name": "level", "kind": "integer", "min": 1, "max": 3},
 ]
 CITIES = [["Boston", "MA"], ["Albany", "NY"], ["Paris", None]]
 
@@ -40,6 +41,7 @@ def schema_for(method: str, strict: bool) -> Schema:
         },
         {"kind": "difference", "column": "net", "of": ["a", "b"]},
         {"kind": "combination", "columns": ["city", "state"], "allowed": CITIES},
+        {"kind": "combination", "columns": ["flag", "level"], "allowed": [[True, 1], [False, 2], [False, 3]]},
     ]
     return Schema.from_dict({"columns": COLUMNS, "rules": rules})
 
@@ -52,7 +54,8 @@ def table(rows: int, seed: int = 0) -> pd.DataFrame:
     return pd.DataFrame({
         "start": start, "end": start + rng.integers(1, 50, rows), "x": rng.uniform(-5, 5, rows),
         "z": rng.integers(6, 20, rows), "a": a, "b": b, "net": a - b,
-        "city": [CITIES[i][0] for i in pick], "state": [CITIES[i][1] for i in pick], "flag": rng.random(rows) < 0.5,
+        "city": [CITIES[i][0] for i in pick], "state": [CITIES[i][1] for i in pick],
+        "flag": pick == 0, "level": pick + 1,
     })  # fmt: skip
 
 
@@ -73,7 +76,7 @@ def test_every_rule_holds_on_every_row_decoded_from_any_output(method, strict):
         assert not broken_rows(rows, rule).any(), rule.label
     assert rows["end"].isna().any() and rows["net"].isna().any()  # nulls stay possible where declared
     assert str(rows["start"].dtype) == "int64" and str(rows["end"].dtype) == "Int64"
-    assert str(rows["flag"].dtype) == "bool"
+    assert str(rows["flag"].dtype) == "bool" and str(rows["level"].dtype) == "int64"
     assert set(zip(cells(rows["city"]), cells(rows["state"]))) <= {tuple(t) for t in CITIES}
 
 
@@ -87,13 +90,22 @@ def test_the_generator_learns_the_reparametrised_columns():
         "a",
         "b",
         "(city, state)",
-        "flag",
+        "(flag, level)",
     ]
     assert gap.transforms[1].spec.min == 0 and gap.transforms[1].spec.max == 150
     assert gap.transforms[1].spec.nullable  # null where `end` is
     assert gap.transforms[6].spec.categories == (0, 1, 2)
     clip = TableEncoder(schema_for("clip", False))
-    assert [t.spec.name for t in clip.transforms] == ["start", "end", "x", "z", "a", "b", "(city, state)", "flag"]
+    assert [t.spec.name for t in clip.transforms] == [
+        "start",
+        "end",
+        "x",
+        "z",
+        "a",
+        "b",
+        "(city, state)",
+        "(flag, level)",
+    ]
 
 
 def test_valid_rows_round_trip_through_the_learned_columns():
@@ -101,7 +113,7 @@ def test_valid_rows_round_trip_through_the_learned_columns():
     encoder = TableEncoder(schema, public_dtypes(schema))
     rows = table(200)
     back = encoder.decode(encoder.encode(rows), np.random.default_rng(0))
-    for column in ("start", "end", "z", "city", "state", "flag"):
+    for column in ("start", "end", "z", "city", "state", "flag", "level"):
         assert cells(back[column]) == cells(rows[column]), column
     np.testing.assert_allclose(back["net"], rows["a"] - rows["b"], atol=1e-3)
 

@@ -154,6 +154,16 @@ def test_a_geo_column_cannot_be_set_by_a_rule():
         Schema.from_dict({"columns": columns, "geo": [{"latitude": "lat", "longitude": "lon"}], "rules": [rule]})
 
 
+def test_an_integer_column_combines_by_its_whole_numbers():
+    """A code column (Adult's education-num beside education) is integer: its allowed values are
+    whole numbers within its bounds."""
+    pair = {"kind": "combination", "columns": ["city", "start"], "allowed": [["Boston", 5], ["Albany", 7.0]]}
+    assert schema_with(pair).rules[0].allowed == (("Boston", 5), ("Albany", 7))
+    for bad in (5.5, 101, "7"):
+        with pytest.raises(InputError, match="is not a whole number within the bounds of 'start'"):
+            schema_with({**pair, "allowed": [["Boston", bad]]})
+
+
 def test_rules_must_be_a_list():
     with pytest.raises(InputError, match="'rules' must be a list"):
         Schema.from_dict({"columns": COLUMNS, "rules": {"kind": "sum"}})

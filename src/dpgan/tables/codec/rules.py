@@ -191,6 +191,8 @@ def _rounded(values: np.ndarray, spec: ColumnSpec) -> np.ndarray:
 def _restore(series: pd.Series, spec: ColumnSpec, dtypes: dict[str, str | None]) -> pd.Series:
     if spec.kind == "boolean":
         series = series.astype("boolean" if spec.nullable else bool)
+    elif spec.kind == "integer":
+        series = series.astype("Int64" if spec.nullable else "int64")
     return restore_dtype(series.rename(spec.name), dtypes.get(spec.name))
 
 

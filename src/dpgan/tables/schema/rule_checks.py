@@ -146,6 +146,11 @@ def _category(spec: ColumnSpec, value: Any, where: str) -> Any:
         if not spec.nullable:
             raise InputError(f"{where}: an allowed combination holds null, but {spec.name!r} is not nullable")
         return None
+    if spec.kind == "integer":  # a code such as Adult's education-num: a whole number within the bounds
+        whole = isinstance(value, (int, float)) and not isinstance(value, bool) and float(value).is_integer()
+        if not whole or not float(spec.min) <= float(value) <= float(spec.max):  # type: ignore[arg-type]
+            raise InputError(f"{where}: {value!r} is not a whole number within the bounds of {spec.name!r}")
+        return int(value)
     for category in spec.categories:
         if type(category) is type(value) and category == value:
             return category

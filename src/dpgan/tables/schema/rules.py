@@ -29,7 +29,7 @@ from dpgan.errors import InputError
 # the kinds an inequality and a sum read as numbers; a datetime kind joins once it is a number
 # internally (the rule then compares and subtracts its numeric scale)
 ORDERED_KINDS = ("continuous", "integer")
-COMBINABLE_KINDS = ("categorical", "boolean")
+COMBINABLE_KINDS = ("categorical", "boolean", "integer")  # an integer column: its whole numbers
 RULE_KINDS = ("inequality", "combination", "sum", "difference")
 # how an inequality is kept: "gap" learns `low` and the gap `high - low` (a reparametrisation),
 # "clip" learns both and raises `high` to `low` where a sampled row breaks the rule, "swap" swaps them
