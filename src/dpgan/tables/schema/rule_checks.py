@@ -88,9 +88,10 @@ def _check_writers(rules: Sequence[Rule]) -> None:
     for index, rule in enumerate(rules, start=1):
         for name in rule.writes:
             if name in setter:
+                hint = " (list all their columns in one combination)" if isinstance(rule, Combination) else ""
                 raise InputError(
                     f"rules {setter[name]} and {index} both set column {name!r}: a column is computed or repaired "
-                    "by one rule only"
+                    f"by one rule only{hint}"
                 )
             setter[name] = index
 
