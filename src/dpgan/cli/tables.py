@@ -284,6 +284,11 @@ def print_table_summary(metrics: dict[str, Any]) -> None:
         f"JSD {short(fidelity['jsd_mean'])}, WD {short(fidelity['wd_mean'])}, "
         f"association diff {short(fidelity['association_diff'])}"
     )
+    from dpgan.evaluation.tables.rules import rules_line
+
+    line = rules_line(metrics.get("rules"))
+    if line is not None:
+        print(line)
 
 
 __all__ = ["add_condition_flags", "add_fit_flags", "check_table_output", "evaluate_command", "fit_command",

@@ -38,6 +38,7 @@ from dpgan.tables.fit.selection import Holdout, Selection, reserve_selection, se
 from dpgan.tables.sampling.label_model import label_target
 from dpgan.tables.sampling.rows import TableSampler
 from dpgan.tables.sampling.table_label_model import match_prior
+from dpgan.tables.schema.rule_checks import check_condition
 from dpgan.tables.schema.table import Schema, binary_coded, with_geo
 from dpgan.training.checkpoint import FitCheckpoint
 from dpgan.training.context import FitContext
@@ -255,7 +256,9 @@ def table_extras(
 
 
 def training_schema(schema: Schema, settings: FitSettings, condition_column: str | None) -> Schema:
-    """The released schema as the encoder reads it (binary codes, geo pairs: public settings)."""
+    """The released schema as the encoder reads it (binary codes, geo pairs: public settings); a
+    condition column that a rule sets is refused (the rules' learned columns: dpgan.tables.codec.rules)."""
+    check_condition(schema.rules, condition_column)
     if settings.table.binary_codes:
         schema = binary_coded(schema, keep=tuple(c for c in (schema.target, condition_column) if c))
     return with_geo(schema, settings.table.geo_pairs)
