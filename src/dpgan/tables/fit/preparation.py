@@ -265,8 +265,9 @@ def charge_schema(ledger: PrivacyLedger, plan: PreprocessingPlan, columns: int, 
     charge_gaussian(ledger, CLASS_EVENT, plan.sigma(CLASS_HISTOGRAM_SCALE), count=columns, note="4 cells each")
     note = (
         "numeric: bins of a public grid (integer columns: with their whole numbers, sentinel codes and others "
-        "above a threshold, two histograms at √2σ that compose to this one); other kinds: values above a threshold "
-        "(its failure δ added)"
+        "above a threshold) and, on a table large enough for the finest grid, a second release of 1,024 fine cells "
+        "a grid bin over the range the grid found (a third of this Gaussian: the parts' 1/σ² add to this one); other "
+        "kinds: values above a threshold (its failure δ added); every histogram has a public null cell"
     )
     charge_gaussian(ledger, SCHEMA_EVENT, sigma, count=others, extra_delta=plan.threshold_delta, note=note)
     if hints.target is not None:
