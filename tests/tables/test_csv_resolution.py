@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from dpgan.privacy.calibration import FitBudget
 from dpgan.privacy.mechanisms import FINE_CELLS, fine_cell_edges, fine_cell_index, public_numeric_grid, share_noise
 from dpgan.privacy.preprocessing import TARGET_HISTOGRAM_SCALE
 from dpgan.tables.fit.preparation import plan_for
@@ -24,7 +25,7 @@ def learn(frame: pd.DataFrame, seed: int, epsilon: float, columns: int, target: 
     hints = PublicHints(target=target)
     plan = plan_for(
         [f"c{i}" for i in range(columns)], hints=hints, infer=True, count_repairs=True, needs_prior=False,
-        epsilon=epsilon, delta=1e-5, fraction=0.25, accountant="rdp",
+        budget=FitBudget(epsilon, 1e-5, "rdp"), fraction=0.25,
     )  # fmt: skip
     schema, _ = infer_schema_private(
         frame, hints=hints, noise_multiplier=plan.sigma(), target_noise_multiplier=plan.sigma(TARGET_HISTOGRAM_SCALE),
