@@ -112,6 +112,43 @@ def parse_categories(items: list[str] | None) -> dict[str, list[str]]:
     return out
 
 
+def parse_keys(items: list[str] | None) -> dict[str, str] | None:
+    """`--key id` → {"id": "integer"}; `--key order=uuid`, `--key ref=P-######` (dpgan.tables.schema.keys)."""
+    if not items:
+        return None
+    out: dict[str, str] = {}
+    for item in items:
+        column, _, form = item.partition("=")
+        if not column.strip():
+            raise InputError(f"--key takes COLUMN or COLUMN=FORMAT (integer, uuid, P-######), got {item!r}")
+        out[column.strip()] = form.strip() or "integer"
+    return out
+
+
+def parse_hierarchies(items: list[str] | None) -> dict[str, dict[str, Any]] | None:
+    """`--hierarchy zip=prefix:3,1` → {"zip": {"prefix": [3, 1]}}; `--hierarchy icd=@tree.json` reads
+    a JSON hierarchy object (`{"parents": [...]}`) from a public file."""
+    if not items:
+        return None
+    out: dict[str, dict[str, Any]] = {}
+    for item in items:
+        column, sep, rule = item.partition("=")
+        kind, colon, spec = rule.partition(":")
+        if sep and column and rule.startswith("@"):
+            from dpgan.tables.schema.table import read_schema_file
+
+            out[column] = read_schema_file(check_file(rule[1:], "hierarchy file"))
+            continue
+        try:
+            lengths = [int(v) for v in spec.split(",")]
+        except ValueError:
+            lengths = []
+        if not (sep and column and colon and kind == "prefix" and lengths):
+            raise InputError(f"--hierarchy takes COLUMN=prefix:3,1 or COLUMN=@FILE.json, got {item!r}")
+        out[column] = {"prefix": lengths}
+    return out
+
+
 def geo_pair(item: str) -> tuple[str, str]:
     """`--geo lat,lon` → ("lat", "lon")."""
     names = tuple(name.strip() for name in item.split(","))

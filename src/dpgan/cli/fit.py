@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from dpgan import kinds
-from dpgan.cli.arguments import check_budget, chosen_model, loop_settings, table_hints
+from dpgan.cli.arguments import check_budget, chosen_model, loop_settings, parse_hierarchies, parse_keys, table_hints
 from dpgan.cli.kind_flags import refuse_unread_flags
 from dpgan.cli.settings_flags import given_settings, settings_classes
 from dpgan.errors import InputError
@@ -87,6 +87,8 @@ def cmd_schema(args: argparse.Namespace) -> int:
         bounds=bounds,
         categories=categories,
         seed=args.seed,
+        hierarchies=parse_hierarchies(args.hierarchy),
+        keys=parse_keys(args.key),
     )
     for note in notes:
         print(f"dpgan: note: {note}", file=sys.stderr)

@@ -18,7 +18,9 @@ from dpgan.cli.options import (
     Parser,
     budget_options,
     compute_options,
+    hierarchy_option,
     hint_options,
+    key_option,
     kind_sections,
     number,
     option_groups,
@@ -160,6 +162,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--template", action="store_true", help="read only the header (names, declared types): no values, no budget"
     )
     hint_options(schema)
+    key_option(schema)
+    hierarchy_option(schema)
     schema.add_argument("--out", required=True, help="schema JSON to write")
     schema.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
     schema.set_defaults(func=cmd_schema)

@@ -12,7 +12,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from dpgan.cli.arguments import check_file, check_model_dir, parse_conditions, synth_kwargs, table_hints
+from dpgan.cli.arguments import (
+    check_file,
+    check_model_dir,
+    parse_conditions,
+    parse_hierarchies,
+    parse_keys,
+    synth_kwargs,
+    table_hints,
+)
+from dpgan.cli.options import hierarchy_option, key_option
 from dpgan.cli.output import ProgressBar, StageProgress, print_report_warning, short
 from dpgan.errors import DPGanWarning, InputError
 from dpgan.serialization import check_model_destination
@@ -41,6 +50,8 @@ def add_fit_flags(tables: argparse._ArgumentGroup, add_settings: Callable[[], No
         action="store_true",
         help="read bounds and categories off the data WITHOUT privacy (the guarantee then excludes the schema)",
     )
+    key_option(tables)
+    hierarchy_option(tables)
     tables.add_argument(
         "--keep-identifier-columns",
         action="store_true",
@@ -116,6 +127,8 @@ def fit_table(args: argparse.Namespace, synth: Any, data: Any, schema: Any, out:
         categories=categories,
         strict=args.strict,
         keep_identifiers=args.keep_identifier_columns,
+        keys=parse_keys(args.key),
+        hierarchies=parse_hierarchies(args.hierarchy),
         progress=ProgressBar(not args.quiet and main, args.accountant),
         checkpoint=args.checkpoint,
         checkpoint_every=args.checkpoint_every,

@@ -133,7 +133,7 @@ class TableKind:
         for note in prepared.notes:  # N̂ and the repair counts: printed releases
             warnings.warn(note, DPGanWarning, stacklevel=8)  # the user's call of fit
         schema, rows = prepared.schema, prepared.rows
-        schema = training_schema(schema, settings, condition_column)  # rewrites of the public schema: free
+        schema = training_schema(schema, settings, condition_column, self.options.keys)  # public rewrites: free
         encoder = TableEncoder(schema, public_dtypes(schema))  # step 3
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

@@ -68,7 +68,8 @@ from dpgan.tables.fit.preparation import Prepared, prepare_table, purchased_sche
 from dpgan.tables.sampling.label_model import LabelModel
 from dpgan.tables.sampling.rows import RowPostProcessor, TableSampler
 from dpgan.tables.sampling.table_label_model import match_prior
-from dpgan.tables.schema.table import Schema, binary_coded, with_geo
+from dpgan.tables.schema.keys import KeySpec
+from dpgan.tables.schema.table import Schema, binary_coded, with_geo, with_keys
 from dpgan.tables.settings import TableSettings
 from dpgan.training.config import TrainingConfig
 from dpgan.training.generator_losses import GeneratorObjective
@@ -231,11 +232,14 @@ def table_extras(
     return TableExtras(encoded, encoder, condition, rows, counts, objective, torch_gen, context)
 
 
-def training_schema(schema: Schema, settings: FitSettings, condition_column: str | None) -> Schema:
-    """The released schema as the encoder reads it (binary codes, geo pairs: public settings)."""
+def training_schema(
+    schema: Schema, settings: FitSettings, condition_column: str | None, keys: tuple[KeySpec, ...] = ()
+) -> Schema:
+    """The released schema as the encoder reads it (binary codes, geo pairs: public settings), with
+    the key columns the sampler generates (public hints: the encoder codes none of them)."""
     if settings.table.binary_codes:
         schema = binary_coded(schema, keep=tuple(c for c in (schema.target, condition_column) if c))
-    return with_geo(schema, settings.table.geo_pairs)
+    return with_keys(with_geo(schema, settings.table.geo_pairs), keys)
 
 
 def match_label_prior(

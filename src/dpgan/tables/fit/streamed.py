@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -55,13 +56,14 @@ from dpgan.privacy.distributed import SINGLE_PROCESS, ProcessGroupContext
 from dpgan.tables.codec.conditioning import build_condition, condition_column_for
 from dpgan.tables.codec.encoder import TableEncoder, public_dtypes
 from dpgan.tables.fit.kind import TableData, TableKind, run_table_kind
-from dpgan.tables.fit.options import FitOptions, schema_with_hints
+from dpgan.tables.fit.options import FitOptions, schema_with_hints, table_keys
 from dpgan.tables.fit.plan import FitSettings, FittedTable, table_extras, training_schema
 from dpgan.tables.fit.plugins import AnchorCounts, label_model_from_tables
 from dpgan.tables.fit.public_data import PublicTable, encode_public
 from dpgan.tables.fit.stream_preparation import StreamPrepared, prepare_stream
 from dpgan.tables.reading.conform import check_columns, conform
 from dpgan.tables.reading.parquet_source import OpenSource, ParquetSource
+from dpgan.tables.schema.keys import KeySpec
 from dpgan.tables.schema.table import Schema
 from dpgan.training.context import FitContext
 from dpgan.training.progress import FitProgressFn
@@ -84,6 +86,8 @@ def stream_arguments(
     categories,
     strict: bool,
     checkpoint: object,
+    keys=None,
+    hierarchies=None,
 ) -> tuple[OpenSource, Schema | None, FitOptions]:
     """The checks of dpgan.tables.fit.options for a stream, plus the refusals of the module
     docstring: all from public settings, the file footers and the column names."""
@@ -94,7 +98,10 @@ def stream_arguments(
     _refuse_unsupported(settings)
     source = data if isinstance(data, ParquetSource) else ParquetSource(data)
     opened = source.open()
-    schema, hints = schema_with_hints(schema, target, categorical, bounds, categories)
+    schema, hints = schema_with_hints(schema, target, categorical, bounds, categories, hierarchies)
+    specs = table_keys(keys, opened.columns, schema, hints)
+    # the key columns are never read: the batches hold the learned columns only
+    opened = replace(opened, columns=tuple(c for c in opened.columns if c not in {k.name for k in specs}))
     if schema is not None:
         check_columns(list(opened.columns), schema)
     else:
@@ -107,7 +114,7 @@ def stream_arguments(
                 "the DP-SGD label model is not available when fitting from Parquet in batches: "
                 "label_model=False, or keep the 2-way anchor on and label_model_kind='pair-tables'"
             )
-    return opened, schema, FitOptions(hints, False, False)
+    return opened, schema, FitOptions(hints, False, False, specs)
 
 
 def _refuse_unsupported(settings: FitSettings) -> None:
@@ -171,7 +178,7 @@ class StreamedTableKind(TableKind):
             )
         fraction = settings.preprocessing_share(self.schema is None)
         budget = settings.budget  # the facade's one object (dpgan.api.fit_budget)
-        self.folded = ConformPass(data, settings, condition_column)
+        self.folded = ConformPass(data, settings, condition_column, self.options.keys)
         prepared = prepare_stream(  # step 2 (with step 5's counts and the held rows in its conform pass)
             data, schema=self.schema, hints=self.options.hints, epsilon=budget.epsilon, delta=budget.delta,
             fraction=fraction, accountant=budget.accountant, needs_prior=False, ledger=ctx.ledger, rng=ctx.rng,
@@ -220,13 +227,15 @@ class ConformPass:
     past it the blocks are dropped, so memory stays within the budget plus one batch). Whether
     the table is held decides only the work of the training passes, never a release."""
 
-    def __init__(self, opened: OpenSource, settings: FitSettings, condition_column: str | None) -> None:
-        self.opened, self.settings, self.condition_column = opened, settings, condition_column
+    def __init__(
+        self, opened: OpenSource, settings: FitSettings, condition_column: str | None, keys: tuple[KeySpec, ...] = ()
+    ) -> None:
+        self.opened, self.settings, self.condition_column, self.keys = opened, settings, condition_column, keys
         self._blocks: list[np.ndarray] | None = []
         self._rows = 0
 
     def start(self, schema: Schema) -> Callable[[pd.DataFrame], None]:
-        rewritten = training_schema(schema, self.settings, self.condition_column)
+        rewritten = training_schema(schema, self.settings, self.condition_column, self.keys)
         self.encoder = TableEncoder(rewritten, public_dtypes(rewritten))
         self.counts = AnchorCounts.for_settings(self.settings.table, self.encoder, self.condition_column)
         self._budget = _budget_rows(self.opened, self.encoder.width)
