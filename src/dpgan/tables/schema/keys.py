@@ -113,5 +113,5 @@ def sampled_keys(keys: Sequence[KeySpec], frame: pd.DataFrame, start: int, rng: 
     """`frame` with each key column inserted at its place, numbered from `start` + 1."""
     for spec in sorted(keys, key=lambda k: (k.position < 0, k.position)):
         at = len(frame.columns) if spec.position < 0 else min(spec.position, len(frame.columns))
-        frame.insert(at, spec.name, spec.values(start, len(frame), rng).to_numpy())
+        frame.insert(at, spec.name, spec.values(start, len(frame), rng).set_axis(frame.index))
     return frame
