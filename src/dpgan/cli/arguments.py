@@ -8,7 +8,6 @@ import math
 from pathlib import Path
 from typing import Any
 
-from dpgan.cli.settings_flags import given_settings
 from dpgan.errors import InputError
 from dpgan.privacy.epsilon_range import check_target_epsilon
 
@@ -112,43 +111,6 @@ def parse_categories(items: list[str] | None) -> dict[str, list[str]]:
     return out
 
 
-def parse_keys(items: list[str] | None) -> dict[str, str] | None:
-    """`--key id` → {"id": "integer"}; `--key order=uuid`, `--key ref=P-######` (dpgan.tables.schema.keys)."""
-    if not items:
-        return None
-    out: dict[str, str] = {}
-    for item in items:
-        column, _, form = item.partition("=")
-        if not column.strip():
-            raise InputError(f"--key takes COLUMN or COLUMN=FORMAT (integer, uuid, P-######), got {item!r}")
-        out[column.strip()] = form.strip() or "integer"
-    return out
-
-
-def parse_hierarchies(items: list[str] | None) -> dict[str, dict[str, Any]] | None:
-    """`--hierarchy zip=prefix:3,1` → {"zip": {"prefix": [3, 1]}}; `--hierarchy icd=@tree.json` reads
-    a JSON hierarchy object (`{"parents": [...]}`) from a public file."""
-    if not items:
-        return None
-    out: dict[str, dict[str, Any]] = {}
-    for item in items:
-        column, sep, rule = item.partition("=")
-        kind, colon, spec = rule.partition(":")
-        if sep and column and rule.startswith("@"):
-            from dpgan.tables.schema.table import read_schema_file
-
-            out[column] = read_schema_file(check_file(rule[1:], "hierarchy file"))
-            continue
-        try:
-            lengths = [int(v) for v in spec.split(",")]
-        except ValueError:
-            lengths = []
-        if not (sep and column and colon and kind == "prefix" and lengths):
-            raise InputError(f"--hierarchy takes COLUMN=prefix:3,1 or COLUMN=@FILE.json, got {item!r}")
-        out[column] = {"prefix": lengths}
-    return out
-
-
 def geo_pair(item: str) -> tuple[str, str]:
     """`--geo lat,lon` → ("lat", "lon")."""
     names = tuple(name.strip() for name in item.split(","))
@@ -168,33 +130,6 @@ def parse_conditions(items: list[str] | None) -> dict[str, str] | None:
             raise InputError(f"--condition takes COLUMN=VALUE, got {item!r}")
         out[column] = value
     return out
-
-
-def synth_kwargs(args: argparse.Namespace) -> dict[str, Any]:
-    """The table facade's keywords from the flags: the budget, where it runs, the loop's flags, and
-    the settings flags generated from the settings classes (dpgan.cli.settings_flags)."""
-    kwargs: dict[str, Any] = {
-        "epsilon": args.epsilon,
-        "delta": args.delta,
-        "seed": args.seed,
-        "accountant": args.accountant,
-    }
-    for key in ("device", "threads", *LOOP_FLAGS, "noise_multiplier"):
-        if getattr(args, key, None) is not None:
-            kwargs[key] = getattr(args, key)
-    model = chosen_model(args)
-    if model is not None:
-        kwargs["model"] = model
-    if getattr(args, "schema_from_data_without_dp", False):
-        kwargs["schema_from_data_without_dp"] = True
-    if getattr(args, "condition_column", None):
-        kwargs["condition"] = args.condition_column
-    if getattr(args, "geo", None):
-        kwargs["geo_pairs"] = tuple(geo_pair(item) for item in args.geo)
-    from dpgan.tables.settings import TableSettings  # the table facade's own settings (no PyTorch)
-    from dpgan.training.config import TrainingConfig
-
-    return kwargs | given_settings(args, (TrainingConfig, TableSettings))
 
 
 def table_hints(args: argparse.Namespace) -> tuple[list[str], dict[str, tuple[float, float]], dict[str, list[str]]]:

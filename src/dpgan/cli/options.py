@@ -181,13 +181,17 @@ def hint_options(p: argparse.ArgumentParser) -> None:
 
 
 def key_option(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
-    """--key: a key column (tables: `fit` and `schema`)."""
+    """--key: one flag that two kinds read (`fit`'s table and entity sections, `schema`): added by
+    whichever section comes first (a group shares its parser's option strings)."""
+    if "--key" in p._option_string_actions:
+        return
     p.add_argument(
         "--key",
         action="append",
         metavar="COLUMN[=FORMAT]",
-        help="a key column (unique ids): never read nor learned, free; sampling writes fresh unique values, "
-        "FORMAT integer (default), uuid, or a prefix and #s (P-######)",
+        help="tables: a key column (unique ids): never read nor learned, free; sampling writes fresh unique values, "
+        "FORMAT integer (default), uuid, or a prefix and #s (P-######); entities: the one column of both tables "
+        "naming each event's entity",
     )
 
 

@@ -3,8 +3,9 @@
 A facade over modules with one job each, most in the table kind's folder: dpgan.tables.fit.options
 checks the public arguments before any read of the data, dpgan.tables.settings holds the plug-ins'
 settings beside the loop's TrainingConfig; `table_runs` puts a fit in place (seed, device, threads,
-resume, torchrun's ranks); the table kinds (dpgan.tables.fit.kind in memory, streamed_kind for
-Parquet in record batches) run the one fit pipeline (dpgan.fit), every private read a ledger event
+resume, torchrun's ranks); dpgan.tables.fit.run starts the one fit pipeline (dpgan.fit) with
+a table kind (dpgan.tables.fit.kind in memory, dpgan.tables.fit.streamed for Parquet in record
+batches), every private read a ledger event
 (dpgan.tables.fit.plan's docstring states the flow), with the plug-ins of dpgan.tables.fit.plugins;
 dpgan.tables.sampling.rows draws rows from the released model (post-processing, free); `model_file`
 writes and reads the model directory (no pickle).
@@ -35,7 +36,7 @@ from dpgan.tables.fit.options import fit_arguments, training_config
 from dpgan.tables.fit.plan import FitSettings, FittedTable
 from dpgan.tables.fit.public_data import DEFAULT_WARM_START_STEPS, checked_public_table
 from dpgan.tables.fit.resume import DEFAULT_CHECKPOINT_EVERY
-from dpgan.tables.fit.streamed import stream_arguments
+from dpgan.tables.fit.stream_options import stream_arguments
 from dpgan.tables.reading.parquet_source import ParquetSource
 from dpgan.tables.sampling.label_model import LabelModel
 from dpgan.tables.sampling.rows import sample_chunks
@@ -153,7 +154,7 @@ class TabularSynthesizer(Synthesizer):
         (step, total, ε spent so far) instead (dpgan.training.progress_bar).
         """
         progress = fit_progress(progress, self.accountant)
-        place = RunPlace(self.seed, self.device, self.threads)
+        place = RunPlace(self.device, self.threads)
         settings = FitSettings.of(self)
         if isinstance(data, (str, Path, ParquetSource)):  # read in record batches (dpgan.tables.fit.streamed)
             opened, schema, options = stream_arguments(

@@ -34,6 +34,7 @@ from dpgan.evaluation.report_core import (
     write_html,
 )
 from dpgan.evaluation.tables.ml_efficacy import Progress
+from dpgan.evaluation.tables.rules import rules_section
 
 METRIC_LABELS = {
     "accuracy": "accuracy",
@@ -81,6 +82,7 @@ def render_report(
         audit_section(metrics.get("audit")),
         _utility_section(metrics),
         _fidelity_section(metrics.get("fidelity", {}), metrics.get("columns", {}), real, synthetic, progress),
+        rules_section(metrics.get("rules")),
         attacks_section(metrics.get("attacks")),
         "</body></html>",
     ]

@@ -31,8 +31,8 @@ import numpy as np
 import pandas as pd
 
 from dpgan.errors import InputError
-from dpgan.privacy.accounting import Entry, PrivacyLedger, check_epsilon_delta, entry_from_dict
-from dpgan.privacy.calibration import BudgetShares, ShareTarget
+from dpgan.privacy.accounting import PrivacyLedger, check_epsilon_delta
+from dpgan.privacy.calibration import FitBudget, ShareTarget
 from dpgan.privacy.epsilon_range import check_target_epsilon
 from dpgan.privacy.mechanisms import noisy_indicator_sums
 from dpgan.privacy.partition_selection import second_release
@@ -90,14 +90,6 @@ class Prepared:
     notes: list[str] = field(default_factory=list)
 
 
-def purchased_schema_entries(schema: Schema | None) -> list[Entry]:
-    """The ledger events a schema learned with DP carries (`dpgan schema`): they open the fit's
-    ledger, so the ε printed for the model covers the schema's purchase too."""
-    if schema is None:
-        return []
-    return [entry_from_dict(entry) for entry in schema.ledger]
-
-
 def preprocessing_events(
     columns: int,
     *,
@@ -125,16 +117,14 @@ def plan_for(
     infer: bool,
     count_repairs: bool,
     needs_prior: bool,
-    epsilon: float,
-    delta: float,
+    budget: FitBudget,
     fraction: float,
-    accountant: str,
 ) -> PreprocessingPlan:
-    """The base σ of steps 1–4 for a table with these (public) columns: shared by the in-memory
-    path and the streamed one (dpgan.tables.fit.stream_preparation), so both release at the same σ."""
+    """The base σ of steps 1–4 for a table with these (public) columns, `fraction` of the fit's
+    `budget`: shared by the in-memory path and the streamed one (dpgan.tables.fit.stream_preparation),
+    so both release at the same σ."""
     return plan_preprocessing(
-        epsilon=epsilon,
-        delta=delta,
+        budget=budget,
         fraction=fraction,
         events=preprocessing_events(
             len(columns),
@@ -145,7 +135,6 @@ def plan_for(
             hierarchy_levels=hints.hierarchy_levels(columns),
         ),
         keyed_histograms=hints.keyed_histograms(columns) if infer else 0,
-        accountant=accountant,
     )
 
 
@@ -157,15 +146,14 @@ def prepare_table(
     strict: bool,
     without_dp: bool,
     keep_identifiers: bool,
-    epsilon: float,
-    delta: float,
+    budget: FitBudget,
     fraction: float,
-    accountant: str,
     needs_prior: bool,
     ledger: PrivacyLedger,
     rng: np.random.Generator,
 ) -> Prepared:
-    """Run steps 1–4 of the module docstring on `data`, adding each event to `ledger`."""
+    """Run steps 1–4 of the module docstring on `data` at `fraction` of the fit's `budget`, adding
+    each event to `ledger`."""
     infer = schema is None and not without_dp
     count_repairs = not strict and not (schema is None and without_dp)
     plan = plan_for(
@@ -174,17 +162,15 @@ def prepare_table(
         infer=infer,
         count_repairs=count_repairs,
         needs_prior=needs_prior,
-        epsilon=epsilon,
-        delta=delta,
+        budget=budget,
         fraction=fraction,
-        accountant=accountant,
     )
     rows, count_entry = private_row_count(len(data), plan.sigma(ROW_COUNT_SCALE), rng)
     ledger.add(count_entry)
     notes: list[str] = []
     if schema is None:
         if infer:
-            second_cap = target_second_cap(epsilon, delta, accountant, fraction)
+            second_cap = target_second_cap(budget, fraction)
             schema, notes = learn_schema(
                 data, hints=hints, plan=plan, rows=rows, ledger=ledger, rng=rng, second_cap=second_cap
             )
@@ -196,7 +182,7 @@ def prepare_table(
     if count_repairs:
         repairs = release_repairs(conformed.repairs.sum(axis=0), plan, ledger, rng)
         notes += repair_notes(repairs, plan.sigma(REPAIR_COUNT_SCALE))
-    notes += small_table_notes(rows, epsilon, plan.sigma(ROW_COUNT_SCALE))
+    notes += small_table_notes(rows, budget.epsilon, plan.sigma(ROW_COUNT_SCALE))
     return Prepared(schema, conformed.frame, rows, plan, repairs, notes)
 
 
@@ -250,10 +236,10 @@ def learn_schema(
     )
 
 
-def target_second_cap(epsilon: float, delta: float, accountant: str, fraction: float) -> ShareTarget:
-    """Where the target's second chance may take the ledger: the preprocessing share of ε plus
-    TARGET_SECOND_SHARE (the in-memory and the streamed path read this one rule)."""
-    return BudgetShares(epsilon, delta, accountant).at(fraction + TARGET_SECOND_SHARE)
+def target_second_cap(budget: FitBudget, fraction: float) -> ShareTarget:
+    """Where the target's second chance may take the ledger: the preprocessing share of the fit's
+    ε plus TARGET_SECOND_SHARE (the in-memory and the streamed path read this one rule)."""
+    return budget.at(fraction + TARGET_SECOND_SHARE)
 
 
 def target_second_chance(
@@ -294,8 +280,9 @@ def charge_schema(
     )
     note = (
         "numeric: bins of a public grid (integer columns: with their whole numbers, sentinel codes and others "
-        "above a threshold, two histograms at √2σ that compose to this one); other kinds: values above a threshold "
-        "(its failure δ added)"
+        "above a threshold) and, on a table large enough for the finest grid, a second release of 1,024 fine cells "
+        "a grid bin over the range the grid found (a third of this Gaussian: the parts' 1/σ² add to this one); other "
+        "kinds: values above a threshold (its failure δ added); every histogram has a public null cell"
     )
     charge_gaussian(ledger, SCHEMA_EVENT, sigma, count=others, extra_delta=plan.threshold_delta, note=note)
     if hints.target is not None:
@@ -327,6 +314,7 @@ def buy_schema(
     the schema with those ledger events inside it, so that a fit with it counts them too."""
     check_epsilon_delta(epsilon, delta)
     check_target_epsilon(epsilon)
+    budget = FitBudget(epsilon, delta, accountant)  # the command's one budget, from the user's numbers
     if not isinstance(data, pd.DataFrame):
         raise InputError("data must be a pandas DataFrame")
     specs = key_specs(keys, list(data.columns))  # key columns: dropped unread, declared in the schema
@@ -340,8 +328,7 @@ def buy_schema(
     hints.check(data.columns)
     names = [str(c) for c in data.columns]
     plan = plan_preprocessing(
-        epsilon=epsilon,
-        delta=delta,
+        budget=budget,
         fraction=1.0,
         events=preprocessing_events(
             data.shape[1],
@@ -352,7 +339,6 @@ def buy_schema(
             hierarchy_levels=hints.hierarchy_levels(names),
         ),  # fmt: skip
         keyed_histograms=hints.keyed_histograms(names),
-        accountant=accountant,
     )
     rng = np.random.default_rng(seed if seed is not None else secrets.randbits(64))
     ledger = PrivacyLedger()

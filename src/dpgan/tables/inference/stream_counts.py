@@ -34,8 +34,8 @@ from dpgan.tables.inference.column_kinds import (
     PublicHints,
     class_counts_of,
 )
-from dpgan.tables.inference.domain import DomainCounts, whole_counts
-from dpgan.tables.schema.cells import NUMBER, Cells, cell_keys, classify
+from dpgan.tables.inference.domain import DomainCounts, fine_counts, whole_counts
+from dpgan.tables.schema.cells import NULL, NUMBER, Cells, cell_keys, classify
 
 DEFAULT_DISTINCT_CAP = 100_000
 # with a public list of categories only the listed values are counted, the rest summed under a key
@@ -54,6 +54,9 @@ class ColumnCounter:
     bins: np.ndarray = field(default_factory=lambda: np.zeros(len(public_numeric_grid()) - 1))
     values: Counter[str] | None = field(default_factory=Counter)
     wholes: Counter[int] | None = field(default_factory=Counter)
+    fine: Counter[int] = field(default_factory=Counter)  # numbers per public fine cell (at most 1,024 a grid bin)
+    not_numbers: float = 0.0  # the cells that are no number (a numeric column's null cell)
+    nulls: float = 0.0  # the null cells (any other column's)
 
     def add(self, series: pd.Series, cap: int) -> None:
         cells = classify(series)  # once per cell: the class, grid and value counts all read it
@@ -61,6 +64,9 @@ class ColumnCounter:
         numbers = cells.number[cells.kind == NUMBER]
         edges = public_numeric_grid()
         self.bins += np.bincount(bin_index(numbers, edges), minlength=len(edges) - 1)
+        self.fine.update(fine_counts(numbers))
+        self.not_numbers += float(len(series) - len(numbers))
+        self.nulls += float(np.sum(cells.kind == NULL))
         if self.wholes is not None:
             self.wholes.update(whole_counts(cells.number[cells.whole]))
             if len(self.wholes) > cap:
@@ -79,9 +85,12 @@ class ColumnCounter:
         past the cap (its whole numbers, or its values)."""
         if kind == NUMERIC:
             wholes = self.wholes if self.wholes is not None else recount(self.name, True)
-            return DomainCounts(bins=self.bins.copy(), wholes={int(k): float(c) for k, c in wholes.items()})
+            return DomainCounts(
+                bins=self.bins.copy(), wholes={int(k): float(c) for k, c in wholes.items()}, nulls=self.not_numbers,
+                fine={int(k): float(c) for k, c in self.fine.items()},
+            )  # fmt: skip
         values = self.values if self.values is not None else recount(self.name, False)
-        return DomainCounts(values={key: float(count) for key, count in values.items()})
+        return DomainCounts(values={key: float(count) for key, count in values.items()}, nulls=self.nulls)
 
 
 def add_values(

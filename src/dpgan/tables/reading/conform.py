@@ -11,6 +11,7 @@ default every cell is mapped into the schema by a fixed public rule, one cell at
 | a missing value in a complete column | `other_category` (categorical), else the row is dropped |
 | text in a numeric column, an infinity | null if the column is nullable, else the row is dropped |
 | a number outside the bounds | clamped to the bound (by the encoder) |
+| values outside a combination rule's allowed list | the row is dropped (counted as an unknown category) |
 | a fractional number in an integer column | rounded |
 
 (A column with a public `hierarchy` first maps an unlisted category to its nearest listed ancestor,
@@ -51,6 +52,7 @@ from dpgan.tables.schema.cells import (
     per_value,
 )
 from dpgan.tables.schema.columns import ColumnSpec
+from dpgan.tables.schema.rule_breaks import outside_combinations
 from dpgan.tables.schema.table import Schema
 
 UNKNOWN_CATEGORY = "unknown category"
@@ -139,6 +141,12 @@ def conform(frame: pd.DataFrame, schema: Schema, *, strict: bool = False) -> Con
             repairs[:, REASONS.index(reason)] |= rows_hit
         drop |= column.drop
         columns[spec.name] = column.values
+    if schema.rules:  # a combination outside a rule's public list: an unknown category of the pair
+        outside = outside_combinations(pd.DataFrame(columns), schema) & ~drop
+        if strict and bool(outside.any()):
+            raise InputError(f"rows hold combinations outside a rule's allowed list ({STRICT_NOTE})")
+        repairs[:, REASONS.index(UNKNOWN_CATEGORY)] |= outside
+        drop |= outside
     kept = ~drop
     clean = pd.DataFrame({name: values[kept] for name, values in columns.items()})
     return Conformed(clean.reset_index(drop=True), repairs)

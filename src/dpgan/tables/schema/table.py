@@ -14,8 +14,10 @@ from typing import Any
 from dpgan.errors import InputError
 from dpgan.tables.schema.columns import MAX_BINARY_VALUES, ColumnSpec
 from dpgan.tables.schema.keys import KeySpec, is_key_entry
+from dpgan.tables.schema.rule_checks import check_rules
+from dpgan.tables.schema.rules import Rule, rules_from_list
 
-SCHEMA_TOP_KEYS = frozenset(("name", "columns", "target", "source", "ledger", "geo"))
+SCHEMA_TOP_KEYS = frozenset(("name", "columns", "target", "source", "ledger", "geo", "rules"))
 GEO_KEYS = {"latitude", "longitude"}  # a schema's "geo" entry: one object per pair
 MAX_GEO_CELLS = 1024  # a latitude/longitude pair's grid: its columns' bins multiplied
 
@@ -44,6 +46,8 @@ class Schema:
     geo: tuple[tuple[str, str], ...] = ()
     # key columns: never read nor learned, generated afresh on sampling (not among `columns`/`names`)
     keys: tuple[KeySpec, ...] = ()
+    # public rules between columns (dpgan.tables.schema.rules): kept on every sampled row, free
+    rules: tuple[Rule, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.columns:
@@ -57,6 +61,8 @@ class Schema:
             raise InputError(f"schema target {self.target!r} is not one of its columns")
         object.__setattr__(self, "geo", tuple(tuple(pair) for pair in self.geo))
         _check_geo(self)
+        geo_columns = [c for pair in self.geo for c in pair]
+        object.__setattr__(self, "rules", check_rules(tuple(self.rules), self.columns, self.target, geo_columns))
 
     @property
     def names(self) -> list[str]:
@@ -84,6 +90,8 @@ class Schema:
             out["ledger"] = [dict(e) for e in self.ledger]
         if self.geo:
             out["geo"] = [{"latitude": lat, "longitude": lon} for lat, lon in self.geo]
+        if self.rules:
+            out["rules"] = [rule.to_dict() for rule in self.rules]
         return out
 
     @classmethod
@@ -109,6 +117,7 @@ class Schema:
             ledger=tuple(ledger),
             geo=tuple((g["latitude"], g["longitude"]) for g in geo),
             keys=keys,
+            rules=rules_from_list(data.get("rules", [])),
         )
 
     def to_json(self, path: str | Path) -> None:
