@@ -28,7 +28,8 @@ VALUES = {  # a well-formed value for each flag that takes one (the refusal come
     "checkpoint_every": "5", "condition_column": "c", "geo": "a,b", "recipe": "dcgan", "id_column": "sid",
     "value_columns": "v", "time_column": "t", "length": "5", "label_column": "l", "entity_column": "e",
     "max_series_per_entity": "2", "classes": "a,b", "image_shape": "1x8x8", "pixel_range": "0:255",
-    "events": "e.csv", "key": "id", "max_events": "8", "time_min": "0", "time_max": "9", "time_format": "integer",
+    "events": "e.csv", "key": "id", "hierarchy": "zip=prefix:3", "max_events": "8", "time_min": "0", "time_max": "9",
+    "time_format": "integer",
 }  # fmt: skip
 
 
@@ -47,7 +48,8 @@ def test_every_fit_flag_is_said_to_be_every_kinds_a_kinds_or_a_settings_field():
 def test_each_kind_reads_the_flags_it_did_before_the_registry():
     """The registrations list what the hand table FLAG_KINDS (27 rows) listed, kind by kind."""
     table = {"schema", "bounds", "categories", "target", "categorical", "strict", "stream", "memory_budget_mb",
-             "schema_from_data_without_dp", "keep_identifier_columns", "public_data", "public_warm_start_steps",
+             "schema_from_data_without_dp", "keep_identifier_columns", "key", "hierarchy", "public_data",
+             "public_warm_start_steps",
              "checkpoint", "checkpoint_every", "condition_column", "geo", "recipe"}  # fmt: skip
     sequence = {"schema", "bounds", "categories", "id_column", "value_columns", "time_column", "length",
                 "label_column", "entity_column", "max_series_per_entity"}  # fmt: skip
@@ -56,8 +58,8 @@ def test_each_kind_reads_the_flags_it_did_before_the_registry():
     assert {name: set(kinds.kind(name).flags) for name in KINDS} == expected
     entity = {"schema", "bounds", "categories", "time_column", "events", "key", "max_events", "time_min", "time_max",
               "time_format"}  # fmt: skip
-    assert set(kinds.kind("entity").flags) == entity  # the entity kind's (issue 52): six flags of its own
-    assert len(FLAG_KINDS) == 34
+    assert set(kinds.kind("entity").flags) == entity  # the entity kind's (issue 52): five of its own, --key shared
+    assert len(FLAG_KINDS) == 35  # 28, issue 51's --key (tables and entities) and --hierarchy, the entity's five
 
 
 CASES = [(dest, kind) for dest, readers in FLAG_KINDS.items() for kind in KINDS if kind not in readers]

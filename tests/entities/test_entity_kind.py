@@ -263,3 +263,15 @@ def test_the_command_line_refuses_in_one_line(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "no key column 'id'" in err and err.count("\n") == 1 and "Traceback" not in err
     assert not (tmp_path / "m").exists()
+
+
+@pytest.mark.parametrize("keys", [["--key", "id", "--key", "tag"], ["--key", "id=uuid"]])
+def test_the_key_flag_shared_with_tables_names_one_column_for_entities(tmp_path, capsys, keys):
+    """`--key` is one flag of the table and entity kinds (tables: several key columns with formats);
+    for entities a second key or a format is one line, before any read."""
+    base = ["fit", str(tmp_path / "parents.csv"), "--kind", "entity", "--epsilon", "1", "--out", str(tmp_path / "m")]
+    (tmp_path / "parents.csv").write_text("id\n1\n")
+    (tmp_path / "events.csv").write_text("id\n1\n")
+    assert main([*base, "--events", str(tmp_path / "events.csv"), *keys]) == 2
+    err = capsys.readouterr().err
+    assert "takes one --key COLUMN" in err and err.count("\n") == 1 and "Traceback" not in err

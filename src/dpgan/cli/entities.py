@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from dpgan.cli.arguments import check_file, chosen_model, parse_bounds, parse_categories
+from dpgan.cli.options import key_option
 from dpgan.errors import InputError
 from dpgan.serialization import check_model_destination
 from dpgan.tables.reading.table_io import check_readable
@@ -23,7 +24,7 @@ def add_fit_flags(group: argparse._ArgumentGroup, add_settings: Callable[[], Non
     """The fit help's entity section: the settings' flags, then the tables' roles."""
     add_settings()
     group.add_argument("--events", metavar="EVENTS", help="the events table (.csv or .parquet), one row per event")
-    group.add_argument("--key", metavar="COLUMN", help="the column of both tables naming each event's entity")
+    key_option(group)  # one --key with the table kind's (its key columns): the entity reads one name
     group.add_argument(
         "--max-events", type=int, help="k: events read per entity for the event columns (public; default 32)"
     )
@@ -51,7 +52,8 @@ def fit_command(args: argparse.Namespace, settings: dict[str, Any]) -> int:
     window = (args.time_min, args.time_max)
     if args.time_column is not None and None in window:
         raise InputError("--time-column needs its public window: --time-min and --time-max")
-    if schema_path is None and args.key is None:
+    key = entity_key(args.key)
+    if schema_path is None and key is None:
         raise InputError("--kind entity needs --key COLUMN (or --schema with the key)")
 
     from dpgan.entities.facade import EntitySynthesizer
@@ -64,11 +66,11 @@ def fit_command(args: argparse.Namespace, settings: dict[str, Any]) -> int:
     )  # fmt: skip
     public: dict[str, Any]
     if schema_path is not None:
-        if args.key or args.time_column or bounds or categories or args.max_events:
+        if key or args.time_column or bounds or categories or args.max_events:
             raise InputError("--schema holds the key, the time, k and both tables: drop the other flags")
         public = {"schema": schema_path}
     else:
-        public = {"key": args.key, "categories": categories, "bounds": bounds,
+        public = {"key": key, "categories": categories, "bounds": bounds,
                   "max_events": args.max_events if args.max_events is not None else 32}  # fmt: skip
         if args.time_column is not None:
             public |= {"time_column": args.time_column, "time_bounds": window, "time_format": args.time_format}
@@ -79,6 +81,16 @@ def fit_command(args: argparse.Namespace, settings: dict[str, Any]) -> int:
     print(f"unit of privacy: {report['unit_of_privacy']}")
     print(f"{synth.unit_summary()} (noisy counts)")
     return 0
+
+
+def entity_key(given: list[str] | None) -> str | None:
+    """`--key COLUMN` for entities: one column name. The flag is shared with the table kind, where it
+    may be given again and take a format (`--key id=uuid`); neither means anything here."""
+    if not given:
+        return None
+    if len(given) > 1 or "=" in given[0]:
+        raise InputError("--kind entity takes one --key COLUMN (the column naming each event's entity), no format")
+    return given[0]
 
 
 def sample_outputs(out: str, overwrite: bool) -> tuple[Path, Path]:

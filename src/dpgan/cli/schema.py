@@ -11,7 +11,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from dpgan.cli.arguments import ACCOUNTANTS, check_budget, table_hints
-from dpgan.cli.options import hint_options
+from dpgan.cli.options import hierarchy_option, hint_options, key_option
+from dpgan.cli.tables import parse_hierarchies, parse_keys
 from dpgan.errors import InputError
 from dpgan.tables.reading.table_io import check_readable
 
@@ -28,6 +29,8 @@ def add_schema_command(command: Callable[[str, str], argparse.ArgumentParser]) -
         "--template", action="store_true", help="read only the header (names, declared types): no values, no budget"
     )
     hint_options(schema)
+    key_option(schema)
+    hierarchy_option(schema)
     schema.add_argument("--out", required=True, help="schema JSON to write")
     schema.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
     schema.set_defaults(func=cmd_schema)
@@ -70,6 +73,8 @@ def cmd_schema(args: argparse.Namespace) -> int:
         bounds=bounds,
         categories=categories,
         seed=args.seed,
+        hierarchies=parse_hierarchies(args.hierarchy),
+        keys=parse_keys(args.key),
     )
     for note in notes:
         print(f"dpgan: note: {note}", file=sys.stderr)

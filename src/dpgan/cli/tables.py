@@ -21,12 +21,50 @@ from dpgan.cli.arguments import (
     parse_conditions,
     table_hints,
 )
+from dpgan.cli.options import hierarchy_option, key_option
 from dpgan.cli.output import ProgressBar, StageProgress, print_report_warning, short
 from dpgan.cli.settings_flags import given_settings
 from dpgan.errors import DPGanWarning, InputError
 from dpgan.serialization import check_model_destination
 from dpgan.tables.reading.table_io import check_readable, check_writable
 from dpgan.training.config import TrainingConfig
+
+
+def parse_keys(items: list[str] | None) -> dict[str, str] | None:
+    """`--key id` → {"id": "integer"}; `--key order=uuid`, `--key ref=P-######` (dpgan.tables.schema.keys)."""
+    if not items:
+        return None
+    out: dict[str, str] = {}
+    for item in items:
+        column, _, form = item.partition("=")
+        if not column.strip():
+            raise InputError(f"--key takes COLUMN or COLUMN=FORMAT (integer, uuid, P-######), got {item!r}")
+        out[column.strip()] = form.strip() or "integer"
+    return out
+
+
+def parse_hierarchies(items: list[str] | None) -> dict[str, dict[str, Any]] | None:
+    """`--hierarchy zip=prefix:3,1` → {"zip": {"prefix": [3, 1]}}; `--hierarchy icd=@tree.json` reads
+    a JSON hierarchy object (`{"parents": [...]}`) from a public file."""
+    if not items:
+        return None
+    out: dict[str, dict[str, Any]] = {}
+    for item in items:
+        column, sep, rule = item.partition("=")
+        kind, colon, spec = rule.partition(":")
+        if sep and column and rule.startswith("@"):
+            from dpgan.tables.schema.table import read_schema_file
+
+            out[column] = read_schema_file(check_file(rule[1:], "hierarchy file"))
+            continue
+        try:
+            lengths = [int(v) for v in spec.split(",")]
+        except ValueError:
+            lengths = []
+        if not (sep and column and colon and kind == "prefix" and lengths):
+            raise InputError(f"--hierarchy takes COLUMN=prefix:3,1 or COLUMN=@FILE.json, got {item!r}")
+        out[column] = {"prefix": lengths}
+    return out
 
 
 def synth_kwargs(args: argparse.Namespace) -> dict[str, Any]:
@@ -77,6 +115,8 @@ def add_fit_flags(tables: argparse._ArgumentGroup, add_settings: Callable[[], No
         action="store_true",
         help="read bounds and categories off the data WITHOUT privacy (the guarantee then excludes the schema)",
     )
+    key_option(tables)
+    hierarchy_option(tables)
     tables.add_argument(
         "--keep-identifier-columns",
         action="store_true",
@@ -152,6 +192,8 @@ def fit_table(args: argparse.Namespace, synth: Any, data: Any, schema: Any, out:
         categories=categories,
         strict=args.strict,
         keep_identifiers=args.keep_identifier_columns,
+        keys=parse_keys(args.key),
+        hierarchies=parse_hierarchies(args.hierarchy),
         progress=ProgressBar(not args.quiet and main, args.accountant),
         checkpoint=args.checkpoint,
         checkpoint_every=args.checkpoint_every,

@@ -37,6 +37,8 @@ TABLE = register(
             "memory_budget_mb",
             "schema_from_data_without_dp",
             "keep_identifier_columns",
+            "key",
+            "hierarchy",
             "public_data",
             "public_warm_start_steps",
             "checkpoint",

@@ -165,6 +165,12 @@ def _fidelity_section(
             number=fixed,
         )
     )
+    for name, entry in per_column.items():  # code columns with a hierarchy: the JSD at each level
+        if entry.get("jsd_by_level"):
+            levels = ", ".join(f"level {i + 1}: {fixed(v)}" for i, v in enumerate(entry["jsd_by_level"]))
+            out.append(
+                note(f"{name}: JSD cut to its hierarchy's levels ({levels}); the codes' own: {fixed(entry.get('jsd'))}")
+            )
     out.append(note(NOTES["fidelity"]))
     out.append("<h3>Marginals, real vs synthetic</h3>")
     if real is None or synthetic is None:

@@ -38,8 +38,9 @@ from dpgan.tables.fit.selection import Holdout, Selection, reserve_selection, se
 from dpgan.tables.sampling.label_model import label_target
 from dpgan.tables.sampling.rows import TableSampler
 from dpgan.tables.sampling.table_label_model import match_prior
+from dpgan.tables.schema.keys import KeySpec
 from dpgan.tables.schema.rule_checks import check_condition
-from dpgan.tables.schema.table import Schema, binary_coded, with_geo
+from dpgan.tables.schema.table import Schema, binary_coded, with_geo, with_keys
 from dpgan.training.checkpoint import FitCheckpoint
 from dpgan.training.context import FitContext
 from dpgan.training.generator_losses import GeneratorObjective
@@ -95,7 +96,7 @@ class TableKind:
         for note in prepared.notes:  # N̂ and the repair counts: printed releases
             warnings.warn(note, DPGanWarning, stacklevel=8)  # the user's call of fit
         schema, rows = prepared.schema, prepared.rows
-        schema = training_schema(schema, settings, condition_column)  # rewrites of the public schema: free
+        schema = training_schema(schema, settings, condition_column, self.options.keys)  # public rewrites: free
         encoder = TableEncoder(schema, public_dtypes(schema))  # step 3
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -255,13 +256,16 @@ def table_extras(
     return TableExtras(encoded, encoder, condition, rows, counts, objective, torch_gen, context)
 
 
-def training_schema(schema: Schema, settings: FitSettings, condition_column: str | None) -> Schema:
-    """The released schema as the encoder reads it (binary codes, geo pairs: public settings); a
+def training_schema(
+    schema: Schema, settings: FitSettings, condition_column: str | None, keys: tuple[KeySpec, ...] = ()
+) -> Schema:
+    """The released schema as the encoder reads it (binary codes, geo pairs: public settings), with
+    the key columns the sampler generates (public hints: the encoder codes none of them); a
     condition column that a rule sets is refused (the rules' learned columns: dpgan.tables.codec.rules)."""
     check_condition(schema.rules, condition_column)
     if settings.table.binary_codes:
         schema = binary_coded(schema, keep=tuple(c for c in (schema.target, condition_column) if c))
-    return with_geo(schema, settings.table.geo_pairs)
+    return with_keys(with_geo(schema, settings.table.geo_pairs), keys)
 
 
 def match_label_prior(

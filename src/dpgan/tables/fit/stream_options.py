@@ -15,10 +15,11 @@ the kind.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from dpgan.errors import InputError
-from dpgan.tables.fit.options import FitOptions, schema_with_hints
+from dpgan.tables.fit.options import FitOptions, schema_with_hints, table_keys
 from dpgan.tables.fit.plan import FitSettings
 from dpgan.tables.fit.plugins import label_model_from_tables
 from dpgan.tables.reading.conform import check_columns
@@ -37,6 +38,8 @@ def stream_arguments(
     categories,
     strict: bool,
     checkpoint: object,
+    keys=None,
+    hierarchies=None,
 ) -> tuple[OpenSource, Schema | None, FitOptions]:
     """The checks of dpgan.tables.fit.options for a stream, plus the refusals of the module
     docstring: all from public settings, the file footers and the column names."""
@@ -47,7 +50,10 @@ def stream_arguments(
     _refuse_unsupported(settings)
     source = data if isinstance(data, ParquetSource) else ParquetSource(data)
     opened = source.open()
-    schema, hints = schema_with_hints(schema, target, categorical, bounds, categories)
+    schema, hints = schema_with_hints(schema, target, categorical, bounds, categories, hierarchies)
+    specs = table_keys(keys, opened.columns, schema, hints)
+    # the key columns are never read: the batches hold the learned columns only
+    opened = replace(opened, columns=tuple(c for c in opened.columns if c not in {k.name for k in specs}))
     if schema is not None:
         check_columns(list(opened.columns), schema)
     else:
@@ -60,7 +66,7 @@ def stream_arguments(
                 "the DP-SGD label model is not available when fitting from Parquet in batches: "
                 "label_model=False, or keep the 2-way anchor on and label_model_kind='pair-tables'"
             )
-    return opened, schema, FitOptions(hints, False, False)
+    return opened, schema, FitOptions(hints, False, False, specs)
 
 
 def _refuse_unsupported(settings: FitSettings) -> None:

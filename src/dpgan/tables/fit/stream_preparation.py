@@ -107,7 +107,7 @@ def prepare_stream(
             batches = source.batches(columns=[name])
             return recount_wholes(batches, name) if wholes else recount_values(batches, name)
 
-        charge_schema(ledger, plan, len(columns), hints)  # as the in-memory path: before the release
+        charge_schema(ledger, plan, len(columns), hints, columns)  # as the in-memory path: before the release
         second_cap = target_second_cap(budget, fraction)
         schema, notes = schema_from_counts(
             columns,

@@ -56,6 +56,7 @@ from dpgan.tables.fit.public_data import encode_public
 from dpgan.tables.fit.stream_preparation import StreamPrepared, prepare_stream
 from dpgan.tables.reading.conform import conform
 from dpgan.tables.reading.parquet_source import OpenSource
+from dpgan.tables.schema.keys import KeySpec
 from dpgan.tables.schema.table import Schema
 from dpgan.training.context import FitContext
 from dpgan.training.public_warm_start import PublicWarmStart
@@ -86,7 +87,7 @@ class StreamedTableKind(TableKind):
                 f"the schema gives no frequencies for {condition_column!r}: add them to condition a Parquet stream"
             )
         fraction = settings.preprocessing_share(self.schema is None)
-        self.folded = ConformPass(data, settings, condition_column)
+        self.folded = ConformPass(data, settings, condition_column, self.options.keys)
         prepared = prepare_stream(  # step 2 (with step 5's counts and the held rows in its conform pass)
             data, schema=self.schema, hints=self.options.hints, budget=settings.budget, fraction=fraction,
             needs_prior=False, ledger=ctx.ledger, rng=ctx.rng, consume=self.folded.start,
@@ -134,13 +135,15 @@ class ConformPass:
     past it the blocks are dropped, so memory stays within the budget plus one batch). Whether
     the table is held decides only the work of the training passes, never a release."""
 
-    def __init__(self, opened: OpenSource, settings: FitSettings, condition_column: str | None) -> None:
-        self.opened, self.settings, self.condition_column = opened, settings, condition_column
+    def __init__(
+        self, opened: OpenSource, settings: FitSettings, condition_column: str | None, keys: tuple[KeySpec, ...] = ()
+    ) -> None:
+        self.opened, self.settings, self.condition_column, self.keys = opened, settings, condition_column, keys
         self._blocks: list[np.ndarray] | None = []
         self._rows = 0
 
     def start(self, schema: Schema) -> Callable[[pd.DataFrame], None]:
-        rewritten = training_schema(schema, self.settings, self.condition_column)
+        rewritten = training_schema(schema, self.settings, self.condition_column, self.keys)
         self.encoder = TableEncoder(rewritten, public_dtypes(rewritten))
         self.counts = AnchorCounts.for_settings(self.settings.table, self.encoder, self.condition_column)
         self._budget = _budget_rows(self.opened, self.encoder.width)

@@ -26,7 +26,14 @@ import numpy as np
 import pandas as pd
 
 from dpgan.privacy.mechanisms import bin_index, public_numeric_grid
-from dpgan.tables.inference.column_kinds import CATEGORICAL, NUMERIC, ClassCounts, PublicHints, class_counts_of
+from dpgan.tables.inference.column_kinds import (
+    CATEGORICAL,
+    CLASS_CELLS,
+    NUMERIC,
+    ClassCounts,
+    PublicHints,
+    class_counts_of,
+)
 from dpgan.tables.inference.domain import DomainCounts, fine_counts, whole_counts
 from dpgan.tables.schema.cells import NULL, NUMBER, Cells, cell_keys, classify
 
@@ -43,7 +50,7 @@ class ColumnCounter:
 
     name: str
     listed: tuple[str, ...] | None = None  # the column's public categories, if any
-    classes: np.ndarray = field(default_factory=lambda: np.zeros(4))
+    classes: np.ndarray = field(default_factory=lambda: np.zeros(CLASS_CELLS))
     bins: np.ndarray = field(default_factory=lambda: np.zeros(len(public_numeric_grid()) - 1))
     values: Counter[str] | None = field(default_factory=Counter)
     wholes: Counter[int] | None = field(default_factory=Counter)
@@ -103,7 +110,9 @@ def add_values(
 def new_counters(columns: Iterable[str], hints: PublicHints) -> dict[str, ColumnCounter]:
     counters = {}
     for name in columns:
-        counter = ColumnCounter(name, listed=hints.categories.get(name))
+        # a code hierarchy's levels need every value's count, listed or not
+        listed = None if name in hints.hierarchies else hints.categories.get(name)
+        counter = ColumnCounter(name, listed=listed)
         if hints.kind_of(name) == NUMERIC:
             counter.values = None  # declared numeric: its domain is the grid, its values never needed
         counters[name] = counter

@@ -14,11 +14,13 @@ default every cell is mapped into the schema by a fixed public rule, one cell at
 | values outside a combination rule's allowed list | the row is dropped (counted as an unknown category) |
 | a fractional number in an integer column | rounded |
 
-Each rule reads one row only, so a neighbouring table stays a neighbouring table after it (the
-mapping is 1-stable under add/remove: dropping is a per-row rule, not a data-dependent filter),
-and the DP guarantee of what is trained on it carries over. How many rows needed which repair is
-private; `Conformed.repairs` holds one 0/1 per row and reason, which dpgan releases only as a
-Gaussian noisy count (dpgan.privacy.mechanisms.noisy_indicator_counts, in the ledger).
+(A column with a public `hierarchy` first maps an unlisted category to its nearest listed ancestor,
+dpgan.tables.schema.hierarchy: `02199` to `021*`.) Each rule reads one row only, so a neighbouring
+table stays a neighbouring table after it (the mapping is 1-stable under add/remove: dropping is a
+per-row rule, not a data-dependent filter), and the DP guarantee of what is trained on it carries
+over. How many rows needed which repair is private; `Conformed.repairs` holds one 0/1 per row and
+reason, which dpgan releases only as a Gaussian noisy count
+(dpgan.privacy.mechanisms.noisy_indicator_counts, in the ledger).
 
 `strict=True` keeps the refusal for users who want clean data or nothing: the message names the
 column and the kind of problem, never a value or a count.
@@ -239,6 +241,9 @@ def _categorical(spec: ColumnSpec, series: pd.Series) -> _Column:
         found = np.full(len(values), None, dtype=object)  # nulls stay None, unmatched (as before)
         for row in np.flatnonzero(~pd.isna(values)):
             found[row] = _match(values[row], exact, by_text, by_number)
+            if found[row] is _NO_MATCH and spec.hierarchy is not None:  # its nearest listed ancestor
+                ancestors = (by_text[a] for a in spec.hierarchy.ancestors(canonical_text(values[row])) if a in by_text)
+                found[row] = next(ancestors, _NO_MATCH)
         return found
 
     null = classify(series).kind == NULL

@@ -11,6 +11,14 @@ nothing else: the counts have sensitivity 1.
 Typed inputs (a DataFrame built in Python, a Parquet file) go through the same rule: an int64
 column is a column of whole numbers, a float column with NaN a column of numbers and nulls.
 
+Codes: a text cell that is a digit string with a leading zero and more than one character
+(`02139`, `007`) is flagged `code` as well as parsed as a number. Nobody writes a quantity with
+a leading zero, so such a cell says the column holds codes (zip, ICD, product codes) whose text is
+the value; the class histogram counts these cells in a cell of their own
+(dpgan.tables.inference.column_kinds), and a column with clearly many of them becomes categorical,
+its values kept as text (`02139`, not 2139). The flag reads the cell alone, like every class here.
+A column a schema declares numeric still reads `007` as 7: the declaration is the user's.
+
 Speed without changing the rule: a rule of one cell gives equal results on equal cells, so a
 column whose cells are all of one kind of Python value (all strings, or a typed numeric or
 boolean column: what a Parquet column always is) is grouped by value (`distinct`: pandas'
@@ -29,6 +37,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from dpgan.tables.schema.codes import leading_zero_codes
+
 NULL, NUMBER, INFINITE, TEXT = 0, 1, 2, 3
 # object columns whose cells factorize can group without merging cells the rules tell apart
 _GROUPABLE = frozenset(("string", "empty", "bytes"))
@@ -38,12 +48,19 @@ FALSE_WORDS = frozenset(("false", "f", "no"))
 
 @dataclass(frozen=True)
 class Cells:
-    """The class of every cell of one column, its number (finite NUMBER cells, else NaN) and its
-    canonical text (TEXT cells, else None)."""
+    """The class of every cell of one column, its number (finite NUMBER cells, else NaN), its
+    canonical text (TEXT cells, else None) and whether it is a code (a text cell of digits with a
+    leading zero: also a NUMBER cell; module docstring)."""
 
     kind: np.ndarray  # int8: NULL, NUMBER, INFINITE or TEXT
     number: np.ndarray  # float64
     text: np.ndarray  # object
+    code: np.ndarray | None = None  # bool; None: no cell is a code (a typed column)
+
+    @property
+    def codes(self) -> np.ndarray:
+        """The code cells (all False where the column cannot hold any)."""
+        return np.zeros(len(self.kind), dtype=bool) if self.code is None else self.code
 
     @property
     def whole(self) -> np.ndarray:
@@ -127,7 +144,12 @@ def classify(series: pd.Series) -> Cells:
     if groups is None:
         return _classify_cells(series)
     cells = _classify_cells(pd.Series(groups.values, dtype=object))
-    return Cells(groups.spread(cells.kind, NULL), groups.spread(cells.number, np.nan), groups.spread(cells.text, None))
+    return Cells(
+        groups.spread(cells.kind, NULL),
+        groups.spread(cells.number, np.nan),
+        groups.spread(cells.text, None),
+        groups.spread(cells.codes, False),
+    )
 
 
 def _classify_cells(series: pd.Series) -> Cells:
@@ -165,7 +187,7 @@ def _classify_cells(series: pd.Series) -> Cells:
         kind[numeric & np.isfinite(parsed)] = NUMBER
         kind[numeric & np.isinf(parsed)] = INFINITE
         number[numeric & np.isfinite(parsed)] = parsed[numeric & np.isfinite(parsed)]
-        return Cells(kind, number, text)
+        return Cells(kind, number, text, (kind == NUMBER) & leading_zero_codes(stripped.to_numpy(dtype=object)))
     finite = np.isfinite(parsed)
     kind[np.isnan(parsed)] = NULL
     kind[np.isinf(parsed)] = INFINITE

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from dpgan.errors import InputError
+from dpgan.tables.schema.hierarchy import Hierarchy
 
 KINDS = ("continuous", "integer", "categorical", "boolean")
 # "log": log1p(x - min), for long-tailed amounts from 0; "ratio": log(x / min), bins equal in ratio
@@ -28,7 +29,7 @@ MAX_BINS = 256
 PLACEMENTS = ("uniform", "centre")  # where a region's released point lies inside its public box
 SCHEMA_KEYS = frozenset(
     ("name", "kind", "min", "max", "categories", "nullable", "other_category", "frequencies")
-    + ("point_masses", "scale", "bins", "bin_edges", "encoding", "boxes", "placement")
+    + ("point_masses", "scale", "bins", "bin_edges", "encoding", "boxes", "placement", "hierarchy")
 )
 
 
@@ -67,6 +68,9 @@ class ColumnSpec:
     # box, drawn uniformly or at its centre (dpgan.tables.codec.geo.region_points)
     boxes: tuple[tuple[Any, float, float, float, float], ...] = ()
     placement: str = "uniform"
+    # categorical only: a public code hierarchy (prefix lengths or parent mappings); a value not among
+    # the categories maps to its first ancestor that is (dpgan.tables.schema.hierarchy)
+    hierarchy: Hierarchy | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
@@ -95,6 +99,8 @@ class ColumnSpec:
         self._check_numeric_shape()
         self._check_encoding()
         self._check_boxes()
+        if self.hierarchy is not None and self.kind != "categorical":
+            raise InputError(f"column {self.name!r}: a 'hierarchy' applies to categorical columns only")
         if self.kind == "boolean":
             object.__setattr__(self, "categories", (False, True))
 
@@ -195,6 +201,8 @@ class ColumnSpec:
             out["boxes"] = {str(box[0]): list(box[1:]) for box in self.boxes}
         if self.placement != "uniform":
             out["placement"] = self.placement
+        if self.hierarchy is not None:
+            out["hierarchy"] = self.hierarchy.to_dict()
         return out
 
     @classmethod
@@ -220,6 +228,9 @@ class ColumnSpec:
             encoding=data.get("encoding", "bins"),
             boxes=_boxes_entry(data),
             placement=data.get("placement", "uniform"),
+            hierarchy=None
+            if data.get("hierarchy") is None
+            else Hierarchy.from_dict(data["hierarchy"], data.get("name")),
         )
 
 
