@@ -45,8 +45,7 @@ class TableEncoder:
         self.spans: list[OutputSpan] = []
         start = 0
         for t in self.transforms:
-            for activation, width in t.activations:
-                value_modes = t.value_modes if activation == SOFTMAX else 0
+            for (activation, width), value_modes in zip(t.activations, t.span_value_modes()):
                 self.spans.append(OutputSpan(activation, start, width, t.span_name, value_modes))
                 start += width
         self.width = start

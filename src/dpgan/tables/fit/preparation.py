@@ -57,9 +57,10 @@ from dpgan.tables.reading.conform import (
     UNKNOWN_CATEGORY,
     conform,
 )
+from dpgan.tables.schema.datetimes import CELLS
 from dpgan.tables.schema.table import Schema
 
-CLASS_EVENT = "schema: each column's cell classes (null, whole, fractional, text)"
+CLASS_EVENT = "schema: each column's cell classes (null, whole, fractional, text, date/time formats)"
 SCHEMA_EVENT = "schema: each column's values (grid bins or categories)"
 REPAIR_EVENT = "cells mapped into the schema (noisy count per kind)"
 TARGET_AGAIN_EVENT = "schema: the target's values again (second chance)"
@@ -276,11 +277,12 @@ def charge_schema(ledger: PrivacyLedger, plan: PreprocessingPlan, columns: int, 
     """The ledger events of a schema learned from two noisy histograms per column."""
     sigma, target_sigma = plan.sigma(), plan.sigma(TARGET_HISTOGRAM_SCALE)
     others = columns - int(hints.target is not None)
-    charge_gaussian(ledger, CLASS_EVENT, plan.sigma(CLASS_HISTOGRAM_SCALE), count=columns, note="4 cells each")
+    cells = f"{4 + CELLS} cells each, one per row"
+    charge_gaussian(ledger, CLASS_EVENT, plan.sigma(CLASS_HISTOGRAM_SCALE), count=columns, note=cells)
     note = (
         "numeric: bins of a public grid (integer columns: with their whole numbers, sentinel codes and others "
         "above a threshold, two histograms at √2σ that compose to this one); other kinds: values above a threshold "
-        "(its failure δ added)"
+        "(its failure δ added); dates and times: bins of a public calendar grid"
     )
     charge_gaussian(ledger, SCHEMA_EVENT, sigma, count=others, extra_delta=plan.threshold_delta, note=note)
     if hints.target is not None:

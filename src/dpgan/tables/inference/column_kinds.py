@@ -4,6 +4,8 @@ Four cells per column, every row in exactly one (sensitivity 1): null (missing, 
 infinity), whole number, fractional number, text, as dpgan.tables.schema.cells classifies each cell by a
 rule that reads the cell alone (pandas' dtypes, inferred from every value, are never read). Four
 big cells are robust to noise, so this release runs at CLASS_HISTOGRAM_SCALE times the base noise.
+Beside those, one cell per public temporal cell (a date, timestamp or time format, typed
+date-times: dpgan.tables.inference.datetimes has the argument); a date is counted there, not as text.
 The kind is post-processing of the noisy counts and of the user's public hints (`PublicHints`):
 numeric when the noisy count of numbers is at least that of text cells, integer unless fractional
 numbers clearly outweigh both their noise and FRACTIONAL_SHARE of the numbers. The second release
@@ -21,7 +23,15 @@ import pandas as pd
 
 from dpgan.errors import InputError
 from dpgan.privacy.mechanisms import noisy_counts
+from dpgan.tables.inference.temporal_kinds import (
+    TEMPORAL,
+    TemporalChoice,
+    choose_temporal,
+    release_temporal,
+    temporal_cell_counts,
+)
 from dpgan.tables.schema.cells import INFINITE, NULL, NUMBER, TEXT, Cells, classify
+from dpgan.tables.schema.datetimes import CELLS
 
 NUMERIC, CATEGORICAL = "numeric", "categorical"
 # a column gets a null slot when its noisy null count clears both NULL_MIN_SIGMAS noise stds and
@@ -83,12 +93,14 @@ class PublicHints:
 
 @dataclass(frozen=True)
 class ClassCounts:
-    """null, whole numbers, fractional numbers, text (exact, or noisy once released)."""
+    """null, whole numbers, fractional numbers, text, and the temporal cells (exact, or noisy once
+    released; text excludes the temporal cells)."""
 
     null: float
     whole: float
     fractional: float
     text: float
+    temporal: tuple[float, ...] = ()
 
     @property
     def numbers(self) -> float:
@@ -105,16 +117,22 @@ def class_counts(series: pd.Series) -> ClassCounts:
 def class_counts_of(cells: Cells) -> ClassCounts:
     """The class counts of a column already classified (so a pass classifies each cell once)."""
     whole = cells.whole
+    temporal = temporal_cell_counts(cells)
     return ClassCounts(
         float(np.sum((cells.kind == NULL) | (cells.kind == INFINITE))),
         float(whole.sum()),
         float(np.sum((cells.kind == NUMBER) & ~whole)),
-        float(np.sum(cells.kind == TEXT)),
+        float(np.sum(cells.kind == TEXT) - temporal.sum()),
+        tuple(map(float, temporal)) if temporal.any() else (),  # () stands for all zeros
     )
 
 
 def release_classes(counts: ClassCounts, sigma: float, rng: np.random.Generator) -> ClassCounts:
-    return ClassCounts(*noisy_counts(counts.as_array(), sigma, rng))
+    """The histogram with Gaussian noise: the four classes from `rng` (as before dates were counted),
+    the temporal cells from a child of it (dpgan.tables.inference.datetimes)."""
+    exact = np.array(counts.temporal) if counts.temporal else np.zeros(CELLS)  # every cell, whatever the data
+    temporal = release_temporal(exact, sigma, rng)
+    return ClassCounts(*noisy_counts(counts.as_array(), sigma, rng), tuple(map(float, temporal)))
 
 
 @dataclass(frozen=True)
@@ -124,12 +142,25 @@ class KindDecision:
     will_be_null: float  # cells that end up null: missing, and text in a numeric column
     null_noise: float = 0.0  # the noise std of `will_be_null`
     numbers: float = 0.0  # the (noisy) count of number cells: the share a value's count is measured against
+    temporal: TemporalChoice | None = None  # kind TEMPORAL: its kind and format
+
+    @property
+    def domain_key(self) -> str:
+        """Which domain histogram the column's second release counts (`domain_of`'s key)."""
+        return self.temporal.key if self.temporal is not None else self.kind
 
 
 def decide_kind(name: str, counts: ClassCounts, *, sigma: float, hints: PublicHints) -> KindDecision:
     """The kind from the class counts (noisy: post-processing; σ is their noise, 0 if exact)."""
     declared = hints.kind_of(name)
     numbers, text = max(counts.numbers, 0.0), max(counts.text, 0.0)
+    temporal = None if declared is not None else choose_temporal(np.array(counts.temporal), numbers + text, sigma)
+    if temporal is not None:  # cells of no temporal format become null
+        others = max(counts.null, 0.0) + numbers + text
+        return KindDecision(TEMPORAL, False, others, sigma * math.sqrt(3.0), float(sum(counts.temporal)), temporal)
+    dates = max(float(sum(counts.temporal)), 0.0)
+    if dates > NULL_MIN_SIGMAS * sigma * math.sqrt(max(len(counts.temporal), 1)):
+        text += dates  # dates among words: text for the kind (noise alone rarely clears the bar)
     if declared is not None:
         kind = declared
     elif numbers > 0 and numbers >= NUMERIC_SHARE * (numbers + text):
