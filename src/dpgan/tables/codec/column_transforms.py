@@ -286,10 +286,6 @@ def public_dtypes(schema: Schema) -> dict[str, str | None]:
 
 
 def make_transform(spec: ColumnSpec, dtype: str | None = None) -> ColumnTransform:
-    if spec.is_temporal:
-        from dpgan.tables.codec.datetime_transform import DatetimeTransform  # it builds on this module
-
-        return DatetimeTransform(spec, dtype)
     if spec.encoding == "binary":
         return BinaryCodeTransform(spec, dtype)
     if spec.is_numeric:

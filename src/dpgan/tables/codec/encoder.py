@@ -21,6 +21,7 @@ from dpgan.tables.codec.column_transforms import (
     public_dtypes,
     sample_categories,
 )
+from dpgan.tables.codec.datetime_transform import DatetimeTransform
 from dpgan.tables.codec.geo import GeoTransform
 from dpgan.tables.schema.table import Schema
 
@@ -37,7 +38,8 @@ class TableEncoder:
         coded: set[str] = set()
         for c in schema.columns:
             if c.name not in pair_of:
-                self.transforms.append(make_transform(c, self.dtypes[c.name]))
+                maker = DatetimeTransform if c.is_temporal else make_transform  # dates build on the numeric transform
+                self.transforms.append(maker(c, self.dtypes[c.name]))
             elif c.name not in coded:  # a geo pair is coded where its first column stands
                 lat, lon = pair_of[c.name]
                 self.transforms.append(GeoTransform(schema[lat], schema[lon], (self.dtypes[lat], self.dtypes[lon])))
