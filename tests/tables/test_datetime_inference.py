@@ -171,3 +171,16 @@ def test_the_ledger_has_the_same_events_with_dates():
     assert names.count(CLASS_EVENT) == 1 and names.count(SCHEMA_EVENT) == 1
     entry = next(e for e in synth.ledger.entries if e.name == CLASS_EVENT)
     assert f"{4 + CELLS} cells each" in entry.note and entry.count == 4
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_at_high_noise_dates_are_found_and_numbers_are_not_taken_for_dates(seed):
+    """polls2016 at ε = 1 (3,400 rows, class σ ≈ 290): the sum of all temporal cells carries the
+    noise of 29 cells and once lost real dates, or, clipped, made a column of numbers "dates"; the
+    best format's own score decides."""
+    rng = np.random.default_rng(seed)
+    frame = table(3400, seed)[["day", "amount"]]
+    released = release_classes(class_counts(frame["day"]), 290.0, rng)
+    assert decide_kind("day", released, sigma=290.0, hints=PublicHints()).temporal is not None
+    released = release_classes(class_counts(frame["amount"]), 290.0, rng)
+    assert decide_kind("amount", released, sigma=290.0, hints=PublicHints()).temporal is None

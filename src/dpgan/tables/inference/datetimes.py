@@ -8,21 +8,20 @@ at the class histogram's σ, the same ledger entry as before (its note says how 
 temporal cells' noise is drawn from a child of the fit's generator (`Generator.spawn`, which leaves
 the parent's stream where it was), so a table without dates draws exactly the noise it drew before.
 
-Everything below is post-processing of those noisy counts (`choose_temporal`):
-- the column is temporal when its temporal cells clear NULL_MIN_SIGMAS noise stds of their sum and
-  hold at least NUMERIC_SHARE of the non-null cells;
-- its kind: time of day when time cells weigh most; else a timestamp when time-stamp cells clear
-  both their noise and STAMP_SHARE of the date and time-stamp cells (a typed column of midnights is
-  a date); else a date;
-- its format: the argmax of the noisy counts over the kind's public formats (report noisy max on
-  the Gaussian release); a slash pair's score is its month-first, day-first and ambiguous cells
-  summed, and its order is the larger of the two orders' own noisy counts (month first on a tie):
-  a cell never names the order;
+Everything below is post-processing of those noisy counts
+(dpgan.tables.inference.temporal_kinds.choose_temporal):
+- the column is temporal when its best format's score (its cell; a slash pair's or the typed values'
+  three cells) clears BEST_SIGMAS noise stds and holds at least TEMPORAL_SHARE of the non-null cells
+  (the sum of every temporal cell would carry the noise of all of them);
+- its kind and format: the best format's (report noisy max on the Gaussian release); a slash pair
+  is read in the order whose own cells (those the other order cannot read) count more, month first
+  on a tie: a cell never names the order; typed values are a timestamp when time stamps clear both
+  their noise and STAMP_SHARE of the typed cells (a column of midnights is a date);
 - a zone: zoned cells are learned in UTC and written back in UTC (the zone's name is not released).
 
 The range is the second release, the domain histogram: the column's values on a public calendar
 grid (month starts from 1800 to 2200, or quarter hours of the day), summed to the resolution that N̂
-and σ allow, at the domain release's σ (sensitivity 1: each row in one bin; the same ledger entry
+and σ allow (TYPICAL_MONTHS), at the domain release's σ (sensitivity 1: each row in one bin; the same ledger entry
 as a numeric column's grid). Its bins above the noise give the range between the DP quantiles, as
 for numbers (dpgan.tables.inference.numeric.quantile_range).
 """
@@ -50,8 +49,12 @@ QUARTER_HOUR = 900
 TIME_STEPS = (1, 4, 12)  # quarter hours a bin, finest first
 # the resolution: the finest whose bins would each clear NUMERIC_BIN_SIGMAS noise stds if N̂ rows
 # filled TYPICAL_MONTHS months (dates) or TYPICAL_QUARTER_HOURS of the day evenly
-TYPICAL_MONTHS = 60
+TYPICAL_MONTHS = 120
 TYPICAL_QUARTER_HOURS = 48
+# bins are also chosen a year or a decade (an hour, four hours) at a time: every bin of such a group
+# whose summed count clears the same bar for a sum (births, 6,000 rows over 20 years at ε = 1, show
+# only by the decade; with month bins alone its range came out three months wide)
+GROUP_LEVELS = {TIME: (4, 16), DATE: (12, 120), TIMESTAMP: (12, 120)}
 MAX_TEMPORAL_BINS = 16
 # where no bin shows above the noise: a wide public default range
 DEFAULT_RANGE = {DATE: ("1900-01-01", "2100-01-01"), TIMESTAMP: ("1900-01-01", "2100-01-01")}
@@ -120,7 +123,7 @@ def temporal_column(
             low, high = _default_range(kind)
     else:
         edges = calendar_edges(kind, counts.step)
-        chosen = _without_isolated_noise(counts.bins > NUMERIC_BIN_SIGMAS * sigma, counts.bins, sigma)
+        chosen = _without_isolated_noise(_chosen_bins(counts, sigma), counts.bins, sigma)
         mass = np.where(chosen, np.clip(counts.bins - sigma, 0.0, None), 0.0)
         span = quantile_range(mass, counts.bins, sigma, edges)
         if span is None:
@@ -141,6 +144,21 @@ def temporal_column(
         format=choice.format, timezone=choice.timezone, resolution=choice.resolution,
     )  # fmt: skip
     return Decision(spec, note)
+
+
+def _chosen_bins(counts: CalendarCounts, sigma: float) -> np.ndarray:
+    """Bins whose noisy count clears NUMERIC_BIN_SIGMAS noise stds, alone or in their group (a year
+    of months, a decade, an hour of quarter hours, on the released grid's steps)."""
+    chosen = counts.bins > NUMERIC_BIN_SIGMAS * sigma
+    for level in GROUP_LEVELS[counts.kind]:
+        size = level // counts.step
+        if size < 2:
+            continue
+        for start in range(0, len(chosen), size):
+            group = counts.bins[start : start + size]
+            if group.sum() > NUMERIC_BIN_SIGMAS * sigma * math.sqrt(len(group)):
+                chosen[start : start + size] = True
+    return chosen
 
 
 def _default_range(kind: str) -> tuple[float, float]:
