@@ -141,6 +141,49 @@ def run(name: str, mode: str, epsilon: float, seed: int, args) -> dict:
     return record
 
 
+MODE_ORDER = {"csv": 0, "schema": 1, "ceiling": 2}
+HEADER = "| table | column | mode | ε | seeds | learned range | quartile gap | weekday TV | month TV | hour TV | TSTR |"
+
+
+def _mean(items: list[dict], key: str) -> str:
+    values = [i[key] for i in items if key in i]
+    return f"{np.mean(values):.3f}" if values else "–"
+
+
+def _tstr(items: list[dict]) -> str:
+    found = []
+    for item in items:
+        scores = item["tstr"] or {}
+        metric = "roc_auc" if "roc_auc" in scores else "r2" if "r2" in scores else None
+        if metric and scores[metric].get("tstr") is not None:
+            found.append((metric, scores[metric]["tstr"], scores[metric]["trtr"]))
+    if not found:
+        return "–"
+    return f"{found[0][0]} {np.mean([f[1] for f in found]):.3f} (real {found[0][2]:.3f})"
+
+
+def summarise(path: Path) -> str:
+    """A markdown table of a results file: mean over seeds per table, column, mode and ε."""
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    groups: dict[tuple, list[dict]] = {}
+    for r in rows:
+        for column, facts in r["columns"].items():
+            key = (r["table"], column, MODE_ORDER[r["mode"]], r["epsilon"], r["mode"])
+            groups.setdefault(key, []).append({**facts, "tstr": r.get("tstr")})
+    command = f"Command: `{rows[0]['command']}` (OMP_NUM_THREADS=1, nice); {len(rows)} fits."
+    lines = [command, "", HEADER, "|---" * 11 + "|"]
+    for (table, column, _, epsilon, mode), items in sorted(groups.items()):
+        learned = items[0]["learned"]
+        lines.append(
+            f"| {table} | {column} | {mode} | {epsilon:g} | {len(items)} | {learned['min']} .. {learned['max']} "
+            f"| {_mean(items, 'quartile_gap')} | {_mean(items, 'weekday_tv')} | {_mean(items, 'month_tv')} "
+            f"| {_mean(items, 'hour_tv')} | {_tstr(items)} |"
+        )
+    units = "Quartile gap: mean |real − synthetic| of the 25/50/75 % quantiles, in days (minutes for a time of day)."
+    notes = ["", units, "Learned range: the first seed's. TSTR: random forest, dates as parts."]
+    return "\n".join(lines + notes) + "\n"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tables", nargs="*", default=list(DATE_TABLES))
@@ -150,7 +193,11 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--max-train-rows", type=int, default=6000)
     parser.add_argument("--out", default=str(RESULTS / "dates.jsonl"))
+    parser.add_argument("--summarise", action="store_true", help="write the .md summary of --out and stop")
     args = parser.parse_args()
+    if args.summarise:
+        Path(args.out).with_suffix(".md").write_text(summarise(Path(args.out)))
+        return
     command = "python bench/dates.py " + " ".join(sys.argv[1:])
     with open(args.out, "a") as handle:
         for name in args.tables:
