@@ -55,6 +55,7 @@ TYPICAL_QUARTER_HOURS = 48
 # whose summed count clears the same bar for a sum (births, 6,000 rows over 20 years at ε = 1, show
 # only by the decade; with month bins alone its range came out three months wide)
 GROUP_LEVELS = {TIME: (4, 16), DATE: (12, 120), TIMESTAMP: (12, 120)}
+COVERAGE = 0.8
 MAX_TEMPORAL_BINS = 16
 # where no bin shows above the noise: a wide public default range
 DEFAULT_RANGE = {DATE: ("1900-01-01", "2100-01-01"), TIMESTAMP: ("1900-01-01", "2100-01-01")}
@@ -113,9 +114,16 @@ def release_calendar(counts: CalendarCounts, sigma: float, rng: np.random.Genera
 
 
 def temporal_column(
-    name: str, choice: TemporalChoice, counts: CalendarCounts, sigma: float, nullable: bool, exact: bool
+    name: str,
+    choice: TemporalChoice,
+    counts: CalendarCounts,
+    sigma: float,
+    nullable: bool,
+    exact: bool,
+    dates: float = 0.0,
 ) -> Decision:
-    """The column's spec from its released (or, `exact`, true) grid counts: post-processing only."""
+    """The column's spec from its released (or, `exact`, true) grid counts and the noisy count of
+    its date/time cells (`dates`, from the class release): post-processing only."""
     kind, note = choice.kind, None
     if exact:
         low, high = counts.low, counts.high
@@ -123,7 +131,7 @@ def temporal_column(
             low, high = _default_range(kind)
     else:
         edges = calendar_edges(kind, counts.step)
-        chosen = _without_isolated_noise(_chosen_bins(counts, sigma), counts.bins, sigma)
+        chosen = _without_isolated_noise(_chosen_bins(counts, sigma, dates), counts.bins, sigma)
         mass = np.where(chosen, np.clip(counts.bins - sigma, 0.0, None), 0.0)
         span = quantile_range(mass, counts.bins, sigma, edges)
         if span is None:
@@ -146,18 +154,28 @@ def temporal_column(
     return Decision(spec, note)
 
 
-def _chosen_bins(counts: CalendarCounts, sigma: float) -> np.ndarray:
-    """Bins whose noisy count clears NUMERIC_BIN_SIGMAS noise stds, alone or in their group (a year
-    of months, a decade, an hour of quarter hours, on the released grid's steps)."""
+def _chosen_bins(counts: CalendarCounts, sigma: float, dates: float) -> np.ndarray:
+    """The bins taken as the column's: those whose noisy count clears NUMERIC_BIN_SIGMAS noise stds
+    alone, or, when those hold less than COVERAGE of the column's (noisy) count of `dates`, the bins
+    of every group (a year of months, a decade; an hour, four hours of quarter hours) whose sum
+    clears the same bar for a sum, the finest grouping that covers them. A finer level is kept when
+    it suffices: a chosen decade takes the noise of its empty years too (pizzaplace's one year came
+    out 2012..2016 when every level was added together)."""
     chosen = counts.bins > NUMERIC_BIN_SIGMAS * sigma
+    if counts.bins[chosen].sum() >= COVERAGE * dates:
+        return chosen
     for level in GROUP_LEVELS[counts.kind]:
         size = level // counts.step
         if size < 2:
             continue
-        for start in range(0, len(chosen), size):
+        grouped = chosen.copy()
+        for start in range(0, len(grouped), size):
             group = counts.bins[start : start + size]
             if group.sum() > NUMERIC_BIN_SIGMAS * sigma * math.sqrt(len(group)):
-                chosen[start : start + size] = True
+                grouped[start : start + size] = True
+        chosen = grouped
+        if counts.bins[chosen].sum() >= COVERAGE * dates:
+            break
     return chosen
 
 

@@ -107,7 +107,7 @@ def decide_column(
     nullable = bool(kind.will_be_null > null_threshold) and name != hints.target
     if kind.temporal is not None:
         assert isinstance(domain, CalendarCounts)
-        return temporal_column(name, kind.temporal, domain, sigma, nullable, exact)
+        return temporal_column(name, kind.temporal, domain, sigma, nullable, exact, kind.numbers)
     assert isinstance(domain, DomainCounts)
     if kind.kind == NUMERIC:
         return numeric_column(name, kind, domain, sigma, nullable, hints, exact, rows)
