@@ -1,6 +1,6 @@
 """The privacy ledger a default fit on UCI Adult (bundled schema) writes before its GAN steps, without training.
 
-Mirrors the fit's budget plan (dpgan.tables.fit.kind.fit_table): the same functions
+Mirrors the fit's budget plan (dpgan.tables.fit.run.fit_table): the same functions
 (plan_preprocessing, build the condition's DP prior, calibrate each DP-SGD classifier and the
 marginals to their cumulative share of ε) with the same settings, at N = 32,561 rows (the fit
 uses a noisy count, within a few rows).
@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from dpgan import Schema, datasets
 from dpgan.privacy.accounting import LedgerEntry
+from dpgan.privacy.calibration import FitBudget
 from dpgan.tables.fit.preparation import REPAIR_EVENT, preprocessing_events
 
 try:
@@ -65,7 +66,7 @@ def adult_gan_plan(recipe: str, epsilon: float, accountant: str, delta: float = 
     events = preprocessing_events(
         len(schema.columns), infer=False, has_target=False, count_repairs=True, needs_prior=needs_prior
     )
-    plan = plan_preprocessing(epsilon=epsilon, delta=delta, fraction=fraction, events=events, accountant=accountant)
+    plan = plan_preprocessing(budget=FitBudget(epsilon, delta, accountant), fraction=fraction, events=events)
     prior: list[LedgerEntry] = [
         LedgerEntry("row count", plan.sigma(ROW_COUNT_SCALE)),
         LedgerEntry(REPAIR_EVENT, plan.sigma(REPAIR_COUNT_SCALE)),

@@ -34,6 +34,7 @@ import torch
 
 import sequences_water as water
 from dpgan.evaluation.sequences.membership import shadow_membership_series
+from dpgan.privacy.calibration import FitBudget
 from dpgan.sequences.baseline import DPGaussianSeries
 from dpgan.sequences.codec import SeriesSet, label_names, read_array, read_long, unscale
 from dpgan.synthesizers.sequence import SequenceSynthesizer
@@ -48,7 +49,7 @@ def gaussian(epsilon: float, n_labels: int):
     def fit_sample(values: np.ndarray, labels: np.ndarray | None, *, n: int, seed: int):
         rng = np.random.default_rng(seed)
         series = SeriesSet(values.astype(np.float32), labels, None, 0)
-        model = DPGaussianSeries(epsilon=epsilon if math.isfinite(epsilon) else 1e6, delta=DELTA).fit(
+        model = DPGaussianSeries(FitBudget(epsilon if math.isfinite(epsilon) else 1e6, DELTA)).fit(
             series, n_labels, rng
         )
         return model.sample(n, rng)

@@ -22,7 +22,7 @@ import numpy as np
 from dpgan.images.labels import LABEL_TARGET_IMAGES, THRESHOLD_DELTA
 from dpgan.images.settings import LABEL_SHARE
 from dpgan.privacy.accounting import Budget, LedgerEntry, PrivacyLedger, epsilon_of
-from dpgan.privacy.calibration import BudgetShares
+from dpgan.privacy.calibration import FitBudget
 from dpgan.privacy.mechanisms import set_union_threshold
 from dpgan.privacy.partition_selection import SECOND_CHANCE_MARGIN, second_release
 from dpgan.sequences.dp_schema import LABEL_TARGET_UNITS, LABELS_SHARE
@@ -38,7 +38,7 @@ LABELS = 10
 
 def sigmas(epsilon: float, first_share: float, cap: float, target: float) -> tuple[float, float, float]:
     """(σ₁, σ₂, ε spent by both) as the fit calibrates them."""
-    shares = BudgetShares(epsilon, DELTA, "pld")
+    shares = FitBudget(epsilon, DELTA, "pld")
     ledger = PrivacyLedger(budget=Budget(epsilon, DELTA, "pld"))
     tau_delta = THRESHOLD_DELTA * DELTA
     pending = LedgerEntry("t", 1.0, count=0, extra_delta=tau_delta)

@@ -30,8 +30,8 @@ from scipy.optimize import linear_sum_assignment  # noqa: E402
 from scipy.stats import gaussian_kde  # noqa: E402
 
 from dpgan.models.output_spans import TANH, OutputSpan  # noqa: E402
-from dpgan.privacy.accounting import Budget, PrivacyLedger  # noqa: E402
-from dpgan.privacy.calibration import sigma_and_steps  # noqa: E402
+from dpgan.privacy.accounting import PrivacyLedger  # noqa: E402
+from dpgan.privacy.calibration import FitBudget, sigma_and_steps  # noqa: E402
 from dpgan.training.config import TrainingConfig  # noqa: E402
 from dpgan.training.dp_critic import train_dp_critic  # noqa: E402
 from dpgan.training.schedule import gan_schedule_for  # noqa: E402
@@ -65,11 +65,10 @@ def run(name: str, data: torch.Tensor, config: TrainingConfig, epsilon: float | 
     schedule = gan_schedule_for(config, len(data), "critic")
     ledger, sigma, steps = None, 0.0, schedule.steps
     if epsilon is not None:
-        budget = sigma_and_steps(
-            sample_rate=schedule.sample_rate, steps=schedule.steps, epsilon=epsilon, delta=DELTA, accountant="pld"
-        )
-        sigma, steps = budget.noise_multiplier, budget.steps
-        ledger = PrivacyLedger(budget=Budget(epsilon, DELTA, "pld"))
+        budget = FitBudget(epsilon, DELTA, "pld")
+        calibrated = sigma_and_steps(sample_rate=schedule.sample_rate, steps=schedule.steps, budget=budget)
+        sigma, steps = calibrated.noise_multiplier, calibrated.steps
+        ledger = PrivacyLedger(budget=budget.ledger_budget())
     curve: list[tuple[int, float]] = []
     reference = mixture(1000, np.random.default_rng(10_000 + seed))
 

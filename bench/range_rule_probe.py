@@ -29,6 +29,7 @@ import pandas as pd
 import dpgan.tables.inference.domain as domain
 import dpgan.tables.inference.numeric as inference
 from dpgan import Schema, datasets
+from dpgan.privacy.calibration import FitBudget
 from dpgan.privacy.mechanisms import set_union_threshold
 from dpgan.privacy.preprocessing import plan_preprocessing
 from dpgan.tables.fit.preparation import preprocessing_events
@@ -57,8 +58,9 @@ def base_sigma(frame: pd.DataFrame, target: str | None, epsilon: float, fraction
     events = preprocessing_events(
         frame.shape[1], infer=True, has_target=target is not None, count_repairs=True, needs_prior=False
     )
+    budget = FitBudget(epsilon, 1e-5, "pld")
     return plan_preprocessing(
-        epsilon=epsilon, delta=1e-5, fraction=fraction, events=events, keyed_histograms=frame.shape[1], accountant="pld"
+        budget=budget, fraction=fraction, events=events, keyed_histograms=frame.shape[1]
     ).noise_multiplier
 
 

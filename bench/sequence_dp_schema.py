@@ -16,7 +16,7 @@ import numpy as np
 import sequences_water as water
 from dpgan.errors import InputError
 from dpgan.privacy.accounting import Budget, PrivacyLedger
-from dpgan.privacy.calibration import BudgetShares
+from dpgan.privacy.calibration import FitBudget
 from dpgan.sequences import SequenceSchema, ValueColumn
 from dpgan.sequences.codec import read_long_raw
 from dpgan.sequences.dp_schema import complete_schema
@@ -38,9 +38,9 @@ def main() -> None:
     for epsilon in args.epsilons:
         for seed in args.seeds:
             ledger = PrivacyLedger(budget=Budget(epsilon, DELTA, "pld"))
-            shares = BudgetShares(epsilon, DELTA, "pld")
+            shares = FitBudget(epsilon, DELTA, "pld")
             try:
-                released = complete_schema(raw, schema, shares=shares, ledger=ledger, rng=np.random.default_rng(seed))
+                released = complete_schema(raw, schema, budget=shares, ledger=ledger, rng=np.random.default_rng(seed))
             except InputError as error:  # the fit would stop here and ask for public bounds
                 print(json.dumps({"epsilon": epsilon, "seed": seed, "refused": str(error)}))
                 continue

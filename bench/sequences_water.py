@@ -54,7 +54,7 @@ from dpgan import datasets
 from dpgan.evaluation.sequences import metrics as sequence_evaluation
 from dpgan.evaluation.sequences.metrics import evaluate_sequences
 from dpgan.privacy.accounting import Budget, PrivacyLedger
-from dpgan.privacy.calibration import ShareTarget
+from dpgan.privacy.calibration import FitBudget, ShareTarget
 from dpgan.sequences import SequenceSchema, ValueColumn
 from dpgan.sequences.baseline import DPGaussianSeries, gaussian_arguments
 from dpgan.sequences.codec import label_names, read_long, unscale
@@ -213,7 +213,7 @@ def fit_gan(train, schema: SequenceSchema, epsilon: float, seed: int, n: int):
 def fit_gaussian(train, schema: SequenceSchema, epsilon: float, seed: int, n: int):
     series = read_long(train[schema.columns], schema)
     rng = np.random.default_rng(seed)
-    model = DPGaussianSeries(epsilon=epsilon if math.isfinite(epsilon) else 1e6, delta=DELTA).fit(
+    model = DPGaussianSeries(FitBudget(epsilon if math.isfinite(epsilon) else 1e6, DELTA)).fit(
         series, len(schema.categories), rng
     )
     values, codes = model.sample(n, rng)

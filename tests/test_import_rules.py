@@ -26,7 +26,7 @@ from pathlib import Path
 import dpgan
 
 PACKAGE_ROOT = Path(dpgan.__file__).parent
-DATA_KINDS = ("dpgan.tables", "dpgan.datasets", "dpgan.sequences", "dpgan.images")
+DATA_KINDS = ("dpgan.tables", "dpgan.datasets", "dpgan.sequences", "dpgan.images", "dpgan.entities")
 
 # the layers under the facades: what dpgan.synthesizers is built from
 BELOW_FACADES = (

@@ -44,7 +44,7 @@ def test_the_built_in_kinds_register_themselves_in_order_without_torch_or_pandas
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "table,sequence,image"
+    assert done.stdout.strip() == "table,sequence,image,entity"
     assert kinds.default_kind().name == "table"
 
 
@@ -97,7 +97,8 @@ def test_the_test_kind_through_the_command_line(vector, tmp_path, capsys):
 def test_the_cli_refuses_another_kind_s_flags_for_the_test_kind_and_its_flag_for_others(vector, tmp_path, capsys):
     base = ["fit", str(tmp_path / "d.npy"), "--epsilon", "1", "--out", str(tmp_path / "m")]
     assert main([*base, "--kind", "vector", "--schema", "s.json"]) == 2
-    assert "--schema applies to --kind table or --kind sequence, not to --kind vector" in capsys.readouterr().err
+    said = "--schema applies to --kind table or --kind sequence or --kind entity, not to --kind vector"
+    assert said in capsys.readouterr().err
     assert main([*base, "--kind", "vector", "--pair-anchor"]) == 2
     assert "--pair-anchor apply to --kind table, not to --kind vector" in capsys.readouterr().err
     assert main([*base, "--row-norm", "2"]) == 2
@@ -109,7 +110,8 @@ def test_the_help_has_the_test_kind_s_section_and_choice(vector, monkeypatch, ca
     monkeypatch.setenv("COLUMNS", "100")
     assert main(["fit", "--help"]) == 0
     text = capsys.readouterr().out
-    assert "vectors (--kind vector):" in text and "--row-norm" in text and "{table,sequence,image,vector}" in text
+    assert "vectors (--kind vector):" in text and "--row-norm" in text
+    assert "{table,sequence,image,entity,vector}" in text
     assert "or rows of numbers (an .npy)" in text
 
 
@@ -122,10 +124,25 @@ def test_a_model_of_an_unknown_kind_is_one_clear_refusal(tmp_path):
 
 # ----------------------------------------------- no branch on a kind's name outside its folder
 
-KIND_NAMES = {"table", "sequence", "image", "table-stream"}
-KIND_FOLDERS = ("tables", "sequences", "images")  # a kind's own code: its folder, its evaluation, and
-KIND_OWN = {"synthesizers/tabular.py", "synthesizers/sequence.py", "synthesizers/image.py",
-            "cli/tables.py", "cli/series.py", "cli/images.py"}  # fmt: skip
+KIND_NAMES = {"table", "sequence", "image", "entity", "table-stream"}
+KIND_FOLDERS = ("tables", "sequences", "images", "entities")  # a kind's own code: its folder, its evaluation, and
+# the modules its registration names for its facade and its commands (dpgan.kinds.Kind)
+OWN_FIELDS = ("facade", "fit", "sample", "evaluate", "add_flags", "commands")
+
+
+def kind_own_modules() -> set[str]:
+    """The modules (paths under src/dpgan) the built-in kinds' registrations name as their own."""
+    own = set()
+    for kind in kinds.kinds():
+        for field in OWN_FIELDS:
+            value = getattr(kind, field)
+            for path in value if isinstance(value, tuple) else (value,):
+                if path is not None and path.startswith("dpgan."):
+                    own.add(path.partition(":")[0].removeprefix("dpgan.").replace(".", "/") + ".py")
+    return own
+
+
+KIND_OWN = kind_own_modules()
 
 
 def dispatch_sites(path: Path) -> list[int]:
@@ -144,6 +161,42 @@ def dispatch_sites(path: Path) -> list[int]:
             if isinstance(node.slice, ast.Constant) and node.slice.value in KIND_NAMES:
                 lines.append(node.lineno)
     return lines
+
+
+def test_the_kinds_own_modules_are_their_facades_and_their_commands():
+    assert KIND_OWN == {
+        "synthesizers/tabular.py", "synthesizers/sequence.py", "synthesizers/image.py",
+        "cli/tables.py", "cli/series.py", "cli/images.py", "cli/demo.py", "cli/schema.py",
+        "entities/facade.py", "cli/entities.py",
+    }  # fmt: skip
+
+
+def kind_imports(path: Path) -> list[str]:
+    """The modules of a kind's own code that `path` imports (anywhere in it): a kind's folder but its
+    registration, or a module a registration names as a kind's own."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = []
+    for node in ast.walk(tree):
+        names = [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+        names += [alias.name for alias in node.names] if isinstance(node, ast.Import) else []
+        for name in names:
+            parts = name.split(".")
+            in_folder = parts[0] == "dpgan" and len(parts) > 1 and parts[1] in KIND_FOLDERS
+            own = "/".join(parts[1:]) + ".py" in KIND_OWN
+            if (in_folder and parts[-1] != "registration") or own:
+                found.append(name)
+    return found
+
+
+def test_the_command_line_reaches_a_kind_through_its_registration():
+    """cli/ outside a kind's own commands imports no kind's code: `dpgan demo` and `dpgan schema`
+    (tables only) come in through the table kind's registration (`Kind.commands`)."""
+    found = {}
+    for path in sorted((SRC / "cli").glob("*.py")):
+        relative = path.relative_to(SRC).as_posix()
+        if relative not in KIND_OWN and kind_imports(path):
+            found[relative] = kind_imports(path)
+    assert found == {}
 
 
 def test_no_module_outside_a_kind_s_folder_branches_on_a_kind_s_name():

@@ -21,8 +21,8 @@ import pytest
 import vector_kind
 from dpgan import kinds
 from dpgan.cli import build_parser, main
-from dpgan.cli.arguments import synth_kwargs
 from dpgan.cli.settings_flags import settings_classes
+from dpgan.cli.tables import synth_kwargs
 from dpgan.errors import InputError
 from dpgan.model_catalog import FAMILIES
 from dpgan.sequences.settings import SequenceSettings
@@ -227,4 +227,4 @@ def test_the_cli_refuses_a_gan_setting_for_the_default_image_model_in_one_line(t
     assert main([*_images(tmp_path), "--width", "8", "--out", str(tmp_path / "m")]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "the gaussian model has no setting 'width'" in err
-    assert "'width' is a setting of dcgan, dp-cgan, noise-layer, noise-layer-sound" in err
+    assert "'width' is a setting of dcgan, noise-layer, noise-layer-sound" in err

@@ -65,7 +65,7 @@ def test_reprs_show_the_recipe_the_target_and_the_epsilon_spent(fitted):
 def test_a_fitted_image_or_series_repr_names_its_epsilon_or_its_missing_certificate():
     rng = np.random.default_rng(0)
     images = rng.integers(0, 256, size=(60, 8, 8), dtype=np.uint8)
-    tiny = {"epochs": 1.0, "batch_size": 16, "max_sample_rate": 0.3, "max_steps": 2, "width": 4, "label_guide": False}
+    tiny = {"epochs": 1.0, "batch_size": 16, "max_sample_rate": 0.3, "max_steps": 2, "width": 4}
     uncertified = ImageSynthesizer(epsilon=2.0, seed=0, recipe="noise-layer", conditional=False, **tiny).fit(images)
     assert repr(uncertified).endswith("fitted: NOT certified, no ε claimed)")
     schema = SequenceSchema(id="sid", time="t", length=6, values=(ValueColumn("v", -3.0, 3.0),))

@@ -85,6 +85,20 @@ def test_a_statistics_model_saved_inside_network_weights_is_refused_in_one_line(
     assert "\n" not in str(refused.value)
 
 
+def test_a_statistics_model_that_never_had_a_network_format_is_an_inconsistent_file(tmp_path):
+    """The one format check (dpgan.serialization.statistics_file) keeps each kind's rule: the series'
+    "independent" model came with format 3, so a network's file naming it was written by no dpgan."""
+    synth = _fit(model="gaussian+gan", epochs=1)
+    path = synth.save(tmp_path / "old")
+    meta = json.loads((path / METADATA).read_text())
+    meta["networks"]["model"] = "independent"
+    meta[HASH_KEY] = content_hash(meta, (path / WEIGHTS).read_bytes())
+    (path / METADATA).write_text(json.dumps(meta))
+    with pytest.raises(ModelFileError, match="inconsistent model: a 'independent' model with network") as refused:
+        SequenceSynthesizer.load(path)
+    assert "fit it again" not in str(refused.value)
+
+
 def test_a_statistics_file_is_read_strictly(tmp_path):
     synth = _fit(model="gaussian")
     path = synth.save(tmp_path / "m")
@@ -144,7 +158,7 @@ def test_the_default_image_recipe_builds_no_network_and_saves_only_its_release(t
 def test_an_image_gaussian_saved_inside_network_buffers_is_refused_in_one_line(tmp_path, digits):
     from dpgan.synthesizers import ImageSynthesizer, load_model
 
-    fast = {"max_steps": 1, "batch_size": 32, "width": 4}
+    fast = {"max_steps": 1, "batch_size": 32}
     classes = [str(d) for d in range(10)]
     path = (
         ImageSynthesizer(epsilon=3.0, seed=0, recipe="dp-cgan", classes=classes, **fast)

@@ -70,7 +70,7 @@ class VectorSynthesizer(Synthesizer):
         rows = np.where(np.isfinite(rows).all(axis=1, keepdims=True), rows, 0.0)
         norms = np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-12)
         clipped = rows * np.minimum(1.0, self.settings.row_norm / norms)
-        ctx = FitContext.open(self.fit_budget())
+        ctx = FitContext.open(self.budget)
         sigma = ctx.target(1.0).sigma(1.0, 2, ctx.ledger.committed())
         charge_gaussian(ctx.ledger, "vector count and sum", sigma, count=2)
         count = max(noisy_count(len(rows), sigma, ctx.rng), 1.0)

@@ -15,20 +15,18 @@ import secrets
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 import torch
 
 from dpgan.devices import resolve_device
 from dpgan.errors import InputError
+from dpgan.privacy.calibration import FitBudget
 from dpgan.privacy.epsilon_range import check_target_epsilon
 from dpgan.privacy.ledger import DEFAULT_ACCOUNTANT, PrivacyLedger, check_accountant, check_epsilon_delta
 from dpgan.privacy.unit_rule import ReleasedTally
 from dpgan.threads import resolve_threads
-
-if TYPE_CHECKING:
-    from dpgan.training.context import FitBudget
 
 SEED_NOTE = "trained with a fixed seed: for experiments only, not for a release"
 
@@ -61,11 +59,11 @@ class Synthesizer(ABC):
             raise InputError(f"seed must be a non-negative integer, got {seed!r}")
         if noise_multiplier is not None and not (noise_multiplier > 0 and math.isfinite(noise_multiplier)):
             raise InputError("noise_multiplier must be positive")
-        self.epsilon = float(epsilon)
-        self.delta = float(delta)
-        self.accountant = accountant
-        self.seed = None if seed is None else int(seed)
-        self.noise_multiplier = noise_multiplier
+        # the fit's one budget, built here from the numbers the user passed and read by everything
+        # below: the pipeline, the kinds, the ledger's cap and the engine's calibrations (dpgan.fit)
+        self.budget = FitBudget(
+            float(epsilon), float(delta), accountant, noise_multiplier, None if seed is None else int(seed)
+        )
         # where fit trains (dpgan.devices), checked now, before any data is read; the released model
         # is always moved back to the CPU, so sample, save and load never depend on it
         self.device = resolve_device(device)
@@ -111,14 +109,27 @@ class Synthesizer(ABC):
             state = f"fitted: ε={self._spent_epsilon():.4g}"
         return f"{type(self).__name__}({', '.join(settings)}, {state})"
 
-    def fit_budget(self) -> FitBudget:
-        """The privacy settings a fit runs under (dpgan.fit): (ε, δ), the accountant, a fixed σ, the seed.
+    @property
+    def epsilon(self) -> float:
+        """The target ε (the budget's)."""
+        return self.budget.epsilon
 
-        Imported here, not at the top: the fit's context brings the accountant and its calibration
-        (dp-accounting, scipy), which loading and sampling a saved model never need."""
-        from dpgan.training.context import FitBudget
+    @property
+    def delta(self) -> float:
+        return self.budget.delta
 
-        return FitBudget(self.epsilon, self.delta, self.accountant, self.noise_multiplier, self.seed)
+    @property
+    def accountant(self) -> str:
+        return self.budget.accountant
+
+    @property
+    def noise_multiplier(self) -> float | None:
+        """A fixed σ, or None: calibrated to land on ε."""
+        return self.budget.noise_multiplier
+
+    @property
+    def seed(self) -> int | None:
+        return self.budget.seed
 
     def _per_ledger(self, name: str, compute: Any) -> Any:
         """`compute(delta, accountant)` on the ledger, kept until the ledger, δ or the accountant

@@ -36,7 +36,8 @@ import torch
 from dpgan.errors import InputError
 from dpgan.model import GANModel, KindData, Model, Plugin, ReleasedModel, Strategy, release_plugins
 from dpgan.privacy.accounting import PrivacyLedger
-from dpgan.training.context import FitBudget, FitContext
+from dpgan.privacy.calibration import FitBudget
+from dpgan.training.context import FitContext
 from dpgan.training.progress import FitProgressFn
 
 

@@ -59,6 +59,9 @@ class Kind:
     recipe_loops: Mapping[str, Mapping[str, float]] = field(default_factory=dict)  # a recipe's own loop defaults
     inspect_line: str | None = None  # `dpgan inspect`'s own line, a format of the report's keys
     audit: str | None = None  # "module:function"(path) -> AuditTarget: what `dpgan audit` examines
+    # "module:function"(command) each: a command of this kind alone (the tables' `dpgan demo` and
+    # `dpgan schema`), added to the parser by `command(name, help)` -> its sub-parser
+    commands: tuple[str, ...] = ()
     default: bool = False  # the kind --kind means when not given
     unmarked_files: bool = False  # model.json without "kind" is this kind's (files written before kinds were named)
     distributed: bool = False  # fits under torchrun (several processes)

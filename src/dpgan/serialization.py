@@ -138,6 +138,26 @@ def read_model_metadata(path: str | Path) -> dict[str, Any]:
     return metadata
 
 
+def statistics_file(
+    path: str | Path, metadata: dict[str, Any], model: str, *, statistics: bool, saved_in_network: bool
+) -> bool:
+    """Whether the model file holds a statistics model's arrays (format 3) rather than a network's
+    weights, checked against the model model.json names: `statistics`, whether that model is DP
+    statistics. A statistics model in a network's format is, where `saved_in_network` (its kind's
+    rule: an earlier dpgan saved that model inside a network's weights), one line saying to fit it
+    again; else, like a GAN with a statistics file, a file no dpgan wrote: ValueError, which the
+    facade's `load` reports as an inconsistent model."""
+    saved_as_statistics = metadata["format_version"] == STATISTICS_FORMAT
+    if saved_as_statistics == statistics:
+        return statistics
+    if statistics and saved_in_network:
+        raise ModelFileError(
+            f"{path} holds a {model!r} model saved by an earlier dpgan inside a network's weights: fit it again "
+            "(statistics models are now saved as their released arrays alone)"
+        )
+    raise ValueError(f"a {model!r} model with {'a statistics file' if saved_as_statistics else 'network weights'}")
+
+
 def content_hash(metadata: dict[str, Any], weights: bytes) -> str:
     """SHA-256 of the canonical JSON of `metadata` (without its own hash) and of the weights file."""
     body = {k: v for k, v in metadata.items() if k != HASH_KEY}

@@ -43,6 +43,17 @@ def test_configuration_audit_and_its_negative_control(capsys):
     assert ablated["epsilon_claimed"] == plain["epsilon_claimed"]  # the claim keeps the configured σ
 
 
+def test_model_names_the_configuration_s_model_as_recipe_does(capsys):
+    """One vocabulary: --model is the configuration's model, --recipe its other word; a saved model
+    stays the positional MODEL_DIR."""
+    by_model = run_json(capsys, *CONFIGURATION, "--model", "dp-wgan", "--trials", "20", "--quiet")
+    by_recipe = run_json(capsys, *CONFIGURATION, "--recipe", "dp-wgan", "--trials", "20", "--quiet")
+    default = run_json(capsys, *CONFIGURATION, "--trials", "20", "--quiet")
+    for record in (by_model, by_recipe, default):
+        del record["seconds"]
+    assert by_model == by_recipe and by_model["recipe"] == "dp-wgan" != default["recipe"]
+
+
 def test_terminal_view_shows_both_epsilons(model_dir, capsys):
     assert main(["audit", str(model_dir), *QUICK]) == 0
     out = capsys.readouterr().out
@@ -65,6 +76,8 @@ def test_one_run_mode(model_dir, capsys):
         (["{empty}"], "is not a complete dpgan model"),
         (["{model}", "--epsilon", "3"], "give a MODEL_DIR or --epsilon"),
         (["{model}", "--recipe", "dp-wgan"], "--recipe describe a configuration"),
+        (["{model}", "--model", "dp-wgan"], "--model describe a configuration"),
+        (["--epsilon", "3", "--model", "dp-wgan", "--recipe", "dp-gan"], "name two models"),
         (["{model}", "--trials", "0"], "--trials must be a positive whole number"),
         (["{model}", "--trials", "100000000"], "trials must be an integer"),
         (["{model}", "--ablate", "gravity"], "argument --ablate: invalid choice"),
@@ -72,6 +85,7 @@ def test_one_run_mode(model_dir, capsys):
         (["{model}", "--sample-rate", "0"], "sample rate must be in (0, 1]"),
         (["{model}", "--confidence", "1"], "confidence must be"),
         (["--epsilon", "3", "--recipe", "nope"], "argument --recipe: invalid choice"),
+        (["--epsilon", "3", "--model", "nope"], "argument --model: invalid choice"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(argv, message, model_dir, tmp_path, capsys):

@@ -189,7 +189,7 @@ def test_fit_clipping_flags_reach_the_training_config():
     """--clipping-groups and --adaptive-clip-quantile pass through the facade like other overrides
     (the saved model's config records them); both are off without the flags."""
     from dpgan.cli import build_parser
-    from dpgan.cli.arguments import synth_kwargs
+    from dpgan.cli.tables import synth_kwargs
     from dpgan.synthesizers import TabularSynthesizer
 
     parser = build_parser()

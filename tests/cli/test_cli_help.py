@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from dpgan import cli
-from dpgan.cli import arguments, options
+from dpgan.cli import options
+from dpgan.cli.tables import synth_kwargs
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 FIT_SECTIONS = (
@@ -110,7 +111,7 @@ def test_label_model_kind_auto_is_accepted():
     parser = cli.build_parser()
     for kind in ("auto", "pair-tables", "dp-sgd"):
         args = parser.parse_args(["fit", "d.csv", "--epsilon", "1", "--out", "m", "--label-model-kind", kind])
-        assert arguments.synth_kwargs(args)["label_model_kind"] == kind
+        assert synth_kwargs(args)["label_model_kind"] == kind
 
 
 def test_demo_help_and_readme_give_the_same_time(monkeypatch, capsys):

@@ -16,7 +16,7 @@ from dpgan.cli.parser import build_parser
 from dpgan.cli.settings_flags import settings_classes
 from dpgan.errors import InputError
 from dpgan.images.settings import ImageSettings
-from dpgan.recipes.images import DEFAULT_IMAGE_RECIPE, GAN_SETTINGS, GAUSSIAN_SETTINGS
+from dpgan.recipes.images import DEFAULT_IMAGE_RECIPE, GAUSSIAN_SETTINGS, IMAGE_MODELS
 from dpgan.setting import flag_fields
 from dpgan.synthesizers import ImageSynthesizer, SequenceSynthesizer
 
@@ -28,6 +28,8 @@ VALUES = {  # a well-formed value for each flag that takes one (the refusal come
     "checkpoint_every": "5", "condition_column": "c", "geo": "a,b", "recipe": "dcgan", "id_column": "sid",
     "value_columns": "v", "time_column": "t", "length": "5", "label_column": "l", "entity_column": "e",
     "max_series_per_entity": "2", "classes": "a,b", "image_shape": "1x8x8", "pixel_range": "0:255",
+    "events": "e.csv", "key": "id", "hierarchy": "zip=prefix:3", "max_events": "8", "time_min": "0", "time_max": "9",
+    "time_format": "integer",
 }  # fmt: skip
 
 
@@ -46,14 +48,18 @@ def test_every_fit_flag_is_said_to_be_every_kinds_a_kinds_or_a_settings_field():
 def test_each_kind_reads_the_flags_it_did_before_the_registry():
     """The registrations list what the hand table FLAG_KINDS (27 rows) listed, kind by kind."""
     table = {"schema", "bounds", "categories", "target", "categorical", "strict", "stream", "memory_budget_mb",
-             "schema_from_data_without_dp", "keep_identifier_columns", "public_data", "public_warm_start_steps",
+             "schema_from_data_without_dp", "keep_identifier_columns", "key", "hierarchy", "public_data",
+             "public_warm_start_steps",
              "checkpoint", "checkpoint_every", "condition_column", "geo", "recipe"}  # fmt: skip
     sequence = {"schema", "bounds", "categories", "id_column", "value_columns", "time_column", "length",
                 "label_column", "entity_column", "max_series_per_entity"}  # fmt: skip
     image = {"recipe", "classes", "unconditional", "image_shape", "pixel_range"}
     expected = {"table": table, "sequence": sequence, "image": image}
     assert {name: set(kinds.kind(name).flags) for name in KINDS} == expected
-    assert len(FLAG_KINDS) == 28
+    entity = {"schema", "bounds", "categories", "time_column", "events", "key", "max_events", "time_min", "time_max",
+              "time_format"}  # fmt: skip
+    assert set(kinds.kind("entity").flags) == entity  # the entity kind's (issue 52): five of its own, --key shared
+    assert len(FLAG_KINDS) == 35  # 28, issue 51's --key (tables and entities) and --hierarchy, the entity's five
 
 
 CASES = [(dest, kind) for dest, readers in FLAG_KINDS.items() for kind in KINDS if kind not in readers]
@@ -92,7 +98,9 @@ GAN_ONLY = (
 
 
 def test_the_gaussian_recipe_reads_every_image_setting_but_the_gan_s():
-    assert set(GAN_SETTINGS) - set(GAUSSIAN_SETTINGS) == set(GAN_ONLY)
+    gans = {name for entry in IMAGE_MODELS if entry.trains for name in entry.settings}
+    assert gans - set(GAUSSIAN_SETTINGS) == set(GAN_ONLY)
+    assert gans | set(GAUSSIAN_SETTINGS) == set(ImageSettings.__dataclass_fields__)
 
 
 @pytest.mark.parametrize("name", GAN_ONLY)
@@ -103,7 +111,8 @@ def test_the_default_image_recipe_refuses_each_setting_only_a_gan_reads(name):
         ImageSynthesizer(epsilon=1.0, **{name: value})
     if default is None:  # None is "the recipe's": not a setting given
         assert ImageSynthesizer(epsilon=1.0, **{name: None}).recipe.name == "gaussian"
-    ImageSynthesizer(epsilon=1.0, recipe="dcgan", **{name: value})  # the GAN reads it
+    reader = next(entry.name for entry in IMAGE_MODELS if name in entry.settings)
+    ImageSynthesizer(epsilon=1.0, recipe=reader, **{name: value})  # a GAN reads it
 
 
 @pytest.mark.parametrize("model", ["gaussian", "gaussian-copula"])

@@ -13,8 +13,8 @@ import pytest
 
 from dpgan import kinds
 from dpgan.cli import build_parser, main
-from dpgan.cli.arguments import synth_kwargs
 from dpgan.cli.settings_flags import given_settings, recipe_defaults, settings_classes, shown
+from dpgan.cli.tables import synth_kwargs
 from dpgan.images.settings import PROJECTIONS, ImageSettings
 from dpgan.sequences.settings import CRITICS, SequenceSettings
 from dpgan.setting import flag_fields

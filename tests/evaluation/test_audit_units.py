@@ -67,9 +67,10 @@ def models(tmp_path_factory) -> dict[str, Path]:
     rng = np.random.default_rng(1)
     images = rng.integers(0, 256, size=(120, 8, 8), dtype=np.uint8)
     labels = rng.integers(0, 2, size=120)
-    fast = {"epochs": 1.0, "batch_size": 32, "width": 4, "label_guide": False, "classes": ["0", "1"]}
-    for recipe in ("dcgan", "dp-cgan", "noise-layer"):
-        fitted = ImageSynthesizer(epsilon=0.5, seed=0, recipe=recipe, **fast).fit(images, labels)
+    fast = {"epochs": 1.0, "batch_size": 32, "classes": ["0", "1"]}
+    own = {"dcgan": {"width": 4, "label_guide": False}, "dp-cgan": {"label_guide": False}, "noise-layer": {"width": 4}}
+    for recipe, settings in own.items():  # each recipe given only the settings it reads
+        fitted = ImageSynthesizer(epsilon=0.5, seed=0, recipe=recipe, **fast, **settings).fit(images, labels)
         paths[f"image-{recipe}"] = fitted.save(root / f"image-{recipe}")
     return paths
 

@@ -21,7 +21,7 @@ def dated(rows: int, seed: int) -> pd.DataFrame:
             "day": days.strftime("%d/%m/%Y"),
             "stamp": stamps.strftime("%Y-%m-%d %H:%M:%S"),
             "x": rng.normal(size=rows),
-            "weekend": np.where(days.dayofweek >= 5, "yes", "no"),
+            "weekend": np.where(days.day_of_week >= 5, "yes", "no"),
         }
     )
 
@@ -35,7 +35,7 @@ def test_the_parts_follow_the_cell_rule_without_a_schema():
     frame = frames["real"]
     assert new_kinds["day"] == "continuous" and new_kinds["day.weekday"] == "categorical"
     assert "stamp.hour" in frame and "day.hour" not in frame
-    weekday = pd.to_datetime(real["day"], format="%d/%m/%Y").dt.dayofweek.astype(str)
+    weekday = pd.to_datetime(real["day"], format="%d/%m/%Y").dt.day_of_week.astype(str)
     assert (frame["day.weekday"] == weekday).all()
 
 

@@ -109,7 +109,7 @@ def test_the_warm_start_fits_g_to_the_released_gaussian_at_its_share(digits):
     names = [e.name for e in synth.ledger.entries]
     assert names[:2] == [LABELS_EVENT, EVENT] and len(names) == 4
     assert synth.privacy_report()["epsilon"] <= 3.0 * (1 + 1e-9)
-    with pytest.raises(InputError, match="dp-critic recipes"):  # refused before any read
+    with pytest.raises(InputError, match="has no setting 'gaussian_warm_start'"):  # refused before any read
         ImageSynthesizer(epsilon=3.0, recipe="noise-layer-sound", gaussian_warm_start=True)
 
     torch.manual_seed(0)

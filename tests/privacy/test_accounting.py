@@ -549,18 +549,19 @@ def test_one_calibration_wrapper_gives_sigma_or_steps_and_refuses_an_unpayable_s
     """σ for T steps lands on ε (≤ target, close); a given σ gets the most steps it pays for,
     capped at T on request; a σ that cannot pay for one step is refused."""
     from dpgan.errors import BudgetError
-    from dpgan.privacy.calibration import sigma_and_steps
+    from dpgan.privacy.calibration import FitBudget, sigma_and_steps
 
-    common = {"sample_rate": 0.01, "epsilon": 1.0, "delta": DELTA, "accountant": "rdp"}
-    chosen = sigma_and_steps(steps=500, **common)
+    budget = FitBudget(1.0, DELTA, "rdp")
+    chosen = sigma_and_steps(sample_rate=0.01, steps=500, budget=budget)
     spent = epsilon_of([LedgerEntry("sgd", chosen.noise_multiplier, 0.01, 500)], DELTA, "rdp")
     assert chosen.steps == 500 and 0.99 <= spent <= 1.0
-    free = sigma_and_steps(steps=500, noise_multiplier=chosen.noise_multiplier * 1.5, cap_steps=False, **common)
-    capped = sigma_and_steps(steps=500, noise_multiplier=chosen.noise_multiplier * 1.5, **common)
+    fixed = FitBudget(1.0, DELTA, "rdp", noise_multiplier=chosen.noise_multiplier * 1.5)
+    free = sigma_and_steps(sample_rate=0.01, steps=500, budget=fixed, cap_steps=False)
+    capped = sigma_and_steps(sample_rate=0.01, steps=500, budget=fixed)
     assert free.steps > 500 and capped.steps == 500
     assert epsilon_of([LedgerEntry("sgd", free.noise_multiplier, 0.01, free.steps)], DELTA, "rdp") <= 1.0
     with pytest.raises(BudgetError):
-        sigma_and_steps(steps=500, noise_multiplier=0.05, **{**common, "sample_rate": 1.0})
+        sigma_and_steps(sample_rate=1.0, steps=500, budget=FitBudget(1.0, DELTA, "rdp", noise_multiplier=0.05))
 
 
 @pytest.mark.parametrize(("epsilon", "delta"), [(0.1, 1e-5), (1.0, 1e-5), (3.0, 1e-6), (20.0, 1e-5)])
@@ -596,11 +597,11 @@ def test_analytic_gaussian_sigma_agrees_with_dp_accountings_calibration(epsilon,
 def test_preprocessing_plan_lands_on_its_share_of_epsilon(accountant, epsilon, fraction, events, keyed):
     """The pre-training reads, each its own ledger entry at σ·scale, cost at most their share of ε
     under the ledger's accountant, and not much less (the search does not waste budget)."""
+    from dpgan.privacy.calibration import FitBudget
     from dpgan.privacy.preprocessing import plan_preprocessing
 
-    plan = plan_preprocessing(
-        epsilon=epsilon, delta=DELTA, fraction=fraction, events=events, keyed_histograms=keyed, accountant=accountant
-    )
+    budget = FitBudget(epsilon, DELTA, accountant)
+    plan = plan_preprocessing(budget=budget, fraction=fraction, events=events, keyed_histograms=keyed)
     entries = [LedgerEntry("pre", plan.noise_multiplier * s, count=c) for s, c in events.items()]
     if keyed:
         entries.append(LedgerEntry("thr", 1.0, count=0, extra_delta=plan.threshold_delta))

@@ -9,7 +9,7 @@ from scipy.stats import norm
 
 from dpgan.images.labels import LABEL_SET_AGAIN_EVENT
 from dpgan.privacy.accounting import Budget, LedgerEntry, PrivacyLedger, epsilon_of
-from dpgan.privacy.calibration import BudgetShares
+from dpgan.privacy.calibration import FitBudget
 from dpgan.privacy.partition_selection import RELEASE_PROBABILITY, combined_sigma_for, second_release
 from dpgan.sequences import SequenceSchema, ValueColumn
 from dpgan.sequences.dp_schema import LABELS_AGAIN_EVENT
@@ -28,7 +28,7 @@ def test_the_combined_sigma_releases_a_label_of_the_target_size_with_the_stated_
 def test_the_second_release_combines_by_inverse_variance_and_charges_its_own_event():
     ledger = PrivacyLedger(budget=Budget(3.0, 1e-5, "rdp"))
     ledger.add(LedgerEntry("first", 80.0, count=1, extra_delta=DELTA_TAU))
-    shares = BudgetShares(3.0, 1e-5, "rdp")
+    shares = FitBudget(3.0, 1e-5, "rdp")
     first = np.array([150.0, 90.0])
     again = second_release(
         [100.0, 100.0],

@@ -498,7 +498,7 @@ def test_reports_name_the_mechanism_of_both_kinds_of_entry():
 def test_a_schema_whose_purchase_holds_a_general_event_opens_the_fit_ledger_with_it(adult_schema):
     from dataclasses import replace
 
-    from dpgan.tables.fit.preparation import purchased_schema_entries
+    from dpgan.tables.fit.run import purchased_schema_entries
 
     entry = EventEntry("schema selection", ev.LaplaceDpEvent(20.0), note="bought with a Laplace count")
     schema = replace(adult_schema, ledger=(entry.to_dict(),))

@@ -12,7 +12,7 @@ import pytest
 
 from dpgan.errors import InputError
 from dpgan.privacy.accounting import Budget, LedgerEntry, PrivacyLedger, epsilon_of
-from dpgan.privacy.calibration import BudgetShares
+from dpgan.privacy.calibration import FitBudget
 from dpgan.privacy.mechanisms import noisy_stacked_histograms, public_numeric_grid
 from dpgan.sequences import SequenceSchema, ValueColumn
 from dpgan.sequences.codec import encode, read_long, read_long_raw
@@ -62,9 +62,9 @@ def _schema(**changes) -> SequenceSchema:
 
 def _release(frame: pd.DataFrame, schema: SequenceSchema, epsilon: float, seed: int = 0):
     ledger = PrivacyLedger(budget=Budget(epsilon, DELTA, "pld"))
-    shares = BudgetShares(epsilon, DELTA, "pld")
+    shares = FitBudget(epsilon, DELTA, "pld")
     released = complete_schema(
-        read_long_raw(frame, schema), schema, shares=shares, ledger=ledger, rng=np.random.default_rng(seed)
+        read_long_raw(frame, schema), schema, budget=shares, ledger=ledger, rng=np.random.default_rng(seed)
     )
     return released, ledger
 
@@ -91,7 +91,7 @@ def test_the_releases_are_in_the_ledger_with_the_shares_sigma():
     frame = _long(2000)
     released, ledger = _release(frame, _schema(), 10.0)
     bounds, labels = ledger.entries
-    shares = BudgetShares(10.0, DELTA, "pld")
+    shares = FitBudget(10.0, DELTA, "pld")
     assert bounds.name == BOUNDS_EVENT and bounds.count == 1 and bounds.sampling_rate == 1.0
     assert bounds.noise_multiplier == shares.at(BOUNDS_SHARE).sigma(1.0, 1, ())
     assert epsilon_of([bounds], DELTA, "pld") == pytest.approx(BOUNDS_SHARE * 10.0, rel=1e-3)
@@ -194,7 +194,7 @@ def test_a_fit_without_bounds_or_labels_charges_them_first_and_reports_them(tmp_
     names = [e.name for e in synth.ledger.entries]
     assert names[:3] == [BOUNDS_EVENT, LABELS_EVENT, COUNT_EVENT]
     count = synth.ledger.entries[2]
-    share = BudgetShares(10.0, DELTA, "pld").at(BOUNDS_SHARE + LABELS_SHARE + COUNT_SHARE)
+    share = FitBudget(10.0, DELTA, "pld").at(BOUNDS_SHARE + LABELS_SHARE + COUNT_SHARE)
     assert count.noise_multiplier == share.sigma(1.0, 1, synth.ledger.entries[:2])
     assert synth.ledger.epsilon(DELTA, "pld") <= 10.0 * (1 + 1e-9)
     report = synth.privacy_report()

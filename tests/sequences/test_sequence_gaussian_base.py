@@ -189,6 +189,7 @@ def test_a_model_saved_with_the_old_gaussian_base_flag_loads_as_the_composition(
 def test_an_entity_unit_scales_every_gaussian_noise_by_its_series():
     """k series per unit: every sensitivity is k times a series' one, so every noise draw is too
     (the same draws from the same seed, times k), under the same ledger entry."""
+    from dpgan.privacy.calibration import FitBudget
     from dpgan.sequences.baseline import DPGaussianSeries
     from dpgan.sequences.codec import SeriesSet
 
@@ -196,14 +197,14 @@ def test_an_entity_unit_scales_every_gaussian_noise_by_its_series():
     zeros = SeriesSet(np.zeros((n, d, 1), dtype=np.float32), None, None, tally=None)  # type: ignore[arg-type]
     fits = {}
     for k in (1, 3):
-        fits[k] = DPGaussianSeries(epsilon=1.0, delta=1e-5).fit(zeros, 1, np.random.default_rng(7), per_unit=k)
+        fits[k] = DPGaussianSeries(FitBudget(1.0, 1e-5)).fit(zeros, 1, np.random.default_rng(7), per_unit=k)
         assert [e.name for e in fits[k].ledger.entries] == [GAUSSIAN_EVENT]
     assert fits[1].ledger.entries[0].noise_multiplier == fits[3].ledger.entries[0].noise_multiplier
     # each mean is (noise in the sum) / (N + noise in the count): k times the noise, N ≫ the noise
     np.testing.assert_allclose(fits[3].means[0], 3.0 * fits[1].means[0], rtol=1e-3)
     assert float(np.abs(fits[1].means[0]).max()) > 0.0
     with pytest.raises(ValueError, match="per_unit"):
-        DPGaussianSeries(epsilon=1.0, delta=1e-5).fit(zeros, 1, np.random.default_rng(7), per_unit=0)
+        DPGaussianSeries(FitBudget(1.0, 1e-5)).fit(zeros, 1, np.random.default_rng(7), per_unit=0)
 
 
 @pytest.mark.parametrize("model", ["gaussian", "gaussian+gan"])
@@ -225,9 +226,10 @@ def test_the_base_anchor_holds_the_residual_to_the_released_moments_at_no_cost()
     and covariances (post-processing: the ledger is the same as without it), and G at its base
     scores a penalty near 0 while a G pushed off its base scores more."""
     from dpgan.fit import KindData
+    from dpgan.privacy.calibration import FitBudget
     from dpgan.sequences.anchor import MomentAnchorHook
     from dpgan.sequences.plugins import GaussianBasePlugin
-    from dpgan.training.context import FitBudget, FitContext
+    from dpgan.training.context import FitContext
 
     plain = _fit(model="gaussian+gan", epochs=1, base_anchor=0.0)
     anchored = _fit(model="gaussian+gan", epochs=1)  # the default weight, 10
@@ -282,6 +284,7 @@ def test_a_clip_well_inside_the_box_cuts_the_covariance_noise():
     (Δ d) at ε = 1 the noise's spectral level on 2,000 series is above it, so the shrink keeps
     nothing; centred and clipped to 0.2·√d (Δ c² ≈ d/25) the level is 25 times lower and the factor
     comes back. The same seed, the same entry: only the public form differs."""
+    from dpgan.privacy.calibration import FitBudget
     from dpgan.sequences.baseline import DPGaussianSeries
     from dpgan.sequences.codec import SeriesSet
 
@@ -291,8 +294,8 @@ def test_a_clip_well_inside_the_box_cuts_the_covariance_noise():
     drawn = 0.2 + rng.normal(0, 0.3, (n, 1)) * shape[None, :]
     data = SeriesSet(np.clip(drawn, -1, 1)[:, :, None].astype(np.float32), np.zeros(n, dtype=np.int64), None, None)  # type: ignore[arg-type]
     truth = np.cov(data.values[:, :, 0].T, bias=True)
-    plain = DPGaussianSeries(1.0, 1e-5).fit(data, 1, np.random.default_rng(1))
-    centred = DPGaussianSeries(1.0, 1e-5, clip_fraction=0.2).fit(data, 1, np.random.default_rng(1))
+    plain = DPGaussianSeries(FitBudget(1.0, 1e-5)).fit(data, 1, np.random.default_rng(1))
+    centred = DPGaussianSeries(FitBudget(1.0, 1e-5), clip_fraction=0.2).fit(data, 1, np.random.default_rng(1))
     assert plain.ledger.entries[0].noise_multiplier == centred.ledger.entries[0].noise_multiplier
     top = np.linalg.eigvalsh(truth)[-1]
     assert np.linalg.eigvalsh(plain.covariances()[0])[-1] < 0.1 * top  # shrunk away with the noise

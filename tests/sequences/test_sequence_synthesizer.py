@@ -270,10 +270,11 @@ def test_cli_fits_samples_and_inspects_a_sequence_model(tmp_path, capsys):
 
 
 def test_the_dp_gaussian_baseline_spends_epsilon_and_learns_the_levels():
+    from dpgan.privacy.calibration import FitBudget
     from dpgan.sequences.baseline import EVENT, DPGaussianSeries
 
     series = read_long(_long(400), _schema())
-    model = DPGaussianSeries(epsilon=3.0, delta=1e-5).fit(series, 2, np.random.default_rng(0))
+    model = DPGaussianSeries(FitBudget(3.0, 1e-5)).fit(series, 2, np.random.default_rng(0))
     (entry,) = model.ledger.entries
     assert entry.name == EVENT and entry.count == 3
     assert model.ledger.epsilon(1e-5, "pld") == pytest.approx(3.0, rel=0.02)

@@ -11,7 +11,7 @@ import torch
 
 from dpgan import Schema, TabularSynthesizer
 from dpgan.cli import build_parser, main
-from dpgan.cli.arguments import synth_kwargs
+from dpgan.cli.tables import synth_kwargs
 from dpgan.errors import InputError
 from dpgan.statistics.tables.marginals import marginal_spans
 from dpgan.statistics.tables.pair_marginals import (

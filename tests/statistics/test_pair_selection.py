@@ -12,7 +12,7 @@ import torch
 from dpgan import Schema, TabularSynthesizer
 from dpgan.models.output_spans import OutputSpan
 from dpgan.privacy.accounting import PrivacyLedger
-from dpgan.privacy.calibration import BudgetShares
+from dpgan.privacy.calibration import FitBudget
 from dpgan.privacy.mechanisms import inverse_variance_mean
 from dpgan.statistics.tables.pair_marginals import PAIRS_EVENT, PROBE_EVENT, PairCounts, measure_pair_anchor
 from dpgan.statistics.tables.pair_selection import choose, chosen_count, dependence, worth_probing
@@ -88,7 +88,7 @@ def test_combining_two_releases_weighs_them_by_their_precision():
 @pytest.mark.parametrize("select", [True, False])
 def test_the_probe_and_the_chosen_tables_reach_the_anchors_share(select):
     counts = _counts(_frame())
-    shares = BudgetShares(2.0, 1e-5)
+    shares = FitBudget(2.0, 1e-5)
     ledger = PrivacyLedger()
     anchor = measure_pair_anchor(
         counts, share=shares.at(0.3), ledger=ledger, rng=np.random.default_rng(0),

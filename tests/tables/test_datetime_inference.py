@@ -14,7 +14,13 @@ import pytest
 from dpgan import TabularSynthesizer
 from dpgan.privacy.mechanisms import noisy_counts
 from dpgan.tables.fit.preparation import CLASS_EVENT, SCHEMA_EVENT
-from dpgan.tables.inference.column_kinds import PublicHints, class_counts, decide_kind, release_classes
+from dpgan.tables.inference.column_kinds import (
+    CLASS_CELLS,
+    PublicHints,
+    class_counts,
+    decide_kind,
+    release_classes,
+)
 from dpgan.tables.inference.datetimes import calendar_counts
 from dpgan.tables.inference.infer import infer_schema_private, infer_schema_without_privacy
 from dpgan.tables.inference.temporal_kinds import choose_temporal
@@ -170,7 +176,7 @@ def test_the_ledger_has_the_same_events_with_dates():
     names = [e.name for e in synth.ledger.entries]
     assert names.count(CLASS_EVENT) == 1 and names.count(SCHEMA_EVENT) == 1
     entry = next(e for e in synth.ledger.entries if e.name == CLASS_EVENT)
-    assert f"{4 + CELLS} cells each" in entry.note and entry.count == 4
+    assert f"{CLASS_CELLS + CELLS} cells each" in entry.note and entry.count == 4
 
 
 @pytest.mark.parametrize("seed", range(20))

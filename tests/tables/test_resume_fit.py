@@ -89,15 +89,15 @@ def test_a_checkpoint_path_that_is_a_file_is_refused(table, adult_schema, tmp_pa
 
 
 def test_another_fits_checkpoint_is_refused_before_the_table_is_read(table, adult_schema, tmp_path, monkeypatch):
-    import dpgan.tables.fit.plan as fit_plan
+    import dpgan.tables.fit.kind as fit_kind
 
     with pytest.raises(Killed):
         TabularSynthesizer(seed=0, **SETTINGS).fit(
             table, schema=adult_schema, checkpoint=tmp_path, checkpoint_every=2, progress=kill_at(5)
         )
     reads: list[int] = []
-    original = fit_plan.prepare_table
-    monkeypatch.setattr(fit_plan, "prepare_table", lambda *a, **k: reads.append(1) or original(*a, **k))
+    original = fit_kind.prepare_table
+    monkeypatch.setattr(fit_kind, "prepare_table", lambda *a, **k: reads.append(1) or original(*a, **k))
     with pytest.raises(InputError, match="another fit"):
         TabularSynthesizer(seed=0, **SETTINGS).fit(table.iloc[1:], schema=adult_schema, checkpoint=tmp_path)
     assert reads == []
@@ -145,11 +145,11 @@ def test_cli_fit_killed_by_sigkill_resumes_to_the_uninterrupted_model(tmp_path, 
 
 
 def test_a_bad_checkpoint_interval_is_refused_before_the_table_is_read(table, adult_schema, tmp_path, monkeypatch):
-    import dpgan.tables.fit.plan as fit_plan
+    import dpgan.tables.fit.kind as fit_kind
 
     reads: list[int] = []
-    original = fit_plan.prepare_table
-    monkeypatch.setattr(fit_plan, "prepare_table", lambda *a, **k: reads.append(1) or original(*a, **k))
+    original = fit_kind.prepare_table
+    monkeypatch.setattr(fit_kind, "prepare_table", lambda *a, **k: reads.append(1) or original(*a, **k))
     for bad in (0, -5, 2.5):
         with pytest.raises(InputError, match="checkpoint_every"):
             TabularSynthesizer(seed=0, **SETTINGS).fit(

@@ -17,6 +17,7 @@ from dpgan import ParquetSource, TabularSynthesizer
 from dpgan.cli import main
 from dpgan.errors import DPGanWarning, InputError
 from dpgan.privacy.accounting import PrivacyLedger
+from dpgan.privacy.calibration import FitBudget
 from dpgan.tables.fit.preparation import prepare_table
 from dpgan.tables.fit.stream_preparation import prepare_stream
 from dpgan.tables.inference.column_kinds import PublicHints
@@ -101,7 +102,7 @@ def _typed_parts(directory: Path) -> pd.DataFrame:
 
 def test_parts_whose_stored_types_differ_are_read_cell_by_cell(tmp_path):
     whole = _typed_parts(tmp_path / "t")
-    args = dict(hints=PublicHints(), epsilon=1.0, delta=1e-5, fraction=0.25, accountant="rdp", needs_prior=False)
+    args = dict(hints=PublicHints(), budget=FitBudget(1.0, 1e-5, "rdp"), fraction=0.25, needs_prior=False)
     memory_ledger, stream_ledger = PrivacyLedger(), PrivacyLedger()
     memory = prepare_table(
         whole,

@@ -15,6 +15,7 @@ from dpgan import ParquetSource, TabularSynthesizer
 from dpgan.errors import InputError
 from dpgan.privacy.accounting import PrivacyLedger
 from dpgan.privacy.block_sampling import BlockPoissonSampler, poisson_subset
+from dpgan.privacy.calibration import FitBudget
 from dpgan.tables.fit.preparation import prepare_table
 from dpgan.tables.fit.stream_preparation import prepare_stream
 from dpgan.tables.inference.column_kinds import PublicHints
@@ -46,7 +47,7 @@ def _split(frame: pd.DataFrame, directory: Path, cuts=(700, 1500)) -> Path:
 def test_streamed_schema_and_ledger_equal_the_in_memory_ones(tmp_path):
     directory = _split(_table(), tmp_path / "t")
     memory = pd.read_parquet(directory)
-    args = dict(hints=PublicHints(), epsilon=1.0, delta=1e-5, fraction=0.25, accountant="rdp", needs_prior=False)
+    args = dict(hints=PublicHints(), budget=FitBudget(1.0, 1e-5, "rdp"), fraction=0.25, needs_prior=False)
     ledger_a, ledger_b = PrivacyLedger(), PrivacyLedger()
     a = prepare_table(
         memory,

@@ -273,13 +273,14 @@ def test_progress_reports_steps_and_an_epsilon_that_never_exceeds_the_target(adu
 @pytest.mark.parametrize("accountant", ["pld", "rdp"])
 def test_progress_epsilon_is_the_accountant_in_use_at_every_refresh(accountant):
     from dpgan.privacy.accounting import LedgerEntry, PrivacyLedger, epsilon_of
+    from dpgan.privacy.calibration import FitBudget
     from dpgan.training.progress import StepReporter
 
     prior = [LedgerEntry("row count", 40.0), LedgerEntry("label model", 3.0, sampling_rate=0.05, count=40)]
     step = LedgerEntry("step", 1.2, sampling_rate=0.02)
     seen: list[tuple[int, float]] = []
     ledger = PrivacyLedger(list(prior))
-    reporter = StepReporter(lambda s, t, e: seen.append((s, e)), 60, step, ledger, 1e-5, accountant)
+    reporter = StepReporter(lambda s, t, e: seen.append((s, e)), 60, step, ledger, FitBudget(1.0, 1e-5, accountant))
     reporter.REFRESH_SECONDS, reporter.COST_FACTOR = 0.0, 0.0  # refresh at every step
     for t in range(1, 61):
         if t == 60:  # by the last call the training loop has charged every step
@@ -295,13 +296,13 @@ def test_progress_refreshes_are_spaced_by_their_own_cost():
     """A refresh that took c seconds waits COST_FACTOR·c (at least REFRESH_SECONDS) before the
     next, so the bar's ε costs at most 1/COST_FACTOR of the fit; the first and last always show."""
     from dpgan.privacy.accounting import LedgerEntry, PrivacyLedger
+    from dpgan.privacy.calibration import FitBudget
     from dpgan.training.progress import StepReporter
 
     ledger = PrivacyLedger([LedgerEntry("row count", 40.0)])
     shown: list[int] = []
-    reporter = StepReporter(
-        lambda s, t, e: shown.append(s), 100, LedgerEntry("step", 1.2, sampling_rate=0.02), ledger, 1e-5, "rdp"
-    )
+    step = LedgerEntry("step", 1.2, sampling_rate=0.02)
+    reporter = StepReporter(lambda s, t, e: shown.append(s), 100, step, ledger, FitBudget(1.0, 1e-5, "rdp"))
     ticks = iter(range(10_000))
     reporter.clock = lambda: 0.05 * next(ticks)  # every clock read advances 50 ms: each refresh costs 50 ms
     reporter.REFRESH_SECONDS, reporter.COST_FACTOR = 1.0, 100.0  # interval max(1 s, 100 × 50 ms) = 5 s

@@ -13,7 +13,7 @@ import torch
 
 from dpgan import Schema, TabularSynthesizer
 from dpgan.cli import build_parser
-from dpgan.cli.arguments import synth_kwargs
+from dpgan.cli.tables import synth_kwargs
 from dpgan.errors import InputError
 from dpgan.statistics.tables.pair_marginals import PairAnchor, noisy_pair_tables, span_pairs, table_shares
 from dpgan.tables.codec.encoder import TableEncoder

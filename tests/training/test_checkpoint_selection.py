@@ -212,7 +212,7 @@ def test_bad_selection_settings_are_refused_before_any_read(settings, message):
 
 def test_cli_selection_flags_reach_the_training_config():
     from dpgan.cli import build_parser
-    from dpgan.cli.arguments import synth_kwargs
+    from dpgan.cli.tables import synth_kwargs
 
     parser = build_parser()
     base = ["fit", "t.csv", "--epsilon", "1", "--out", "m"]

@@ -90,4 +90,5 @@ def test_dcgan_uses_the_term_by_default_and_other_recipes_do_not():
     assert mode_seeking_weights(ImageSynthesizer(recipe="dcgan", epsilon=1.0)) == [0.3]
     assert mode_seeking_weights(ImageSynthesizer(recipe="dcgan", epsilon=1.0, mode_seeking=0)) == []
     assert mode_seeking_weights(ImageSynthesizer(epsilon=1.0, recipe="dp-cgan")) == []
-    assert mode_seeking_weights(ImageSynthesizer(epsilon=1.0, recipe="noise-layer", mode_seeking=0.5)) == []
+    with pytest.raises(InputError, match="has no setting 'mode_seeking'"):  # it takes no plug-ins: not a silent no-op
+        ImageSynthesizer(epsilon=1.0, recipe="noise-layer", mode_seeking=0.5)

@@ -13,6 +13,7 @@ from dpgan.errors import BudgetError, InputError
 from dpgan.models.image_units import ImageUnitGenerator
 from dpgan.models.noise_layer import NoiseLayerCritic, PreNoiseConv, cross_example_modules
 from dpgan.privacy.accounting import Budget, LedgerEntry, PrivacyLedger, epsilon_of
+from dpgan.privacy.calibration import FitBudget
 from dpgan.privacy.feature_release import (
     FEATURE_RELEASE_EVENT,
     NULL,
@@ -146,14 +147,13 @@ def test_ledger_gets_one_entry_charged_per_pass_at_half_sigma():
 
 
 def test_calibration_returns_the_layer_sigma_whose_half_is_charged():
-    budget = calibrate_feature_release(sample_rate=0.1, passes=40, epsilon=2.0, delta=1e-5)
+    budget = calibrate_feature_release(sample_rate=0.1, passes=40, budget=FitBudget(2.0, 1e-5))
     charged = LedgerEntry("x", budget.noise_multiplier / 2, sampling_rate=0.1, count=40)
     assert epsilon_of([charged], 1e-5, "pld") <= 2.0
     looser = LedgerEntry("x", 0.97 * budget.noise_multiplier / 2, sampling_rate=0.1, count=40)
     assert epsilon_of([looser], 1e-5, "pld") > 2.0  # the smallest such σ, not any
-    steps = calibrate_feature_release(
-        sample_rate=0.1, passes=10_000, epsilon=2.0, delta=1e-5, noise_multiplier=budget.noise_multiplier
-    )
+    fixed = FitBudget(2.0, 1e-5, noise_multiplier=budget.noise_multiplier)
+    steps = calibrate_feature_release(sample_rate=0.1, passes=10_000, budget=fixed)
     assert 40 <= steps.steps < 60
 
 

@@ -8,7 +8,6 @@ import math
 from pathlib import Path
 from typing import Any
 
-from dpgan.cli.settings_flags import given_settings
 from dpgan.errors import InputError
 from dpgan.privacy.epsilon_range import check_target_epsilon
 
@@ -131,33 +130,6 @@ def parse_conditions(items: list[str] | None) -> dict[str, str] | None:
             raise InputError(f"--condition takes COLUMN=VALUE, got {item!r}")
         out[column] = value
     return out
-
-
-def synth_kwargs(args: argparse.Namespace) -> dict[str, Any]:
-    """The table facade's keywords from the flags: the budget, where it runs, the loop's flags, and
-    the settings flags generated from the settings classes (dpgan.cli.settings_flags)."""
-    kwargs: dict[str, Any] = {
-        "epsilon": args.epsilon,
-        "delta": args.delta,
-        "seed": args.seed,
-        "accountant": args.accountant,
-    }
-    for key in ("device", "threads", *LOOP_FLAGS, "noise_multiplier"):
-        if getattr(args, key, None) is not None:
-            kwargs[key] = getattr(args, key)
-    model = chosen_model(args)
-    if model is not None:
-        kwargs["model"] = model
-    if getattr(args, "schema_from_data_without_dp", False):
-        kwargs["schema_from_data_without_dp"] = True
-    if getattr(args, "condition_column", None):
-        kwargs["condition"] = args.condition_column
-    if getattr(args, "geo", None):
-        kwargs["geo_pairs"] = tuple(geo_pair(item) for item in args.geo)
-    from dpgan.tables.settings import TableSettings  # the table facade's own settings (no PyTorch)
-    from dpgan.training.config import TrainingConfig
-
-    return kwargs | given_settings(args, (TrainingConfig, TableSettings))
 
 
 def table_hints(args: argparse.Namespace) -> tuple[list[str], dict[str, tuple[float, float]], dict[str, list[str]]]:

@@ -4,18 +4,22 @@ released model and the evaluation report (`dpgan evaluate`'s), and print where e
 Like every command that writes, it replaces an earlier output only with `--overwrite`: a second
 `make demo` says in one line how to rerun, before any data is read, instead of silently replacing
 the first run's model and report (which a user may have kept or be comparing against).
+A table command: the table kind's registration (dpgan.tables.registration) adds it to the parser.
 """
 
 from __future__ import annotations
 
 import argparse
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from dpgan.cli.arguments import check_budget, synth_kwargs
+from dpgan.cli.arguments import check_budget
+from dpgan.cli.options import budget_options, compute_options, option_groups
 from dpgan.cli.output import ProgressBar
-from dpgan.cli.tables import table_evaluation
+from dpgan.cli.settings_flags import add_kind_flags
+from dpgan.cli.tables import add_condition_flags, synth_kwargs, table_evaluation
 from dpgan.errors import InputError
 from dpgan.serialization import check_model_destination
 
@@ -26,6 +30,25 @@ OUTPUTS = (SYNTHETIC_CSV, MODEL, REPORT)
 # the report's utility models: `dpgan evaluate`'s but the MLP, minutes on Adult's 32,561 rows
 DEMO_MODELS = ("decision_tree", "random_forest", "logistic_regression")
 RERUN = "`dpgan demo --overwrite` (`make demo DEMO_FLAGS=--overwrite`)"
+
+
+def add_demo_command(command: Callable[[str, str], argparse.ArgumentParser]) -> None:
+    """`dpgan demo` in the parser (`command(name, help)` gives its sub-parser): the tables' fit
+    flags, a budget of ε = 3 by default, and where its outputs go."""
+    demo = command(
+        "demo",
+        "fit on the bundled UCI Adult at ε=3, sample it, write the evaluation report (about 2 minutes on 2 cores)",
+    )
+    g = option_groups(demo, "budget", "output", "compute", "tables", "loop", "advanced")  # the tables' demo
+    compute_options(g["compute"])
+    budget_options(g, 3.0)
+    add_condition_flags(g["tables"])
+    add_kind_flags(g, own_flags=False)  # the table settings' flags and the loop's
+    g["output"].add_argument(
+        "--out-dir", default="dpgan-demo", help="where the synthetic CSV, the model and the evaluation report go"
+    )
+    g["output"].add_argument("--overwrite", action="store_true", help="replace an earlier demo's outputs in --out-dir")
+    demo.set_defaults(func=cmd_demo)
 
 
 def check_demo_destination(out_dir: str | Path, overwrite: bool) -> Path:

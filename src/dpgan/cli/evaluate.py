@@ -6,7 +6,7 @@ import argparse
 import json
 
 from dpgan import kinds
-from dpgan.cli.arguments import check_budget, check_file, check_model_dir, positive
+from dpgan.cli.arguments import check_budget, check_file, check_model_dir, chosen_model, positive
 from dpgan.cli.output import StageProgress
 from dpgan.cli.settings_flags import flag_name
 from dpgan.errors import InputError
@@ -19,17 +19,18 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 def cmd_audit(args: argparse.Namespace) -> int:
     """`dpgan audit`: an empirical lower bound on ε next to the claimed ε (dpgan.evaluation.audit)."""
-    if (args.model is None) == (args.epsilon is None):
+    if (args.model_dir is None) == (args.epsilon is None):
         raise InputError("give a MODEL_DIR or --epsilon E (a configuration to audit), not both")
     configuration = {
-        "delta": args.delta, "recipe": args.recipe, "rows": args.rows, "batch_size": args.batch_size,
+        "delta": args.delta, "recipe": chosen_model(args), "rows": args.rows, "batch_size": args.batch_size,
         "epochs": args.epochs, "schema": args.schema, "accountant": args.accountant,
     }  # fmt: skip
     given = {key: value for key, value in configuration.items() if value is not None}
-    if args.model is not None:
-        check_model_dir(args.model)
+    if args.model_dir is not None:
+        check_model_dir(args.model_dir)
         if given:
-            flags = ", ".join(flag_name(key) for key in given)
+            words = {"recipe": "--model" if args.model is not None else "--recipe"}  # the model, by the word given
+            flags = ", ".join(words.get(key, flag_name(key)) for key in given)
             raise InputError(f"{flags} describe a configuration to audit; a MODEL_DIR has its own")
     check_budget(args)
     positive(args.rows, "--rows", integer=True)
@@ -46,8 +47,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
         "progress": lambda done, total: bar(f"audit: {args.mode}", done, total),
     }  # fmt: skip
     try:
-        if args.model is not None:
-            result = audit_model(args.model, **options)
+        if args.model_dir is not None:
+            result = audit_model(args.model_dir, **options)
         else:
             result = audit_config(epsilon=args.epsilon, **given, **options)
     finally:

@@ -180,6 +180,32 @@ def hint_options(p: argparse.ArgumentParser) -> None:
     )
 
 
+def key_option(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """--key: one flag that two kinds read (`fit`'s table and entity sections, `schema`): added by
+    whichever section comes first (a group shares its parser's option strings)."""
+    if "--key" in p._option_string_actions:
+        return
+    p.add_argument(
+        "--key",
+        action="append",
+        metavar="COLUMN[=FORMAT]",
+        help="tables: a key column (unique ids): never read nor learned, free; sampling writes fresh unique values, "
+        "FORMAT integer (default), uuid, or a prefix and #s (P-######); entities: the one column of both tables "
+        "naming each event's entity",
+    )
+
+
+def hierarchy_option(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """--hierarchy: a code column's public hierarchy (tables: `fit` and `schema`)."""
+    p.add_argument(
+        "--hierarchy",
+        action="append",
+        metavar="COLUMN=prefix:3,1|COLUMN=@FILE.json",
+        help="a code column's public hierarchy: a value too rare to release falls back to its released prefix "
+        "(021*) or parent instead of (other); one more DP histogram per level",
+    )
+
+
 def compute_options(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """--threads and --verbose, on every command that trains or evaluates (dpgan.threads)."""
     parser.add_argument(

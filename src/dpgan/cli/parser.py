@@ -8,9 +8,8 @@ import functools
 from dpgan import __version__, kinds
 from dpgan.cli.arguments import ACCOUNTANTS
 from dpgan.cli.commands import cmd_inspect, cmd_models, cmd_privacy, cmd_sample
-from dpgan.cli.demo import cmd_demo
 from dpgan.cli.evaluate import cmd_audit, cmd_evaluate
-from dpgan.cli.fit import cmd_fit, cmd_schema
+from dpgan.cli.fit import cmd_fit
 from dpgan.cli.kind_flags import parser_defaults
 from dpgan.cli.options import (
     MAX_SAMPLE_RATE,
@@ -24,21 +23,24 @@ from dpgan.cli.options import (
     option_groups,
 )
 from dpgan.cli.settings_flags import add_kind_flags
-from dpgan.cli.tables import add_condition_flags
 from dpgan.recipes import RECIPES
 from dpgan.tables.registration import DTGAN_G_LOOP, TABLE_LOOP
 
 
 def audit_options(audit: argparse.ArgumentParser) -> None:
     audit.add_argument(
-        "model",
+        "model_dir",
         nargs="?",
+        metavar="MODEL_DIR",
         help="saved model directory: a table, sequence or image (dcgan, dp-cgan) model; its settings are audited, "
         "never data",
     )
     audit.add_argument("--epsilon", type=float, help="audit a configuration instead: its target ε")
     audit.add_argument("--delta", type=float, help="with --epsilon (default: 1e-5)")
-    audit.add_argument("--recipe", choices=list(RECIPES), help="with --epsilon (default: dp-gan)")
+    audit.add_argument(
+        "--model", choices=list(RECIPES), help="with --epsilon: the table model to audit, by name (default: dp-gan)"
+    )
+    audit.add_argument("--recipe", choices=list(RECIPES), help="another word for --model")
     audit.add_argument("--rows", type=int, help="with --epsilon: table size N (default: 32561, Adult's)")
     audit.add_argument(
         "--batch-size",
@@ -82,20 +84,9 @@ def build_parser() -> argparse.ArgumentParser:
     def command(name: str, help_text: str) -> argparse.ArgumentParser:
         return sub.add_parser(name, help=help_text, description=help_text, formatter_class=HelpFormatter)
 
-    demo = command(
-        "demo",
-        "fit on the bundled UCI Adult at ε=3, sample it, write the evaluation report (about 2 minutes on 2 cores)",
-    )
-    g = option_groups(demo, "budget", "output", "compute", "tables", "loop", "advanced")  # the tables' demo
-    compute_options(g["compute"])
-    budget_options(g, 3.0)
-    add_condition_flags(g["tables"])
-    add_kind_flags(g, own_flags=False)  # the table settings' flags and the loop's
-    g["output"].add_argument(
-        "--out-dir", default="dpgan-demo", help="where the synthetic CSV, the model and the evaluation report go"
-    )
-    g["output"].add_argument("--overwrite", action="store_true", help="replace an earlier demo's outputs in --out-dir")
-    demo.set_defaults(func=cmd_demo)
+    for kind in kinds.kinds():  # a kind's own commands (the tables' demo and schema): its registration's
+        for path in kind.commands:
+            kinds.load(path)(command)
 
     fit = command("fit", "fit a DP synthesizer on a table, series or images and save the model")
     g = option_groups(fit, "data", "budget", "output", "compute", *kind_sections(), "loop", "advanced")
@@ -149,20 +140,6 @@ def build_parser() -> argparse.ArgumentParser:
         "(it changes the work, not the model)",
     )
     fit.set_defaults(func=functools.partial(cmd_fit, defaults=parser_defaults(fit)))
-
-    schema = command("schema", "learn a schema with DP (or write a template) to inspect, edit and reuse with --schema")
-    schema.add_argument("data", help="the private table (.csv or .parquet)")
-    schema.add_argument("--epsilon", type=float, help="budget for the schema; a fit with it counts this too")
-    schema.add_argument("--delta", type=float, default=1e-5, help="δ for the schema's release")
-    schema.add_argument("--accountant", default="pld", choices=ACCOUNTANTS, help="how ε is computed")
-    schema.add_argument("--seed", type=int, help="reproducible noise, for experiments only")
-    schema.add_argument(
-        "--template", action="store_true", help="read only the header (names, declared types): no values, no budget"
-    )
-    hint_options(schema)
-    schema.add_argument("--out", required=True, help="schema JSON to write")
-    schema.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
-    schema.set_defaults(func=cmd_schema)
 
     sample = command("sample", "sample rows, series or images from a saved model (post-processing: no privacy cost)")
     compute_options(sample)

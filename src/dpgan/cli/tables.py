@@ -12,11 +12,85 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from dpgan.cli.arguments import check_file, check_model_dir, parse_conditions, synth_kwargs, table_hints
+from dpgan.cli.arguments import (
+    LOOP_FLAGS,
+    check_file,
+    check_model_dir,
+    chosen_model,
+    geo_pair,
+    parse_conditions,
+    table_hints,
+)
+from dpgan.cli.options import hierarchy_option, key_option
 from dpgan.cli.output import ProgressBar, StageProgress, print_report_warning, short
+from dpgan.cli.settings_flags import given_settings
 from dpgan.errors import DPGanWarning, InputError
 from dpgan.serialization import check_model_destination
 from dpgan.tables.reading.table_io import check_readable, check_writable
+from dpgan.training.config import TrainingConfig
+
+
+def parse_keys(items: list[str] | None) -> dict[str, str] | None:
+    """`--key id` → {"id": "integer"}; `--key order=uuid`, `--key ref=P-######` (dpgan.tables.schema.keys)."""
+    if not items:
+        return None
+    out: dict[str, str] = {}
+    for item in items:
+        column, _, form = item.partition("=")
+        if not column.strip():
+            raise InputError(f"--key takes COLUMN or COLUMN=FORMAT (integer, uuid, P-######), got {item!r}")
+        out[column.strip()] = form.strip() or "integer"
+    return out
+
+
+def parse_hierarchies(items: list[str] | None) -> dict[str, dict[str, Any]] | None:
+    """`--hierarchy zip=prefix:3,1` → {"zip": {"prefix": [3, 1]}}; `--hierarchy icd=@tree.json` reads
+    a JSON hierarchy object (`{"parents": [...]}`) from a public file."""
+    if not items:
+        return None
+    out: dict[str, dict[str, Any]] = {}
+    for item in items:
+        column, sep, rule = item.partition("=")
+        kind, colon, spec = rule.partition(":")
+        if sep and column and rule.startswith("@"):
+            from dpgan.tables.schema.table import read_schema_file
+
+            out[column] = read_schema_file(check_file(rule[1:], "hierarchy file"))
+            continue
+        try:
+            lengths = [int(v) for v in spec.split(",")]
+        except ValueError:
+            lengths = []
+        if not (sep and column and colon and kind == "prefix" and lengths):
+            raise InputError(f"--hierarchy takes COLUMN=prefix:3,1 or COLUMN=@FILE.json, got {item!r}")
+        out[column] = {"prefix": lengths}
+    return out
+
+
+def synth_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    """The table facade's keywords from the flags: the budget, where it runs, the loop's flags, and
+    the settings flags generated from the settings classes (dpgan.cli.settings_flags)."""
+    kwargs: dict[str, Any] = {
+        "epsilon": args.epsilon,
+        "delta": args.delta,
+        "seed": args.seed,
+        "accountant": args.accountant,
+    }
+    for key in ("device", "threads", *LOOP_FLAGS, "noise_multiplier"):
+        if getattr(args, key, None) is not None:
+            kwargs[key] = getattr(args, key)
+    model = chosen_model(args)
+    if model is not None:
+        kwargs["model"] = model
+    if getattr(args, "schema_from_data_without_dp", False):
+        kwargs["schema_from_data_without_dp"] = True
+    if getattr(args, "condition_column", None):
+        kwargs["condition"] = args.condition_column
+    if getattr(args, "geo", None):
+        kwargs["geo_pairs"] = tuple(geo_pair(item) for item in args.geo)
+    from dpgan.tables.settings import TableSettings  # the table facade's own settings (no PyTorch)
+
+    return kwargs | given_settings(args, (TrainingConfig, TableSettings))
 
 
 def add_condition_flags(tables: argparse._ArgumentGroup) -> None:
@@ -41,6 +115,8 @@ def add_fit_flags(tables: argparse._ArgumentGroup, add_settings: Callable[[], No
         action="store_true",
         help="read bounds and categories off the data WITHOUT privacy (the guarantee then excludes the schema)",
     )
+    key_option(tables)
+    hierarchy_option(tables)
     tables.add_argument(
         "--keep-identifier-columns",
         action="store_true",
@@ -116,6 +192,8 @@ def fit_table(args: argparse.Namespace, synth: Any, data: Any, schema: Any, out:
         categories=categories,
         strict=args.strict,
         keep_identifiers=args.keep_identifier_columns,
+        keys=parse_keys(args.key),
+        hierarchies=parse_hierarchies(args.hierarchy),
         progress=ProgressBar(not args.quiet and main, args.accountant),
         checkpoint=args.checkpoint,
         checkpoint_every=args.checkpoint_every,
@@ -248,7 +326,12 @@ def print_table_summary(metrics: dict[str, Any]) -> None:
         f"JSD {short(fidelity['jsd_mean'])}, WD {short(fidelity['wd_mean'])}, "
         f"association diff {short(fidelity['association_diff'])}"
     )
+    from dpgan.evaluation.tables.rules import rules_line
+
+    line = rules_line(metrics.get("rules"))
+    if line is not None:
+        print(line)
 
 
 __all__ = ["add_condition_flags", "add_fit_flags", "check_table_output", "evaluate_command", "fit_command",
-           "print_table_summary", "sample_command", "table_evaluation"]  # fmt: skip
+           "print_table_summary", "sample_command", "synth_kwargs", "table_evaluation"]  # fmt: skip

@@ -18,9 +18,11 @@ import pandas as pd
 from dpgan.errors import InputError
 from dpgan.evaluation.headline import table_headline
 from dpgan.evaluation.jsonable import to_jsonable
+from dpgan.evaluation.tables.code_levels import add_level_scores, without_keys
 from dpgan.evaluation.tables.dates import temporal_columns, with_date_parts
 from dpgan.evaluation.tables.fidelity import MISSING, column_kinds, fidelity, is_numeric_kind
 from dpgan.evaluation.tables.ml_efficacy import Progress, ml_efficacy
+from dpgan.evaluation.tables.rules import rules_entry, rules_schema
 from dpgan.evaluation.tables.utility import balanced_rf_accuracy
 from dpgan.tables.schema.table import Schema
 
@@ -56,6 +58,7 @@ def evaluate(
     """
     if not isinstance(n_jobs, int) or n_jobs < 1:
         raise InputError(f"n_jobs (--jobs) must be a positive number of cores, not {n_jobs!r}")
+    real, synthetic, test = (without_keys(frame, schema) for frame in (real, synthetic, test))  # never learned
     _check_frames(real, synthetic, test, target, schema)
     columns = list(real.columns)
     kinds = column_kinds(real, schema)
@@ -87,6 +90,7 @@ def evaluate(
     if progress is not None:
         progress("fidelity", 0, 2)
     metrics["fidelity"] = fidelity(frames["real"], frames["synthetic"], kinds)
+    add_level_scores(metrics["fidelity"]["per_column"], frames["real"], frames["synthetic"], schema)
     if progress is not None:
         progress("fidelity", 1, 2)
     # the same measures for the held-out rows: the real side of the headline score
@@ -94,6 +98,8 @@ def evaluate(
     if progress is not None:
         progress("fidelity", 2, 2)
     metrics["privacy"] = _privacy(model_dir)
+    # the schema's rules: real rows breaking each, and the synthetic ones (0 when the model kept them)
+    metrics["rules"] = rules_entry(_named(real, synthetic, test), rules_schema(schema, model_dir))
     metrics["attacks"] = None
     if attacks:
         run_attacks = _attacks_entry_point()

@@ -283,7 +283,7 @@ class ImageKind:
             target=ctx.target(LABEL_SHARE),
             ledger=ctx.ledger,
             rng=ctx.rng,
-            second_cap=ctx.shares.at(ctx.spent_share + LABEL_SHARE + SECOND_LABEL_SHARE),
+            second_cap=ctx.budget.at(ctx.spent_share + LABEL_SHARE + SECOND_LABEL_SHARE),
             empty_advice=advice,
         )
         ctx.spend(LABEL_SHARE + (SECOND_LABEL_SHARE if released.second_chance else 0.0))
@@ -316,8 +316,6 @@ class ImageKind:
         """The DP label guide (the user's switch, else the recipe's; labelled sets) and the public
         mode-seeking term (the user's λ, else the recipe's): for the DP-critic recipes."""
         net, n_labels = self.networks, data.details.n_labels
-        if net.gaussian_warm_start and self.recipe.strategy != "dp-critic":
-            raise InputError("gaussian_warm_start is for the dp-critic recipes (dcgan, dp-cgan)")
         if self.recipe.strategy == "noise-layer":
             return ()
         found: list[Plugin] = []

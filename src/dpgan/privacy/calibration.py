@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from dpgan.errors import BudgetError, InputError
-from dpgan.privacy.accounting import DEFAULT_ACCOUNTANT, POISSON, LedgerEntry, check_epsilon_delta, epsilon_of
+from dpgan.privacy.accounting import DEFAULT_ACCOUNTANT, POISSON, Budget, LedgerEntry, check_epsilon_delta, epsilon_of
 
 
 def _sgd_entry(
@@ -241,37 +241,26 @@ def sigma_and_steps(
     *,
     sample_rate: float,
     steps: int,
-    epsilon: float,
-    delta: float,
-    accountant: str = DEFAULT_ACCOUNTANT,
+    budget: FitBudget,
     prior: Sequence[LedgerEntry] = (),
     sampling: str = POISSON,
-    noise_multiplier: float | None = None,
     cap_steps: bool = True,
 ) -> TrainingBudget:
-    """The one calibration a fit asks for: σ for `steps` steps (σ not given), or, with a given σ,
-    the most steps it pays for (at most `steps` when `cap_steps`). Refused (BudgetError) when
-    not a single step fits."""
-    if noise_multiplier is None:
+    """The one calibration a fit asks for, on its `budget`: σ for `steps` steps (no σ fixed), or,
+    with the budget's fixed σ, the most steps it pays for (at most `steps` when `cap_steps`).
+    Refused (BudgetError) when not a single step fits."""
+    epsilon, delta, accountant = budget.epsilon, budget.delta, budget.accountant
+    if budget.noise_multiplier is None:
         sigma = calibrate_noise_multiplier(
-            sample_rate=sample_rate,
-            steps=steps,
-            epsilon=epsilon,
-            delta=delta,
-            accountant=accountant,
-            prior=prior,
+            sample_rate=sample_rate, steps=steps, epsilon=epsilon, delta=delta, accountant=accountant, prior=prior,
             sampling=sampling,
-        )
+        )  # fmt: skip
         return TrainingBudget(sigma, steps)
+    noise_multiplier = budget.noise_multiplier
     paid = max_steps(
-        sample_rate=sample_rate,
-        noise_multiplier=noise_multiplier,
-        epsilon=epsilon,
-        delta=delta,
-        accountant=accountant,
-        prior=prior,
-        sampling=sampling,
-    )
+        sample_rate=sample_rate, noise_multiplier=noise_multiplier, epsilon=epsilon, delta=delta,
+        accountant=accountant, prior=prior, sampling=sampling,
+    )  # fmt: skip
     if cap_steps:
         paid = min(paid, steps)
     if paid == 0:
@@ -330,13 +319,31 @@ class ShareTarget:
 
 
 @dataclass(frozen=True)
-class BudgetShares:
-    """Named shares of one (ε, δ): the releases before the GAN (classifiers, marginals) are each
-    calibrated so that the ledger reaches a cumulative share, capped at MAX_EARLIER_SHARE."""
+class FitBudget:
+    """The one budget of a fit, from the facade to the engine: the user's (ε, δ) target, how ε is
+    computed (the accountant), a fixed σ (then the GAN trains for as many steps as it pays for) and
+    the seed (experiments only). The facade builds it from the numbers the user passes; everything
+    below reads it, and every other form of the budget is one of its methods: the ledger's cap
+    (`ledger_budget`), a release's target at a cumulative share (`at`) or at all of ε
+    (`whole_target`)."""
 
     epsilon: float
     delta: float
     accountant: str = DEFAULT_ACCOUNTANT
+    noise_multiplier: float | None = None
+    seed: int | None = None
+
+    def ledger_budget(self) -> Budget:
+        """The ledger's cap: the one place a fit's (ε, δ, accountant) becomes the `Budget` its
+        ledger refuses to pass (a table's ledger, opened with a schema's purchase, too)."""
+        return Budget(self.epsilon, self.delta, self.accountant)
 
     def at(self, fraction: float) -> ShareTarget:
+        """Where the ledger may stand after a release before the GAN: `fraction` of ε cumulatively
+        (the releases before it included), capped at MAX_EARLIER_SHARE so the GAN keeps the rest."""
         return ShareTarget(min(MAX_EARLIER_SHARE, fraction) * self.epsilon, self.delta, self.accountant)
+
+    def whole_target(self) -> ShareTarget:
+        """The target of a release that is the whole model: all of ε, after whatever the ledger
+        already holds (a statistics model's last release, calibrated on the ledger it joins)."""
+        return ShareTarget(self.epsilon, self.delta, self.accountant)

@@ -52,13 +52,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 import torch
 
 from dpgan.errors import InputError
-from dpgan.privacy.accounting import DEFAULT_ACCOUNTANT, POISSON, LedgerEntry, PrivacyLedger
-from dpgan.privacy.calibration import TrainingBudget, sigma_and_steps
+from dpgan.privacy.accounting import POISSON, LedgerEntry, PrivacyLedger
+from dpgan.privacy.calibration import FitBudget, TrainingBudget, sigma_and_steps
 from dpgan.privacy.noise import add_gaussian_tensor
 from dpgan.privacy.sampling import PoissonSampler
 
@@ -191,25 +192,16 @@ def calibrate_feature_release(
     *,
     sample_rate: float,
     passes: int,
-    epsilon: float,
-    delta: float,
-    accountant: str = DEFAULT_ACCOUNTANT,
+    budget: FitBudget,
     prior: Sequence[LedgerEntry] = (),
-    noise_multiplier: float | None = None,
 ) -> TrainingBudget:
-    """The noise layer's σ (noise std σR; NOT the accounted σ/2) for `passes` passes within
-    (ε, δ), or with a given σ the most passes (≤ `passes`) it pays for. The ledger's calibration
-    (dpgan.privacy.calibration.sigma_and_steps) runs on the accounted multiplier σ/2."""
-    budget = sigma_and_steps(
-        sample_rate=sample_rate,
-        steps=passes,
-        epsilon=epsilon,
-        delta=delta,
-        accountant=accountant,
-        prior=prior,
-        noise_multiplier=None if noise_multiplier is None else noise_multiplier / SENSITIVITY_FACTOR,
-    )
-    return TrainingBudget(budget.noise_multiplier * SENSITIVITY_FACTOR, budget.steps)
+    """The noise layer's σ (noise std σR; NOT the accounted σ/2) for `passes` passes within the
+    fit's `budget`, or with its fixed σ the most passes (≤ `passes`) it pays for. The ledger's
+    calibration (dpgan.privacy.calibration.sigma_and_steps) runs on the accounted multiplier σ/2."""
+    fixed = budget.noise_multiplier
+    accounted = replace(budget, noise_multiplier=None if fixed is None else fixed / SENSITIVITY_FACTOR)
+    calibrated = sigma_and_steps(sample_rate=sample_rate, steps=passes, budget=accounted, prior=prior)
+    return TrainingBudget(calibrated.noise_multiplier * SENSITIVITY_FACTOR, calibrated.steps)
 
 
 __all__ = [

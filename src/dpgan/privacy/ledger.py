@@ -10,11 +10,13 @@ accountant is imported on the first ε asked (a fit, `privacy_report`, the budge
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from dpgan.errors import BudgetError, InputError
+from dpgan.privacy.fresh_stack import on_fresh_stack
 from dpgan.privacy.ledger_entry import (
     DEFAULT_ACCOUNTANT,
     Entry,
@@ -40,9 +42,10 @@ def epsilon_of(
     bar, the privacy report and the saved model, and is composed once."""
     check_accountant(accountant)
     check_accountable(entries, accountant)
-    from dpgan.privacy.composition import composed_epsilon
-
-    return composed_epsilon(tuple(entries), float(delta), accountant, float(pld_coarsening))
+    # dp-accounting and scipy load here, on the first ε asked: on a fresh frame stack, so that their
+    # import's loops run at the same depth from every entry point (dpgan.privacy.fresh_stack)
+    composition = on_fresh_stack(importlib.import_module, "dpgan.privacy.composition")
+    return composition.composed_epsilon(tuple(entries), float(delta), accountant, float(pld_coarsening))
 
 
 def _is_event_entry(entry: object) -> bool:

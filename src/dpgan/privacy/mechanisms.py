@@ -100,6 +100,41 @@ def coarse_bins(fine_counts: np.ndarray, per_decade: int) -> np.ndarray:
     return np.bincount(index, weights=np.asarray(fine_counts, dtype=np.float64), minlength=len(coarse) - 1)
 
 
+# a finest-grid bin cut into this many equal sub-cells: the public fine grid of a numeric column's
+# second, finer release (dpgan.tables.inference.domain), where the first finds the mass
+FINE_CELLS = 1024
+
+
+def fine_cell_index(values: np.ndarray, cells: int = FINE_CELLS) -> np.ndarray:
+    """The fine cell of each value: its finest-grid bin times `cells` plus its equal sub-cell inside
+    that bin (the open end bins' values beyond the grid go to their bin's last or first sub-cell). A
+    public partition of the line, fixed before any data is seen: every value is in exactly one cell,
+    so a histogram over any set of these cells has sensitivity 1."""
+    values = np.asarray(values, dtype=np.float64)
+    edges = public_numeric_grid()
+    index = bin_index(values, edges)
+    low, high = edges[index], edges[index + 1]
+    sub = np.floor((values - low) / (high - low) * cells)
+    return index.astype(np.int64) * cells + np.clip(sub, 0, cells - 1).astype(np.int64)
+
+
+def fine_cell_edges(first_bin: int, last_bin: int, cells: int = FINE_CELLS) -> np.ndarray:
+    """The edges of the fine cells of finest-grid bins `first_bin`..`last_bin` (inclusive): each bin's
+    `cells` equal sub-cells, so cell k of the result is fine cell `first_bin·cells + k`."""
+    edges = public_numeric_grid()
+    parts = [np.linspace(edges[i], edges[i + 1], cells + 1)[:-1] for i in range(first_bin, last_bin + 1)]
+    return np.concatenate([*parts, [edges[last_bin + 1]]])
+
+
+def share_noise(noise_multiplier: float, share: float) -> float:
+    """The noise std of a sub-release given `share` of a Gaussian release at σ: σ/√share. Sub-releases
+    (each of sensitivity 1) whose shares sum to 1 compose exactly to one Gaussian at σ (their 1/σ²
+    add), so the ledger entry of the release they split stays the same."""
+    if not 0.0 < share <= 1.0:
+        raise ValueError("share must be in (0, 1]")
+    return float(noise_multiplier / np.sqrt(share))
+
+
 def inverse_variance_mean(
     first: np.ndarray, first_sigma: float, second: np.ndarray, second_sigma: float
 ) -> tuple[np.ndarray, float]:

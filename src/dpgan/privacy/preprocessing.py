@@ -19,7 +19,7 @@ import numpy as np
 
 from dpgan.errors import BudgetError, InputError
 from dpgan.privacy.accounting import LedgerEntry, epsilon_of
-from dpgan.privacy.calibration import analytic_gaussian_sigma
+from dpgan.privacy.calibration import FitBudget, analytic_gaussian_sigma
 from dpgan.privacy.mechanisms import noisy_count
 
 # how much noise each read takes, in units of the base σ (public constants)
@@ -47,16 +47,14 @@ class PreprocessingPlan:
 
 def plan_preprocessing(
     *,
-    epsilon: float,
-    delta: float,
+    budget: FitBudget,
     fraction: float,
     events: Mapping[float, int],
     keyed_histograms: int = 0,
-    accountant: str,
     threshold_delta_fraction: float = 0.1,
 ) -> PreprocessingPlan:
     """The base σ for sensitivity-1 Gaussian releases, `events[s]` of them at multiplier σ·s, so
-    that together they cost `fraction`·ε.
+    that together they cost `fraction`·ε of the fit's `budget` (by its δ and accountant).
 
     `keyed_histograms` of them release keys not known in advance (partition selection); their
     thresholds' failure probability, `threshold_delta_fraction`·δ in all, is charged as extra δ.
@@ -65,6 +63,7 @@ def plan_preprocessing(
         raise InputError("preprocessing_fraction must be in (0, 1)")
     if sum(events.values()) < 1 or any(s <= 0 or c < 0 for s, c in events.items()):
         raise InputError("a plan needs at least one event, each with a positive scale")
+    epsilon, delta, accountant = budget.epsilon, budget.delta, budget.accountant
     threshold_delta = threshold_delta_fraction * delta if keyed_histograms else 0.0
     target = fraction * epsilon
 

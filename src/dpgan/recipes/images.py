@@ -16,10 +16,9 @@ Values marked (paper) come from the recipe's paper; the others are dpgan's choic
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 from dpgan.errors import InputError
-from dpgan.images.settings import ImageSettings
 from dpgan.model_catalog import ModelEntry
 from dpgan.recipes.dp_cgan import DP_CGAN
 from dpgan.recipes.recipe import Recipe
@@ -88,21 +87,45 @@ DEFAULT_IMAGE_RECIPE = "gaussian"
 IMAGE_RECIPES: dict[str, ImageRecipe] = {
     r.name: r for r in (DCGAN, DP_CGAN_IMAGES, NOISE_LAYER, NOISE_LAYER_SOUND, GAUSSIAN)
 }
-# The settings each recipe reads (dpgan.model_catalog; the GANs read the loop's too): the gaussian
-# recipe its DP Gaussian's form, mixture and marginals alone; a GAN every field of ImageSettings
-# (its networks, its plug-ins, and the same Gaussian's form for its warm start)
+# The settings each recipe reads (dpgan.model_catalog; the GANs read the loop's too), so that the one
+# check refuses the rest: the gaussian recipe its DP Gaussian's form, mixture and marginals alone; a
+# GAN its networks' (the conv networks' for dcgan and the noise layer, whose critic takes only the
+# width, with the noise layer's activation bound; the fully connected ones' for dp-cgan), and the
+# dp-critic recipes their plug-ins too (dpgan.images.fit_kind: the label guide, the mode-seeking term
+# and the warm start on the same DP Gaussian, whose form they read); the noise layer takes no plug-in
 GAUSSIAN_SETTINGS = (
     "gaussian_basis", "gaussian_clip", "gaussian_shrink", "gaussian_components", "gaussian_lloyd_steps",
     "gaussian_steering_scale", "gaussian_copula", "gaussian_match_marginals", "gaussian_copula_bins",
     "gaussian_copula_fraction",
 )  # fmt: skip
-GAN_SETTINGS = tuple(f.name for f in fields(ImageSettings))
+CONV_GENERATOR = ("width", "generator_width", "generator_upsampling")
+NETWORK_SETTINGS = {
+    "conv": (*CONV_GENERATOR, "critic_norm", "critic_projection"),
+    "mlp": ("mlp_generator_hidden", "mlp_critic_hidden"),
+}
+NOISE_LAYER_SETTINGS = (*CONV_GENERATOR, "activation_bound")
+DP_CRITIC_PLUGINS = (
+    "mode_seeking", "label_guide", "label_guide_fraction", "label_guide_weight", "label_guide_epochs",
+    "label_guide_hidden", "gaussian_warm_start", "gaussian_warm_start_fraction", "gaussian_warm_start_steps",
+    "gaussian_anchor", *GAUSSIAN_SETTINGS,
+)  # fmt: skip
+
+
+def recipe_settings(recipe: ImageRecipe) -> tuple[str, ...]:
+    """The ImageSettings fields `recipe` reads (dpgan.images.fit_kind builds from these alone)."""
+    if recipe.strategy == "released-statistics":
+        return GAUSSIAN_SETTINGS
+    if recipe.strategy == "noise-layer":
+        return NOISE_LAYER_SETTINGS
+    return (*NETWORK_SETTINGS[recipe.architecture], *DP_CRITIC_PLUGINS)
+
+
 IMAGE_MODELS = tuple(
     ModelEntry(
         r.name,
         "statistics" if r.strategy == "released-statistics" else "GAN",
         r.summary,
-        GAUSSIAN_SETTINGS if r.strategy == "released-statistics" else GAN_SETTINGS,
+        recipe_settings(r),
         default=r.name == DEFAULT_IMAGE_RECIPE,
     )
     for r in IMAGE_RECIPES.values()

@@ -16,8 +16,8 @@ from __future__ import annotations
 import numpy as np
 
 from dpgan.errors import InputError
-from dpgan.privacy.accounting import Budget, PrivacyLedger
-from dpgan.privacy.calibration import ShareTarget
+from dpgan.privacy.accounting import PrivacyLedger
+from dpgan.privacy.calibration import FitBudget, ShareTarget
 from dpgan.sequences.codec import SeriesSet
 from dpgan.statistics.bases import high_frequency_basis, low_frequency_basis
 from dpgan.statistics.gaussian import MIN_EIGENVALUE, DPGaussian
@@ -74,18 +74,16 @@ class DPGaussianSeries:
 
     def __init__(
         self,
-        epsilon: float,
-        delta: float,
-        accountant: str = "pld",
+        budget: FitBudget,
         *,
         basis_fraction: float | None = None,
         clip_fraction: float | None = None,
         shrink: str = "level",
         residual_fraction: float | None = None,
     ) -> None:
-        self.epsilon, self.delta, self.accountant = epsilon, delta, accountant
+        self.budget = budget
         self.form: GaussianForm = (basis_fraction, clip_fraction, shrink, residual_fraction)
-        self.ledger = PrivacyLedger(budget=Budget(epsilon, delta, accountant))
+        self.ledger = PrivacyLedger(budget=budget.ledger_budget())  # its own, when no ledger is given
         self.gaussian = DPGaussian(-1.0, 1.0)
         self.shape = (0, 0)
 
@@ -125,7 +123,7 @@ class DPGaussianSeries:
             n_labels,
             rng,
             ledger=ledger if ledger is not None else self.ledger,
-            target=share if share is not None else ShareTarget(self.epsilon, self.delta, self.accountant),
+            target=share if share is not None else self.budget.whole_target(),
             event=EVENT,
             note=note,
             per_unit=per_unit,

@@ -38,7 +38,7 @@ first (dpgan.privacy.partition_selection's second chance): a label held by LABEL
 units is then released with probability 0.95, for at most SECOND_LABELS_SHARE more of ε.
 
 Budget: BOUNDS_SHARE of ε for the bounds, LABELS_SHARE for the labels, each only when used, as
-cumulative shares of the ledger (dpgan.privacy.calibration.BudgetShares) before the unit counts and
+cumulative shares of the ledger (dpgan.privacy.calibration.FitBudget.at) before the unit counts and
 the GAN, which is calibrated on what is left.
 """
 
@@ -53,7 +53,7 @@ import pandas as pd
 
 from dpgan.errors import InputError
 from dpgan.privacy.accounting import PrivacyLedger
-from dpgan.privacy.calibration import BudgetShares, ShareTarget
+from dpgan.privacy.calibration import FitBudget, ShareTarget
 from dpgan.privacy.mechanisms import (
     bin_index,
     noisy_counts,
@@ -95,20 +95,21 @@ def complete_schema(
     raw: RawSeries,
     schema: SequenceSchema,
     *,
-    shares: BudgetShares,
+    budget: FitBudget,
     ledger: PrivacyLedger,
     rng: np.random.Generator,
 ) -> SchemaRelease:
-    """Release what `schema` lacks (bounds, then the label set), each recorded in `ledger`."""
+    """Release what `schema` lacks (bounds, then the label set), each recorded in `ledger` at its
+    cumulative share of the fit's `budget` (the first releases of a series fit)."""
     share = 0.0
     if not all(v.known for v in schema.values):
         share += BOUNDS_SHARE
-        schema = release_bounds(raw, schema, target=shares.at(share), ledger=ledger, rng=rng)
+        schema = release_bounds(raw, schema, target=budget.at(share), ledger=ledger, rng=rng)
     if schema.label is not None and not schema.categories:
         share += LABELS_SHARE
-        second_cap = shares.at(share + SECOND_LABELS_SHARE)
+        second_cap = budget.at(share + SECOND_LABELS_SHARE)
         schema, again = release_labels(
-            raw, schema, target=shares.at(share), ledger=ledger, rng=rng, second_cap=second_cap
+            raw, schema, target=budget.at(share), ledger=ledger, rng=rng, second_cap=second_cap
         )
         share += SECOND_LABELS_SHARE if again else 0.0
     return SchemaRelease(schema, share)

@@ -144,7 +144,7 @@ class SequenceKind:
         self.networks, self.config, self.schema = networks, config, schema
 
     def release_data(self, ctx: FitContext, data: RawSeries) -> KindData:
-        released = complete_schema(data, self.schema, shares=ctx.shares, ledger=ctx.ledger, rng=ctx.rng)
+        released = complete_schema(data, self.schema, budget=ctx.budget, ledger=ctx.ledger, rng=ctx.rng)
         ctx.spend(released.share)
         schema = released.schema
         series = encode(data, schema)

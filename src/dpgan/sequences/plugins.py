@@ -75,9 +75,7 @@ def release_gaussian(
     units, per_unit = unit_series(data, n_labels)
     basis_fraction, clip_fraction, shrink, residual_fraction = form
     model = DPGaussianSeries(
-        budget.epsilon,
-        budget.delta,
-        budget.accountant,
+        budget,
         basis_fraction=basis_fraction,
         clip_fraction=clip_fraction,
         shrink=shrink,

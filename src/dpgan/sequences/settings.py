@@ -60,6 +60,9 @@ SEQUENCE_MODELS = (
     ModelEntry("independent", "statistics", STATISTICS_MODELS["independent"][0]),
 )
 RELEASED_MODELS = tuple(STATISTICS_MODELS)  # DP statistics on all of ε, no GAN steps
+# the statistics models an earlier dpgan saved inside a network's weights (model format 2, before
+# format 3 held the released arrays alone): such a file is "fit it again" ("independent" came later)
+NETWORK_SAVED_MODELS = ("gaussian", "gaussian-copula")
 COUNT_EVENT = "unit count (kept, dropped per reason)"
 COUNT_SHARE = 0.01  # of ε, for the counts
 
@@ -198,5 +201,6 @@ class SequenceSettings:
 SEQUENCE_DEFAULTS = {"batch_size": 256, "epochs": 60.0, "ema_decay": 0.99}
 
 
-__all__ = ["COUNT_EVENT", "COUNT_SHARE", "DEFAULT_MODEL", "GAN_MODELS", "MODELS", "RELEASED_MODELS",
-           "SEQUENCE_DEFAULTS", "SEQUENCE_MODELS", "STATISTICS_MODELS", "SequenceSettings"]  # fmt: skip
+__all__ = ["COUNT_EVENT", "COUNT_SHARE", "DEFAULT_MODEL", "GAN_MODELS", "MODELS", "NETWORK_SAVED_MODELS",
+           "RELEASED_MODELS", "SEQUENCE_DEFAULTS", "SEQUENCE_MODELS", "STATISTICS_MODELS",
+           "SequenceSettings"]  # fmt: skip

@@ -51,9 +51,9 @@ from dpgan.privacy.unit_rule import ReleasedTally
 from dpgan.recipes.images import DEFAULT_IMAGE_RECIPE, IMAGE_MODELS, NOT_CERTIFIED, ImageRecipe, get_image_recipe
 from dpgan.serialization import (
     REPORT_KEY,
-    STATISTICS_FORMAT,
     check_model_destination,
     read_model_dir,
+    statistics_file,
     write_model_dir,
 )
 from dpgan.tables.settings import loop_config
@@ -106,9 +106,6 @@ class ImageSynthesizer(Synthesizer):
         self.config = critic_config(IMAGE_DEFAULTS | self.recipe.overrides, settings)  # unknown: its own line
         # a setting the recipe does not read would do nothing: one line (dpgan.model_catalog)
         refuse_unread_settings(model_entry(IMAGE_MODELS, self.recipe.name, KIND), given, IMAGE_MODELS)
-        for switch in ("label_guide", "gaussian_warm_start"):
-            if getattr(self.networks, switch) and self.recipe.strategy != "dp-critic":
-                raise InputError(f"{switch} is for the dp-critic recipes (dcgan, dp-cgan)")
         self.conditional = bool(conditional)
         self.classes, self.label_prior = public_labels(classes, label_prior)
         # the declared (C, H, W): public, so a PNG folder's other shapes are dropped and nothing is bought
@@ -174,7 +171,7 @@ class ImageSynthesizer(Synthesizer):
             declared_shape=self.declared_shape, classes=self.classes, label_prior=self.label_prior,
             pixel_range=self.declared_pixel_range,
         )  # fmt: skip
-        fitted = run_fit(kind, given, self.fit_budget(), progress)
+        fitted = run_fit(kind, given, self.budget, progress)
         details: ImageDetails = fitted.data.details
         self.image_shape, self.label_names, self.ledger = details.shape, details.released.names, fitted.ledger
         self.released_units = details.released.tally  # for the CLI's summary line; training["units"] is saved
@@ -291,15 +288,8 @@ def released_model(path: str | Path, synth: ImageSynthesizer, meta: dict[str, An
     """The saved model, strictly: the "gaussian" recipe's statistics from their form and arrays, or
     the GAN's generator with every weight fitting the network the settings describe. A "gaussian"
     model saved before format 3 (inside a network's buffers) is refused in one line: fit it again."""
-    statistics = synth.recipe.strategy == "released-statistics"
-    if (meta["format_version"] == STATISTICS_FORMAT) != statistics:
-        if statistics:
-            raise ModelFileError(
-                f"{path} holds a {synth.recipe.name!r} image model saved by an earlier dpgan inside a network's "
-                "buffers: fit it again (statistics models are now saved as their released arrays alone)"
-            )
-        raise ValueError(f"a {synth.recipe.name!r} model with a statistics file")
-    if statistics:
+    statistics = synth.recipe.strategy == "released-statistics"  # the one, "gaussian", had a network's format
+    if statistics_file(path, meta, synth.recipe.name, statistics=statistics, saved_in_network=True):
         form = dict(meta["statistics"])
         if form.pop("model") != synth.recipe.name or form.get("image_shape") != list(synth.image_shape or ()):
             raise ValueError("the statistics file describes another model than model.json")

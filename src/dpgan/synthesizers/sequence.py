@@ -48,13 +48,13 @@ from dpgan.sequences.codec import (
 from dpgan.sequences.describe import dp_items, dropped_policy, schema_source
 from dpgan.sequences.fit_kind import SequenceKind, series_generator
 from dpgan.sequences.schema import SequenceSchema, coerce_schema, schema_for_array
-from dpgan.sequences.settings import RELEASED_MODELS, SEQUENCE_DEFAULTS, SEQUENCE_MODELS, SequenceSettings
+from dpgan.sequences.settings import NETWORK_SAVED_MODELS, SEQUENCE_DEFAULTS, SEQUENCE_MODELS, SequenceSettings
 from dpgan.sequences.statistics_models import series_model_class
 from dpgan.serialization import (
     REPORT_KEY,
-    STATISTICS_FORMAT,
     check_model_destination,
     read_model_dir,
+    statistics_file,
     write_model_dir,
 )
 from dpgan.tables.settings import loop_config
@@ -136,7 +136,7 @@ class SequenceSynthesizer(Synthesizer):
             raw, form = read_array_raw(data, labels, schema), "array"
         else:
             raise InputError("data must be a pandas DataFrame (long table) or a numpy array of series")
-        fitted = run_fit(SequenceKind(self.networks, self.config, schema), raw, self.fit_budget(), progress)
+        fitted = run_fit(SequenceKind(self.networks, self.config, schema), raw, self.budget, progress)
         self.schema, self.ledger, self.generator = fitted.data.details.schema, fitted.ledger, fitted.model
         self.input_form, self.training = form, fitted.record
 
@@ -248,15 +248,9 @@ def released_model(
     """The saved model, strictly: a statistics model from its form and arrays, or the GAN's generator
     with every weight fitting the network the settings describe. A statistics model saved before
     format 3 (inside a network's weights) is refused in one line: it must be fitted again."""
-    statistics = meta["format_version"] == STATISTICS_FORMAT
-    if statistics != networks.released_only:
-        if networks.model in RELEASED_MODELS:
-            raise ModelFileError(
-                f"{path} holds a {networks.model!r} model saved by an earlier dpgan inside a network's weights: "
-                "fit it again (statistics models are now saved as their released arrays alone)"
-            )
-        raise ValueError(f"a {networks.model!r} model with a statistics file")
-    if statistics:
+    model = networks.model
+    old = model in NETWORK_SAVED_MODELS  # the series' rule: "independent" came with format 3
+    if statistics_file(path, meta, model, statistics=networks.released_only, saved_in_network=old):
         form = dict(meta["statistics"])
         if form.pop("model") != networks.model:
             raise ValueError("the statistics file names another model than the settings")

@@ -1,7 +1,7 @@
 """Where and how a table fit runs: its seed, device and threads, resume, and torchrun's ranks.
 
-The fit itself is dpgan.tables.fit.plan's (in memory) or streamed_fit's (Parquet in record
-batches); this module puts it in place:
+The fit itself is dpgan.tables.fit.plan's (in memory) or dpgan.tables.fit.streamed's (Parquet in
+record batches), started by dpgan.tables.fit.run; this module puts it in place:
 - the fit's generator comes from the seed (the user's, a checkpoint's, or OS entropy); seeded, the
   networks' weights (torch's global RNG) are seeded too and the caller's RNG state is restored;
 - with a checkpoint directory the seed is the one the checkpoint keeps (dpgan.tables.fit.resume);
@@ -27,12 +27,11 @@ import torch
 from dpgan.devices import on_device, seeded_fork
 from dpgan.errors import DPGanWarning, InputError
 from dpgan.privacy.distributed import ProcessGroupContext, process_group_context
-from dpgan.tables.fit.kind import fit_table
 from dpgan.tables.fit.options import FitOptions
 from dpgan.tables.fit.plan import FitSettings, FittedTable
 from dpgan.tables.fit.public_data import PublicTable
 from dpgan.tables.fit.resume import resumable_fit, table_fingerprint
-from dpgan.tables.fit.streamed import fit_stream
+from dpgan.tables.fit.run import fit_stream, fit_table
 from dpgan.tables.reading.parquet_source import OpenSource, files_digest
 from dpgan.tables.schema.table import Schema
 from dpgan.threads import fit_threads
@@ -43,9 +42,8 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class RunPlace:
-    """The facade's seed (None: OS entropy), device and CPU threads."""
+    """The facade's device and CPU threads (its seed is the budget's: `FitSettings.budget.seed`)."""
 
-    seed: int | None
     device: torch.device
     threads: int
 
@@ -68,6 +66,7 @@ def run_in_memory(
     public: PublicTable | None,
 ) -> TableRun:
     """A table held in memory, optionally resumable and data-parallel."""
+    user_seed = settings.budget.seed  # None: OS entropy
     resume = None
     if checkpoint is not None:
         resume = resumable_fit(
@@ -77,16 +76,16 @@ def run_in_memory(
             schema=schema,
             options=options,
             settings=settings.identity(),
-            user_seed=place.seed,
+            user_seed=user_seed,
             public=None if public is None else public.record,
         )
-    fit_seed = place.seed if resume is None else resume.fit_seed
+    fit_seed = user_seed if resume is None else resume.fit_seed
     context = process_group_context(device=str(place.device))
     if context.distributed:
         fit_seed = lockstep_seed(context, int(table_fingerprint(data)[:15], 16), "tables", fit_seed)
         if resume is not None:  # rank 0's seed is the one its checkpoint keeps
             resume = replace(resume, identity={**resume.identity, "fit_seed": fit_seed})
-    note = None if resume is None or not context.is_main else resume.started_note(place.seed is not None)
+    note = None if resume is None or not context.is_main else resume.started_note(user_seed is not None)
     if note is not None:
         warnings.warn(note, DPGanWarning, stacklevel=3)  # the user's call of fit
     fitted = seeded_run(
@@ -109,7 +108,7 @@ def run_streamed(
 ) -> TableRun:
     """A Parquet source read in record batches; under torchrun every rank streams the same files."""
     context = process_group_context(device=str(place.device))
-    seed = place.seed
+    seed = settings.budget.seed
     if context.distributed:
         seed = lockstep_seed(context, files_digest(opened.files), "Parquet files", seed)
     fitted = seeded_run(

@@ -3,8 +3,9 @@
 A facade over modules with one job each, most in the table kind's folder: dpgan.tables.fit.options
 checks the public arguments before any read of the data, dpgan.tables.settings holds the plug-ins'
 settings beside the loop's TrainingConfig; `table_runs` puts a fit in place (seed, device, threads,
-resume, torchrun's ranks); the table kinds (dpgan.tables.fit.kind in memory, streamed_kind for
-Parquet in record batches) run the one fit pipeline (dpgan.fit), every private read a ledger event
+resume, torchrun's ranks); dpgan.tables.fit.run starts the one fit pipeline (dpgan.fit) with
+a table kind (dpgan.tables.fit.kind in memory, dpgan.tables.fit.streamed for Parquet in record
+batches), every private read a ledger event
 (dpgan.tables.fit.plan's docstring states the flow), with the plug-ins of dpgan.tables.fit.plugins;
 dpgan.tables.sampling.rows draws rows from the released model (post-processing, free); `model_file`
 writes and reads the model directory (no pickle).
@@ -35,7 +36,7 @@ from dpgan.tables.fit.options import fit_arguments, training_config
 from dpgan.tables.fit.plan import FitSettings, FittedTable
 from dpgan.tables.fit.public_data import DEFAULT_WARM_START_STEPS, checked_public_table
 from dpgan.tables.fit.resume import DEFAULT_CHECKPOINT_EVERY
-from dpgan.tables.fit.streamed import stream_arguments
+from dpgan.tables.fit.stream_options import stream_arguments
 from dpgan.tables.reading.parquet_source import ParquetSource
 from dpgan.tables.sampling.label_model import LabelModel
 from dpgan.tables.sampling.rows import sample_chunks
@@ -118,6 +119,8 @@ class TabularSynthesizer(Synthesizer):
         categories: Mapping[str, Sequence[str]] | None = None,
         strict: bool = False,
         keep_identifiers: bool = False,
+        keys: Sequence[str] | Mapping[str, str] | None = None,
+        hierarchies: Mapping[str, Any] | None = None,
         progress: FitProgressFn | bool | None = None,
         checkpoint: str | Path | None = None,
         checkpoint_every: int = DEFAULT_CHECKPOINT_EVERY,
@@ -133,6 +136,12 @@ class TabularSynthesizer(Synthesizer):
         ({column: [values]}) and numeric `bounds` ({column: (low, high)}). Cells that do not fit the
         schema are mapped into it and counted with DP (dpgan.tables.reading.conform), or refused (`strict`).
         `keep_identifiers`: keep nearly-unique text columns on the non-private schema path.
+        `keys`: key columns (`["id"]`, or `{"id": "uuid"}` with a format: "integer", "uuid" or a
+        pattern like "P-######"), beside a schema's own `"role": "key"` columns: never read, never
+        learned, free; sampling writes fresh unique values (dpgan.tables.schema.keys).
+        `hierarchies`: a code column's public hierarchy without a schema (`{"zip": {"prefix": [3, 1]}}`,
+        or `{"parents": [{child: parent}, ...]}`): a value too rare to release falls back to its released
+        parent (`021*`) instead of `(other)`; one more DP histogram per level (dpgan.tables.schema.hierarchy).
         `checkpoint`: a directory (as secret as the table, deleted on success) from which a killed
         fit, run again with the same table and settings, resumes without spending anything twice
         (dpgan.tables.fit.resume); another directory, or none, is a new fit whose ε adds up.
@@ -145,12 +154,12 @@ class TabularSynthesizer(Synthesizer):
         (step, total, ε spent so far) instead (dpgan.training.progress_bar).
         """
         progress = fit_progress(progress, self.accountant)
-        place = RunPlace(self.seed, self.device, self.threads)
+        place = RunPlace(self.device, self.threads)
         settings = FitSettings.of(self)
         if isinstance(data, (str, Path, ParquetSource)):  # read in record batches (dpgan.tables.fit.streamed)
             opened, schema, options = stream_arguments(
                 data, schema, settings, target=target, categorical=categorical, bounds=bounds,
-                categories=categories, strict=strict, checkpoint=checkpoint,
+                categories=categories, strict=strict, checkpoint=checkpoint, keys=keys, hierarchies=hierarchies,
             )  # fmt: skip
             public = checked_public_table(public_data, public_warm_start_steps, schema)
             return self._adopt_run(run_streamed(opened, schema, options, settings, place, progress, public))
@@ -163,7 +172,10 @@ class TabularSynthesizer(Synthesizer):
             categories=categories,
             strict=strict,
             keep_identifiers=keep_identifiers,
+            keys=keys,
+            hierarchies=hierarchies,
         )
+        data = options.learned(data)  # the key columns go before any read
         public = checked_public_table(public_data, public_warm_start_steps, schema)
         run = run_in_memory(data, schema, options, settings, place, progress, checkpoint, checkpoint_every, public)
         return self._adopt_run(run)

@@ -3,7 +3,7 @@
 A fit spends one (ε, δ) in several releases: the data kind's (unit counts, a DP schema or shape,
 the label set), each plug-in's (anchors, label models, a label guide, a Gaussian base), then the
 GAN's steps on what is left. The releases before the GAN are calibrated to cumulative shares of ε
-(`BudgetShares.at`: the ledger's ε after this release reaches that share), so the context keeps
+(`FitBudget.at`: the ledger's ε after this release reaches that share), so the context keeps
 the share the releases so far have reached: a release asks `target(share)` for its own, and the
 pipeline moves `spent_share` on after it (dpgan.fit). The last word is always the ledger's: the
 GAN's σ is calibrated on what the ledger has committed, and the fit checks the ledger at the end.
@@ -15,41 +15,19 @@ torch generators of each part), created before anything is read, so a seeded fit
 from __future__ import annotations
 
 import secrets
-from dataclasses import dataclass
 
 import numpy as np
 import torch
 
 from dpgan.devices import seeded_generator
 from dpgan.errors import BudgetError
-from dpgan.privacy.accounting import Budget, PrivacyLedger
-from dpgan.privacy.calibration import BudgetShares, ShareTarget
-
-
-@dataclass(frozen=True)
-class FitBudget:
-    """The user's privacy settings of a fit: the (ε, δ) target, how ε is computed, a fixed σ (then
-    the GAN trains for as many steps as it pays for) and the seed (experiments only)."""
-
-    epsilon: float
-    delta: float
-    accountant: str
-    noise_multiplier: float | None = None
-    seed: int | None = None
-
-    def ledger_budget(self) -> Budget:
-        """The ledger's cap: the one place a fit's (ε, δ, accountant) becomes the `Budget` its
-        ledger refuses to pass (a table's ledger, opened with a schema's purchase, too)."""
-        return Budget(self.epsilon, self.delta, self.accountant)
-
-    def whole_target(self) -> ShareTarget:
-        """The target of a release that is the whole model: all of ε, after whatever the ledger
-        already holds (a statistics model's last release, calibrated on the ledger it joins)."""
-        return ShareTarget(self.epsilon, self.delta, self.accountant)
+from dpgan.privacy.accounting import PrivacyLedger
+from dpgan.privacy.calibration import FitBudget, ShareTarget
 
 
 class FitContext:
-    """The ledger, the shares of ε and the random generator of one fit."""
+    """The fit's one budget (the facade's `FitBudget`, held, not copied), the ledger, the share of ε
+    the releases so far reach and the random generator of one fit."""
 
     def __init__(
         self, budget: FitBudget, ledger: PrivacyLedger, rng: np.random.Generator, spent_share: float = 0.0
@@ -57,7 +35,6 @@ class FitContext:
         """A context around a ledger and a generator, the releases so far reaching `spent_share` of
         ε (the tables open their ledger with a schema's purchase and draw from the facade's rng)."""
         self.budget, self.ledger, self.rng = budget, ledger, rng
-        self.shares = BudgetShares(budget.epsilon, budget.delta, budget.accountant)
         self.spent_share = spent_share  # the share of ε the releases so far reach (releases before the GAN)
 
     @classmethod
@@ -71,7 +48,7 @@ class FitContext:
 
     def target(self, share: float) -> ShareTarget:
         """The target of a release of `share` of ε after those made so far."""
-        return self.shares.at(self.spent_share + share)
+        return self.budget.at(self.spent_share + share)
 
     def spend(self, share: float) -> None:
         """A release of `share` of ε was made (the ledger holds its entry)."""
@@ -91,4 +68,4 @@ class FitContext:
             raise BudgetError(f"internal error: the ledger spent ε={spent:.4f} > target {self.budget.epsilon}")
 
 
-__all__ = ["FitBudget", "FitContext"]
+__all__ = ["FitContext"]

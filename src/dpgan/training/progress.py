@@ -15,6 +15,7 @@ from dpgan.privacy.ledger import PrivacyLedger
 from dpgan.privacy.ledger_entry import LedgerEntry
 
 if TYPE_CHECKING:
+    from dpgan.privacy.calibration import FitBudget
     from dpgan.privacy.composition import IncrementalAccountant
 
 # what a user passes to fit(progress=...): (step, total, ε so far); the loops' own ProgressFn takes the step
@@ -45,11 +46,10 @@ class StepReporter:
         total: int,
         step: LedgerEntry,
         ledger: PrivacyLedger,
-        delta: float,
-        accountant: str,
+        budget: FitBudget,
     ) -> None:
         self.progress, self.total, self.ledger = progress, total, ledger
-        self.step, self.prior, self.delta, self.accountant = step, list(ledger.entries), delta, accountant
+        self.step, self.prior, self.budget = step, list(ledger.entries), budget
         self.last_refresh = -math.inf
         self.last_cost = 0.0  # seconds the last refresh took (the first's one-off set-up left out)
         self.clock: Callable[[], float] = time.monotonic  # tests inject a clock
@@ -63,7 +63,7 @@ class StepReporter:
         if step != 1 and step != self.total and now - self.last_refresh < interval:
             return
         if step == self.total:  # every step is charged: the ledger's own ε, which the fit then reuses
-            spent = self.ledger.epsilon(self.delta, self.accountant)
+            spent = self.ledger.epsilon(self.budget.delta, self.budget.accountant)
         else:
             if self._running is None:
                 # imported on the first refresh: the accountant's dp-accounting is a fit's, not a load's
@@ -71,9 +71,10 @@ class StepReporter:
                 from dpgan.privacy.pld_accounting import coarsened, pld_discretization
 
                 grid = coarsened(pld_discretization([*self.prior, self.step]), self.PROGRESS_COARSENING)
-                coarse = grid if self.accountant == "pld" else None
+                budget = self.budget
+                coarse = grid if budget.accountant == "pld" else None
                 self._running = IncrementalAccountant(
-                    self.prior, self.step, delta=self.delta, accountant=self.accountant, discretization=coarse
+                    self.prior, self.step, delta=budget.delta, accountant=budget.accountant, discretization=coarse
                 )
             spent = self._running.epsilon_after(step)
         self.last_refresh = self.clock()

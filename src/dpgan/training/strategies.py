@@ -109,24 +109,20 @@ def calibrate_gan(
     """The schedule from N̂, σ and T so that the ledger's committed entries (a reserved selection
     counted in full) plus the GAN's steps land on ε (or, with a fixed σ, as many steps as it pays
     for), the selection's snapshot steps, and the progress reporter."""
-    budget = ctx.budget
     schedule = gan_schedule_for(config, rows, dp_on)
     calibrated = sigma_and_steps(
         sample_rate=schedule.sample_rate,
         steps=schedule.steps,
-        epsilon=budget.epsilon,
-        delta=budget.delta,
-        accountant=budget.accountant,
+        budget=ctx.budget,
         prior=ctx.ledger.committed(),
         sampling=schedule.sampling,
-        noise_multiplier=budget.noise_multiplier,
         cap_steps=extras.cap_steps,
     )
     sigma, steps = calibrated.noise_multiplier, calibrated.steps
     if extras.keeper is not None:
         extras.keeper.steps = snapshot_steps(steps, extras.keeper.count)
     step_entry = sampled_steps_event("step", sigma, sampling_rate=schedule.sample_rate, sampling=schedule.sampling)
-    reporter = StepReporter(progress, steps, step_entry, ctx.ledger, budget.delta, budget.accountant)
+    reporter = StepReporter(progress, steps, step_entry, ctx.ledger, ctx.budget)
     return Calibrated(schedule, sigma, steps, reporter)
 
 
@@ -248,22 +244,15 @@ class NoiseLayerStrategy:
     ) -> StrategyResult:
         if hooks:
             raise InputError("the noise-layer GAN takes no generator plug-ins")
-        budget = ctx.budget
         schedule = gan_schedule_for(self.config, rows, "critic")
         calibrated = calibrate_feature_release(
-            sample_rate=schedule.sample_rate,
-            passes=schedule.steps,
-            epsilon=budget.epsilon,
-            delta=budget.delta,
-            accountant=budget.accountant,
-            prior=ctx.ledger.committed(),
-            noise_multiplier=budget.noise_multiplier,
+            sample_rate=schedule.sample_rate, passes=schedule.steps, budget=ctx.budget, prior=ctx.ledger.committed()
         )
         capacity = int(math.ceil(schedule.expected_batch_size + 3.0 * math.sqrt(schedule.expected_batch_size)))
         torch_gen = ctx.torch_generator()
         if self.certified:  # ε so far from the passes' own ledger entry, as for the DP critic
             entry = release_entry(calibrated.noise_multiplier, schedule.sample_rate, capacity)
-            reporter = StepReporter(progress, calibrated.steps, entry, ctx.ledger, budget.delta, budget.accountant)
+            reporter = StepReporter(progress, calibrated.steps, entry, ctx.ledger, ctx.budget)
         else:  # the published form claims no ε: the bar says so
 
             def reporter(step: int) -> None:

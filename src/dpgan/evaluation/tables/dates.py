@@ -93,7 +93,7 @@ def _part(units: np.ndarray, kind: str, part: str, index: pd.Index) -> pd.Series
     missing = np.isnan(days)
     if part == "year":
         return pd.Series(np.where(missing, np.nan, stamps.dt.year.to_numpy(dtype=np.float64)), index=index)
-    values = stamps.dt.month if part == "month" else stamps.dt.dayofweek
+    values = stamps.dt.month if part == "month" else stamps.dt.day_of_week
     return pd.Series(np.where(missing, None, values.astype(str).to_numpy(dtype=object)), index=index, dtype=object)
 
 

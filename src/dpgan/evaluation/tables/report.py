@@ -34,6 +34,7 @@ from dpgan.evaluation.report_core import (
     write_html,
 )
 from dpgan.evaluation.tables.ml_efficacy import Progress
+from dpgan.evaluation.tables.rules import rules_section
 
 METRIC_LABELS = {
     "accuracy": "accuracy",
@@ -81,6 +82,7 @@ def render_report(
         audit_section(metrics.get("audit")),
         _utility_section(metrics),
         _fidelity_section(metrics.get("fidelity", {}), metrics.get("columns", {}), real, synthetic, progress),
+        rules_section(metrics.get("rules")),
         attacks_section(metrics.get("attacks")),
         "</body></html>",
     ]
@@ -163,6 +165,12 @@ def _fidelity_section(
             number=fixed,
         )
     )
+    for name, entry in per_column.items():  # code columns with a hierarchy: the JSD at each level
+        if entry.get("jsd_by_level"):
+            levels = ", ".join(f"level {i + 1}: {fixed(v)}" for i, v in enumerate(entry["jsd_by_level"]))
+            out.append(
+                note(f"{name}: JSD cut to its hierarchy's levels ({levels}); the codes' own: {fixed(entry.get('jsd'))}")
+            )
     out.append(note(NOTES["fidelity"]))
     out.append("<h3>Marginals, real vs synthetic</h3>")
     if real is None or synthetic is None:

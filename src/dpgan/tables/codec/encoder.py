@@ -23,6 +23,7 @@ from dpgan.tables.codec.column_transforms import (
 )
 from dpgan.tables.codec.datetime_transform import DatetimeTransform
 from dpgan.tables.codec.geo import GeoTransform
+from dpgan.tables.codec.rules import RuleCodec
 from dpgan.tables.schema.table import Schema
 
 
@@ -33,13 +34,16 @@ class TableEncoder:
         dtypes = dtypes or {}
         self.schema = schema
         self.dtypes = {c.name: dtypes.get(c.name) for c in schema.columns}
+        # with rules, the generator learns other columns (dpgan.tables.codec.rules: free rewrites)
+        self.rules = RuleCodec.of(schema, self.dtypes) if schema.rules else None
+        learned = schema if self.rules is None else self.rules.learned
         pair_of = {lat: (lat, lon) for lat, lon in schema.geo} | {lon: (lat, lon) for lat, lon in schema.geo}
         self.transforms: list[ColumnTransform] = []
         coded: set[str] = set()
-        for c in schema.columns:
+        for c in learned.columns:
             if c.name not in pair_of:
                 maker = DatetimeTransform if c.is_temporal else make_transform  # dates build on the numeric transform
-                self.transforms.append(maker(c, self.dtypes[c.name]))
+                self.transforms.append(maker(c, self.dtypes.get(c.name)))
             elif c.name not in coded:  # a geo pair is coded where its first column stands
                 lat, lon = pair_of[c.name]
                 self.transforms.append(GeoTransform(schema[lat], schema[lon], (self.dtypes[lat], self.dtypes[lon])))
@@ -53,6 +57,8 @@ class TableEncoder:
         self.width = start
 
     def encode(self, frame: pd.DataFrame) -> np.ndarray:
+        if self.rules is not None:
+            frame = self.rules.to_learned(frame)
         blocks = [t.encode_frame(frame) for t in self.transforms]
         return np.concatenate(blocks, axis=1).astype(np.float32)
 
@@ -62,7 +68,8 @@ class TableEncoder:
         for t in self.transforms:
             parts.append(t.decode_frame(encoded[:, start : start + t.width], rng))
             start += t.width
-        return pd.concat(parts, axis=1)[self.schema.names]
+        frame = pd.concat(parts, axis=1)
+        return frame[self.schema.names] if self.rules is None else self.rules.from_learned(frame)
 
 
 __all__ = [

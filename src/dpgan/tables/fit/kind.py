@@ -1,7 +1,8 @@
-"""A table held in memory as the fit pipeline's kind (dpgan.fit): `TableKind`, and `fit_table`.
+"""A table held in memory as the fit pipeline's kind (dpgan.fit): `TableKind` and its steps' parts.
 
 The flow and where each read is charged are dpgan.tables.fit.plan's (its docstring): the
-ledger opens with the schema's purchase (step 1, `_open_ledger`); steps 2-4 (preparation, encoder,
+ledger opens with the schema's purchase (step 1, dpgan.tables.fit.run, which then runs the
+pipeline with this kind; nothing here calls back up into it); steps 2-4 (preparation, encoder,
 public warm start, the selection's held-out part, the condition's frequencies) are the kind's
 data releases; step 5 its plug-ins (dpgan.tables.fit.plugins); step 6 its strategy
 (dpgan.training.strategies), with the selection reserved and the resume checkpoint's fingerprint
@@ -21,70 +22,32 @@ import torch
 
 from dpgan.devices import to_device
 from dpgan.errors import DPGanWarning
-from dpgan.fit import KindData, Plugin, data_kind, register_kind, run_fit
+from dpgan.fit import KindData, Plugin, register_kind
 from dpgan.model import GANModel, ReleasedModel
+from dpgan.privacy.accounting import PrivacyLedger
 from dpgan.privacy.distributed import SINGLE_PROCESS, ProcessGroupContext
-from dpgan.tables.codec.conditioning import build_condition
+from dpgan.tables.codec.conditioning import Condition, build_condition, condition_column_for
 from dpgan.tables.codec.encoder import TableEncoder, public_dtypes
 from dpgan.tables.fit.options import FitOptions
-from dpgan.tables.fit.plan import (
-    FitSettings,
-    FittedTable,
-    _open_ledger,
-    _prepare,
-    match_label_prior,
-    table_extras,
-    training_schema,
-)
-from dpgan.tables.fit.plugins import TableExtras, label_model_from_tables, table_plugins
-from dpgan.tables.fit.preparation import Prepared
+from dpgan.tables.fit.plan import FitSettings
+from dpgan.tables.fit.plugins import AnchorCounts, TableExtras, label_model_from_tables, table_plugins
+from dpgan.tables.fit.preparation import Prepared, prepare_table
 from dpgan.tables.fit.public_data import PublicTable, encode_public
 from dpgan.tables.fit.resume import ResumableFit, releases_before_training
 from dpgan.tables.fit.selection import Holdout, Selection, reserve_selection, select_released, split_heldout
 from dpgan.tables.sampling.label_model import label_target
-from dpgan.tables.schema.table import Schema
+from dpgan.tables.sampling.rows import TableSampler
+from dpgan.tables.sampling.table_label_model import match_prior
+from dpgan.tables.schema.keys import KeySpec
+from dpgan.tables.schema.rule_checks import check_condition
+from dpgan.tables.schema.table import Schema, binary_coded, with_geo, with_keys
 from dpgan.training.checkpoint import FitCheckpoint
 from dpgan.training.context import FitContext
-from dpgan.training.progress import FitProgressFn
+from dpgan.training.generator_losses import GeneratorObjective
 from dpgan.training.public_warm_start import PublicWarmStart
 from dpgan.training.strategies import STRATEGIES, DPCriticStrategy, DPGeneratorStrategy, LoopExtras
 
-
-def fit_table(
-    data: pd.DataFrame,
-    schema: Schema | None,
-    options: FitOptions,
-    settings: FitSettings,
-    progress: FitProgressFn | None,
-    rng: np.random.Generator,
-    resume: ResumableFit | None = None,
-    public: PublicTable | None = None,
-    context: ProcessGroupContext = SINGLE_PROCESS,
-) -> FittedTable:
-    """Train on `data` following the module's flow, through the one fit pipeline (dpgan.fit) with
-    the table kind; every random draw comes from `rng` or torch's (possibly seeded) global RNG.
-    With `resume`, the loop checkpoints and resumes (dpgan.tables.fit.resume); the checkpoint is
-    deleted once the fit has succeeded."""
-    kind = data_kind(TableKind.name, schema=schema, options=options, settings=settings, resume=resume, public=public,
-                     context=context)  # fmt: skip
-    return run_table_kind(kind, data, progress, rng)  # type: ignore[arg-type]
-
-
-def run_table_kind(kind: TableKind, data: Any, progress: FitProgressFn | None, rng: np.random.Generator) -> FittedTable:
-    """The pipeline with a table kind (in memory or streamed): the ledger opens with the schema's
-    purchase (step 1), the fit runs, the resume checkpoint (secret material) is deleted."""
-    settings = kind.settings
-    ledger, purchased = _open_ledger(kind.schema, settings)  # step 1
-    budget = settings.budget  # the facade's one object (dpgan.api.fit_budget), not a copy
-    fitted = run_fit(kind, data, budget, progress, FitContext(budget, ledger, rng, purchased))
-    if kind.checkpoint is not None:
-        kind.context.barrier()  # every rank has read it before rank 0 deletes it
-        kind.checkpoint.remove()  # secret material (dpgan.training.checkpoint)
-    extras: TableExtras = fitted.data.details
-    return FittedTable(
-        ledger, extras.encoder.schema, extras.encoder, fitted.model, extras.condition, extras.label_model,
-        fitted.record, fitted.critic,
-    )  # fmt: skip
+PRIOR_MATCH_ROWS = 4000  # G's rows the naive-Bayes label model's bias is matched on
 
 
 @dataclass
@@ -133,7 +96,7 @@ class TableKind:
         for note in prepared.notes:  # N̂ and the repair counts: printed releases
             warnings.warn(note, DPGanWarning, stacklevel=8)  # the user's call of fit
         schema, rows = prepared.schema, prepared.rows
-        schema = training_schema(schema, settings, condition_column)  # rewrites of the public schema: free
+        schema = training_schema(schema, settings, condition_column, self.options.keys)  # public rewrites: free
         encoder = TableEncoder(schema, public_dtypes(schema))  # step 3
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -183,7 +146,7 @@ class TableKind:
         ledger, table, settings = self.ctx.ledger, self.table, self.settings
         extras: TableExtras = self.data.details
         if table.holdout is not None:  # reserved before σ is calibrated, so training leaves room for it
-            self.selection = reserve_selection(ledger, settings.table, settings.budget.epsilon)
+            self.selection = reserve_selection(ledger, settings.table, settings.budget)
         if self.resume is not None:
             self.checkpoint = self.resume.checkpoint(releases_before_training(ledger, extras, self.data.hooks))
             self.checkpoint.writer = self.context.is_main
@@ -230,6 +193,96 @@ class TableKind:
         if self.public is not None:
             training["public_data"] = dict(self.public.record)
         return training
+
+
+def _prepare(
+    data: pd.DataFrame,
+    schema: Schema | None,
+    options: FitOptions,
+    settings: FitSettings,
+    ledger: PrivacyLedger,
+    rng: np.random.Generator,
+) -> tuple[Prepared, float, str | None]:
+    """The table in the schema's domain and its noisy row count, charged at `fraction` of ε
+    (dpgan.tables.fit.preparation); returns it, the fraction and the condition column (checked first). Its
+    notes are the caller's to print (after a resumable fit has pinned its seed)."""
+    without_dp = schema is None and settings.schema_from_data_without_dp
+    condition_column = condition_column_for(
+        settings.condition_column, recipe=settings.recipe.name, conditional=settings.recipe.conditional,
+        schema=schema, target_hint=options.hints.target, columns=list(data.columns),
+    )  # fmt: skip
+    needs_prior = condition_column is not None and (
+        without_dp or (schema is not None and not schema[condition_column].frequencies)
+    )
+    infer_dp = schema is None and not without_dp
+    fraction = settings.preprocessing_share(infer_dp)
+    prepared = prepare_table(
+        data,
+        schema=schema,
+        hints=options.hints,
+        strict=options.strict,
+        without_dp=without_dp,
+        keep_identifiers=options.keep_identifiers,
+        budget=settings.budget,
+        fraction=fraction,
+        needs_prior=needs_prior,
+        ledger=ledger,
+        rng=rng,
+    )
+    return prepared, fraction, condition_column
+
+
+def table_extras(
+    encoded: torch.Tensor | None,
+    encoder: TableEncoder,
+    condition: Condition | None,
+    rows: int,
+    settings: FitSettings,
+    torch_gen: torch.Generator,
+    context: ProcessGroupContext = SINGLE_PROCESS,
+    counts: AnchorCounts | None = None,
+) -> TableExtras:
+    """What the table plug-ins read: G's objective, the anchors' exact counts (counted here from
+    `encoded` when not given: a streamed fit passes the counts it added up batch by batch)."""
+    cfg = settings.config
+    objective = GeneratorObjective(
+        cfg.loss, info_weight=cfg.info_loss_weight, classifier_weight=settings.table.classifier_loss_weight
+    )
+    if counts is None:
+        if encoded is None:
+            raise RuntimeError("internal error: the anchors need the encoded table or its counts")
+        counts = AnchorCounts.for_settings(settings.table, encoder, None if condition is None else condition.column)
+        counts.add(encoded)  # the same counting a streamed fit does batch by batch
+    return TableExtras(encoded, encoder, condition, rows, counts, objective, torch_gen, context)
+
+
+def training_schema(
+    schema: Schema, settings: FitSettings, condition_column: str | None, keys: tuple[KeySpec, ...] = ()
+) -> Schema:
+    """The released schema as the encoder reads it (binary codes, geo pairs: public settings), with
+    the key columns the sampler generates (public hints: the encoder codes none of them); a
+    condition column that a rule sets is refused (the rules' learned columns: dpgan.tables.codec.rules)."""
+    check_condition(schema.rules, condition_column)
+    if settings.table.binary_codes:
+        schema = binary_coded(schema, keep=tuple(c for c in (schema.target, condition_column) if c))
+    return with_keys(with_geo(schema, settings.table.geo_pairs), keys)
+
+
+def match_label_prior(
+    extras: TableExtras,
+    generator: torch.nn.Module,
+    encoder: TableEncoder,
+    condition: Condition | None,
+    settings: FitSettings,
+    rng: np.random.Generator,
+) -> None:
+    """The naive-Bayes label model's bias, matched on G's own rows (post-processing of released
+    models and public noise); draws one seed from `rng`, only for a "pair-tables" label model."""
+    if extras.label_model_kind != "pair-tables" or extras.label_model is None:
+        return
+    sampler = TableSampler(generator, encoder, condition, settings.config.noise_dim, ())
+    own_rows = sampler.sample(PRIOR_MATCH_ROWS, {}, int(rng.integers(0, 2**31 - 1)))
+    match_prior(extras.label_model, to_device(torch.from_numpy(encoder.encode(own_rows))))
 
 
 register_kind(TableKind.name, TableKind)

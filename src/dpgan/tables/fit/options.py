@@ -22,6 +22,8 @@ from dpgan.errors import InputError
 from dpgan.recipes import Recipe
 from dpgan.tables.inference.column_kinds import PublicHints
 from dpgan.tables.reading.conform import check_structure
+from dpgan.tables.schema.hierarchy import Hierarchy
+from dpgan.tables.schema.keys import KeySpec, key_specs
 from dpgan.tables.schema.table import Schema
 from dpgan.tables.settings import TableSettings, split_settings
 from dpgan.training.config import TrainingConfig
@@ -29,11 +31,18 @@ from dpgan.training.config import TrainingConfig
 
 @dataclass(frozen=True)
 class FitOptions:
-    """How `fit` treats the table: public hints, strictness, identifiers (non-private path)."""
+    """How `fit` treats the table: public hints, strictness, identifiers (non-private path), and
+    the key columns (the hint's and the schema's: dropped before any read, generated on sampling)."""
 
     hints: PublicHints
     strict: bool
     keep_identifiers: bool
+    keys: tuple[KeySpec, ...] = ()
+
+    def learned(self, data: pd.DataFrame) -> pd.DataFrame:
+        """`data` without its key columns: what every release reads (the keys' cells never are)."""
+        present = [k.name for k in self.keys if k.name in data.columns]
+        return data.drop(columns=present) if present else data
 
 
 def positive_int(value: Any, what: str) -> int:
@@ -78,6 +87,7 @@ def parse_hints(
     categorical: Sequence[str],
     bounds: Mapping[str, tuple[float, float]] | None,
     categories: Mapping[str, Sequence[str]] | None = None,
+    hierarchies: Mapping[str, Any] | None = None,
 ) -> PublicHints:
     if target is not None and not isinstance(target, str):
         raise InputError("target must be a column name")
@@ -95,7 +105,13 @@ def parse_hints(
         if isinstance(values, str) or not all(isinstance(v, (str, int, float, bool)) for v in values):
             raise InputError(f"categories of {name!r} must be a list of values")
         lists[str(name)] = tuple(str(v) for v in values)
-    return PublicHints(target, tuple(categorical), parsed, lists)
+    if hierarchies is not None and not isinstance(hierarchies, Mapping):
+        raise InputError('hierarchies must map column names to hierarchies, e.g. {"zip": {"prefix": [3, 1]}}')
+    trees = {
+        str(name): tree if isinstance(tree, Hierarchy) else Hierarchy.from_dict(tree, str(name))
+        for name, tree in (hierarchies or {}).items()
+    }
+    return PublicHints(target, tuple(categorical), parsed, lists, trees)
 
 
 def coerce_schema(schema: Schema | str | Path | dict | None) -> Schema | None:
@@ -114,14 +130,17 @@ def schema_with_hints(
     categorical: Sequence[str],
     bounds: Mapping[str, tuple[float, float]] | None,
     categories: Mapping[str, Sequence[str]] | None,
+    hierarchies: Mapping[str, Any] | None = None,
 ) -> tuple[Schema | None, PublicHints]:
     """The schema (its target named or replaced by `target`) and the hints; the hints that describe
     a table without a schema are refused beside one (write them into it)."""
     schema = coerce_schema(schema)
-    hints = parse_hints(target, categorical, bounds, categories)
+    hints = parse_hints(target, categorical, bounds, categories, hierarchies)
     if schema is not None:
-        if hints.categorical or hints.bounds or hints.categories:
-            raise InputError("categorical, categories and bounds hints apply without a schema: write them into it")
+        if hints.categorical or hints.bounds or hints.categories or hints.hierarchies:
+            raise InputError(
+                "categorical, categories, bounds and hierarchy hints apply without a schema: write them into it"
+            )
         if hints.target is not None:
             schema = replace(schema, target=hints.target)
     return schema, hints
@@ -137,18 +156,41 @@ def fit_arguments(
     categories: Mapping[str, Sequence[str]] | None,
     strict: bool,
     keep_identifiers: bool,
+    keys: Sequence[str] | Mapping[str, str] | None = None,
+    hierarchies: Mapping[str, Any] | None = None,
 ) -> tuple[Schema | None, FitOptions]:
     """`fit`'s arguments checked against each other and the table's structure: (schema, options).
 
     A schema's target may be named or replaced by `target`; the other hints apply only without a
-    schema (write them into it). The table's structure is refused before any budget is spent."""
+    schema (write them into it). `keys` (names, or names to formats) adds key columns to the
+    schema's own (dpgan.tables.schema.keys). The table's structure is refused before any budget is
+    spent."""
     if not isinstance(data, pd.DataFrame):
         raise InputError("data must be a pandas DataFrame")
     if data.shape[1] == 0:  # no columns: public structure (a table with no rows still fits, below)
         raise InputError("the table has no columns: nothing to learn from")
-    schema, hints = schema_with_hints(schema, target, categorical, bounds, categories)
+    schema, hints = schema_with_hints(schema, target, categorical, bounds, categories, hierarchies)
+    specs = table_keys(keys, list(data.columns), schema, hints)
+    options = FitOptions(hints, bool(strict), bool(keep_identifiers), specs)
+    learned = options.learned(data)  # names only: no cell of a key column is read
+    if learned.shape[1] == 0:
+        raise InputError("the table has no columns besides its keys: nothing to learn from")
     if schema is not None:
-        check_structure(data, schema)  # table structure is refused before any budget is spent
+        check_structure(learned, schema)  # table structure is refused before any budget is spent
     else:
-        hints.check(data.columns)
-    return schema, FitOptions(hints, bool(strict), bool(keep_identifiers))
+        hints.check(learned.columns)
+    return schema, options
+
+
+def table_keys(
+    keys: Sequence[str] | Mapping[str, str] | None, columns: Sequence[Any], schema: Schema | None, hints: PublicHints
+) -> tuple[KeySpec, ...]:
+    """The key columns: the schema's, then the hint's (placed where they stand in the header); a
+    key named by another hint (target, categorical, bounds, categories) is refused."""
+    hinted = key_specs(keys, columns)
+    named = {hints.target} | set(hints.categorical) | set(hints.bounds) | set(hints.categories) | set(hints.hierarchies)
+    clash = sorted(k.name for k in hinted if k.name in named or (schema is not None and k.name in schema.names))
+    if clash:
+        raise InputError(f"key column {clash[0]!r} is also named as a learned column: a key is never learned")
+    own = () if schema is None else tuple(k for k in schema.keys if k.name not in {h.name for h in hinted})
+    return own + hinted

@@ -1,9 +1,13 @@
 """The fit of a tabular synthesizer, read by read: what is charged to the ledger, and where.
 
 A table runs through the one fit pipeline (dpgan.fit) as `TableKind`
-(dpgan.tables.fit.kind; streamed: `StreamedTableKind`, dpgan.tables.fit.streamed):
-steps 2-4 are its data releases, step 5 its plug-ins (dpgan.tables.fit.plugins), step 6 its strategy
-(dpgan.training.strategies) and, with a selection, its finish; this module holds the steps' parts.
+(dpgan.tables.fit.kind; streamed: `StreamedTableKind`, dpgan.tables.fit.streamed), started by
+dpgan.tables.fit.run (step 1, then the pipeline): steps 2-4 are the kind's data releases, step 5
+its plug-ins (dpgan.tables.fit.plugins), step 6 its strategy (dpgan.training.strategies) and, with
+a selection, its finish. This module holds what goes in and what comes out: the facade's settings
+(`FitSettings`, with the one `FitBudget`) and the released model (`FittedTable`). The flow goes
+down, never back: facade → dpgan.synthesizers.table_runs → run → dpgan.fit → kind → preparation,
+plug-ins, strategy → dpgan.privacy.
 
 Flow (every read of the private table is a ledger event, and `PrivacyLedger` refuses any event
 that would take it past the target (ε, δ)):
@@ -49,38 +53,25 @@ seeded samples are compared bit for bit across refactors.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-import numpy as np
-import pandas as pd
 import torch
 
-from dpgan.devices import to_device
-from dpgan.errors import BudgetError
 from dpgan.privacy.accounting import PrivacyLedger
-from dpgan.privacy.distributed import SINGLE_PROCESS, ProcessGroupContext
+from dpgan.privacy.calibration import FitBudget
 from dpgan.recipes import Recipe
-from dpgan.tables.codec.conditioning import Condition, condition_column_for
+from dpgan.tables.codec.conditioning import Condition
 from dpgan.tables.codec.encoder import TableEncoder
-from dpgan.tables.fit.options import FitOptions
-from dpgan.tables.fit.plugins import AnchorCounts, TableExtras
-from dpgan.tables.fit.preparation import Prepared, prepare_table, purchased_schema_entries
 from dpgan.tables.sampling.label_model import LabelModel
 from dpgan.tables.sampling.rows import RowPostProcessor, TableSampler
-from dpgan.tables.sampling.table_label_model import match_prior
-from dpgan.tables.schema.table import Schema, binary_coded, with_geo
+from dpgan.tables.schema.table import Schema
 from dpgan.tables.settings import TableSettings
 from dpgan.training.config import TrainingConfig
-from dpgan.training.generator_losses import GeneratorObjective
-
-if TYPE_CHECKING:  # the fit's context brings the accountant; a loaded model never needs it
-    from dpgan.training.context import FitBudget
 
 # share of ε for the reads before training when the domain is bought with DP (row count, one
 # histogram per column, the repair count); with a schema only the row count and repairs: 1 %.
 # 0.25 (was 0.1) chosen on the validation splits of the bench tables (bench/RESULTS.md §10)
 NO_SCHEMA_PREPROCESSING_FRACTION = 0.25
-PRIOR_MATCH_ROWS = 4000  # G's rows the naive-Bayes label model's bias is matched on
 
 
 @dataclass(frozen=True)
@@ -90,7 +81,7 @@ class FitSettings:
     recipe: Recipe
     config: TrainingConfig
     table: TableSettings  # the codec's, plug-ins' and selection's (dpgan.tables.settings)
-    budget: FitBudget  # the facade's (ε, δ), accountant, fixed σ and seed: the one copy down the spine
+    budget: FitBudget  # the facade's one object (ε, δ, accountant, fixed σ, seed), held down the spine, not copied
     epochs_given: bool  # σ is calibrated for exactly these epochs (or they cap a fixed σ's run)
     preprocessing_fraction: float | None
     schema_from_data_without_dp: bool
@@ -103,7 +94,7 @@ class FitSettings:
             recipe=synth.recipe,
             config=synth.config,
             table=synth.settings,
-            budget=synth.fit_budget(),
+            budget=synth.budget,
             epochs_given=synth.epochs_given,
             preprocessing_fraction=synth.preprocessing_fraction,
             schema_from_data_without_dp=synth.schema_from_data_without_dp,
@@ -152,104 +143,3 @@ class FittedTable:
     def post_processors(self) -> tuple[RowPostProcessor, ...]:
         """The released models that rewrite generated rows, in the order sampling applies them."""
         return () if self.label_model is None else (self.label_model,)
-
-
-def _open_ledger(schema: Schema | None, settings: FitSettings) -> tuple[PrivacyLedger, float]:
-    """The ledger, holding the schema's recorded DP purchase if any, and the share of ε it spent."""
-    budget = settings.budget
-    epsilon, delta, accountant = budget.epsilon, budget.delta, budget.accountant
-    # every release after this is refused if it would take the ledger past (ε, δ)
-    ledger = PrivacyLedger(purchased_schema_entries(schema), budget.ledger_budget())
-    purchased = ledger.epsilon(delta, accountant) / epsilon if ledger.entries else 0.0
-    if purchased >= 0.5:
-        raise BudgetError(
-            f"the schema's DP purchase already spends {purchased:.0%} of ε={epsilon:g}: fit with a larger ε"
-        )
-    return ledger, purchased
-
-
-def _prepare(
-    data: pd.DataFrame,
-    schema: Schema | None,
-    options: FitOptions,
-    settings: FitSettings,
-    ledger: PrivacyLedger,
-    rng: np.random.Generator,
-) -> tuple[Prepared, float, str | None]:
-    """The table in the schema's domain and its noisy row count, charged at `fraction` of ε
-    (dpgan.tables.fit.preparation); returns it, the fraction and the condition column (checked first). Its
-    notes are the caller's to print (after a resumable fit has pinned its seed)."""
-    without_dp = schema is None and settings.schema_from_data_without_dp
-    condition_column = condition_column_for(
-        settings.condition_column, recipe=settings.recipe.name, conditional=settings.recipe.conditional,
-        schema=schema, target_hint=options.hints.target, columns=list(data.columns),
-    )  # fmt: skip
-    needs_prior = condition_column is not None and (
-        without_dp or (schema is not None and not schema[condition_column].frequencies)
-    )
-    infer_dp = schema is None and not without_dp
-    fraction = settings.preprocessing_share(infer_dp)
-    prepared = prepare_table(
-        data,
-        schema=schema,
-        hints=options.hints,
-        strict=options.strict,
-        without_dp=without_dp,
-        keep_identifiers=options.keep_identifiers,
-        epsilon=settings.budget.epsilon,
-        delta=settings.budget.delta,
-        fraction=fraction,
-        accountant=settings.budget.accountant,
-        needs_prior=needs_prior,
-        ledger=ledger,
-        rng=rng,
-    )
-    return prepared, fraction, condition_column
-
-
-def table_extras(
-    encoded: torch.Tensor | None,
-    encoder: TableEncoder,
-    condition: Condition | None,
-    rows: int,
-    settings: FitSettings,
-    torch_gen: torch.Generator,
-    context: ProcessGroupContext = SINGLE_PROCESS,
-    counts: AnchorCounts | None = None,
-) -> TableExtras:
-    """What the table plug-ins read: G's objective, the anchors' exact counts (counted here from
-    `encoded` when not given: a streamed fit passes the counts it added up batch by batch)."""
-    cfg = settings.config
-    objective = GeneratorObjective(
-        cfg.loss, info_weight=cfg.info_loss_weight, classifier_weight=settings.table.classifier_loss_weight
-    )
-    if counts is None:
-        if encoded is None:
-            raise RuntimeError("internal error: the anchors need the encoded table or its counts")
-        counts = AnchorCounts.for_settings(settings.table, encoder, None if condition is None else condition.column)
-        counts.add(encoded)  # the same counting a streamed fit does batch by batch
-    return TableExtras(encoded, encoder, condition, rows, counts, objective, torch_gen, context)
-
-
-def training_schema(schema: Schema, settings: FitSettings, condition_column: str | None) -> Schema:
-    """The released schema as the encoder reads it (binary codes, geo pairs: public settings)."""
-    if settings.table.binary_codes:
-        schema = binary_coded(schema, keep=tuple(c for c in (schema.target, condition_column) if c))
-    return with_geo(schema, settings.table.geo_pairs)
-
-
-def match_label_prior(
-    extras: TableExtras,
-    generator: torch.nn.Module,
-    encoder: TableEncoder,
-    condition: Condition | None,
-    settings: FitSettings,
-    rng: np.random.Generator,
-) -> None:
-    """The naive-Bayes label model's bias, matched on G's own rows (post-processing of released
-    models and public noise); draws one seed from `rng`, only for a "pair-tables" label model."""
-    if extras.label_model_kind != "pair-tables" or extras.label_model is None:
-        return
-    sampler = TableSampler(generator, encoder, condition, settings.config.noise_dim, ())
-    own_rows = sampler.sample(PRIOR_MATCH_ROWS, {}, int(rng.integers(0, 2**31 - 1)))
-    match_prior(extras.label_model, to_device(torch.from_numpy(encoder.encode(own_rows))))

@@ -31,8 +31,8 @@ import numpy as np
 import pandas as pd
 
 from dpgan.errors import InputError
-from dpgan.privacy.accounting import Entry, PrivacyLedger, check_epsilon_delta, entry_from_dict
-from dpgan.privacy.calibration import BudgetShares, ShareTarget
+from dpgan.privacy.accounting import PrivacyLedger, check_epsilon_delta
+from dpgan.privacy.calibration import FitBudget, ShareTarget
 from dpgan.privacy.epsilon_range import check_target_epsilon
 from dpgan.privacy.mechanisms import noisy_indicator_sums
 from dpgan.privacy.partition_selection import second_release
@@ -45,7 +45,7 @@ from dpgan.privacy.preprocessing import (
     private_row_count,
 )
 from dpgan.privacy.releases import charge_gaussian
-from dpgan.tables.inference.column_kinds import CLASS_HISTOGRAM_SCALE, PublicHints
+from dpgan.tables.inference.column_kinds import CLASS_CELLS, CLASS_HISTOGRAM_SCALE, PublicHints
 from dpgan.tables.inference.domain import SecondChance
 from dpgan.tables.inference.infer import infer_schema_private, infer_schema_without_privacy
 from dpgan.tables.reading.conform import (
@@ -58,12 +58,15 @@ from dpgan.tables.reading.conform import (
     conform,
 )
 from dpgan.tables.schema.datetimes import CELLS
-from dpgan.tables.schema.table import Schema
+from dpgan.tables.schema.hierarchy import Hierarchy
+from dpgan.tables.schema.keys import key_specs
+from dpgan.tables.schema.table import Schema, with_keys
 
-CLASS_EVENT = "schema: each column's cell classes (null, whole, fractional, text, date/time formats)"
+CLASS_EVENT = "schema: each column's cell classes (null, whole, fractional, text, code, date/time formats)"
 SCHEMA_EVENT = "schema: each column's values (grid bins or categories)"
 REPAIR_EVENT = "cells mapped into the schema (noisy count per kind)"
 TARGET_AGAIN_EVENT = "schema: the target's values again (second chance)"
+HIERARCHY_EVENT = "schema: code hierarchies, one histogram per level"
 # The target's second chance, when its first release kept fewer than two values: a class of
 # TARGET_CLASS_SHARE of N̂ is then released with probability 0.95, spending at most TARGET_SECOND_SHARE
 # more of ε (the cap binds on small tables; the GAN's σ is calibrated on what is left). Images and
@@ -88,23 +91,21 @@ class Prepared:
     notes: list[str] = field(default_factory=list)
 
 
-def purchased_schema_entries(schema: Schema | None) -> list[Entry]:
-    """The ledger events a schema learned with DP carries (`dpgan schema`): they open the fit's
-    ledger, so the ε printed for the model covers the schema's purchase too."""
-    if schema is None:
-        return []
-    return [entry_from_dict(entry) for entry in schema.ledger]
-
-
 def preprocessing_events(
-    columns: int, *, infer: bool, has_target: bool, count_repairs: bool, needs_prior: bool
+    columns: int,
+    *,
+    infer: bool,
+    has_target: bool,
+    count_repairs: bool,
+    needs_prior: bool,
+    hierarchy_levels: int = 0,
 ) -> dict[float, int]:
     """The Gaussian events the plan pays for, by noise scale: the row count, the histograms (the
-    target's at 0.35 of the noise), the prior, the repairs."""
+    target's at 0.35 of the noise; a code hierarchy's levels at the base σ), the prior, the repairs."""
     events: Counter[float] = Counter({ROW_COUNT_SCALE: 1, 1.0: int(needs_prior)})
     if infer:
         events[CLASS_HISTOGRAM_SCALE] += columns
-        events[1.0] += columns - int(has_target)
+        events[1.0] += columns - int(has_target) + hierarchy_levels
         events[TARGET_HISTOGRAM_SCALE] += int(has_target)
     events[REPAIR_COUNT_SCALE] += int(count_repairs)
     return {scale: count for scale, count in events.items() if count}
@@ -117,16 +118,14 @@ def plan_for(
     infer: bool,
     count_repairs: bool,
     needs_prior: bool,
-    epsilon: float,
-    delta: float,
+    budget: FitBudget,
     fraction: float,
-    accountant: str,
 ) -> PreprocessingPlan:
-    """The base σ of steps 1–4 for a table with these (public) columns: shared by the in-memory
-    path and the streamed one (dpgan.tables.fit.stream_preparation), so both release at the same σ."""
+    """The base σ of steps 1–4 for a table with these (public) columns, `fraction` of the fit's
+    `budget`: shared by the in-memory path and the streamed one (dpgan.tables.fit.stream_preparation),
+    so both release at the same σ."""
     return plan_preprocessing(
-        epsilon=epsilon,
-        delta=delta,
+        budget=budget,
         fraction=fraction,
         events=preprocessing_events(
             len(columns),
@@ -134,9 +133,9 @@ def plan_for(
             has_target=hints.target is not None,
             count_repairs=count_repairs,
             needs_prior=needs_prior,
+            hierarchy_levels=hints.hierarchy_levels(columns),
         ),
-        keyed_histograms=sum(hints.releases_keys(c) for c in columns) if infer else 0,
-        accountant=accountant,
+        keyed_histograms=hints.keyed_histograms(columns) if infer else 0,
     )
 
 
@@ -148,15 +147,14 @@ def prepare_table(
     strict: bool,
     without_dp: bool,
     keep_identifiers: bool,
-    epsilon: float,
-    delta: float,
+    budget: FitBudget,
     fraction: float,
-    accountant: str,
     needs_prior: bool,
     ledger: PrivacyLedger,
     rng: np.random.Generator,
 ) -> Prepared:
-    """Run steps 1–4 of the module docstring on `data`, adding each event to `ledger`."""
+    """Run steps 1–4 of the module docstring on `data` at `fraction` of the fit's `budget`, adding
+    each event to `ledger`."""
     infer = schema is None and not without_dp
     count_repairs = not strict and not (schema is None and without_dp)
     plan = plan_for(
@@ -165,17 +163,15 @@ def prepare_table(
         infer=infer,
         count_repairs=count_repairs,
         needs_prior=needs_prior,
-        epsilon=epsilon,
-        delta=delta,
+        budget=budget,
         fraction=fraction,
-        accountant=accountant,
     )
     rows, count_entry = private_row_count(len(data), plan.sigma(ROW_COUNT_SCALE), rng)
     ledger.add(count_entry)
     notes: list[str] = []
     if schema is None:
         if infer:
-            second_cap = target_second_cap(epsilon, delta, accountant, fraction)
+            second_cap = target_second_cap(budget, fraction)
             schema, notes = learn_schema(
                 data, hints=hints, plan=plan, rows=rows, ledger=ledger, rng=rng, second_cap=second_cap
             )
@@ -187,7 +183,7 @@ def prepare_table(
     if count_repairs:
         repairs = release_repairs(conformed.repairs.sum(axis=0), plan, ledger, rng)
         notes += repair_notes(repairs, plan.sigma(REPAIR_COUNT_SCALE))
-    notes += small_table_notes(rows, epsilon, plan.sigma(ROW_COUNT_SCALE))
+    notes += small_table_notes(rows, budget.epsilon, plan.sigma(ROW_COUNT_SCALE))
     return Prepared(schema, conformed.frame, rows, plan, repairs, notes)
 
 
@@ -228,7 +224,7 @@ def learn_schema(
     `ledger` (before the release: the charges read only the plan); with `second_cap`, the target's
     second chance (`target_second_chance`)."""
     sigma, target_sigma = plan.sigma(), plan.sigma(TARGET_HISTOGRAM_SCALE)
-    charge_schema(ledger, plan, data.shape[1], hints)
+    charge_schema(ledger, plan, data.shape[1], hints, [str(c) for c in data.columns])
     return infer_schema_private(
         data,
         hints=hints,
@@ -241,10 +237,10 @@ def learn_schema(
     )
 
 
-def target_second_cap(epsilon: float, delta: float, accountant: str, fraction: float) -> ShareTarget:
-    """Where the target's second chance may take the ledger: the preprocessing share of ε plus
-    TARGET_SECOND_SHARE (the in-memory and the streamed path read this one rule)."""
-    return BudgetShares(epsilon, delta, accountant).at(fraction + TARGET_SECOND_SHARE)
+def target_second_cap(budget: FitBudget, fraction: float) -> ShareTarget:
+    """Where the target's second chance may take the ledger: the preprocessing share of the fit's
+    ε plus TARGET_SECOND_SHARE (the in-memory and the streamed path read this one rule)."""
+    return budget.at(fraction + TARGET_SECOND_SHARE)
 
 
 def target_second_chance(
@@ -273,20 +269,32 @@ def target_second_chance(
     return again
 
 
-def charge_schema(ledger: PrivacyLedger, plan: PreprocessingPlan, columns: int, hints: PublicHints) -> None:
-    """The ledger events of a schema learned from two noisy histograms per column."""
+def charge_schema(
+    ledger: PrivacyLedger, plan: PreprocessingPlan, columns: int, hints: PublicHints, names: Sequence[str] = ()
+) -> None:
+    """The ledger events of a schema learned from two noisy histograms per column (`names`: the
+    columns, whose code hierarchies add one histogram per level)."""
     sigma, target_sigma = plan.sigma(), plan.sigma(TARGET_HISTOGRAM_SCALE)
     others = columns - int(hints.target is not None)
-    cells = f"{4 + CELLS} cells each, one per row"
+    cells = f"{CLASS_CELLS + CELLS} cells each, one per row"
     charge_gaussian(ledger, CLASS_EVENT, plan.sigma(CLASS_HISTOGRAM_SCALE), count=columns, note=cells)
     note = (
         "numeric: bins of a public grid (integer columns: with their whole numbers, sentinel codes and others "
-        "above a threshold, two histograms at √2σ that compose to this one); other kinds: values above a threshold "
-        "(its failure δ added); dates and times: bins of a public calendar grid"
+        "above a threshold) and, on a table large enough for the finest grid, a second release of 1,024 fine cells "
+        "a grid bin over the range the grid found (a third of this Gaussian: the parts' 1/σ² add to this one); other "
+        "kinds: values above a threshold (its failure δ added); every histogram but a calendar grid has a public null "
+        "cell; dates and times: bins of a public calendar grid"
     )
     charge_gaussian(ledger, SCHEMA_EVENT, sigma, count=others, extra_delta=plan.threshold_delta, note=note)
     if hints.target is not None:
         charge_gaussian(ledger, f"schema: the target's values ({hints.target})", target_sigma, note=note)
+    levels = hints.hierarchy_levels(names)
+    if levels:
+        charge_gaussian(
+            ledger, HIERARCHY_EVENT, sigma, count=levels,
+            note="each row in at most one cell of a level (sensitivity 1 each); prefix cells above a threshold "
+            "(its δ inside the values' entry)",
+        )  # fmt: skip
 
 
 def buy_schema(
@@ -300,28 +308,38 @@ def buy_schema(
     bounds: Mapping[str, tuple[float, float]] | None = None,
     categories: Mapping[str, Sequence[str]] | None = None,
     seed: int | None = None,
+    hierarchies: Mapping[str, Hierarchy | dict] | None = None,
+    keys: Sequence[str] | Mapping[str, str] | None = None,
 ) -> tuple[Schema, list[str]]:
     """`dpgan schema`: spend all of (ε, δ) on the row count and the column histograms, and return
     the schema with those ledger events inside it, so that a fit with it counts them too."""
     check_epsilon_delta(epsilon, delta)
     check_target_epsilon(epsilon)
+    budget = FitBudget(epsilon, delta, accountant)  # the command's one budget, from the user's numbers
     if not isinstance(data, pd.DataFrame):
         raise InputError("data must be a pandas DataFrame")
+    specs = key_specs(keys, list(data.columns))  # key columns: dropped unread, declared in the schema
+    data = data.drop(columns=[k.name for k in specs])
     if data.shape[1] == 0:  # no columns: public structure; no rows is not refused (dpgan.privacy.unit_rule)
-        raise InputError("the table has no columns: nothing to learn from")
+        raise InputError("the table has no columns besides its keys: nothing to learn from")
     hints = PublicHints(
-        target, tuple(categorical), dict(bounds or {}), {k: tuple(v) for k, v in (categories or {}).items()}
-    )
+        target, tuple(categorical), dict(bounds or {}), {k: tuple(v) for k, v in (categories or {}).items()},
+        {k: v if isinstance(v, Hierarchy) else Hierarchy.from_dict(v, k) for k, v in (hierarchies or {}).items()},
+    )  # fmt: skip
     hints.check(data.columns)
+    names = [str(c) for c in data.columns]
     plan = plan_preprocessing(
-        epsilon=epsilon,
-        delta=delta,
+        budget=budget,
         fraction=1.0,
         events=preprocessing_events(
-            data.shape[1], infer=True, has_target=target is not None, count_repairs=False, needs_prior=False
-        ),
-        keyed_histograms=sum(hints.releases_keys(str(c)) for c in data.columns),
-        accountant=accountant,
+            data.shape[1],
+            infer=True,
+            has_target=target is not None,
+            count_repairs=False,
+            needs_prior=False,
+            hierarchy_levels=hints.hierarchy_levels(names),
+        ),  # fmt: skip
+        keyed_histograms=hints.keyed_histograms(names),
     )
     rng = np.random.default_rng(seed if seed is not None else secrets.randbits(64))
     ledger = PrivacyLedger()
@@ -333,6 +351,7 @@ def buy_schema(
         f"learned with DP by `dpgan schema` (ε={spent:.4g}, δ={delta:g}, {accountant}); its ledger is below and a "
         "fit with this schema counts it. Edits are free: this file is public once released."
     )
+    schema = with_keys(schema, specs)
     return replace(schema, source=source, ledger=tuple(e.to_dict() for e in ledger.entries)), notes
 
 

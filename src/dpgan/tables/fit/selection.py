@@ -17,6 +17,7 @@ import numpy as np
 import torch
 
 from dpgan.privacy.accounting import PrivacyLedger, Reservation
+from dpgan.privacy.calibration import FitBudget
 from dpgan.privacy.releases import pure_dp_event_entry
 from dpgan.tables.codec.conditioning import Condition
 from dpgan.tables.codec.encoder import TableEncoder
@@ -62,9 +63,10 @@ class Selection:
     keeper: SnapshotKeeper
 
 
-def reserve_selection(ledger: PrivacyLedger, cfg: TableSettings, fit_epsilon: float) -> Selection:
-    """Q pure (ε_sel/Q)-DP releases, ε_sel = selection_budget_fraction·ε, reserved in the ledger."""
-    epsilon = cfg.selection_budget_fraction * fit_epsilon
+def reserve_selection(ledger: PrivacyLedger, cfg: TableSettings, budget: FitBudget) -> Selection:
+    """Q pure (ε_sel/Q)-DP releases, ε_sel = selection_budget_fraction·ε of the fit's `budget`,
+    reserved in the ledger."""
+    epsilon = cfg.selection_budget_fraction * budget.epsilon
     note = (
         f"exponential mechanism (Gumbel report-noisy-max) over {cfg.select_checkpoints} snapshots of G, "
         f"{cfg.select_top} round(s) at ε={epsilon / cfg.select_top:.4g} each; utility: Brier score of 2-way "

@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from dpgan.privacy.accounting import PrivacyLedger
+from dpgan.privacy.calibration import FitBudget
 from dpgan.privacy.preprocessing import (
     REPAIR_COUNT_SCALE,
     ROW_COUNT_SCALE,
@@ -72,17 +73,16 @@ def prepare_stream(
     *,
     schema: Schema | None,
     hints: PublicHints,
-    epsilon: float,
-    delta: float,
+    budget: FitBudget,
     fraction: float,
-    accountant: str,
     needs_prior: bool,
     ledger: PrivacyLedger,
     rng: np.random.Generator,
     distinct_cap: int = DEFAULT_DISTINCT_CAP,
     consume: Callable[[Schema], Callable[[pd.DataFrame], None]] | None = None,
 ) -> StreamPrepared:
-    """Steps 1–4 of the module docstring (the DP schema path, or a given public schema);
+    """Steps 1–4 of the module docstring at `fraction` of the fit's `budget` (the DP schema path,
+    or a given public schema);
     `consume(schema)`, if given, returns what receives each conformed batch of the conform pass."""
     infer = schema is None
     columns = list(source.columns)
@@ -92,10 +92,8 @@ def prepare_stream(
         infer=infer,
         count_repairs=True,
         needs_prior=needs_prior,
-        epsilon=epsilon,
-        delta=delta,
+        budget=budget,
         fraction=fraction,
-        accountant=accountant,
     )
     rows, count_entry = private_row_count(source.num_rows, plan.sigma(ROW_COUNT_SCALE), rng)
     ledger.add(count_entry)
@@ -109,8 +107,8 @@ def prepare_stream(
             batches = source.batches(columns=[name])
             return recount_wholes(batches, name) if wholes else recount_values(batches, name)
 
-        charge_schema(ledger, plan, len(columns), hints)  # as the in-memory path: before the release
-        second_cap = target_second_cap(epsilon, delta, accountant, fraction)
+        charge_schema(ledger, plan, len(columns), hints, columns)  # as the in-memory path: before the release
+        second_cap = target_second_cap(budget, fraction)
         schema, notes = schema_from_counts(
             columns,
             lambda name: counters[name].class_counts(),
@@ -134,5 +132,5 @@ def prepare_stream(
             receive(conformed.frame)
     repairs = release_repairs(sums, plan, ledger, rng)
     notes += repair_notes(repairs, plan.sigma(REPAIR_COUNT_SCALE))
-    notes += small_table_notes(rows, epsilon, plan.sigma(ROW_COUNT_SCALE))
+    notes += small_table_notes(rows, budget.epsilon, plan.sigma(ROW_COUNT_SCALE))
     return StreamPrepared(schema, rows, plan, kept, repairs, notes, tuple(recounted))

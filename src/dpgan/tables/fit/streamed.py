@@ -25,13 +25,10 @@ Peak memory: one record batch (raw, conformed, encoded) plus the block, whatever
 Whether a fit streams is public (dpgan.tables.reading.parquet_source.should_stream: a directory or `--stream`,
 never the file's size), so the record's `"streamed": true` says nothing about the rows; a table
 with no rows streams like any other (N̂ says how many there were, dpgan.privacy.unit_rule).
-What a stream cannot do yet is refused before any read, by public settings only (never by the
-data, so whether a fit runs says nothing about the rows): the extras trained with DP-SGD on the
-whole encoded table or on a held-out split (the DP-SGD label model, the auxiliary classifier,
-checkpoint selection), dtgan-g's shard critics, the non-private schema path, strict mode and
-resuming. A target's label model is allowed when it is read off the 2-way tables
-(`label_model_from_tables`, decided by the settings and the target's name only); its bias is
-matched on G's own rows after training, as in memory (post-processing).
+What a stream cannot do yet is refused before any read, by public settings only
+(dpgan.tables.fit.stream_options); a target's label model read off the 2-way tables has its bias
+matched on G's own rows after training, as in memory (post-processing). The fit is started by
+dpgan.tables.fit.run (`fit_stream`), which opens the ledger and runs the pipeline with this kind.
 The Poisson sampler's seed is drawn from `rng` after the anchors, so every draw before it is
 the in-memory fit's.
 """
@@ -40,7 +37,6 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -48,106 +44,27 @@ import pandas as pd
 import torch
 
 from dpgan.errors import DPGanWarning, InputError
-from dpgan.fit import KindData, data_kind, register_kind
+from dpgan.fit import KindData, register_kind
 from dpgan.model import ReleasedModel
 from dpgan.privacy.block_sampling import BlockPoissonSampler
-from dpgan.privacy.distributed import SINGLE_PROCESS, ProcessGroupContext
 from dpgan.tables.codec.conditioning import build_condition, condition_column_for
 from dpgan.tables.codec.encoder import TableEncoder, public_dtypes
-from dpgan.tables.fit.kind import TableData, TableKind, run_table_kind
-from dpgan.tables.fit.options import FitOptions, schema_with_hints
-from dpgan.tables.fit.plan import FitSettings, FittedTable, table_extras, training_schema
-from dpgan.tables.fit.plugins import AnchorCounts, label_model_from_tables
-from dpgan.tables.fit.public_data import PublicTable, encode_public
+from dpgan.tables.fit.kind import TableData, TableKind, table_extras, training_schema
+from dpgan.tables.fit.plan import FitSettings
+from dpgan.tables.fit.plugins import AnchorCounts
+from dpgan.tables.fit.public_data import encode_public
 from dpgan.tables.fit.stream_preparation import StreamPrepared, prepare_stream
-from dpgan.tables.reading.conform import check_columns, conform
-from dpgan.tables.reading.parquet_source import OpenSource, ParquetSource
+from dpgan.tables.reading.conform import conform
+from dpgan.tables.reading.parquet_source import OpenSource
+from dpgan.tables.schema.keys import KeySpec
 from dpgan.tables.schema.table import Schema
 from dpgan.training.context import FitContext
-from dpgan.training.progress import FitProgressFn
 from dpgan.training.public_warm_start import PublicWarmStart
 from dpgan.training.row_source import BlockRows, RowSource, TensorRows
 from dpgan.training.schedule import gan_schedule_for
 from dpgan.training.strategies import DPCriticStrategy, DPGeneratorStrategy
 
 BYTES_PER_CELL = 4  # the encoded table is float32
-
-
-def stream_arguments(
-    data: ParquetSource | str | Path,
-    schema: Schema | str | Path | dict | None,
-    settings: FitSettings,
-    *,
-    target: str | None,
-    categorical,
-    bounds,
-    categories,
-    strict: bool,
-    checkpoint: object,
-) -> tuple[OpenSource, Schema | None, FitOptions]:
-    """The checks of dpgan.tables.fit.options for a stream, plus the refusals of the module
-    docstring: all from public settings, the file footers and the column names."""
-    if strict:
-        raise InputError("strict mode is not available when fitting from Parquet in batches; fit a DataFrame")
-    if checkpoint is not None:
-        raise InputError("checkpoint/resume is not available when fitting from Parquet in batches")
-    _refuse_unsupported(settings)
-    source = data if isinstance(data, ParquetSource) else ParquetSource(data)
-    opened = source.open()
-    schema, hints = schema_with_hints(schema, target, categorical, bounds, categories)
-    if schema is not None:
-        check_columns(list(opened.columns), schema)
-    else:
-        hints.check(opened.columns)
-    target = schema.target if schema is not None else hints.target
-    if settings.table.label_model and target is not None:
-        condition = settings.condition_column or (target if settings.recipe.conditional else None)
-        if not label_model_from_tables(settings.table, target, condition):
-            raise InputError(
-                "the DP-SGD label model is not available when fitting from Parquet in batches: "
-                "label_model=False, or keep the 2-way anchor on and label_model_kind='pair-tables'"
-            )
-    return opened, schema, FitOptions(hints, False, False)
-
-
-def _refuse_unsupported(settings: FitSettings) -> None:
-    cfg = settings.table
-    reasons = []
-    if settings.recipe.dp_on != "critic":
-        reasons.append(f"recipe {settings.recipe.name} (its shard critics read the whole table)")
-    if settings.schema_from_data_without_dp:
-        reasons.append("schema_from_data_without_dp")
-    if cfg.select_checkpoints:
-        reasons.append("select_checkpoints")
-    if cfg.classifier_loss_weight > 0:
-        reasons.append("classifier_loss_weight > 0")
-    if reasons:
-        raise InputError("not available when fitting from Parquet in batches: " + "; ".join(reasons))
-
-
-def fit_stream(
-    opened: OpenSource,
-    schema: Schema | None,
-    options: FitOptions,
-    settings: FitSettings,
-    progress: FitProgressFn | None,
-    rng: np.random.Generator,
-    public: PublicTable | None = None,
-    context: ProcessGroupContext = SINGLE_PROCESS,
-) -> FittedTable:
-    """Train on the stream following the module's flow, through the one fit pipeline (dpgan.fit)
-    with `StreamedTableKind`; the draws from `rng` come in the order of the in-memory fit's, so
-    the ledger equals the in-memory fit's for the same seed.
-
-    Data-parallel (`context`, under torchrun): every rank reads the whole stream in the same order
-    with the same `rng` (its seed broadcast by the facade), so every release before training is
-    made identically on every rank, and the Poisson batches are the same row indices on every rank;
-    each rank gathers a batch's rows from the stream and clips its share of positions, and the
-    clipped sums are all-reduced before the one noise draw (dpgan.privacy.distributed), as for a
-    table in memory. The ledger is the single-process one."""
-    kind = data_kind(StreamedTableKind.name, schema=schema, options=options, settings=settings, resume=None,
-                     public=public, context=context)  # fmt: skip
-    return run_table_kind(kind, opened, progress, rng)  # type: ignore[arg-type]
 
 
 class StreamedTableKind(TableKind):
@@ -170,12 +87,10 @@ class StreamedTableKind(TableKind):
                 f"the schema gives no frequencies for {condition_column!r}: add them to condition a Parquet stream"
             )
         fraction = settings.preprocessing_share(self.schema is None)
-        budget = settings.budget  # the facade's one object (dpgan.api.fit_budget)
-        self.folded = ConformPass(data, settings, condition_column)
+        self.folded = ConformPass(data, settings, condition_column, self.options.keys)
         prepared = prepare_stream(  # step 2 (with step 5's counts and the held rows in its conform pass)
-            data, schema=self.schema, hints=self.options.hints, epsilon=budget.epsilon, delta=budget.delta,
-            fraction=fraction, accountant=budget.accountant, needs_prior=False, ledger=ctx.ledger, rng=ctx.rng,
-            consume=self.folded.start,
+            data, schema=self.schema, hints=self.options.hints, budget=settings.budget, fraction=fraction,
+            needs_prior=False, ledger=ctx.ledger, rng=ctx.rng, consume=self.folded.start,
         )  # fmt: skip
         ctx.spend(fraction)
         for note in prepared.notes:
@@ -220,13 +135,15 @@ class ConformPass:
     past it the blocks are dropped, so memory stays within the budget plus one batch). Whether
     the table is held decides only the work of the training passes, never a release."""
 
-    def __init__(self, opened: OpenSource, settings: FitSettings, condition_column: str | None) -> None:
-        self.opened, self.settings, self.condition_column = opened, settings, condition_column
+    def __init__(
+        self, opened: OpenSource, settings: FitSettings, condition_column: str | None, keys: tuple[KeySpec, ...] = ()
+    ) -> None:
+        self.opened, self.settings, self.condition_column, self.keys = opened, settings, condition_column, keys
         self._blocks: list[np.ndarray] | None = []
         self._rows = 0
 
     def start(self, schema: Schema) -> Callable[[pd.DataFrame], None]:
-        rewritten = training_schema(schema, self.settings, self.condition_column)
+        rewritten = training_schema(schema, self.settings, self.condition_column, self.keys)
         self.encoder = TableEncoder(rewritten, public_dtypes(rewritten))
         self.counts = AnchorCounts.for_settings(self.settings.table, self.encoder, self.condition_column)
         self._budget = _budget_rows(self.opened, self.encoder.width)

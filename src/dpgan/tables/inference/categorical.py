@@ -13,8 +13,13 @@ from dpgan.tables.inference.column_kinds import NULL_MIN_SIGMAS
 from dpgan.tables.inference.domain import OTHER, DomainCounts
 from dpgan.tables.schema.columns import ColumnSpec
 
-# a column gets a null slot when its noisy null count clears both NULL_MIN_SIGMAS noise stds
-# (dpgan.tables.inference.column_kinds) and this share of N̂
+# a column gets a null slot when its noisy null count (the class and domain releases combined:
+# dpgan.tables.inference.infer.null_count) clears both NULL_SLOT_SIGMAS of its noise stds and
+# NULL_MIN_SHARE of N̂. Lower than the 3σ of other decisions because the two errors are not alike:
+# a slot for a complete column costs an indicator the generator learns to leave at 0 (about 2 % of
+# complete columns at 2σ), a missing slot drops every null row of the column from the fit
+# (dpgan.tables.reading.conform); bench/notes/35 has the rates
+NULL_SLOT_SIGMAS = 2.0
 NULL_MIN_SHARE = 0.005
 
 
@@ -48,12 +53,14 @@ def categorical_column(
 ) -> Decision:
     """Released values (sorted, or in `order`) and `(other)`. With public categories (`domain.other`
     set) their order is the user's, and `(other)` is added only when the released count of the other
-    values clears its noise. Otherwise a feature always gets `(other)` (its unreleased values, rare
-    or not, keep their rows), and the target only when N̂ less the released values and nulls clears
-    its noise (which grows with the number of released values) or when only one value was released
-    (a rare second class under the threshold: `(other)` then stands for it): a target with two
-    released classes and nothing else gets no third class made of noise, and a row with an unreleased label is
-    dropped and counted (dpgan.tables.reading.conform), as a label model could not predict it."""
+    values clears its noise. Otherwise a feature with other than two released values always gets
+    `(other)` (its unreleased values, rare or not, keep their rows); the target, or a column with two
+    released values (yes/no: a credit table's Records had an `(other)` class made of noise), only
+    when N̂ less the released values and nulls clears its noise (which grows with the number of
+    released values) or when only one value was released (a rare second class under the threshold:
+    `(other)` then stands for it). So two released classes and nothing else get no third class made
+    of noise, and a row with an unreleased value is dropped and counted (dpgan.tables.reading.conform)
+    unless the column has a null slot."""
     public = domain.other is not None
     keys = list(domain.values) if public else (order or sorted(domain.values, key=str))
     note = None
@@ -67,7 +74,8 @@ def categorical_column(
         rest = max(rows - nulls - sum(known), 0.0)
         noise = sigma * math.sqrt(len(keys) + 2.0)  # N̂'s, the nulls' and each released count's
         clears = rest > NULL_MIN_SIGMAS * noise and rest > NULL_MIN_SHARE * rows
-        with_other = len(keys) < 2 or not target or clears  # a label with one class is no label
+        strict = target or len(keys) == 2  # a yes/no column: a third class only when its rows clear the noise
+        with_other = len(keys) < 2 or not strict or clears  # a label with one class is no label
     frequencies = tuple(known) + ((rest,) if with_other else ())
     if sum(frequencies) <= 0:
         frequencies = (1.0,) * len(frequencies)

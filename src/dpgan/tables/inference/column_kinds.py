@@ -1,14 +1,20 @@
 """A column's kind from the first DP release of a schema inference: the class histogram.
 
-Four cells per column, every row in exactly one (sensitivity 1): null (missing, empty, an
-infinity), whole number, fractional number, text, as dpgan.tables.schema.cells classifies each cell by a
-rule that reads the cell alone (pandas' dtypes, inferred from every value, are never read). Four
-big cells are robust to noise, so this release runs at CLASS_HISTOGRAM_SCALE times the base noise.
+Five cells per column, every row in exactly one (sensitivity 1): null (missing, empty, an
+infinity), whole number, fractional number, text, and code (a digit string with a leading zero,
+`02139`: dpgan.tables.schema.codes), as dpgan.tables.schema.cells classifies each cell by a rule
+that reads the cell alone (pandas' dtypes, inferred from every value, are never read). Big cells
+are robust to noise, so this release runs at CLASS_HISTOGRAM_SCALE times the base noise.
 Beside those, one cell per public temporal cell (a date, timestamp or time format, typed
-date-times: dpgan.tables.inference.datetimes has the argument); a date is counted there, not as text.
+date-times: dpgan.tables.inference.datetimes has the argument); a date is counted there, not as
+text. A code is an all-digit cell and every temporal format has a separator, so no cell is both
+(dpgan.tables.schema.cells): `02139` is a code, `2021-03-04` a date.
 The kind is post-processing of the noisy counts and of the user's public hints (`PublicHints`):
-numeric when the noisy count of numbers is at least that of text cells, integer unless fractional
-numbers clearly outweigh both their noise and FRACTIONAL_SHARE of the numbers. The second release
+categorical when the code cells clear both CODE_MIN_SIGMAS noise stds and CODE_MIN_SHARE of the
+non-null cells (a zip column whose leading zeros must survive: its values are then text);
+otherwise numeric when the noisy count of numbers (codes included) is at least that of text
+cells, integer unless fractional numbers clearly outweigh both their noise and FRACTIONAL_SHARE
+of the numbers. The second release
 (the domain) and the column's spec: dpgan.tables.inference.infer.
 """
 
@@ -32,6 +38,7 @@ from dpgan.tables.inference.temporal_kinds import (
 )
 from dpgan.tables.schema.cells import INFINITE, NULL, NUMBER, TEXT, Cells, classify
 from dpgan.tables.schema.datetimes import CELLS
+from dpgan.tables.schema.hierarchy import Hierarchy
 
 NUMERIC, CATEGORICAL = "numeric", "categorical"
 # a column gets a null slot when its noisy null count clears both NULL_MIN_SIGMAS noise stds and
@@ -51,6 +58,13 @@ NUMERIC_SHARE = 0.5
 FRACTIONAL_SHARE = 0.02
 
 
+# a column is a code column (categorical, its values text) when its digit strings with a leading
+# zero clear this many noise stds and this share of the non-null cells: US zip codes start with 0
+# in about a tenth of the population's rows, a numeric column written "007" hardly ever
+CODE_MIN_SIGMAS = 3.0
+CODE_MIN_SHARE = 0.01
+
+
 @dataclass(frozen=True)
 class PublicHints:
     """What the user says about the table without a schema file: free, public facts."""
@@ -60,15 +74,19 @@ class PublicHints:
     bounds: Mapping[str, tuple[float, float]] = field(default_factory=dict)
     # a categorical column's public list of values (a target's labels, a code book): no threshold
     categories: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # a code column's public hierarchy (dpgan.tables.schema.hierarchy): one more release per level
+    hierarchies: Mapping[str, Hierarchy] = field(default_factory=dict)
 
     def check(self, columns: Iterable[str]) -> None:
         names = set(map(str, columns))
         named = [self.target] if self.target is not None else []
-        named += list(self.categorical) + list(self.bounds) + list(self.categories)
+        named += list(self.categorical) + list(self.bounds) + list(self.categories) + list(self.hierarchies)
         unknown = sorted({c for c in named if c not in names})
         if unknown:
             raise InputError(f"hints name columns that are not in the table: {', '.join(map(repr, unknown))}")
-        both = sorted((set(self.categorical) | set(self.categories)) & set(self.bounds))
+        if self.target in self.hierarchies:
+            raise InputError(f"the target {self.target!r} cannot take a hierarchy: its labels are released as they are")
+        both = sorted((set(self.categorical) | set(self.categories) | set(self.hierarchies)) & set(self.bounds))
         if both:
             raise InputError(f"columns cannot be both categorical and bounded: {', '.join(map(repr, both))}")
         for name, values in self.categories.items():
@@ -82,7 +100,7 @@ class PublicHints:
         """The kind the user declared for a column, if any."""
         if name in self.bounds:
             return NUMERIC
-        if name in self.categorical or name in self.categories:
+        if name in self.categorical or name in self.categories or name in self.hierarchies:
             return CATEGORICAL
         return None
 
@@ -90,24 +108,42 @@ class PublicHints:
         """Whether the column's domain release may publish values not known in advance."""
         return name not in self.bounds and name not in self.categories
 
+    def hierarchy_levels(self, columns: Iterable[str]) -> int:
+        """The hierarchy histograms of these columns: one sensitivity-1 release per level."""
+        return sum(self.hierarchies[c].levels for c in columns if c in self.hierarchies)
+
+    def keyed_histograms(self, columns: Iterable[str]) -> int:
+        """The releases of these columns that publish keys not known in advance (each takes a share of
+        the thresholds' δ): the domain histograms of `releases_keys`, and every prefix level."""
+        names = list(columns)
+        levels = sum(
+            self.hierarchies[c].levels for c in names if c in self.hierarchies and self.hierarchies[c].thresholded
+        )
+        return sum(self.releases_keys(c) for c in names) + levels
+
 
 @dataclass(frozen=True)
 class ClassCounts:
-    """null, whole numbers, fractional numbers, text, and the temporal cells (exact, or noisy once
-    released; text excludes the temporal cells)."""
+    """null, whole numbers, fractional numbers, text, codes (exact, or noisy once released); a
+    code is counted in `code` only, not among the whole numbers; then the temporal cells (text
+    excludes them)."""
 
     null: float
     whole: float
     fractional: float
     text: float
-    temporal: tuple[float, ...] = ()
+    code: float = 0.0
+    temporal: tuple[float, ...] = ()  # () stands for all zeros
 
     @property
     def numbers(self) -> float:
         return self.whole + self.fractional
 
     def as_array(self) -> np.ndarray:
-        return np.array([self.null, self.whole, self.fractional, self.text], dtype=np.float64)
+        return np.array([self.null, self.whole, self.fractional, self.text, self.code], dtype=np.float64)
+
+
+CLASS_CELLS = len(ClassCounts(0.0, 0.0, 0.0, 0.0).as_array())
 
 
 def class_counts(series: pd.Series) -> ClassCounts:
@@ -116,19 +152,20 @@ def class_counts(series: pd.Series) -> ClassCounts:
 
 def class_counts_of(cells: Cells) -> ClassCounts:
     """The class counts of a column already classified (so a pass classifies each cell once)."""
-    whole = cells.whole
+    whole, codes = cells.whole, cells.codes
     temporal = temporal_cell_counts(cells)
     return ClassCounts(
         float(np.sum((cells.kind == NULL) | (cells.kind == INFINITE))),
-        float(whole.sum()),
+        float(np.sum(whole & ~codes)),
         float(np.sum((cells.kind == NUMBER) & ~whole)),
         float(np.sum(cells.kind == TEXT) - temporal.sum()),
-        tuple(map(float, temporal)) if temporal.any() else (),  # () stands for all zeros
+        float(np.sum(codes)),
+        tuple(map(float, temporal)) if temporal.any() else (),
     )
 
 
 def release_classes(counts: ClassCounts, sigma: float, rng: np.random.Generator) -> ClassCounts:
-    """The histogram with Gaussian noise: the four classes from `rng` (as before dates were counted),
+    """The histogram with Gaussian noise: the five classes from `rng` (as before dates were counted),
     the temporal cells from a child of it (dpgan.tables.inference.datetimes)."""
     exact = np.array(counts.temporal) if counts.temporal else np.zeros(CELLS)  # every cell, whatever the data
     temporal = release_temporal(exact, sigma, rng)
@@ -153,16 +190,19 @@ class KindDecision:
 def decide_kind(name: str, counts: ClassCounts, *, sigma: float, hints: PublicHints) -> KindDecision:
     """The kind from the class counts (noisy: post-processing; σ is their noise, 0 if exact)."""
     declared = hints.kind_of(name)
-    numbers, text = max(counts.numbers, 0.0), max(counts.text, 0.0)
+    codes = max(counts.code, 0.0)
+    numbers, text = max(counts.numbers, 0.0) + codes, max(counts.text, 0.0)
     temporal = None if declared is not None else choose_temporal(np.array(counts.temporal), numbers + text, sigma)
     if temporal is not None:  # cells of no temporal format become null
-        others = max(counts.null, 0.0) + numbers + text
-        return KindDecision(TEMPORAL, False, others, sigma * math.sqrt(3.0), float(sum(counts.temporal)), temporal)
+        others = max(counts.null, 0.0) + numbers + text  # five noisy class cells
+        return KindDecision(TEMPORAL, False, others, sigma * math.sqrt(5.0), float(sum(counts.temporal)), temporal)
     dates = max(float(sum(counts.temporal)), 0.0)
     if dates > NULL_MIN_SIGMAS * sigma * math.sqrt(max(len(counts.temporal), 1)):
         text += dates  # dates among words: text for the kind (noise alone rarely clears the bar)
     if declared is not None:
         kind = declared
+    elif codes > max(CODE_MIN_SIGMAS * sigma, CODE_MIN_SHARE * (numbers + text)):
+        kind = CATEGORICAL  # codes: every value is kept as its text (`02139`)
     elif numbers > 0 and numbers >= NUMERIC_SHARE * (numbers + text):
         kind = NUMERIC  # at least half of the non-null cells (both counts carry the same noise)
     else:
@@ -177,6 +217,6 @@ def decide_kind(name: str, counts: ClassCounts, *, sigma: float, hints: PublicHi
     return KindDecision(kind, integer, float(null), sigma, numbers)
 
 
-__all__ = ["CATEGORICAL", "CLASS_HISTOGRAM_SCALE", "FRACTIONAL_SHARE", "NULL_MIN_SIGMAS", "NUMERIC", "NUMERIC_SHARE",
-           "ClassCounts", "KindDecision", "PublicHints", "class_counts", "class_counts_of", "decide_kind",
-           "release_classes"]  # fmt: skip
+__all__ = ["CATEGORICAL", "CLASS_CELLS", "CLASS_HISTOGRAM_SCALE", "CODE_MIN_SHARE", "CODE_MIN_SIGMAS",
+           "FRACTIONAL_SHARE", "NULL_MIN_SIGMAS", "NUMERIC", "NUMERIC_SHARE", "ClassCounts", "KindDecision",
+           "PublicHints", "class_counts", "class_counts_of", "decide_kind", "release_classes"]  # fmt: skip

@@ -16,12 +16,16 @@ import numpy as np
 import pandas as pd
 
 from dpgan.privacy.mechanisms import (
+    FINE_CELLS,
     FINEST_GRID,
     GRID_MANTISSAS,
     bin_index,
     coarse_bins,
+    fine_cell_edges,
+    fine_cell_index,
     noisy_counts,
     public_numeric_grid,
+    share_noise,
 )
 from dpgan.tables.inference.column_kinds import NUMERIC
 from dpgan.tables.schema.cells import NUMBER, cell_keys, classify
@@ -57,6 +61,26 @@ PUBLIC_WHOLES = tuple(sorted(set(SENTINELS) | set(SMALL_WHOLES)))
 # it, a table of 791 rows at ε = 1 (σ ≈ 63) found no bin of its money columns above the noise and
 # fell back to ±10⁶ (AER CreditCard's share and expenditure)
 TYPICAL_DECADES = 2.0
+# a numeric column's domain release is split (dpgan.privacy.mechanisms.share_noise: the sub-releases'
+# 1/σ² add up to the one Gaussian at σ the ledger charges): FINE_SHARE for a second, finer release over
+# the range the first one found (`FineRelease`: a narrow band far from zero, a city's latitudes, gets a
+# range at the scale of its spread, not of its magnitude), the rest for the grid, shared evenly with
+# the whole numbers in an integer column
+FINE_SHARE = 1.0 / 3.0
+# the grid's resolution reads the numbers less the public whole numbers that hold this share of
+# them (a column of 75 % zeros spreads its other quarter thin: on the grid N̂ would choose, its tail
+# showed in no bin, and the range came out [0, 1])
+GRID_SPIKE_SHARE = 0.05
+
+
+@dataclass
+class FineRelease:
+    """The second, finer release of a numeric column: noisy counts of the public fine cells
+    (dpgan.privacy.mechanisms.fine_cell_edges) of the finest-grid bins its first range spans."""
+
+    edges: np.ndarray
+    counts: np.ndarray
+    noise: float
 
 
 @dataclass
@@ -71,6 +95,13 @@ class DomainCounts:
     high: float = math.nan
     other: float | None = None  # with public categories: the count of every other value
     per_decade: int = FINEST_GRID  # numeric: the resolution of the grid `bins` counts on
+    # the rows that are no value here (numeric: not a number; otherwise null): a public cell of every
+    # histogram of the release (each row is still in one cell of each: sensitivity 1, free), and its
+    # noise std once released (None: exact)
+    nulls: float = 0.0
+    null_noise: float | None = None
+    fine: dict[int, float] | None = None  # numeric, exact: the count in each fine cell that holds numbers
+    refine: Callable[[float, float], FineRelease] | None = None  # numeric, released: the fine release, once
 
     def edges(self) -> np.ndarray:
         """The public grid `bins` counts on."""
@@ -85,10 +116,21 @@ def domain_counts(series: pd.Series, kind: str) -> DomainCounts:
         counts = np.bincount(bin_index(numbers, edges), minlength=len(edges) - 1).astype(np.float64)
         extent = (float(numbers.min()), float(numbers.max())) if len(numbers) else (math.nan, math.nan)
         wholes = whole_counts(cells.number[cells.whole])
-        return DomainCounts(bins=counts, low=extent[0], high=extent[1], wholes=wholes)
+        return DomainCounts(
+            bins=counts, low=extent[0], high=extent[1], wholes=wholes, nulls=float(len(series) - len(numbers)),
+            fine=fine_counts(numbers),
+        )  # fmt: skip
     keys = cell_keys(series)
     present = keys[keys != None]  # noqa: E711 (elementwise)
-    return DomainCounts(values={str(k): float(c) for k, c in Counter(present.tolist()).items()})
+    values = {str(k): float(c) for k, c in Counter(present.tolist()).items()}
+    return DomainCounts(values=values, nulls=float(len(keys) - len(present)))
+
+
+def fine_counts(numbers: np.ndarray) -> dict[int, float]:
+    """The count of numbers in each public fine cell that holds any (a sparse histogram: at most
+    FINE_CELLS per grid bin; sums over record batches add up)."""
+    cells, counts = np.unique(fine_cell_index(numbers), return_counts=True)
+    return {int(c): float(n) for c, n in zip(cells, counts)}
 
 
 def whole_counts(wholes: np.ndarray) -> dict[int, float]:
@@ -108,35 +150,93 @@ def release_domain(
 ) -> DomainCounts:
     """The Gaussian release: noise on every grid bin (public cells), noise and a threshold on values;
     with `public_keys`, noise on each listed value and on one cell for all the others (all public
-    cells: no threshold). A numeric column whose values may be released (a finite `threshold`, set
-    for σ) and that the class release found integer (`wholes`) gets two histograms at √2σ, the grid
-    bins and its whole numbers (each row is in one cell of each: sensitivity 1 each, exactly one
-    Gaussian at σ together), the numbers thresholded at the partition-selection threshold for √2σ
-    (the column's δ share pays for it); a fractional column keeps the whole σ for its grid. With
-    `rows` (N̂), the grid's bins are first summed to the resolution that N̂ and the grid's noise
-    allow (`grid_resolution`); without, the finest grid."""
+    cells: no threshold). Every histogram also has a public cell for the rows that are no value
+    (`DomainCounts.nulls`), so each row is in one cell of each (sensitivity 1) and the null count
+    comes free with the release. A numeric column whose values may be released (a finite
+    `threshold`, set for σ) and that the class release found integer (`wholes`) gets its whole
+    numbers as a histogram of their own, thresholded at the partition-selection bar for its noise
+    (the column's δ share pays for it); a fractional column's grid keeps their share. With `rows`
+    (the column's noisy count of numbers), the Gaussian is split (FINE_SHARE, `share_noise`): the
+    whole numbers first, then the grid, its bins summed to the resolution that `rows` less the
+    whole numbers' spikes and the grid's noise allow (`grid_resolution`), then, when the caller
+    asks with the range the grid found, the fine release (`fine_release`); without `rows`, the
+    finest grid and no fine release."""
     if counts.bins is not None:
         split_release = counts.wholes is not None and math.isfinite(threshold) and wholes
-        grid_noise = SPLIT * sigma if split_release else sigma
-        per_decade = FINEST_GRID if rows is None else grid_resolution(rows, grid_noise)
-        exact_bins = coarse_bins(counts.bins, per_decade)
-        if not split_release:
-            return DomainCounts(bins=noisy_counts(exact_bins, sigma, rng), per_decade=per_decade)
-        split = grid_noise
-        bins = noisy_counts(exact_bins, split, rng)
-        public = noisy_counts(np.array([counts.wholes.get(k, 0.0) for k in PUBLIC_WHOLES]), split, rng)
-        keys = sorted(k for k in counts.wholes if k not in PUBLIC_WHOLES)
-        noisy = noisy_counts(np.array([counts.wholes[k] for k in keys]), split, rng) if keys else np.zeros(0)
-        bar = 1.0 + SPLIT * (threshold - 1.0)  # set_union_threshold at √2σ for the same δ
-        wholes = {k: float(c) for k, c in zip(PUBLIC_WHOLES, public) if c > NUMERIC_BIN_SIGMAS * split}
-        wholes.update({k: float(c) for k, c in zip(keys, noisy) if c > bar})
-        return DomainCounts(bins=bins, wholes=wholes, per_decade=per_decade)
+        # the fine release where the table is large enough for the finest grid at the whole share: on a
+        # smaller one the grid needs all of it (a 791-row table's money columns showed in no bin)
+        whole_share = share_noise(sigma, 0.5 if split_release else 1.0)
+        fine = rows is not None and counts.fine is not None and grid_resolution(rows, whole_share) == FINEST_GRID
+        coarse_share = 1.0 - FINE_SHARE if fine else 1.0
+        split = share_noise(sigma, coarse_share / 2.0 if split_release else coarse_share)
+        null_cells, released, public = [], None, None
+        grid_rows = rows
+        if split_release:  # the public whole numbers first: the grid's resolution reads their spikes
+            public = noisy_counts(
+                np.array([*(counts.wholes.get(k, 0.0) for k in PUBLIC_WHOLES), counts.nulls]), split, rng
+            )
+            released = {k: float(c) for k, c in zip(PUBLIC_WHOLES, public) if c > NUMERIC_BIN_SIGMAS * split}
+            if rows is not None:
+                grid_rows = rows - sum(c for c in released.values() if c >= GRID_SPIKE_SHARE * rows)
+            null_cells.append(float(public[-1]))
+        per_decade = FINEST_GRID if grid_rows is None else grid_resolution(grid_rows, split)
+        grid = noisy_counts(np.append(coarse_bins(counts.bins, per_decade), counts.nulls), split, rng)
+        null_cells.append(float(grid[-1]))
+        # the fine release's own generator, drawn here: its noise does not depend on how many whole
+        # numbers the data holds (their draws come next), so neighbouring tables share it
+        refine = fine_release(counts.fine, share_noise(sigma, FINE_SHARE), _child(rng)) if fine else None
+        if released is not None:
+            keys = sorted(k for k in counts.wholes if k not in PUBLIC_WHOLES)
+            noisy = noisy_counts(np.array([counts.wholes[k] for k in keys]), split, rng) if keys else np.zeros(0)
+            bar = 1.0 + (split / sigma) * (threshold - 1.0)  # set_union_threshold at the split's noise, same δ
+            released.update({k: float(c) for k, c in zip(keys, noisy) if c > bar})
+        nulls = float(np.mean(null_cells))  # cells of equal noise: their mean, noise std split/√n
+        return DomainCounts(
+            bins=grid[:-1], wholes=released, per_decade=per_decade, nulls=nulls,
+            null_noise=split / math.sqrt(len(null_cells)), refine=refine,
+        )  # fmt: skip
     if public_keys is not None:
         listed = [counts.values.get(k, 0.0) for k in public_keys]
         rest = sum(c for k, c in counts.values.items() if k not in set(public_keys))
-        noisy = noisy_counts(np.array([*listed, rest]), sigma, rng)
-        return DomainCounts(values=dict(zip(public_keys, map(float, noisy[:-1]))), other=float(noisy[-1]))
+        noisy = noisy_counts(np.array([*listed, rest, counts.nulls]), sigma, rng)
+        return DomainCounts(
+            values=dict(zip(public_keys, map(float, noisy[:-2]))), other=float(noisy[-2]), nulls=float(noisy[-1]),
+            null_noise=sigma,
+        )  # fmt: skip
     return release_values(counts, sigma, threshold, rng)
+
+
+def _child(rng: np.random.Generator) -> np.random.Generator:
+    """A generator seeded by one draw of `rng` (so `rng` moves by one draw whatever the child draws)."""
+    return np.random.default_rng(int(rng.integers(0, 2**63 - 1)))
+
+
+def fine_release(
+    fine: dict[int, float], noise: float, rng: np.random.Generator
+) -> Callable[[float, float], FineRelease]:
+    """The second release of a numeric column, made when called (at most once: its share of the
+    column's Gaussian pays for one): noise `noise` on every public fine cell of the finest-grid bins
+    that [low, high] spans, empty cells included. Which cells are released depends on [low, high]
+    alone, the first release's output (post-processing); each number is in one fine cell, so the
+    histogram has sensitivity 1."""
+    spent = []
+
+    def release(low: float, high: float) -> FineRelease:
+        if spent:
+            raise RuntimeError("a column's fine release is made once")
+        spent.append(True)
+        edges = public_numeric_grid()
+        first = int(bin_index(np.array([low]), edges)[0])
+        last = max(int(np.searchsorted(edges, high, side="left")) - 1, first)  # the bin ending at `high`
+        cell_edges = fine_cell_edges(first, last)
+        exact = np.zeros(len(cell_edges) - 1)
+        if fine:
+            keys = np.fromiter(fine.keys(), dtype=np.int64, count=len(fine)) - first * FINE_CELLS
+            inside = (keys >= 0) & (keys < len(exact))
+            exact[keys[inside]] = np.fromiter(fine.values(), dtype=np.float64, count=len(fine))[inside]
+        return FineRelease(cell_edges, noisy_counts(exact, noise, rng), noise)
+
+    return release
 
 
 # The target's second chance (dpgan.privacy.partition_selection): `(exact counts of the values
@@ -160,12 +260,12 @@ def release_values(
     exact = np.array([counts.values[k] for k in keys])
     noisy = noisy_counts(exact, sigma, rng) if keys else np.zeros(0)
     kept = {k: float(c) for k, c in zip(keys, noisy) if c > threshold and k != OTHER}
+    nulls = float(noisy_counts(np.array([counts.nulls]), sigma, rng)[0])  # a public cell: no threshold
     if second_chance is None or len(kept) >= 2 or not keys or not math.isfinite(threshold):
-        return DomainCounts(values=kept)
+        return DomainCounts(values=kept, nulls=nulls, null_noise=sigma)
     combined, released = second_chance(exact, noisy, sigma, per_key_delta)
-    return DomainCounts(
-        values={k: float(c) for k, c, r in zip(keys, combined, released) if (r or k in kept) and k != OTHER}
-    )
+    values = {k: float(c) for k, c, r in zip(keys, combined, released) if (r or k in kept) and k != OTHER}
+    return DomainCounts(values=values, nulls=nulls, null_noise=sigma)
 
 
 def grid_resolution(rows: float, noise: float) -> int:

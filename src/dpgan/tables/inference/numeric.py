@@ -13,7 +13,7 @@ import numpy as np
 from dpgan.privacy.mechanisms import FINEST_GRID, bin_index
 from dpgan.tables.inference.categorical import Decision, levels_as_categories
 from dpgan.tables.inference.column_kinds import KindDecision, PublicHints
-from dpgan.tables.inference.domain import NUMERIC_BIN_SIGMAS, SPLIT, DomainCounts
+from dpgan.tables.inference.domain import NUMERIC_BIN_SIGMAS, DomainCounts, FineRelease
 from dpgan.tables.schema.columns import ColumnSpec
 from dpgan.tables.schema.encoding_hints import DEFAULT_BINS, bin_per_level, numeric_encoding
 
@@ -42,6 +42,15 @@ MAX_POINT_MASSES = 4
 # close together; categories when they are far apart, e.g. codes 1, 5, 10, 99)
 MAX_LEVELS = 16
 LEVELS_COVERAGE = 0.985
+# the fine release (dpgan.tables.inference.domain.FineRelease) reads its cells at every dyadic scale
+# (1, 2, 4, … cells summed): a group counts when its sum clears its noise at a bar that a group of
+# pure noise passes with probability FINE_FALSE_RATE over all the groups of its scale; its range is
+# used when the counted cells hold FINE_TRUST of the numbers the grid range holds (else the fine
+# cells are too thin for this table and ε: a spread column, a small table), widened by FINE_MARGIN
+# of its width at each end (a thin tail beyond the quantiles)
+FINE_FALSE_RATE = 0.01
+FINE_TRUST = 0.85
+FINE_MARGIN = 0.25
 
 
 def mass_bins(counts: np.ndarray, sigma: float, edges: np.ndarray, rest: np.ndarray | None = None) -> np.ndarray:
@@ -125,6 +134,46 @@ def _tail(counts: np.ndarray, sigma: float, max_run: int) -> int:
             break
         taken += int(np.argmax(clears)) + 1
     return taken
+
+
+def fine_range(release: FineRelease, expected: float, masses: dict[int, float]) -> tuple[float, float] | None:
+    """The RANGE_QUANTILES of the fine release's mass, widened by FINE_MARGIN of its width at each end
+    (post-processing of the release; None when its counted cells hold less than FINE_TRUST of
+    `expected`, the numbers the grid's range holds less the point masses). The point masses'
+    released counts are taken out of their cells first, as on the grid."""
+    counts = release.counts.copy()
+    for value, count in masses.items():
+        if release.edges[0] <= value < release.edges[-1]:
+            counts[bin_of(value, release.edges)] -= count
+    chosen = _without_isolated_noise(_dyadic_chosen(counts, release.noise), counts, release.noise)
+    if not chosen.any() or float(counts[chosen].sum()) < FINE_TRUST * expected:
+        return None
+    mass = np.where(chosen, np.clip(counts, 0.0, None), 0.0)
+    cumulative = np.cumsum(mass) / float(mass.sum())
+    first = int(np.searchsorted(cumulative, RANGE_QUANTILES[0], side="right"))
+    last = max(int(np.searchsorted(cumulative, RANGE_QUANTILES[1], side="left")), first)
+    low, high = float(release.edges[first]), float(release.edges[min(last, len(mass) - 1) + 1])
+    margin = FINE_MARGIN * (high - low)
+    return max(low - margin, float(release.edges[0])), min(high + margin, float(release.edges[-1]))
+
+
+def _dyadic_chosen(counts: np.ndarray, noise: float) -> np.ndarray:
+    """The cells in a group of 1, 2, 4, … consecutive cells whose cells not yet counted sum past
+    their noise (σ·√cells) at the bar a pure-noise group passes with probability FINE_FALSE_RATE /
+    (the groups of that size), the smallest sizes first: a narrow band shows in single cells, a thin
+    spread in wider groups, and a wide group around a band already counted does not count again."""
+    from scipy.stats import norm  # here, not at the top: sampling a saved model never reads a release
+
+    chosen = np.zeros(len(counts), dtype=bool)
+    size = 1
+    while size <= len(counts):
+        pad = -len(counts) % size
+        left = np.concatenate([np.where(chosen, 0.0, counts), np.zeros(pad)]).reshape(-1, size)
+        cells = np.concatenate([~chosen, np.zeros(pad, dtype=bool)]).reshape(-1, size).sum(axis=1)
+        bar = noise * np.sqrt(np.maximum(cells, 1)) * float(norm.isf(FINE_FALSE_RATE / len(cells)))
+        chosen |= np.repeat((left.sum(axis=1) > bar) & (cells > 0), size)[: len(counts)]
+        size *= 2
+    return chosen
 
 
 def bin_of(value: float, edges: np.ndarray) -> int:
@@ -230,7 +279,7 @@ def numeric_column(
     assert domain.bins is not None
     edges = domain.edges()
     integer = "integer" if kind.integer else "continuous"
-    split = sigma * SPLIT if domain.wholes is not None and not exact else sigma  # each histogram's noise
+    split = sigma if exact else grid_noise(domain, sigma)  # each histogram's noise
     numbers = max(kind.numbers, 1.0)
     wholes = {value: count for value, count in (domain.wholes or {}).items() if count > 0}
     zero = int(np.searchsorted(edges, 0.0))
@@ -253,6 +302,9 @@ def numeric_column(
         low, high = domain.low, domain.high
     else:
         span = quantile_range(mass, counts, split, edges, coarse=domain.per_decade != FINEST_GRID)
+        if span is not None and domain.refine is not None:  # the second release, over the range the grid found
+            expected = float(mass.sum()) + split * float(np.count_nonzero(mass))  # mass_bins took σ a bin off
+            span = refined(span, fine_range(domain.refine(*span), expected, masses))
         if span is None and not wholes:
             # numbers, but too few or too spread out to show above the noise: a wide public default
             low, high = -1e6, 1e6
@@ -278,6 +330,23 @@ def numeric_column(
         if cuts:
             encoding.update(bins=len(cuts) + 1, bin_edges=cuts)
     return Decision(ColumnSpec(name, integer, min=low, max=high, nullable=nullable, **encoding), note)
+
+
+def grid_noise(domain: DomainCounts, sigma: float) -> float:
+    """The noise std of the released grid (dpgan.tables.inference.domain.release_domain's split)."""
+    from dpgan.privacy.mechanisms import share_noise
+    from dpgan.tables.inference.domain import FINE_SHARE
+
+    share = 1.0 - FINE_SHARE if domain.refine is not None else 1.0
+    return share_noise(sigma, share / 2.0 if domain.wholes is not None else share)
+
+
+def refined(span: tuple[float, float], fine: tuple[float, float] | None) -> tuple[float, float]:
+    """The grid's range narrowed to the fine release's (never beyond the grid's)."""
+    if fine is None:
+        return span
+    low, high = max(span[0], fine[0]), min(span[1], fine[1])
+    return (low, high) if low < high else span
 
 
 def range_not_found_note(name: str) -> str:

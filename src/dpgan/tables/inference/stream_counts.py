@@ -28,11 +28,18 @@ import numpy as np
 import pandas as pd
 
 from dpgan.privacy.mechanisms import bin_index, public_numeric_grid
-from dpgan.tables.inference.column_kinds import CATEGORICAL, NUMERIC, ClassCounts, PublicHints, class_counts_of
+from dpgan.tables.inference.column_kinds import (
+    CATEGORICAL,
+    CLASS_CELLS,
+    NUMERIC,
+    ClassCounts,
+    PublicHints,
+    class_counts_of,
+)
 from dpgan.tables.inference.datetimes import CalendarCounts, calendar_edges, counts_of_values
-from dpgan.tables.inference.domain import DomainCounts, whole_counts
+from dpgan.tables.inference.domain import DomainCounts, fine_counts, whole_counts
 from dpgan.tables.inference.temporal_kinds import is_temporal_key, parse_key, temporal_cell_counts
-from dpgan.tables.schema.cells import NUMBER, Cells, cell_keys, classify
+from dpgan.tables.schema.cells import NULL, NUMBER, Cells, cell_keys, classify
 from dpgan.tables.schema.datetimes import CELLS, DATE, TIME, column_values
 
 # the calendar grids a temporal column is counted on: (grid kind, day first)
@@ -51,12 +58,15 @@ class ColumnCounter:
 
     name: str
     listed: tuple[str, ...] | None = None  # the column's public categories, if any
-    classes: np.ndarray = field(default_factory=lambda: np.zeros(4))
+    classes: np.ndarray = field(default_factory=lambda: np.zeros(CLASS_CELLS))
     bins: np.ndarray = field(default_factory=lambda: np.zeros(len(public_numeric_grid()) - 1))
     values: Counter[str] | None = field(default_factory=Counter)
     wholes: Counter[int] | None = field(default_factory=Counter)
     temporal: np.ndarray = field(default_factory=lambda: np.zeros(CELLS))
     calendars: dict[tuple[str, bool], np.ndarray] = field(default_factory=dict)
+    fine: Counter[int] = field(default_factory=Counter)  # numbers per public fine cell (at most 1,024 a grid bin)
+    not_numbers: float = 0.0  # the cells that are no number (a numeric column's null cell)
+    nulls: float = 0.0  # the null cells (any other column's)
 
     def add(self, series: pd.Series, cap: int) -> None:
         cells = classify(series)  # once per cell: the class, grid and value counts all read it
@@ -71,6 +81,9 @@ class ColumnCounter:
         numbers = cells.number[cells.kind == NUMBER]
         edges = public_numeric_grid()
         self.bins += np.bincount(bin_index(numbers, edges), minlength=len(edges) - 1)
+        self.fine.update(fine_counts(numbers))
+        self.not_numbers += float(len(series) - len(numbers))
+        self.nulls += float(np.sum(cells.kind == NULL))
         if self.wholes is not None:
             self.wholes.update(whole_counts(cells.number[cells.whole]))
             if len(self.wholes) > cap:
@@ -96,9 +109,12 @@ class ColumnCounter:
             return CalendarCounts(temporal, np.array(bins, dtype=np.float64))
         if kind == NUMERIC:
             wholes = self.wholes if self.wholes is not None else recount(self.name, True)
-            return DomainCounts(bins=self.bins.copy(), wholes={int(k): float(c) for k, c in wholes.items()})
+            return DomainCounts(
+                bins=self.bins.copy(), wholes={int(k): float(c) for k, c in wholes.items()}, nulls=self.not_numbers,
+                fine={int(k): float(c) for k, c in self.fine.items()},
+            )  # fmt: skip
         values = self.values if self.values is not None else recount(self.name, False)
-        return DomainCounts(values={key: float(count) for key, count in values.items()})
+        return DomainCounts(values={key: float(count) for key, count in values.items()}, nulls=self.nulls)
 
 
 def add_values(
@@ -118,7 +134,9 @@ def add_values(
 def new_counters(columns: Iterable[str], hints: PublicHints) -> dict[str, ColumnCounter]:
     counters = {}
     for name in columns:
-        counter = ColumnCounter(name, listed=hints.categories.get(name))
+        # a code hierarchy's levels need every value's count, listed or not
+        listed = None if name in hints.hierarchies else hints.categories.get(name)
+        counter = ColumnCounter(name, listed=listed)
         if hints.kind_of(name) == NUMERIC:
             counter.values = None  # declared numeric: its domain is the grid, its values never needed
         counters[name] = counter

@@ -11,15 +11,18 @@ default every cell is mapped into the schema by a fixed public rule, one cell at
 | a missing value in a complete column | `other_category` (categorical), else the row is dropped |
 | text in a numeric column, an infinity | null if the column is nullable, else the row is dropped |
 | a number outside the bounds | clamped to the bound (by the encoder) |
+| values outside a combination rule's allowed list | the row is dropped (counted as an unknown category) |
 | a fractional number in an integer column | rounded |
 | no date/time in a date, timestamp or time column | null if the column is nullable, else the row is dropped |
 | a date/time outside the bounds | clamped to the bound |
 
-Each rule reads one row only, so a neighbouring table stays a neighbouring table after it (the
-mapping is 1-stable under add/remove: dropping is a per-row rule, not a data-dependent filter),
-and the DP guarantee of what is trained on it carries over. How many rows needed which repair is
-private; `Conformed.repairs` holds one 0/1 per row and reason, which dpgan releases only as a
-Gaussian noisy count (dpgan.privacy.mechanisms.noisy_indicator_counts, in the ledger).
+(A column with a public `hierarchy` first maps an unlisted category to its nearest listed ancestor,
+dpgan.tables.schema.hierarchy: `02199` to `021*`.) Each rule reads one row only, so a neighbouring
+table stays a neighbouring table after it (the mapping is 1-stable under add/remove: dropping is a
+per-row rule, not a data-dependent filter), and the DP guarantee of what is trained on it carries
+over. How many rows needed which repair is private; `Conformed.repairs` holds one 0/1 per row and
+reason, which dpgan releases only as a Gaussian noisy count
+(dpgan.privacy.mechanisms.noisy_indicator_counts, in the ledger).
 
 `strict=True` keeps the refusal for users who want clean data or nothing: the message names the
 column and the kind of problem, never a value or a count.
@@ -52,6 +55,7 @@ from dpgan.tables.schema.cells import (
 )
 from dpgan.tables.schema.columns import ColumnSpec
 from dpgan.tables.schema.datetimes import column_values, day_first_of
+from dpgan.tables.schema.rule_breaks import outside_combinations
 from dpgan.tables.schema.table import Schema
 
 UNKNOWN_CATEGORY = "unknown category"
@@ -140,6 +144,12 @@ def conform(frame: pd.DataFrame, schema: Schema, *, strict: bool = False) -> Con
             repairs[:, REASONS.index(reason)] |= rows_hit
         drop |= column.drop
         columns[spec.name] = column.values
+    if schema.rules:  # a combination outside a rule's public list: an unknown category of the pair
+        outside = outside_combinations(pd.DataFrame(columns), schema) & ~drop
+        if strict and bool(outside.any()):
+            raise InputError(f"rows hold combinations outside a rule's allowed list ({STRICT_NOTE})")
+        repairs[:, REASONS.index(UNKNOWN_CATEGORY)] |= outside
+        drop |= outside
     kept = ~drop
     clean = pd.DataFrame({name: values[kept] for name, values in columns.items()})
     return Conformed(clean.reset_index(drop=True), repairs)
@@ -256,6 +266,9 @@ def _categorical(spec: ColumnSpec, series: pd.Series) -> _Column:
         found = np.full(len(values), None, dtype=object)  # nulls stay None, unmatched (as before)
         for row in np.flatnonzero(~pd.isna(values)):
             found[row] = _match(values[row], exact, by_text, by_number)
+            if found[row] is _NO_MATCH and spec.hierarchy is not None:  # its nearest listed ancestor
+                ancestors = (by_text[a] for a in spec.hierarchy.ancestors(canonical_text(values[row])) if a in by_text)
+                found[row] = next(ancestors, _NO_MATCH)
         return found
 
     null = classify(series).kind == NULL

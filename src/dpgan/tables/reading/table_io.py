@@ -25,6 +25,7 @@ from dpgan.errors import InputError
 if TYPE_CHECKING:
     import pandas as pd
 
+    from dpgan.tables.schema.columns import ColumnSpec
     from dpgan.tables.schema.table import Schema
 
 READABLE = (".csv", ".gz", ".txt", ".parquet")
@@ -71,13 +72,19 @@ def read_table(path: str | Path, schema: Schema | None = None) -> pd.DataFrame:
     """CSV or Parquet with inferred dtypes; with a schema, categorical columns of string
     categories are read as text."""
     path = check_readable(path)
-    frame = _named(_read(path), path)
-    if schema is not None:
-        for spec in schema.columns:
-            if spec.kind == "categorical" and spec.name in frame and all(isinstance(c, str) for c in spec.categories):
-                column = frame[spec.name]
-                frame[spec.name] = column.where(column.isna(), column.astype(str)).astype(object)
+    texts = [] if schema is None else [s.name for s in schema.columns if _string_categories(s)]
+    # read as text, not converted after: `02139` parsed as a number would come back as "2139"
+    csv_dtypes = {"dtype": dict.fromkeys(texts, str)} if texts and path.suffix.lower() != ".parquet" else {}
+    frame = _named(_read(path, **csv_dtypes), path)
+    for name in texts:
+        if name in frame:
+            column = frame[name]
+            frame[name] = column.where(column.isna(), column.astype(str)).astype(object)
     return frame
+
+
+def _string_categories(spec: ColumnSpec) -> bool:
+    return spec.kind == "categorical" and all(isinstance(c, str) for c in spec.categories)
 
 
 def read_header(path: str | Path) -> tuple[list[str], dict[str, str]]:

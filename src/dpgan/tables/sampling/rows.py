@@ -1,5 +1,8 @@
 """Rows from a released tabular model: chunked generation, post-processors, wanted values.
 
+Key columns (dpgan.tables.schema.keys) are written afresh into every sample, at their place
+among the columns: their format is public and nothing about the private keys was ever read.
+
 Privacy: everything here reads only released DP models (the generator, each post-processor's
 own DP-SGD model) and the public (or DP) schema, never the private table, so a sample of any
 size costs nothing further (post-processing). The randomness is the caller's (`seed`, else OS
@@ -29,6 +32,7 @@ from dpgan.tables.codec.conditioning import Condition, condition_codes
 from dpgan.tables.codec.encoder import TableEncoder
 from dpgan.tables.codec.geo import region_points
 from dpgan.tables.fit.options import positive_int
+from dpgan.tables.schema.keys import sampled_keys
 from dpgan.tables.schema.table import Schema
 
 MAX_SAMPLE_ROWS = 100_000_000
@@ -159,10 +163,20 @@ def sample_chunks(
         if column not in schema.names or not schema[column].boxes:
             raise InputError(f"{column!r} is not a region column: its schema entry has no 'boxes'")
     chunks = sampler.chunks(n, dict(conditions or {}), seed)
-    if not region_points:
-        return chunks
-    points_rng = np.random.default_rng(None if seed is None else [seed, 1])  # not the rows' stream
-    return (_with_points(frame, schema, region_points, points_rng) for frame in chunks)
+    if region_points:
+        points_rng = np.random.default_rng(None if seed is None else [seed, 1])  # not the rows' stream
+        chunks = (_with_points(frame, schema, region_points, points_rng) for frame in chunks)
+    return _with_keys(chunks, schema, seed) if schema.keys else chunks
+
+
+def _with_keys(chunks: Iterator[pd.DataFrame], schema: Schema, seed: int | None) -> Iterator[pd.DataFrame]:
+    """Each chunk with fresh key columns (dpgan.tables.schema.keys), numbered on from the last chunk's,
+    so keys are unique across the whole sample; a UUID's bits come from a stream of their own."""
+    rng = np.random.default_rng(None if seed is None else [seed, 2])  # neither the rows' nor the points'
+    start = 0
+    for frame in chunks:
+        yield sampled_keys(schema.keys, frame, start, rng)
+        start += len(frame)
 
 
 def _with_points(frame: pd.DataFrame, schema: Schema, columns: Sequence[str], rng: np.random.Generator) -> pd.DataFrame:

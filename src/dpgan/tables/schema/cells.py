@@ -16,6 +16,19 @@ typed date-time value (a datetime64 column's cells), is still a TEXT cell here, 
 says which public temporal cell it is (dpgan.tables.schema.datetimes.cell_format, again a rule of
 that cell alone); the class histogram counts those cells apart (dpgan.tables.inference.datetimes).
 
+Codes: a text cell that is a digit string with a leading zero and more than one character
+(`02139`, `007`) is flagged `code` as well as parsed as a number. Nobody writes a quantity with
+a leading zero, so such a cell says the column holds codes (zip, ICD, product codes) whose text is
+the value; the class histogram counts these cells in a cell of their own
+(dpgan.tables.inference.column_kinds), and a column with clearly many of them becomes categorical,
+its values kept as text (`02139`, not 2139). The flag reads the cell alone, like every class here.
+A column a schema declares numeric still reads `007` as 7: the declaration is the user's.
+
+Codes and dates are disjoint by construction, so one cell never counts in both: a code is an
+all-digit NUMBER cell, a temporal cell is a TEXT cell, and every public date/time format has a
+separator (`-`, `/`, `.`, `:`, a space or `T`). `02139` is a code; `2021-03-04` is a date; a
+separator-free `20210304` is neither (a number, no leading zero).
+
 Speed without changing the rule: a rule of one cell gives equal results on equal cells, so a
 column whose cells are all of one kind of Python value (all strings, or a typed numeric or
 boolean column: what a Parquet column always is) is grouped by value (`distinct`: pandas'
@@ -35,6 +48,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from dpgan.tables.schema.codes import leading_zero_codes
 from dpgan.tables.schema.datetimes import cell_format
 
 NULL, NUMBER, INFINITE, TEXT = 0, 1, 2, 3
@@ -46,14 +60,21 @@ FALSE_WORDS = frozenset(("false", "f", "no"))
 
 @dataclass(frozen=True)
 class Cells:
-    """The class of every cell of one column, its number (finite NUMBER cells, else NaN) and its
-    canonical text (TEXT cells, else None)."""
+    """The class of every cell of one column, its number (finite NUMBER cells, else NaN), its
+    canonical text (TEXT cells, else None) and whether it is a code (a text cell of digits with a
+    leading zero: also a NUMBER cell; module docstring)."""
 
     kind: np.ndarray  # int8: NULL, NUMBER, INFINITE or TEXT
     number: np.ndarray  # float64
     text: np.ndarray  # object
+    code: np.ndarray | None = None  # bool; None: no cell is a code (a typed column)
     # int8: each TEXT cell's temporal cell (dpgan.tables.schema.datetimes.cell_format), else -1
     temporal: np.ndarray | None = None
+
+    @property
+    def codes(self) -> np.ndarray:
+        """The code cells (all False where the column cannot hold any)."""
+        return np.zeros(len(self.kind), dtype=bool) if self.code is None else self.code
 
     @property
     def whole(self) -> np.ndarray:
@@ -143,7 +164,8 @@ def classify(series: pd.Series) -> Cells:
         groups.spread(cells.kind, NULL),
         groups.spread(cells.number, np.nan),
         groups.spread(cells.text, None),
-        groups.spread(cells.temporal, -1),  # type: ignore[arg-type]
+        code=groups.spread(cells.codes, False),
+        temporal=groups.spread(cells.temporal, -1),  # type: ignore[arg-type]
     )
 
 
@@ -152,7 +174,7 @@ def _with_temporal(cells: Cells, values: np.ndarray) -> Cells:
     temporal = np.full(len(values), -1, dtype=np.int8)
     for row in np.flatnonzero(cells.kind == TEXT):
         temporal[row] = cell_format(values[row])
-    return Cells(cells.kind, cells.number, cells.text, temporal)
+    return Cells(cells.kind, cells.number, cells.text, code=cells.code, temporal=temporal)
 
 
 def _classify_cells(series: pd.Series) -> Cells:
@@ -192,7 +214,7 @@ def _classify_cells(series: pd.Series) -> Cells:
         kind[numeric & np.isfinite(parsed)] = NUMBER
         kind[numeric & np.isinf(parsed)] = INFINITE
         number[numeric & np.isfinite(parsed)] = parsed[numeric & np.isfinite(parsed)]
-        return Cells(kind, number, text)
+        return Cells(kind, number, text, code=(kind == NUMBER) & leading_zero_codes(stripped.to_numpy(dtype=object)))
     finite = np.isfinite(parsed)
     kind[np.isnan(parsed)] = NULL
     kind[np.isinf(parsed)] = INFINITE

@@ -15,6 +15,7 @@ import numpy as np
 
 from dpgan.errors import InputError
 from dpgan.tables.schema.datetimes import TEMPORAL_KINDS, check_temporal, to_iso, to_units
+from dpgan.tables.schema.hierarchy import Hierarchy
 
 # "date", "timestamp", "time" (of day): a number on a linear scale inside (dpgan.tables.schema.datetimes)
 KINDS = ("continuous", "integer", "categorical", "boolean", *TEMPORAL_KINDS)
@@ -30,7 +31,7 @@ MAX_BINS = 256
 PLACEMENTS = ("uniform", "centre")  # where a region's released point lies inside its public box
 SCHEMA_KEYS = frozenset(
     ("name", "kind", "min", "max", "categories", "nullable", "other_category", "frequencies")
-    + ("point_masses", "scale", "bins", "bin_edges", "encoding", "boxes", "placement")
+    + ("point_masses", "scale", "bins", "bin_edges", "encoding", "boxes", "placement", "hierarchy")
     + ("format", "timezone", "resolution")
 )
 
@@ -76,6 +77,9 @@ class ColumnSpec:
     format: str = ""
     timezone: str | None = None
     resolution: str = ""
+    # categorical only: a public code hierarchy (prefix lengths or parent mappings); a value not among
+    # the categories maps to its first ancestor that is (dpgan.tables.schema.hierarchy)
+    hierarchy: Hierarchy | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
@@ -105,6 +109,8 @@ class ColumnSpec:
         self._check_numeric_shape()
         self._check_encoding()
         self._check_boxes()
+        if self.hierarchy is not None and self.kind != "categorical":
+            raise InputError(f"column {self.name!r}: a 'hierarchy' applies to categorical columns only")
         if self.kind == "boolean":
             object.__setattr__(self, "categories", (False, True))
 
@@ -243,6 +249,8 @@ class ColumnSpec:
             out["boxes"] = {str(box[0]): list(box[1:]) for box in self.boxes}
         if self.placement != "uniform":
             out["placement"] = self.placement
+        if self.hierarchy is not None:
+            out["hierarchy"] = self.hierarchy.to_dict()
         return out
 
     @classmethod
@@ -271,6 +279,9 @@ class ColumnSpec:
             format=data.get("format", ""),
             timezone=data.get("timezone"),
             resolution=data.get("resolution", ""),
+            hierarchy=None
+            if data.get("hierarchy") is None
+            else Hierarchy.from_dict(data["hierarchy"], data.get("name")),
         )
 
 

@@ -1,6 +1,7 @@
-"""A table's schema: its ordered columns (dpgan.tables.schema.columns), the target, geo pairs and the
-DP events that bought it; read from and written to JSON, and the public rewrites of it (geo pairs,
-binary codes). Public metadata: nothing in it is read off the private rows for free.
+"""A table's schema: its ordered columns (dpgan.tables.schema.columns), the target, geo pairs, key
+columns (dpgan.tables.schema.keys) and the DP events that bought it; read from and written to JSON,
+and the public rewrites of it (geo pairs, binary codes). Public metadata: nothing in it is read off
+the private rows for free.
 """
 
 from __future__ import annotations
@@ -12,8 +13,11 @@ from typing import Any
 
 from dpgan.errors import InputError
 from dpgan.tables.schema.columns import MAX_BINARY_VALUES, ColumnSpec
+from dpgan.tables.schema.keys import KeySpec, is_key_entry
+from dpgan.tables.schema.rule_checks import check_rules
+from dpgan.tables.schema.rules import Rule, rules_from_list
 
-SCHEMA_TOP_KEYS = frozenset(("name", "columns", "target", "source", "ledger", "geo"))
+SCHEMA_TOP_KEYS = frozenset(("name", "columns", "target", "source", "ledger", "geo", "rules"))
 GEO_KEYS = {"latitude", "longitude"}  # a schema's "geo" entry: one object per pair
 MAX_GEO_CELLS = 1024  # a latitude/longitude pair's grid: its columns' bins multiplied
 
@@ -40,21 +44,34 @@ class Schema:
     ledger: tuple[dict[str, Any], ...] = ()
     # latitude/longitude column pairs modelled as one 2-D column (dpgan.tables.codec.geo.GeoTransform)
     geo: tuple[tuple[str, str], ...] = ()
+    # key columns: never read nor learned, generated afresh on sampling (not among `columns`/`names`)
+    keys: tuple[KeySpec, ...] = ()
+    # public rules between columns (dpgan.tables.schema.rules): kept on every sampled row, free
+    rules: tuple[Rule, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.columns:
-            raise InputError("a schema needs at least one column")
+            raise InputError("a schema needs at least one column besides its keys")
         names = [c.name for c in self.columns]
-        if len(set(names)) != len(names):
+        if len(set(names + self.key_names)) != len(names) + len(self.key_names):
             raise InputError("schema column names must be unique")
+        if self.target is not None and self.target in self.key_names:
+            raise InputError(f"schema target {self.target!r} is a key column: a key is never learned")
         if self.target is not None and self.target not in names:
             raise InputError(f"schema target {self.target!r} is not one of its columns")
         object.__setattr__(self, "geo", tuple(tuple(pair) for pair in self.geo))
         _check_geo(self)
+        geo_columns = [c for pair in self.geo for c in pair]
+        object.__setattr__(self, "rules", check_rules(tuple(self.rules), self.columns, self.target, geo_columns))
 
     @property
     def names(self) -> list[str]:
+        """The learned columns, in order (key columns are not among them)."""
         return [c.name for c in self.columns]
+
+    @property
+    def key_names(self) -> list[str]:
+        return [k.name for k in self.keys]
 
     def __getitem__(self, name: str) -> ColumnSpec:
         for c in self.columns:
@@ -63,13 +80,18 @@ class Schema:
         raise KeyError(name)
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"columns": [c.to_dict() for c in self.columns], "source": self.source}
+        columns: list[dict[str, Any]] = [c.to_dict() for c in self.columns]
+        for key in sorted(self.keys, key=lambda k: (k.position < 0, k.position)):  # each at its place
+            columns.insert(len(columns) if key.position < 0 else min(key.position, len(columns)), key.to_dict())
+        out: dict[str, Any] = {"columns": columns, "source": self.source}
         if self.target is not None:
             out["target"] = self.target
         if self.ledger:
             out["ledger"] = [dict(e) for e in self.ledger]
         if self.geo:
             out["geo"] = [{"latitude": lat, "longitude": lon} for lat, lon in self.geo]
+        if self.rules:
+            out["rules"] = [rule.to_dict() for rule in self.rules]
         return out
 
     @classmethod
@@ -79,7 +101,9 @@ class Schema:
         unknown = set(data) - SCHEMA_TOP_KEYS
         if unknown:
             raise InputError(f"unknown schema keys {sorted(unknown)}")
-        columns = tuple(ColumnSpec.from_dict(c) for c in data["columns"])
+        entries = data["columns"]
+        columns = tuple(ColumnSpec.from_dict(c) for c in entries if not is_key_entry(c))
+        keys = tuple(KeySpec.from_dict(c, position) for position, c in enumerate(entries) if is_key_entry(c))
         ledger = data.get("ledger", [])
         if not isinstance(ledger, list) or not all(isinstance(e, dict) for e in ledger):
             raise InputError("a schema's 'ledger' must be a list of ledger events")
@@ -92,6 +116,8 @@ class Schema:
             source=str(data.get("source", "user")),
             ledger=tuple(ledger),
             geo=tuple((g["latitude"], g["longitude"]) for g in geo),
+            keys=keys,
+            rules=rules_from_list(data.get("rules", [])),
         )
 
     def to_json(self, path: str | Path) -> None:
@@ -155,3 +181,12 @@ def binary_coded(schema: Schema, keep: tuple[str, ...] = ()) -> Schema:
         for spec in schema.columns
     )
     return replace(schema, columns=columns)
+
+
+def with_keys(schema: Schema, keys: tuple[KeySpec, ...]) -> Schema:
+    """The schema with these key columns (public hints) added to its own, a hint replacing a key
+    of the same name: free, nothing is read."""
+    if not keys:
+        return schema
+    named = {k.name for k in keys}
+    return replace(schema, keys=tuple(k for k in schema.keys if k.name not in named) + tuple(keys))

@@ -1,0 +1,217 @@
+"""EntitySynthesizer: DP synthetic entities, each a parent row with its events (issue 52).
+
+    synth = EntitySynthesizer(epsilon=3.0)
+    synth.fit(planes, flights, key="tailnum", time_column="time_hour",
+              time_bounds=("2013-01-01T00:00:00Z", "2014-01-01T00:00:00Z"), time_format="%Y-%m-%dT%H:%M:%SZ",
+              parent_schema=..., event_schema=..., max_events=32)
+    parents, events = synth.sample(1000)
+
+The unit of privacy is the entity (its parent row and all its events); both tables' columns are
+public metadata (a schema per table, or hints: categories and bounds). The fit is the one pipeline
+(dpgan.fit) with the entity kind (fit_kind.py); the model is a statistics model (statistics.py),
+saved as its released arrays and JSON (no pickle).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import torch
+
+from dpgan.api import Synthesizer, check_sample_count
+from dpgan.entities.columns import ColumnCells
+from dpgan.entities.fit_kind import EntityKind, EntityTables
+from dpgan.entities.reader import UNIT_REASONS
+from dpgan.entities.schema import EntitySchema, TimeSpec, format_times, table_schema
+from dpgan.entities.settings import ENTITY_MODELS, EntitySettings
+from dpgan.entities.statistics import EntityStatistics, link_index
+from dpgan.errors import InputError, ModelFileError
+from dpgan.fit import run_fit
+from dpgan.model_catalog import model_entry, refuse_unread_settings
+from dpgan.privacy.ledger import PrivacyLedger
+from dpgan.privacy.unit_rule import ReleasedTally, none_usable_note
+from dpgan.serialization import REPORT_KEY, check_model_destination, read_model_dir, write_model_dir
+
+KIND = "entity"
+MAX_SAMPLE = 1_000_000  # entities per call
+
+
+class EntitySynthesizer(Synthesizer):
+    """Fit on a parent table and an events table linked by a key; sample new linked pairs."""
+
+    def __init__(
+        self,
+        *,
+        epsilon: float,
+        delta: float = 1e-5,
+        accountant: str = "pld",
+        seed: int | None = None,
+        noise_multiplier: float | None = None,
+        device: str | torch.device = "cpu",
+        threads: int | str | None = None,
+        **settings: Any,
+    ) -> None:
+        if noise_multiplier is not None:
+            raise InputError("the entity kind's statistics models calibrate σ to ε: noise_multiplier does not apply")
+        super().__init__(epsilon=epsilon, delta=delta, accountant=accountant, seed=seed, device=device,
+                         threads=threads)  # fmt: skip
+        entry = model_entry(ENTITY_MODELS, settings.get("model"), KIND)
+        refuse_unread_settings(entry, {k for k, v in settings.items() if v is not None and k != "model"}, ENTITY_MODELS)
+        self.settings = EntitySettings(**{k: v for k, v in settings.items() if v is not None} | {"model": entry.name})
+        self.settings.check()
+        self.schema: EntitySchema | None = None
+
+    # ------------------------------------------------------------------ fit
+    def fit(
+        self,
+        parents: pd.DataFrame,
+        events: pd.DataFrame,
+        *,
+        key: str | None = None,
+        time_column: str | None = None,
+        time_bounds: tuple[Any, Any] | None = None,
+        time_format: str = "number",
+        max_events: int = 32,
+        schema: EntitySchema | dict | str | Path | None = None,
+        parent_schema: Any = None,
+        event_schema: Any = None,
+        categories: dict[str, list[Any]] | None = None,
+        bounds: dict[str, tuple[float, float]] | None = None,
+    ) -> EntitySynthesizer:
+        """Train on `parents` (one row per entity) and `events` (rows naming their entity in the
+        `key` column), spending at most (ε, δ), all of it in `self.ledger`. The public facts: a whole
+        entity schema (`schema`: EntitySchema, its dict or JSON file), or the key, the time column
+        with its public window `time_bounds` and `time_format` ("number", "integer" or a strftime
+        format), k = `max_events`, and each table's schema or hints (`categories`, `bounds`)."""
+        self.schema = self._schema(parents, events, key, time_column, time_bounds, time_format, max_events, schema,
+                                   parent_schema, event_schema, categories or {}, bounds or {})  # fmt: skip
+        link_index(self.schema, self.settings)  # a link that is no parent column: one line, before any read
+        fitted = run_fit(EntityKind(self.schema, self.settings), EntityTables(parents, events), self.budget)
+        self.ledger, self.generator, self.training = fitted.ledger, fitted.model, fitted.record
+        note = none_usable_note(fitted.data.details["tally"], "check the key column and the parents' keys")
+        if note is not None:
+            self.training["note"] = note
+        return self
+
+    @staticmethod
+    def _schema(parents, events, key, time_column, time_bounds, time_format, max_events, schema, parent_schema,
+                event_schema, categories, bounds) -> EntitySchema:  # type: ignore[no-untyped-def]  # fmt: skip
+        """The entity schema: the one given whole, or built from the public arguments (each table's
+        header is public: its column names)."""
+        if schema is not None:
+            if any(v is not None for v in (key, time_column, time_bounds, parent_schema, event_schema)):
+                raise InputError("give the whole entity schema, or key, time and table schemas: not both")
+            if isinstance(schema, EntitySchema):
+                return schema
+            return EntitySchema.from_dict(schema) if isinstance(schema, dict) else EntitySchema.from_json(schema)
+        if key is None:
+            raise InputError("name the key column (key=...) that links each event to its parent")
+        for words, frame in (("parents", parents), ("events", events)):
+            if not isinstance(frame, pd.DataFrame):
+                raise InputError(f"the {words} must be a pandas DataFrame")
+            if key not in frame.columns:  # before the columns' hints: the first thing to say
+                raise InputError(f"the {words} table has no key column {key!r}")
+        time = None
+        if time_column is not None:
+            if time_bounds is None or len(time_bounds) != 2:
+                raise InputError("a time column needs its public window: time_bounds=(first, last)")
+            time = TimeSpec(time_column, time_bounds[0], time_bounds[1], time_format)
+        skip = [key, *([time_column] if time_column else [])]
+        names = [str(c) for c in parents.columns], [str(c) for c in events.columns]
+        return EntitySchema(
+            key=key,
+            parents=table_schema("parents", names[0], parent_schema, categories, bounds, skip),
+            events=table_schema("events", names[1], event_schema, categories, bounds, skip),
+            max_events=max_events,
+            time=time,
+        )
+
+    # --------------------------------------------------------------- sample
+    def sample(self, n: int, *, seed: int | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """n new entities: (parents, events), linked by fresh keys 1..n; every event's key is a
+        parent's, events in time order, times in the input's format."""
+        self._require_fitted()
+        assert self.schema is not None
+        n = check_sample_count(n, MAX_SAMPLE)
+        rng = np.random.default_rng(seed)
+        drawn = self.generator.sample(n, rng)
+        schema, bins = self.schema, self.settings.bins
+        parents = pd.DataFrame({schema.key: np.arange(1, n + 1)})
+        for j, spec in enumerate(schema.parents.columns):
+            parents[spec.name] = ColumnCells.of(spec, bins).values(drawn.parent_codes[:, j], rng).to_numpy()
+        events = pd.DataFrame({schema.key: drawn.owner + 1})
+        if schema.time is not None:
+            events[schema.time.column] = format_times(drawn.times, schema.time).to_numpy()
+        for j, spec in enumerate(schema.events.columns):
+            events[spec.name] = ColumnCells.of(spec, bins).values(drawn.event_codes[:, j], rng).to_numpy()
+        return parents, events
+
+    # ------------------------------------------------------------ report, save, load
+    def _repr_details(self) -> dict[str, Any]:
+        return {"model": self.settings.model}
+
+    def _report_details(self) -> dict[str, Any]:
+        assert self.schema is not None
+        k = self.schema.max_events
+        return {
+            "kind": KIND,
+            "model": self.settings.model,
+            "unit_of_privacy": f"one entity: its {self.schema.key!r} parent row and all its events (at most "
+            f"k = {k} of them read for the event columns, each weighing 1/k)",
+            "max_events": k,
+            "input_rule": "rows without a key are ignored; keys with events but no parent row, or with several "
+            f"parent rows, are dropped ({', '.join(UNIT_REASONS)}); events with an unreadable time are dropped; "
+            "each kept, dropped and flagged count is released with DP",
+            "schema_source": "the user's (public)",
+            "dp_schema": [],
+        }
+
+    def unit_summary(self) -> str:
+        self._require_fitted()
+        return ReleasedTally.from_dict(self.training["units"]).describe()
+
+    def save(self, path: str | Path, *, overwrite: bool = False) -> Path:
+        self._require_fitted()
+        assert self.schema is not None
+        check_model_destination(path, overwrite)
+        metadata = {
+            "kind": KIND,
+            "epsilon_target": self.epsilon,
+            "epsilon": self.ledger.epsilon(self.delta, self.accountant),
+            "delta": self.delta,
+            "accountant": self.accountant,
+            "schema": self.schema.to_dict(),
+            "settings": asdict(self.settings),
+            "statistics": self.generator.form(),
+            "ledger": self.ledger.to_dict(),
+            "training": self.training,
+            REPORT_KEY: self.privacy_report(),
+        }
+        tensors = {key: torch.from_numpy(np.ascontiguousarray(v)) for key, v in self.generator.arrays().items()}
+        return write_model_dir(path, tensors, metadata, overwrite=overwrite, statistics=True)
+
+    @classmethod
+    def load(cls, path: str | Path) -> EntitySynthesizer:
+        tensors, meta = read_model_dir(path)
+        if meta.get("kind") != KIND:
+            raise ModelFileError(f"{path} is not an entity model")
+        try:
+            synth = cls(epsilon=meta["epsilon_target"], delta=meta["delta"], accountant=meta["accountant"],
+                        **dict(meta["settings"]))  # fmt: skip
+            synth.schema = EntitySchema.from_dict(meta["schema"])
+            synth.ledger = PrivacyLedger.from_dict(meta["ledger"])
+            synth.training = dict(meta["training"])
+            arrays = {key: value.numpy() for key, value in tensors.items()}
+            synth.generator = EntityStatistics.from_arrays(synth.schema, synth.settings, arrays)
+            if synth.generator.form() != meta["statistics"]:
+                raise ValueError("the statistics' form does not match the schema and settings")
+        except (KeyError, TypeError, ValueError, InputError) as exc:
+            raise ModelFileError(f"{path} holds an inconsistent entity model: {exc}") from None
+        return synth
+
+
+__all__ = ["EntitySynthesizer"]

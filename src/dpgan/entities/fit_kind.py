@@ -1,0 +1,93 @@
+"""The entity kind in the fit pipeline (dpgan.fit): its data release (the unit tally) and its
+statistics model's releases (statistics.py) on all of ε that is left.
+
+The tally: (kept, dropped per reason) over the units, each unit in one cell, and the two counts of
+entities with an event dropped for its time or a value mapped into the schema (each entity at most
+once in each): one entity moves the vector by at most √3 in L2. It takes TALLY_SHARE of ε; it only
+tells the report what was read (the model's own count histogram carries the counts it samples).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from dpgan.entities.reader import FLAGS, read_entities
+from dpgan.entities.schema import EntitySchema
+from dpgan.entities.settings import EntitySettings
+from dpgan.entities.statistics import EntityStatistics
+from dpgan.fit import register_kind
+from dpgan.model import KindData, ReleasedModel
+from dpgan.privacy.mechanisms import noisy_counts
+from dpgan.privacy.releases import charge_gaussian
+from dpgan.privacy.unit_rule import ReleasedTally
+from dpgan.training.context import FitContext
+from dpgan.training.progress import FitProgressFn
+
+TALLY_SHARE = 0.05
+TALLY = "entities kept and dropped per reason"
+
+
+@dataclass(frozen=True)
+class EntityTables:
+    """The private input of one fit: the two tables."""
+
+    parents: pd.DataFrame
+    events: pd.DataFrame
+
+
+@dataclass(frozen=True)
+class EntityStatisticsModel:
+    """The statistics model (dpgan.model.Model): its releases on all of ε that is left, no steps."""
+
+    schema: EntitySchema
+    settings: EntitySettings
+
+    def release(self, ctx: FitContext, data: KindData, progress: FitProgressFn | None) -> ReleasedModel:
+        released = EntityStatistics.release(
+            data.units, self.schema, self.settings,
+            ledger=ctx.ledger, target=ctx.budget.whole_target(), rng=ctx.rng,
+        )  # fmt: skip
+        return ReleasedModel(released, None, {"steps": 0})
+
+
+@dataclass(frozen=True)
+class EntityKind:
+    """The kind's part in the pipeline (dpgan.fit.DataKind)."""
+
+    schema: EntitySchema
+    settings: EntitySettings
+    name: str = "entity"
+    certified: bool = True
+
+    def release_data(self, ctx: FitContext, data: EntityTables) -> KindData:
+        read = read_entities(data.parents, data.events, self.schema, self.settings.bins, ctx.rng)
+        sigma = ctx.target(TALLY_SHARE).sigma(1.0, 1, ctx.ledger.entries)
+        note = "each unit in one of kept and the reasons, each kept entity at most once in each flag: Δ = √3"
+        charge_gaussian(ctx.ledger, TALLY, sigma, note=note)
+        std = sigma * math.sqrt(3.0)
+        noisy = noisy_counts(np.concatenate([read.tally.vector(), read.flags]), std, ctx.rng)
+        reasons = read.tally.reasons
+        tally = ReleasedTally("entity", "entities", float(noisy[0]),
+                              {r: float(c) for r, c in zip(reasons, noisy[1 : 1 + len(reasons)])}, std)  # fmt: skip
+        flags = {f: int(round(max(float(c), 0.0))) for f, c in zip(FLAGS, noisy[1 + len(reasons) :])}
+        ctx.spend(TALLY_SHARE)
+        return KindData(read, tally.estimated_units, {"tally": tally, "flags": flags})
+
+    def model(self, data: KindData) -> EntityStatisticsModel:
+        return EntityStatisticsModel(self.schema, self.settings)
+
+    def finish(self, ctx: FitContext, data: KindData, trained: ReleasedModel) -> ReleasedModel:
+        return trained
+
+    def record(self, data: KindData, trained: ReleasedModel) -> dict[str, Any]:
+        return {"units": data.details["tally"].to_dict(), "flags": data.details["flags"], **trained.record}
+
+
+register_kind("entity", EntityKind)
+
+__all__ = ["EntityKind", "EntityStatisticsModel", "EntityTables", "TALLY", "TALLY_SHARE"]

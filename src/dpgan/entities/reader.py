@@ -1,0 +1,162 @@
+"""Reading a parent table and an events table by the unit rule (dpgan.privacy.unit_rule).
+
+The unit is the entity: a key value with every parent row and every event row that names it.
+Refusals depend on public inputs only: the tables' types and column names, the key column's dtype
+in each table (the caller's), the schema. Everything else is decided unit by unit, from that unit's
+rows alone:
+
+- a row whose key is missing belongs to no unit: ignored, never counted. Keys are matched by their
+  canonical text (dpgan.tables.schema.cells: `1`, `1.0` and `"1"` are one key);
+- a key with exactly one parent row is an entity and is kept, with or without events (an entity
+  with no events is an entity whose count is 0: the count histogram holds it);
+- a key with events but no parent row (ORPHAN), or with two parent rows or more (DUPLICATE), is
+  dropped; the kept and dropped units are one released tally, each unit in one cell;
+- an event whose time cell its format does not read is dropped from its entity (that entity's
+  rows alone decide it); times outside the public window are clamped into it; values are mapped
+  into their column's cells (columns.py). The entities with a dropped event or a mapped value are
+  counted (two more cells of the tally, each entity at most once in each);
+- of an entity's n readable events, at most k (`max_events`) are read for the event columns: a
+  uniformly drawn k (by the fit's random generator), kept in time order. Uniform, not the first k:
+  the first k of a plane are its January flights, a biased picture of its year; the entity's
+  count, first time and time span are read from all n (each is one number per entity, whatever n).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from dpgan.entities.columns import ColumnCells
+from dpgan.entities.schema import EntitySchema, parse_times
+from dpgan.privacy.unit_rule import UnitTally, public_refusal
+from dpgan.tables.schema.cells import cell_keys
+
+ORPHAN = "events whose key names no parent"
+DUPLICATE = "a key with more than one parent row"
+UNIT_REASONS = (ORPHAN, DUPLICATE)
+TIME_DROPPED = "entities with an event dropped for an unreadable time"
+MAPPED = "entities with a value mapped into the schema"
+FLAGS = (TIME_DROPPED, MAPPED)
+
+
+@dataclass
+class EntityRead:
+    """The kept entities, private: read only by the DP releases (statistics.py)."""
+
+    parent_codes: np.ndarray  # (E, d_p) cells of each entity's parent columns
+    counts: np.ndarray  # (E,) readable events of each entity (all of them, not only the k read)
+    start: np.ndarray | None  # (E,) first time (NaN without events); None without a time column
+    span: np.ndarray | None  # (E,) last time - first time
+    owner: np.ndarray  # (M,) the entity of each event read (at most k per entity)
+    position: np.ndarray  # (M,) its place among its entity's events read, 0..m-1, in time order
+    read: np.ndarray  # (E,) events read per entity: min(count, k)
+    event_codes: np.ndarray  # (M, d_e) cells of each event's columns
+    tally: UnitTally  # kept, dropped per UNIT_REASONS
+    flags: np.ndarray  # (2,) entities counted in each of FLAGS
+
+
+def check_tables(parents: pd.DataFrame, events: pd.DataFrame, schema: EntitySchema) -> None:
+    """The refusals, on public inputs only (column names, the caller's dtypes, the schema)."""
+    for words, frame in (("parents", parents), ("events", events)):
+        if not isinstance(frame, pd.DataFrame):
+            raise public_refusal(f"the {words} must be a pandas DataFrame")
+    for words, frame, table in (("parents", parents, schema.parents), ("events", events, schema.events)):
+        if schema.key not in frame.columns:
+            raise public_refusal(f"the {words} table has no key column {schema.key!r}")
+        missing = [c for c in table.names if c not in frame.columns]
+        if missing:
+            raise public_refusal(f"the {words} table lacks the schema's columns {', '.join(map(repr, missing))}")
+    if schema.time is not None and schema.time.column not in events.columns:
+        raise public_refusal(f"the events table has no time column {schema.time.column!r}")
+    numeric = [pd.api.types.is_numeric_dtype(f[schema.key].dtype) for f in (parents, events)]
+    if numeric[0] != numeric[1]:
+        said = ["numbers" if n else "text" for n in numeric]
+        raise public_refusal(
+            f"the key column {schema.key!r} holds {said[0]} in the parents but {said[1]} in the events: "
+            "give it one type in both tables"
+        )
+
+
+def read_entities(
+    parents: pd.DataFrame, events: pd.DataFrame, schema: EntitySchema, bins: int, rng: np.random.Generator
+) -> EntityRead:
+    """The kept entities of the two tables (the module docstring's rule)."""
+    check_tables(parents, events, schema)
+    parent_keys, event_keys = cell_keys(parents[schema.key]), cell_keys(events[schema.key])
+    p_rows, e_rows = np.flatnonzero(pd.notna(parent_keys)), np.flatnonzero(pd.notna(event_keys))
+    keys = np.concatenate([parent_keys[p_rows], event_keys[e_rows]]).astype(str)
+    _, unit = np.unique(keys, return_inverse=True)  # each unit's place in the text order of keys
+    units = int(unit.max()) + 1 if len(unit) else 0
+    p_unit, e_unit = unit[: len(p_rows)], unit[len(p_rows) :]
+    parents_of = np.bincount(p_unit, minlength=units)
+    kept = parents_of == 1
+    tally = UnitTally(UNIT_REASONS)
+    tally.keep(int(kept.sum()))
+    tally.drop(ORPHAN, int((parents_of == 0).sum()))
+    tally.drop(DUPLICATE, int((parents_of >= 2).sum()))
+    entity_of = np.full(units, -1, dtype=np.int64)
+    entity_of[kept] = np.arange(int(kept.sum()))
+    entities = int(kept.sum())
+
+    p_keep = kept[p_unit]
+    p_take = p_rows[p_keep][np.argsort(entity_of[p_unit[p_keep]], kind="stable")]
+    parent_frame = parents.iloc[p_take]
+    parent_codes, mapped = _codes(parent_frame, schema.parents.columns, bins, entities)
+
+    e_keep = kept[e_unit]
+    rows, owner = e_rows[e_keep], entity_of[e_unit[e_keep]]
+    time_dropped = np.zeros(entities, dtype=bool)
+    times = np.zeros(len(rows))
+    if schema.time is not None:
+        times = parse_times(events[schema.time.column].iloc[rows].reset_index(drop=True), schema.time)
+        unreadable = ~np.isfinite(times)
+        time_dropped[owner[unreadable]] = True
+        low, high = schema.time.bounds
+        outside = (times < low) | (times > high)
+        mapped[owner[outside & ~unreadable]] = True
+        rows, owner, times = rows[~unreadable], owner[~unreadable], np.clip(times[~unreadable], low, high)
+    counts = np.bincount(owner, minlength=entities)
+    start = span = None
+    if schema.time is not None:
+        start, last = np.full(entities, np.nan), np.full(entities, np.nan)
+        np.fmin.at(start, owner, times)
+        np.fmax.at(last, owner, times)
+        span = last - start
+
+    # at most k events per entity, drawn uniformly: each event's random priority, the k first by it
+    k = schema.max_events
+    priority = rng.random(len(rows))
+    by_priority = np.lexsort((priority, owner))
+    rank = np.empty(len(rows), dtype=np.int64)
+    rank[by_priority] = np.arange(len(rows)) - np.repeat(_starts(counts), counts)
+    take = rank < k
+    rows, owner, times = rows[take], owner[take], times[take]
+    order = np.lexsort((rows, times, owner))  # time order within each entity (ties: the input's order)
+    rows, owner = rows[order], owner[order]
+    read = np.bincount(owner, minlength=entities)
+    position = np.arange(len(rows)) - np.repeat(_starts(read), read)
+    event_codes, event_mapped = _codes(events.iloc[rows], schema.events.columns, bins, len(rows))
+    mapped[owner[event_mapped]] = True
+    flags = np.array([time_dropped.sum(), mapped.sum()], dtype=np.float64)
+    return EntityRead(parent_codes, counts, start, span, owner, position, read, event_codes, tally, flags)
+
+
+def _codes(frame: pd.DataFrame, columns: tuple, bins: int, rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's cell per column, and whether any of its values was mapped into the schema."""
+    codes = np.zeros((rows, len(columns)), dtype=np.int64)
+    mapped = np.zeros(rows, dtype=bool)
+    for j, spec in enumerate(columns):
+        code, moved = ColumnCells.of(spec, bins).codes(frame[spec.name].reset_index(drop=True))
+        codes[:, j], mapped = code, mapped | moved
+    return codes, mapped
+
+
+def _starts(sizes: np.ndarray) -> np.ndarray:
+    """Where each group of `sizes` starts in a sorted array."""
+    return np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64) if len(sizes) else np.zeros(0, np.int64)
+
+
+__all__ = ["DUPLICATE", "EntityRead", "FLAGS", "MAPPED", "ORPHAN", "TIME_DROPPED", "UNIT_REASONS", "check_tables",
+           "read_entities"]  # fmt: skip

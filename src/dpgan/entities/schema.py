@@ -1,0 +1,190 @@
+"""The entity kind's public facts: the key column, each table's columns (the table kind's
+ColumnSpec, read through its public schema API), the time column and k = `max_events`.
+
+All of it is public metadata the user supplies, as a schema per table or as hints (categorical
+lists, numeric bounds); nothing here reads a private value, so nothing here can depend on a unit.
+A table with neither a schema nor a hint for any of its columns is one line: this step of the kind
+does not buy a schema with DP (the table kind's `dpgan schema` can, one table at a time).
+
+The time column, when there is one, is declared by its public window (`min`, `max`) and its
+format: "number" (any number), "integer" (whole numbers), or a strftime format such as
+"%Y-%m-%dT%H:%M:%SZ" that every time cell is parsed with, one cell at a time, and that sampled
+times are written in. A cell the format does not read is that event's problem alone (reader.py).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from dpgan.errors import InputError
+from dpgan.tables.schema.columns import ColumnSpec
+from dpgan.tables.schema.table import Schema, read_schema_file
+
+NUMBER_FORMATS = ("number", "integer")
+MAX_EVENTS = 10_000
+TOP_KEYS = frozenset(("key", "max_events", "time", "parents", "events"))
+TIME_KEYS = frozenset(("column", "min", "max", "format"))
+
+
+@dataclass(frozen=True)
+class TimeSpec:
+    """The events' time column: its public window [min, max] and its format."""
+
+    column: str
+    min: Any
+    max: Any
+    format: str = "number"
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.column, str) or not self.column:
+            raise InputError("the time column needs a name")
+        if not isinstance(self.format, str) or not self.format:
+            raise InputError("the time format is 'number', 'integer' or a strftime format such as %Y-%m-%d")
+        low, high = self.bounds
+        if not low < high:
+            raise InputError(f"the time column {self.column!r}: its window's min must come before its max")
+
+    @property
+    def is_number(self) -> bool:
+        return self.format in NUMBER_FORMATS
+
+    @property
+    def bounds(self) -> tuple[float, float]:
+        """The window in the time's numbers (seconds since 1970 for a date format)."""
+        values = []
+        for end, value in (("min", self.min), ("max", self.max)):
+            number = parse_times(pd.Series([value], dtype=object), self)[0]
+            if not math.isfinite(number):
+                raise InputError(f"the time column {self.column!r}: its window's {end} is not a time in its format")
+            values.append(float(number))
+        return values[0], values[1]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"column": self.column, "min": self.min, "max": self.max, "format": self.format}
+
+
+def parse_times(cells: pd.Series, spec: TimeSpec) -> np.ndarray:
+    """Each cell's time as a number (NaN where the format does not read it), read cell by cell:
+    a number format reads finite numbers (whole ones for "integer"); a date format, text in exactly
+    that format (seconds since 1970)."""
+    if spec.is_number:
+        from dpgan.tables.schema.cells import NUMBER, classify
+
+        cells_ = classify(cells)
+        number = np.where(cells_.kind == NUMBER, cells_.number, np.nan)
+        if spec.format == "integer":
+            number = np.where(number == np.round(number), number, np.nan)
+        return number
+    texts = cells.map(lambda v: v.strip() if isinstance(v, str) else None)
+    parsed = pd.to_datetime(texts, format=spec.format, errors="coerce")
+    if getattr(parsed.dt, "tz", None) is not None:
+        parsed = parsed.dt.tz_convert("UTC").dt.tz_localize(None)
+    seconds = parsed.to_numpy(dtype="datetime64[ns]").astype("int64").astype(np.float64) / 1e9
+    return np.where(parsed.isna().to_numpy(), np.nan, seconds)
+
+
+def format_times(values: np.ndarray, spec: TimeSpec) -> pd.Series:
+    """Times (numbers) written in the input's format."""
+    if spec.format == "number":
+        return pd.Series(np.asarray(values, dtype=np.float64))
+    if spec.format == "integer":
+        return pd.Series(np.round(values).astype(np.int64))
+    stamps = pd.to_datetime(np.round(np.asarray(values, dtype=np.float64)).astype(np.int64), unit="s")
+    return pd.Series(stamps.strftime(spec.format), dtype=object)
+
+
+@dataclass(frozen=True)
+class EntitySchema:
+    """The key, each table's modelled columns, the time column and k (at most k events of an entity
+    are read for the event columns' statistics; see statistics.py for what k does to sensitivity)."""
+
+    key: str
+    parents: Schema
+    events: Schema
+    max_events: int = 32
+    time: TimeSpec | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.key, str) or not self.key:
+            raise InputError("the key column needs a name")
+        m = self.max_events
+        if isinstance(m, bool) or not isinstance(m, int) or not 1 <= m <= MAX_EVENTS:
+            raise InputError(f"max_events (k) must be a whole number from 1 to {MAX_EVENTS:,}")
+        for words, table in (("parents", self.parents), ("events", self.events)):
+            if self.key in table.names:
+                raise InputError(f"the key column {self.key!r} is not one of the {words}' modelled columns: drop it")
+        if self.time is not None:
+            if self.time.column == self.key or self.time.column in self.events.names:
+                raise InputError(f"the time column {self.time.column!r} is not one of the events' modelled columns")
+            self.time.bounds  # noqa: B018 - the window is checked now
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "key": self.key,
+            "max_events": self.max_events,
+            "time": None if self.time is None else self.time.to_dict(),
+            "parents": self.parents.to_dict(),
+            "events": self.events.to_dict(),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any) -> EntitySchema:
+        if not isinstance(data, dict) or not TOP_KEYS >= set(data) or not {"key", "parents", "events"} <= set(data):
+            raise InputError("an entity schema is an object with 'key', 'parents', 'events' (and 'max_events', 'time')")
+        time = data.get("time")
+        if time is not None and (not isinstance(time, dict) or not TIME_KEYS >= set(time) or "column" not in time):
+            raise InputError("an entity schema's 'time' is an object with 'column', 'min', 'max' and 'format'")
+        return cls(
+            key=data["key"],
+            parents=Schema.from_dict(data["parents"]),
+            events=Schema.from_dict(data["events"]),
+            max_events=data.get("max_events", 32),
+            time=None if time is None else TimeSpec(time["column"], time.get("min"), time.get("max"),
+                                                     time.get("format", "number")),
+        )  # fmt: skip
+
+    @classmethod
+    def from_json(cls, path: str | Path) -> EntitySchema:
+        return cls.from_dict(read_schema_file(path))
+
+
+def table_schema(
+    words: str,
+    names: Sequence[str],
+    given: Schema | dict | str | Path | None,
+    categories: Mapping[str, Sequence[Any]],
+    bounds: Mapping[str, tuple[float, float]],
+    skip: Sequence[str],
+) -> Schema:
+    """One table's schema: the one given (a Schema, its dict or its JSON file), or the columns of
+    `names` (the table's header: public) that have a hint: a list of categories (categorical) or
+    bounds (continuous). Neither is one line."""
+    if given is not None:
+        if isinstance(given, Schema):
+            return given
+        return Schema.from_dict(given) if isinstance(given, dict) else Schema.from_json(given)
+    columns = []
+    for name in names:
+        if name in skip:
+            continue
+        if name in categories:
+            columns.append(ColumnSpec(name, "categorical", categories=tuple(categories[name]), nullable=True))
+        elif name in bounds:
+            low, high = bounds[name]
+            columns.append(ColumnSpec(name, "continuous", min=float(low), max=float(high), nullable=True))
+    if not columns:
+        raise InputError(
+            f"the {words} table needs its public schema ({words} schema) or hints for its columns "
+            "(categories COLUMN=A,B,... or bounds COLUMN=LOW:HIGH): none of its columns has one"
+        )
+    return Schema(tuple(columns))
+
+
+__all__ = ["EntitySchema", "NUMBER_FORMATS", "TimeSpec", "format_times", "parse_times", "table_schema"]

@@ -1,0 +1,67 @@
+"""The entity kind's settings and models (no PyTorch, no pandas: the command line reads them first).
+
+`max_events` (k) is part of the public schema (the unit's bound), not a setting: see schema.py.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dpgan.errors import InputError
+from dpgan.model_catalog import ModelEntry
+from dpgan.setting import setting
+
+MODEL_SETTINGS = ("link", "bins", "position_buckets", "time_bins")
+ENTITY_MODELS = (
+    ModelEntry(
+        "linked",
+        "statistics",
+        "parents from DP 2-way tables with a link column; events per entity, time span and each event "
+        "column from DP histograms conditioned on the parent's link value (and the event's position)",
+        MODEL_SETTINGS,
+        default=True,
+    ),
+    ModelEntry(
+        "independent",
+        "statistics",
+        "the same DP tables with the link cut: events per entity and event columns drawn without the "
+        "parent (a baseline)",
+        MODEL_SETTINGS,
+    ),
+)
+DEFAULT_MODEL = "linked"
+
+
+@dataclass(frozen=True)
+class EntitySettings:
+    """What the statistics models read (each a `setting`: the command line offers it as a flag)."""
+
+    model: str = DEFAULT_MODEL
+    link: str | None = setting(
+        None,
+        "the parent column (categorical or boolean) that the events per entity and the event columns are "
+        "conditioned on",
+        metavar="COLUMN",
+        shown="the parents' first categorical column",
+    )
+    bins: int = setting(16, "bins of a numeric column without bins of its own in the schema")
+    position_buckets: int = setting(2, "an event's place in its entity's history, in this many equal parts")
+    time_bins: int = setting(24, "bins of an entity's first time and of its time span")
+
+    def check(self) -> None:
+        if self.model not in {m.name for m in ENTITY_MODELS}:
+            known = ", ".join(m.name for m in ENTITY_MODELS)
+            raise InputError(f"unknown entity model {self.model!r}; known: {known}")
+        for name, most in (("bins", 256), ("position_buckets", 16), ("time_bins", 256)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= most:
+                raise InputError(f"{name} must be a whole number from 1 to {most}")
+        if self.link is not None and (not isinstance(self.link, str) or not self.link):
+            raise InputError("link must be a parent column's name")
+
+    @property
+    def linked(self) -> bool:
+        return self.model == "linked"
+
+
+__all__ = ["DEFAULT_MODEL", "ENTITY_MODELS", "EntitySettings", "MODEL_SETTINGS"]
