@@ -19,6 +19,7 @@ from dpgan.errors import InputError
 from dpgan.evaluation.headline import table_headline
 from dpgan.evaluation.jsonable import to_jsonable
 from dpgan.evaluation.tables.code_levels import add_level_scores, without_keys
+from dpgan.evaluation.tables.dates import temporal_columns, with_date_parts
 from dpgan.evaluation.tables.fidelity import MISSING, column_kinds, fidelity, is_numeric_kind
 from dpgan.evaluation.tables.ml_efficacy import Progress, ml_efficacy
 from dpgan.evaluation.tables.rules import rules_entry, rules_schema
@@ -61,7 +62,9 @@ def evaluate(
     _check_frames(real, synthetic, test, target, schema)
     columns = list(real.columns)
     kinds = column_kinds(real, schema)
-    frames = {name: _harmonise(frame[columns], kinds, name) for name, frame in _named(real, synthetic, test).items()}
+    # dates and times: their number and their parts (year, month, weekday, hour), not their text
+    dated, kinds = with_date_parts(_named(real, synthetic, test), kinds, temporal_columns(real, kinds, schema))
+    frames = {name: _harmonise(frame, kinds, name) for name, frame in dated.items()}
     if not is_numeric_kind(kinds[target]) and frames["real"][target].nunique() < 2:
         raise InputError(f"target {target!r} has a single class in the real training table: nothing to predict")
 

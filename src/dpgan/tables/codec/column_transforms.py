@@ -33,6 +33,10 @@ class ColumnTransform:
     def width(self) -> int:
         return sum(w for _, w in self.activations)
 
+    def span_value_modes(self) -> list[int]:
+        """Per output span, how many leading slots are bins that carry a value (softmax spans only)."""
+        return [self.value_modes if activation == SOFTMAX else 0 for activation, _ in self.activations]
+
     @property
     def names(self) -> list[str]:
         """The table columns this transform codes (one, or a geo pair's two)."""
@@ -276,8 +280,8 @@ def public_dtypes(schema: Schema) -> dict[str, str | None]:
             dtypes[spec.name] = "float64"
         elif spec.kind == "boolean":
             dtypes[spec.name] = "boolean" if spec.nullable else "bool"
-        else:
-            dtypes[spec.name] = None  # objects, as the categories are written in the schema
+        else:  # objects, as the categories are written in the schema; dates as their format says
+            dtypes[spec.name] = None
     return dtypes
 
 

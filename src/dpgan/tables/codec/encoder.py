@@ -21,6 +21,7 @@ from dpgan.tables.codec.column_transforms import (
     public_dtypes,
     sample_categories,
 )
+from dpgan.tables.codec.datetime_transform import DatetimeTransform
 from dpgan.tables.codec.geo import GeoTransform
 from dpgan.tables.codec.rules import RuleCodec
 from dpgan.tables.schema.table import Schema
@@ -41,7 +42,8 @@ class TableEncoder:
         coded: set[str] = set()
         for c in learned.columns:
             if c.name not in pair_of:
-                self.transforms.append(make_transform(c, self.dtypes.get(c.name)))
+                maker = DatetimeTransform if c.is_temporal else make_transform  # dates build on the numeric transform
+                self.transforms.append(maker(c, self.dtypes.get(c.name)))
             elif c.name not in coded:  # a geo pair is coded where its first column stands
                 lat, lon = pair_of[c.name]
                 self.transforms.append(GeoTransform(schema[lat], schema[lon], (self.dtypes[lat], self.dtypes[lon])))
@@ -49,8 +51,7 @@ class TableEncoder:
         self.spans: list[OutputSpan] = []
         start = 0
         for t in self.transforms:
-            for activation, width in t.activations:
-                value_modes = t.value_modes if activation == SOFTMAX else 0
+            for (activation, width), value_modes in zip(t.activations, t.span_value_modes()):
                 self.spans.append(OutputSpan(activation, start, width, t.span_name, value_modes))
                 start += width
         self.width = start

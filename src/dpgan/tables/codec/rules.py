@@ -38,7 +38,8 @@ import pandas as pd
 
 from dpgan.tables.codec.column_transforms import restore_dtype
 from dpgan.tables.schema.columns import MAX_BINARY_VALUES, ColumnSpec
-from dpgan.tables.schema.rule_breaks import match_key, match_keys
+from dpgan.tables.schema.datetimes import RESOLUTION_SECONDS, write_values
+from dpgan.tables.schema.rule_breaks import match_key, match_keys, rule_numbers
 from dpgan.tables.schema.rule_checks import application_order, gap_bounds
 from dpgan.tables.schema.rules import Combination, Derived, Inequality
 from dpgan.tables.schema.table import Schema
@@ -70,7 +71,8 @@ class RuleCodec:
         for index, rule in enumerate(self.schema.rules):
             name = self.internal.get(index)
             if isinstance(rule, Inequality) and name is not None:
-                out[name] = pd.Series(_numbers(frame[rule.high]) - _numbers(frame[rule.low]))
+                low, high = (rule_numbers(frame[c], self.schema[c]) for c in (rule.low, rule.high))
+                out[name] = pd.Series(high - low)
             elif isinstance(rule, Combination):
                 out[name] = pd.Series(_combination_index(frame, rule), dtype=np.int64)  # type: ignore[index]
         return pd.DataFrame(out)[self.learned.names]
@@ -96,22 +98,24 @@ class RuleCodec:
     def _inequality(
         self, index: int, rule: Inequality, frame: pd.DataFrame, out: dict[str, pd.Series]
     ) -> dict[str, pd.Series]:
-        low, high_spec = _numbers(out[rule.low]), self.schema[rule.high]
+        low, high_spec = rule_numbers(out[rule.low], self.schema[rule.low]), self.schema[rule.high]
         if rule.method == "gap":
             high = low + _numbers(frame[self.internal[index]])
             high = np.clip(_rounded(high, high_spec), float(high_spec.min), float(high_spec.max))  # type: ignore[arg-type]
         else:
-            high = _numbers(out[rule.high])
+            high = rule_numbers(out[rule.high], high_spec)
         if rule.method == "swap":
             broken = _breaks(low, high, rule.strict)
             low, high = np.where(broken, high, low), np.where(broken, low, high)
-        kept = {rule.high: self._numeric(rule.high, enforce(rule, low, high, high_spec.kind))}
+        kept = {rule.high: self._numeric(rule.high, enforce(rule, low, high, high_spec.kind, _step(high_spec)))}
         if rule.method == "swap":
             kept[rule.low] = self._numeric(rule.low, low)
         return kept
 
     def _numeric(self, name: str, values: np.ndarray) -> pd.Series:
         spec = self.schema[name]
+        if spec.is_temporal:  # written back in the column's own format (text or datetime64)
+            return write_values(values, spec.kind, str(spec.format), spec.timezone, spec.resolution, name)
         values = _rounded(values, spec)
         missing = np.isnan(values)
         if spec.kind == "integer":
@@ -124,15 +128,28 @@ class RuleCodec:
         return _restore(series, spec, self.dtypes)
 
 
-def enforce(rule: Inequality, low: np.ndarray, high: np.ndarray, high_kind: str) -> np.ndarray:
+def enforce(
+    rule: Inequality, low: np.ndarray, high: np.ndarray, high_kind: str, step: float | None = None
+) -> np.ndarray:
     """`high` raised where it breaks `low ≤ high` (`<`: by one whole number for an integer
-    column, by one float step otherwise); rows with a null either side are left as they are."""
-    if high_kind == "integer":
+    column, by `step` for a temporal one — a day, or its resolution in seconds, so the rule survives
+    writing the value at that resolution — by one float step otherwise); rows with a null either
+    side are left as they are."""
+    if step is not None:
+        least = low + step if rule.strict else low
+    elif high_kind == "integer":
         least = np.floor(low) + 1.0 if rule.strict else np.ceil(low)
     else:
         least = np.nextafter(low, np.inf) if rule.strict else low
     with np.errstate(invalid="ignore"):
         return np.where(np.isnan(low) | np.isnan(high), high, np.maximum(high, least))
+
+
+def _step(spec: ColumnSpec) -> float | None:
+    """A temporal column's smallest step on its scale (None for a number column)."""
+    if not spec.is_temporal:
+        return None
+    return 1.0 if spec.kind == "date" else float(RESOLUTION_SECONDS[spec.resolution])
 
 
 def _breaks(low: np.ndarray, high: np.ndarray, strict: bool) -> np.ndarray:

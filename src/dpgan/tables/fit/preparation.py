@@ -57,11 +57,12 @@ from dpgan.tables.reading.conform import (
     UNKNOWN_CATEGORY,
     conform,
 )
+from dpgan.tables.schema.datetimes import CELLS
 from dpgan.tables.schema.hierarchy import Hierarchy
 from dpgan.tables.schema.keys import key_specs
 from dpgan.tables.schema.table import Schema, with_keys
 
-CLASS_EVENT = "schema: each column's cell classes (null, whole, fractional, text, code)"
+CLASS_EVENT = "schema: each column's cell classes (null, whole, fractional, text, code, date/time formats)"
 SCHEMA_EVENT = "schema: each column's values (grid bins or categories)"
 REPAIR_EVENT = "cells mapped into the schema (noisy count per kind)"
 TARGET_AGAIN_EVENT = "schema: the target's values again (second chance)"
@@ -275,14 +276,14 @@ def charge_schema(
     columns, whose code hierarchies add one histogram per level)."""
     sigma, target_sigma = plan.sigma(), plan.sigma(TARGET_HISTOGRAM_SCALE)
     others = columns - int(hints.target is not None)
-    charge_gaussian(
-        ledger, CLASS_EVENT, plan.sigma(CLASS_HISTOGRAM_SCALE), count=columns, note=f"{CLASS_CELLS} cells each"
-    )
+    cells = f"{CLASS_CELLS + CELLS} cells each, one per row"
+    charge_gaussian(ledger, CLASS_EVENT, plan.sigma(CLASS_HISTOGRAM_SCALE), count=columns, note=cells)
     note = (
         "numeric: bins of a public grid (integer columns: with their whole numbers, sentinel codes and others "
         "above a threshold) and, on a table large enough for the finest grid, a second release of 1,024 fine cells "
         "a grid bin over the range the grid found (a third of this Gaussian: the parts' 1/σ² add to this one); other "
-        "kinds: values above a threshold (its failure δ added); every histogram has a public null cell"
+        "kinds: values above a threshold (its failure δ added); every histogram but a calendar grid has a public null "
+        "cell; dates and times: bins of a public calendar grid"
     )
     charge_gaussian(ledger, SCHEMA_EVENT, sigma, count=others, extra_delta=plan.threshold_delta, note=note)
     if hints.target is not None:

@@ -5,6 +5,10 @@ infinity), whole number, fractional number, text, and code (a digit string with 
 `02139`: dpgan.tables.schema.codes), as dpgan.tables.schema.cells classifies each cell by a rule
 that reads the cell alone (pandas' dtypes, inferred from every value, are never read). Big cells
 are robust to noise, so this release runs at CLASS_HISTOGRAM_SCALE times the base noise.
+Beside those, one cell per public temporal cell (a date, timestamp or time format, typed
+date-times: dpgan.tables.inference.datetimes has the argument); a date is counted there, not as
+text. A code is an all-digit cell and every temporal format has a separator, so no cell is both
+(dpgan.tables.schema.cells): `02139` is a code, `2021-03-04` a date.
 The kind is post-processing of the noisy counts and of the user's public hints (`PublicHints`):
 categorical when the code cells clear both CODE_MIN_SIGMAS noise stds and CODE_MIN_SHARE of the
 non-null cells (a zip column whose leading zeros must survive: its values are then text);
@@ -25,7 +29,15 @@ import pandas as pd
 
 from dpgan.errors import InputError
 from dpgan.privacy.mechanisms import noisy_counts
+from dpgan.tables.inference.temporal_kinds import (
+    TEMPORAL,
+    TemporalChoice,
+    choose_temporal,
+    release_temporal,
+    temporal_cell_counts,
+)
 from dpgan.tables.schema.cells import INFINITE, NULL, NUMBER, TEXT, Cells, classify
+from dpgan.tables.schema.datetimes import CELLS
 from dpgan.tables.schema.hierarchy import Hierarchy
 
 NUMERIC, CATEGORICAL = "numeric", "categorical"
@@ -113,13 +125,15 @@ class PublicHints:
 @dataclass(frozen=True)
 class ClassCounts:
     """null, whole numbers, fractional numbers, text, codes (exact, or noisy once released); a
-    code is counted in `code` only, not among the whole numbers."""
+    code is counted in `code` only, not among the whole numbers; then the temporal cells (text
+    excludes them)."""
 
     null: float
     whole: float
     fractional: float
     text: float
     code: float = 0.0
+    temporal: tuple[float, ...] = ()  # () stands for all zeros
 
     @property
     def numbers(self) -> float:
@@ -139,17 +153,23 @@ def class_counts(series: pd.Series) -> ClassCounts:
 def class_counts_of(cells: Cells) -> ClassCounts:
     """The class counts of a column already classified (so a pass classifies each cell once)."""
     whole, codes = cells.whole, cells.codes
+    temporal = temporal_cell_counts(cells)
     return ClassCounts(
         float(np.sum((cells.kind == NULL) | (cells.kind == INFINITE))),
         float(np.sum(whole & ~codes)),
         float(np.sum((cells.kind == NUMBER) & ~whole)),
-        float(np.sum(cells.kind == TEXT)),
+        float(np.sum(cells.kind == TEXT) - temporal.sum()),
         float(np.sum(codes)),
+        tuple(map(float, temporal)) if temporal.any() else (),
     )
 
 
 def release_classes(counts: ClassCounts, sigma: float, rng: np.random.Generator) -> ClassCounts:
-    return ClassCounts(*noisy_counts(counts.as_array(), sigma, rng))
+    """The histogram with Gaussian noise: the five classes from `rng` (as before dates were counted),
+    the temporal cells from a child of it (dpgan.tables.inference.datetimes)."""
+    exact = np.array(counts.temporal) if counts.temporal else np.zeros(CELLS)  # every cell, whatever the data
+    temporal = release_temporal(exact, sigma, rng)
+    return ClassCounts(*noisy_counts(counts.as_array(), sigma, rng), tuple(map(float, temporal)))
 
 
 @dataclass(frozen=True)
@@ -159,6 +179,12 @@ class KindDecision:
     will_be_null: float  # cells that end up null: missing, and text in a numeric column
     null_noise: float = 0.0  # the noise std of `will_be_null`
     numbers: float = 0.0  # the (noisy) count of number cells: the share a value's count is measured against
+    temporal: TemporalChoice | None = None  # kind TEMPORAL: its kind and format
+
+    @property
+    def domain_key(self) -> str:
+        """Which domain histogram the column's second release counts (`domain_of`'s key)."""
+        return self.temporal.key if self.temporal is not None else self.kind
 
 
 def decide_kind(name: str, counts: ClassCounts, *, sigma: float, hints: PublicHints) -> KindDecision:
@@ -166,6 +192,13 @@ def decide_kind(name: str, counts: ClassCounts, *, sigma: float, hints: PublicHi
     declared = hints.kind_of(name)
     codes = max(counts.code, 0.0)
     numbers, text = max(counts.numbers, 0.0) + codes, max(counts.text, 0.0)
+    temporal = None if declared is not None else choose_temporal(np.array(counts.temporal), numbers + text, sigma)
+    if temporal is not None:  # cells of no temporal format become null
+        others = max(counts.null, 0.0) + numbers + text  # five noisy class cells
+        return KindDecision(TEMPORAL, False, others, sigma * math.sqrt(5.0), float(sum(counts.temporal)), temporal)
+    dates = max(float(sum(counts.temporal)), 0.0)
+    if dates > NULL_MIN_SIGMAS * sigma * math.sqrt(max(len(counts.temporal), 1)):
+        text += dates  # dates among words: text for the kind (noise alone rarely clears the bar)
     if declared is not None:
         kind = declared
     elif codes > max(CODE_MIN_SIGMAS * sigma, CODE_MIN_SHARE * (numbers + text)):

@@ -19,6 +19,9 @@ releases per column, each a histogram whose cells every row falls into exactly o
    when its noisy count clears the Gaussian partition-selection threshold; for any other column,
    one cell per value (its canonical text), released only above that threshold (its failure
    probability is charged to δ).
+A date, timestamp or time-of-day column (the class histogram's temporal cells decide it, and its
+format) takes, as its domain histogram, the bins of a public calendar grid instead: one Gaussian
+at σ, sensitivity 1, the same ledger entry (dpgan.tables.inference.datetimes).
 Everything in the schema is post-processing of those counts and of the noisy row count N̂:
 - the kind: numeric when the noisy count of numbers is at least that of text cells, integer unless the
   fractional numbers clearly outweigh both their noise and 2 % of the numbers; boolean when the
@@ -67,6 +70,7 @@ from dpgan.privacy.mechanisms import inverse_variance_mean, set_union_threshold
 from dpgan.tables.inference.categorical import NULL_MIN_SHARE, NULL_SLOT_SIGMAS, Decision, categorical_column
 from dpgan.tables.inference.column_kinds import (
     CLASS_HISTOGRAM_SCALE,
+    NULL_MIN_SIGMAS,
     NUMERIC,
     ClassCounts,
     KindDecision,
@@ -75,9 +79,11 @@ from dpgan.tables.inference.column_kinds import (
     decide_kind,
     release_classes,
 )
+from dpgan.tables.inference.datetimes import CalendarCounts, calendar_counts, release_calendar, temporal_column
 from dpgan.tables.inference.domain import DomainCounts, SecondChance, domain_counts, release_domain, release_values
 from dpgan.tables.inference.hierarchy import hierarchical_column, release_levels
 from dpgan.tables.inference.numeric import numeric_column
+from dpgan.tables.inference.temporal_kinds import is_temporal_key
 from dpgan.tables.schema.columns import ColumnSpec
 from dpgan.tables.schema.hierarchy import Hierarchy
 from dpgan.tables.schema.table import Schema
@@ -93,7 +99,7 @@ SOURCE_NOT_PRIVATE = "data (not private)"
 def decide_column(
     name: str,
     kind: KindDecision,
-    domain: DomainCounts,
+    domain: DomainCounts | CalendarCounts,
     *,
     sigma: float,
     rows: float,
@@ -102,6 +108,12 @@ def decide_column(
 ) -> Decision:
     """The column's spec from its released (or, `exact`, true) counts: post-processing only.
     `sigma` is the domain release's noise multiplier."""
+    if kind.temporal is not None:  # a calendar histogram has no null cell: the class release decides
+        assert isinstance(domain, CalendarCounts)
+        null_threshold = 0.0 if exact else max(NULL_MIN_SIGMAS * kind.null_noise, NULL_MIN_SHARE * rows)
+        nullable = bool(kind.will_be_null > null_threshold) and name != hints.target
+        return temporal_column(name, kind.temporal, domain, sigma, nullable, exact, kind.numbers)
+    assert isinstance(domain, DomainCounts)
     nulls, noise = null_count(kind, domain, exact)
     null_threshold = 0.0 if exact else max(NULL_SLOT_SIGMAS * noise, NULL_MIN_SHARE * rows)
     nullable = bool(nulls > null_threshold) and name != hints.target
@@ -149,7 +161,7 @@ def infer_schema_private(
     return schema_from_counts(
         [str(c) for c in frame.columns],
         lambda name: class_counts(frame[name]),
-        lambda name, kind: domain_counts(frame[name], kind),
+        lambda name, key: column_domain(frame[name], key),
         hints=hints,
         noise_multiplier=noise_multiplier,
         threshold_delta=threshold_delta,
@@ -160,10 +172,15 @@ def infer_schema_private(
     )
 
 
+def column_domain(series: pd.Series, key: str) -> DomainCounts | CalendarCounts:
+    """The exact counts of a column's domain release: `key` is its KindDecision's domain_key."""
+    return calendar_counts(series, key) if is_temporal_key(key) else domain_counts(series, key)
+
+
 def schema_from_counts(
     names: list[str],
     classes_of: Callable[[str], ClassCounts],
-    domain_of: Callable[[str, str], DomainCounts],
+    domain_of: Callable[[str, str], DomainCounts | CalendarCounts],
     *,
     hints: PublicHints,
     noise_multiplier: float,
@@ -193,8 +210,10 @@ def schema_from_counts(
             sigma = target_noise_multiplier
         threshold = set_union_threshold(sigma, per_key_delta) if hints.releases_keys(name) else math.inf
         public_keys = tuple(hints.categories[name]) if name in hints.categories else None
-        exact = domain_of(name, kind.kind)
-        if name == hints.target and exact.bins is None and public_keys is None:
+        exact = domain_of(name, kind.domain_key)
+        if isinstance(exact, CalendarCounts):
+            domain: DomainCounts | CalendarCounts = release_calendar(exact, sigma, rng, estimated_rows)
+        elif name == hints.target and exact.bins is None and public_keys is None:
             domain = release_values(exact, sigma, threshold, rng, second_chance, per_key_delta)
         else:
             numbers = max(kind.numbers, 1.0)  # the grid's resolution reads the column's numbers, not N̂
@@ -246,9 +265,9 @@ def infer_schema_without_privacy(
     columns, notes = [], []
     for name in map(str, frame.columns):
         kind = decide_kind(name, class_counts(frame[name]), sigma=0.0, hints=hints)
-        domain = domain_counts(frame[name], kind.kind)
+        domain = column_domain(frame[name], kind.domain_key)
         spec = decide_column(name, kind, domain, sigma=0.0, rows=float(len(frame)), hints=hints, exact=True).spec
-        distinct = len(domain.values)
+        distinct = len(domain.values) if isinstance(domain, DomainCounts) else 0
         if (
             spec.kind == "categorical"
             and name != hints.target

@@ -13,7 +13,9 @@ whole number (a numeric column's second histogram) and its value counts. The cou
 the distinct values; past `distinct_cap` a column stops counting (that counter is dropped), and if
 its released kind needs it the column alone is re-read in a second pass that counts every value or
 whole number (`recount_values`, `recount_wholes`). The cap is public and decides only how much work
-is done: the counts handed to the release are the exact ones either way.
+is done: the counts handed to the release are the exact ones either way. A column with date/time
+cells also keeps their counts on the public calendar grids (month starts, read month first and day
+first; quarter hours), whichever its released kind and format turn out to be.
 """
 
 from __future__ import annotations
@@ -34,8 +36,14 @@ from dpgan.tables.inference.column_kinds import (
     PublicHints,
     class_counts_of,
 )
+from dpgan.tables.inference.datetimes import CalendarCounts, calendar_edges, counts_of_values
 from dpgan.tables.inference.domain import DomainCounts, fine_counts, whole_counts
+from dpgan.tables.inference.temporal_kinds import is_temporal_key, parse_key, temporal_cell_counts
 from dpgan.tables.schema.cells import NULL, NUMBER, Cells, cell_keys, classify
+from dpgan.tables.schema.datetimes import CELLS, DATE, TIME, column_values
+
+# the calendar grids a temporal column is counted on: (grid kind, day first)
+_CALENDARS = ((DATE, False), (DATE, True), (TIME, False))
 
 DEFAULT_DISTINCT_CAP = 100_000
 # with a public list of categories only the listed values are counted, the rest summed under a key
@@ -54,6 +62,8 @@ class ColumnCounter:
     bins: np.ndarray = field(default_factory=lambda: np.zeros(len(public_numeric_grid()) - 1))
     values: Counter[str] | None = field(default_factory=Counter)
     wholes: Counter[int] | None = field(default_factory=Counter)
+    temporal: np.ndarray = field(default_factory=lambda: np.zeros(CELLS))
+    calendars: dict[tuple[str, bool], np.ndarray] = field(default_factory=dict)
     fine: Counter[int] = field(default_factory=Counter)  # numbers per public fine cell (at most 1,024 a grid bin)
     not_numbers: float = 0.0  # the cells that are no number (a numeric column's null cell)
     nulls: float = 0.0  # the null cells (any other column's)
@@ -61,6 +71,13 @@ class ColumnCounter:
     def add(self, series: pd.Series, cap: int) -> None:
         cells = classify(series)  # once per cell: the class, grid and value counts all read it
         self.classes += class_counts_of(cells).as_array()
+        temporal = temporal_cell_counts(cells)
+        self.temporal += temporal
+        if temporal.any():  # a batch without date/time cells adds zeros to every calendar
+            for kind, day_first in _CALENDARS:
+                values = column_values(series, kind, day_first)
+                bins = counts_of_values(values[np.isfinite(values)], kind).bins
+                self.calendars[(kind, day_first)] = self.calendars.get((kind, day_first), 0.0) + bins
         numbers = cells.number[cells.kind == NUMBER]
         edges = public_numeric_grid()
         self.bins += np.bincount(bin_index(numbers, edges), minlength=len(edges) - 1)
@@ -78,11 +95,18 @@ class ColumnCounter:
             self.values = None  # past the cap: recounted only if the column turns out categorical
 
     def class_counts(self) -> ClassCounts:
-        return ClassCounts(*map(float, self.classes))
+        temporal = tuple(map(float, self.temporal)) if self.temporal.any() else ()
+        return ClassCounts(*map(float, self.classes), temporal)
 
-    def domain(self, kind: str, recount: Callable[[str, bool], Counter]) -> DomainCounts:
+    def domain(self, kind: str, recount: Callable[[str, bool], Counter]) -> DomainCounts | CalendarCounts:
         """The counts the kind's domain release needs; `recount(name, wholes)` re-reads a column
         past the cap (its whole numbers, or its values)."""
+        if is_temporal_key(kind):
+            temporal, day_first = parse_key(kind)
+            grid = TIME if temporal == TIME else DATE  # a timestamp's months are its dates' months
+            empty = np.zeros(len(calendar_edges(grid)) - 1)
+            bins = self.calendars.get((grid, day_first and grid == DATE), empty)
+            return CalendarCounts(temporal, np.array(bins, dtype=np.float64))
         if kind == NUMERIC:
             wholes = self.wholes if self.wholes is not None else recount(self.name, True)
             return DomainCounts(

@@ -13,6 +13,8 @@ default every cell is mapped into the schema by a fixed public rule, one cell at
 | a number outside the bounds | clamped to the bound (by the encoder) |
 | values outside a combination rule's allowed list | the row is dropped (counted as an unknown category) |
 | a fractional number in an integer column | rounded |
+| no date/time in a date, timestamp or time column | null if the column is nullable, else the row is dropped |
+| a date/time outside the bounds | clamped to the bound |
 
 (A column with a public `hierarchy` first maps an unlisted category to its nearest listed ancestor,
 dpgan.tables.schema.hierarchy: `02199` to `021*`.) Each rule reads one row only, so a neighbouring
@@ -52,6 +54,7 @@ from dpgan.tables.schema.cells import (
     per_value,
 )
 from dpgan.tables.schema.columns import ColumnSpec
+from dpgan.tables.schema.datetimes import column_values, day_first_of
 from dpgan.tables.schema.rule_breaks import outside_combinations
 from dpgan.tables.schema.table import Schema
 
@@ -177,6 +180,8 @@ def _strict_refusals(null: np.ndarray, fractional: np.ndarray | None = None) -> 
 
 
 def _conform_column(spec: ColumnSpec, series: pd.Series) -> _Column:
+    if spec.is_temporal:
+        return _temporal(spec, series)
     if spec.is_numeric:
         return _numeric(spec, series)
     if spec.kind == "boolean":
@@ -209,6 +214,26 @@ def _numeric(spec: ColumnSpec, series: pd.Series) -> _Column:
     reasons[OUT_OF_BOUNDS] = outside
     values = np.where(outside, np.clip(values, float(spec.min), float(spec.max)), values)  # type: ignore[arg-type]
     return _Column(values.astype(np.float64), drop, reasons, _strict_refusals(cells.kind == NULL, fractional))
+
+
+def _temporal(spec: ColumnSpec, series: pd.Series) -> _Column:
+    """A date/time column on its linear scale (dpgan.tables.schema.datetimes.cell_value, a rule of
+    one cell): a cell that holds none is 'not a number' (null or its row dropped), bounds clamp."""
+    null = classify(series).kind == NULL
+    fmt = str(spec.format)
+    values = column_values(series, spec.kind, day_first_of(fmt), fmt)
+    values[null] = np.nan
+    reasons: dict[str, np.ndarray] = {}
+    drop = _unusable(spec, ~null & np.isnan(values), NOT_A_NUMBER, reasons)
+    if not spec.nullable:
+        reasons[MISSING_IN_COMPLETE] = null
+        drop = drop | null
+    low, high = float(spec.min), float(spec.max)  # type: ignore[arg-type]
+    with np.errstate(invalid="ignore"):
+        outside = ~np.isnan(values) & ((values < low) | (values > high))
+    reasons[OUT_OF_BOUNDS] = outside
+    values = np.where(outside, np.clip(values, low, high), values)
+    return _Column(values.astype(np.float64), drop, reasons, _strict_refusals(null))
 
 
 def _boolean(spec: ColumnSpec, series: pd.Series) -> _Column:

@@ -11,6 +11,11 @@ nothing else: the counts have sensitivity 1.
 Typed inputs (a DataFrame built in Python, a Parquet file) go through the same rule: an int64
 column is a column of whole numbers, a float column with NaN a column of numbers and nulls.
 
+A text cell that spells a date, a timestamp or a time of day in one of the public formats, and a
+typed date-time value (a datetime64 column's cells), is still a TEXT cell here, and `temporal`
+says which public temporal cell it is (dpgan.tables.schema.datetimes.cell_format, again a rule of
+that cell alone); the class histogram counts those cells apart (dpgan.tables.inference.datetimes).
+
 Codes: a text cell that is a digit string with a leading zero and more than one character
 (`02139`, `007`) is flagged `code` as well as parsed as a number. Nobody writes a quantity with
 a leading zero, so such a cell says the column holds codes (zip, ICD, product codes) whose text is
@@ -18,6 +23,11 @@ the value; the class histogram counts these cells in a cell of their own
 (dpgan.tables.inference.column_kinds), and a column with clearly many of them becomes categorical,
 its values kept as text (`02139`, not 2139). The flag reads the cell alone, like every class here.
 A column a schema declares numeric still reads `007` as 7: the declaration is the user's.
+
+Codes and dates are disjoint by construction, so one cell never counts in both: a code is an
+all-digit NUMBER cell, a temporal cell is a TEXT cell, and every public date/time format has a
+separator (`-`, `/`, `.`, `:`, a space or `T`). `02139` is a code; `2021-03-04` is a date; a
+separator-free `20210304` is neither (a number, no leading zero).
 
 Speed without changing the rule: a rule of one cell gives equal results on equal cells, so a
 column whose cells are all of one kind of Python value (all strings, or a typed numeric or
@@ -30,6 +40,7 @@ many cells share a value, only on each cell: the grouping is work, not a release
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -38,6 +49,7 @@ import numpy as np
 import pandas as pd
 
 from dpgan.tables.schema.codes import leading_zero_codes
+from dpgan.tables.schema.datetimes import cell_format
 
 NULL, NUMBER, INFINITE, TEXT = 0, 1, 2, 3
 # object columns whose cells factorize can group without merging cells the rules tell apart
@@ -56,6 +68,8 @@ class Cells:
     number: np.ndarray  # float64
     text: np.ndarray  # object
     code: np.ndarray | None = None  # bool; None: no cell is a code (a typed column)
+    # int8: each TEXT cell's temporal cell (dpgan.tables.schema.datetimes.cell_format), else -1
+    temporal: np.ndarray | None = None
 
     @property
     def codes(self) -> np.ndarray:
@@ -138,18 +152,29 @@ def per_value(series: pd.Series, rule: Callable[[pd.Series], np.ndarray], null: 
 
 def classify(series: pd.Series) -> Cells:
     """Classify every cell of `series` by itself (see the module docstring)."""
+    if pd.api.types.is_datetime64_any_dtype(series.dtype):  # typed date-times: each cell is one
+        series = pd.Series(series.to_numpy(dtype=object), dtype=object).where(series.notna().to_numpy(), None)
     if pd.api.types.is_bool_dtype(series.dtype) or pd.api.types.is_numeric_dtype(series.dtype):
         return _classify_cells(series)  # already whole-column NumPy
     groups = distinct(series)
     if groups is None:
-        return _classify_cells(series)
-    cells = _classify_cells(pd.Series(groups.values, dtype=object))
+        return _with_temporal(_classify_cells(series), series.to_numpy(dtype=object))
+    cells = _with_temporal(_classify_cells(pd.Series(groups.values, dtype=object)), groups.values)
     return Cells(
         groups.spread(cells.kind, NULL),
         groups.spread(cells.number, np.nan),
         groups.spread(cells.text, None),
-        groups.spread(cells.codes, False),
+        code=groups.spread(cells.codes, False),
+        temporal=groups.spread(cells.temporal, -1),  # type: ignore[arg-type]
     )
+
+
+def _with_temporal(cells: Cells, values: np.ndarray) -> Cells:
+    """`cells` with the temporal cell of each TEXT cell (`values`: the cells as objects)."""
+    temporal = np.full(len(values), -1, dtype=np.int8)
+    for row in np.flatnonzero(cells.kind == TEXT):
+        temporal[row] = cell_format(values[row])
+    return Cells(cells.kind, cells.number, cells.text, code=cells.code, temporal=temporal)
 
 
 def _classify_cells(series: pd.Series) -> Cells:
@@ -169,6 +194,8 @@ def _classify_cells(series: pd.Series) -> Cells:
     else:
         values = series.to_numpy(dtype=object)
         is_bool = np.fromiter((isinstance(v, (bool, np.bool_)) for v in values), dtype=bool, count=n)
+        # a date-time value is text, not a number (to_numeric would read a Timestamp as nanoseconds)
+        is_bool |= np.fromiter((_is_moment(v) for v in values), dtype=bool, count=n)
         stripped = pd.Series(values, dtype=object)
         stripped[is_bool] = None
         stripped = stripped.map(lambda v: v.strip() if isinstance(v, str) else v)
@@ -187,13 +214,17 @@ def _classify_cells(series: pd.Series) -> Cells:
         kind[numeric & np.isfinite(parsed)] = NUMBER
         kind[numeric & np.isinf(parsed)] = INFINITE
         number[numeric & np.isfinite(parsed)] = parsed[numeric & np.isfinite(parsed)]
-        return Cells(kind, number, text, (kind == NUMBER) & leading_zero_codes(stripped.to_numpy(dtype=object)))
+        return Cells(kind, number, text, code=(kind == NUMBER) & leading_zero_codes(stripped.to_numpy(dtype=object)))
     finite = np.isfinite(parsed)
     kind[np.isnan(parsed)] = NULL
     kind[np.isinf(parsed)] = INFINITE
     kind[finite] = NUMBER
     number[finite] = parsed[finite]
     return Cells(kind, number, text)
+
+
+def _is_moment(value: object) -> bool:
+    return isinstance(value, (dt.date, np.datetime64)) and not pd.isna(value)
 
 
 def cell_keys(series: pd.Series, cells: Cells | None = None) -> np.ndarray:

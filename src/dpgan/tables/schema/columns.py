@@ -14,9 +14,11 @@ from typing import Any
 import numpy as np
 
 from dpgan.errors import InputError
+from dpgan.tables.schema.datetimes import TEMPORAL_KINDS, check_temporal, to_iso, to_units
 from dpgan.tables.schema.hierarchy import Hierarchy
 
-KINDS = ("continuous", "integer", "categorical", "boolean")
+# "date", "timestamp", "time" (of day): a number on a linear scale inside (dpgan.tables.schema.datetimes)
+KINDS = ("continuous", "integer", "categorical", "boolean", *TEMPORAL_KINDS)
 # "log": log1p(x - min), for long-tailed amounts from 0; "ratio": log(x / min), bins equal in ratio
 # for a positive range that spans a decade or more (min > 0)
 SCALES = ("linear", "log", "ratio")
@@ -30,6 +32,7 @@ PLACEMENTS = ("uniform", "centre")  # where a region's released point lies insid
 SCHEMA_KEYS = frozenset(
     ("name", "kind", "min", "max", "categories", "nullable", "other_category", "frequencies")
     + ("point_masses", "scale", "bins", "bin_edges", "encoding", "boxes", "placement", "hierarchy")
+    + ("format", "timezone", "resolution")
 )
 
 
@@ -68,6 +71,12 @@ class ColumnSpec:
     # box, drawn uniformly or at its centre (dpgan.tables.codec.geo.region_points)
     boxes: tuple[tuple[Any, float, float, float, float], ...] = ()
     placement: str = "uniform"
+    # date/timestamp/time only (dpgan.tables.schema.datetimes): how values are written ("iso", a
+    # strftime pattern, or "datetime64" for typed values), the zone sampled values are given (their
+    # input had one), and the unit sampled values are rounded to; 'min'/'max' are ISO text in JSON
+    format: str = ""
+    timezone: str | None = None
+    resolution: str = ""
     # categorical only: a public code hierarchy (prefix lengths or parent mappings); a value not among
     # the categories maps to its first ancestor that is (dpgan.tables.schema.hierarchy)
     hierarchy: Hierarchy | None = None
@@ -77,6 +86,7 @@ class ColumnSpec:
             raise InputError("every schema column needs a non-empty string name")
         if self.kind not in KINDS:
             raise InputError(f"column {self.name!r}: kind must be one of {', '.join(KINDS)}, not {self.kind!r}")
+        self._check_temporal()
         if self.kind in ("continuous", "integer"):
             for bound in (self.min, self.max):
                 if bound is None or not isinstance(bound, (int, float)) or not math.isfinite(bound):
@@ -104,13 +114,37 @@ class ColumnSpec:
         if self.kind == "boolean":
             object.__setattr__(self, "categories", (False, True))
 
+    def _check_temporal(self) -> None:
+        """A temporal column's bounds on its linear scale (ISO text accepted) and its format fields."""
+        if not self.is_temporal:
+            if self.format or self.timezone is not None or self.resolution:
+                kinds = ", ".join(TEMPORAL_KINDS)
+                raise InputError(
+                    f"column {self.name!r}: 'format', 'timezone' and 'resolution' apply to {kinds} columns"
+                )
+            return
+        if self.min is None or self.max is None:
+            raise InputError(f"column {self.name!r}: {self.kind} columns need 'min' and 'max'")
+        low, high = to_units(self.name, self.kind, self.min), to_units(self.name, self.kind, self.max)
+        if not low < high:
+            raise InputError(f"column {self.name!r}: 'min' must be earlier than 'max'")
+        if self.point_masses or self.scale != "linear" or self.bin_edges or self.encoding != "bins":
+            raise InputError(
+                f"column {self.name!r}: a {self.kind} takes 'bins' but no point masses, scale, bin edges or encoding"
+            )
+        fmt, resolution = check_temporal(self.name, self.kind, self.format, self.timezone, self.resolution)
+        for key, value in (("min", low), ("max", high), ("format", fmt), ("resolution", resolution)):
+            object.__setattr__(self, key, value)
+
     def _check_numeric_shape(self) -> None:
         if self.scale not in SCALES:
             raise InputError(f"column {self.name!r}: 'scale' must be one of {', '.join(SCALES)}, not {self.scale!r}")
+        if self.is_temporal:
+            self._check_bins()
+            return
         if not self.is_numeric and (self.point_masses or self.scale != "linear" or self.bins != 1):
             raise InputError(f"column {self.name!r}: 'point_masses', 'scale' and 'bins' apply to numeric columns only")
-        if isinstance(self.bins, bool) or not isinstance(self.bins, int) or not 1 <= self.bins <= MAX_BINS:
-            raise InputError(f"column {self.name!r}: 'bins' must be a whole number from 1 to {MAX_BINS}")
+        self._check_bins()
         masses = self.point_masses
         if not all(isinstance(m, (int, float)) and not isinstance(m, bool) and math.isfinite(m) for m in masses):
             raise InputError(f"column {self.name!r}: 'point_masses' must be finite numbers")
@@ -123,6 +157,10 @@ class ColumnSpec:
         if self.kind == "integer" and any(float(m) != int(m) for m in masses):
             raise InputError(f"column {self.name!r}: point masses of an integer column must be integers")
         self._check_bin_edges()
+
+    def _check_bins(self) -> None:
+        if isinstance(self.bins, bool) or not isinstance(self.bins, int) or not 1 <= self.bins <= MAX_BINS:
+            raise InputError(f"column {self.name!r}: 'bins' must be a whole number from 1 to {MAX_BINS}")
 
     def _check_bin_edges(self) -> None:
         edges = self.bin_edges
@@ -177,10 +215,20 @@ class ColumnSpec:
     def is_numeric(self) -> bool:
         return self.kind in ("continuous", "integer")
 
+    @property
+    def is_temporal(self) -> bool:
+        """A date, timestamp or time of day: 'min'/'max' on its linear scale (dpgan.tables.schema.datetimes)."""
+        return self.kind in TEMPORAL_KINDS
+
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name, "kind": self.kind, "nullable": self.nullable}
         if self.is_numeric:
             out["min"], out["max"] = self.min, self.max
+        if self.is_temporal:
+            out["min"], out["max"] = to_iso(self.kind, self.min), to_iso(self.kind, self.max)  # type: ignore[arg-type]
+            out["format"], out["resolution"] = self.format, self.resolution
+            if self.timezone is not None:
+                out["timezone"] = self.timezone
         if self.kind == "categorical":
             out["categories"] = [_json_scalar(c) for c in self.categories]
             if self.other_category is not None:
@@ -228,6 +276,9 @@ class ColumnSpec:
             encoding=data.get("encoding", "bins"),
             boxes=_boxes_entry(data),
             placement=data.get("placement", "uniform"),
+            format=data.get("format", ""),
+            timezone=data.get("timezone"),
+            resolution=data.get("resolution", ""),
             hierarchy=None
             if data.get("hierarchy") is None
             else Hierarchy.from_dict(data["hierarchy"], data.get("name")),

@@ -14,7 +14,15 @@ from typing import Any
 from dpgan.errors import InputError
 from dpgan.tables.schema.cells import canonical_text
 from dpgan.tables.schema.columns import ColumnSpec
-from dpgan.tables.schema.rules import COMBINABLE_KINDS, ORDERED_KINDS, Combination, Derived, Inequality, Rule
+from dpgan.tables.schema.rules import (
+    COMBINABLE_KINDS,
+    ORDERED_KINDS,
+    SUMMABLE_KINDS,
+    Combination,
+    Derived,
+    Inequality,
+    Rule,
+)
 
 
 def check_rules(
@@ -96,15 +104,17 @@ def _check_writers(rules: Sequence[Rule]) -> None:
             setter[name] = index
 
 
-def _ordered(spec: ColumnSpec, where: str, what: str) -> None:
-    if spec.kind not in ORDERED_KINDS:
-        raise InputError(f"{where}: {spec.name!r} is {spec.kind}; {what} reads {' or '.join(ORDERED_KINDS)} columns")
+def _ordered(spec: ColumnSpec, where: str, what: str, kinds: tuple[str, ...] = ORDERED_KINDS) -> None:
+    if spec.kind not in kinds:
+        raise InputError(f"{where}: {spec.name!r} is {spec.kind}; {what} reads {' or '.join(kinds)} columns")
 
 
 def _check_inequality(rule: Inequality, specs: dict[str, ColumnSpec], where: str) -> None:
     low, high = specs[rule.low], specs[rule.high]
     for spec in (low, high):
         _ordered(spec, where, "an inequality")
+    if (low.is_temporal or high.is_temporal) and low.kind != high.kind:  # one linear scale for both
+        raise InputError(f"{where}: an inequality compares a {low.kind} with a {low.kind} only, not a {high.kind}")
     if float(high.max) < float(low.min) or (rule.strict and float(high.max) == float(low.min)):  # type: ignore[arg-type]
         raise InputError(f"{where}: no {rule.high!r} within its bounds can exceed {rule.low!r} within its own")
     if rule.method == "gap" and low.nullable:
@@ -122,7 +132,7 @@ def _check_inequality(rule: Inequality, specs: dict[str, ColumnSpec], where: str
 def _check_derived(rule: Derived, specs: dict[str, ColumnSpec], where: str) -> None:
     column = specs[rule.column]
     for name in rule.columns:
-        _ordered(specs[name], where, "a sum")
+        _ordered(specs[name], where, "a sum", SUMMABLE_KINDS)
     if column.kind == "integer" and any(specs[name].kind != "integer" for name in rule.of):
         raise InputError(f"{where}: {rule.column!r} is integer, so every part must be integer")
     if not column.nullable and any(specs[name].nullable for name in rule.of):

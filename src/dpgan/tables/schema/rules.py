@@ -26,9 +26,11 @@ from typing import Any, ClassVar
 
 from dpgan.errors import InputError
 
-# the kinds an inequality and a sum read as numbers; a datetime kind joins once it is a number
-# internally (the rule then compares and subtracts its numeric scale)
-ORDERED_KINDS = ("continuous", "integer")
+# the kinds a sum reads as numbers, and the kinds an inequality compares: a date, timestamp or time
+# of day is compared on its linear scale (dpgan.tables.schema.datetimes), so `end >= start` holds on
+# dates; a sum of dates means nothing, so sums stay numeric
+SUMMABLE_KINDS = ("continuous", "integer")
+ORDERED_KINDS = (*SUMMABLE_KINDS, "date", "timestamp", "time")
 COMBINABLE_KINDS = ("categorical", "boolean", "integer")  # an integer column: its whole numbers
 RULE_KINDS = ("inequality", "combination", "sum", "difference")
 # how an inequality is kept: "gap" learns `low` and the gap `high - low` (a reparametrisation),

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-KIND_CHOICE = "FILL IN: continuous | integer | categorical | boolean"
+KIND_CHOICE = "FILL IN: continuous | integer | categorical | boolean | date | timestamp | time"
 
 
 def declared_kind(declared: str | None) -> str:
@@ -25,6 +25,10 @@ def declared_kind(declared: str | None) -> str:
         return "continuous"
     if name.startswith("bool"):
         return "boolean"
+    if name.startswith("timestamp"):
+        return "timestamp"
+    if name.startswith("date"):
+        return "date"
     if name.startswith(("string", "large_string", "dictionary")):
         return "categorical"
     return KIND_CHOICE
@@ -40,6 +44,8 @@ def schema_template(names: list[str], declared: dict[str, str], target: str | No
             column["min"], column["max"] = None, None
         if kind in ("categorical", KIND_CHOICE):
             column["categories"] = []
+        if kind in ("date", "timestamp"):  # typed Parquet values: sampled back as datetime64
+            column["min"], column["max"], column["format"] = None, None, "datetime64"
         columns.append(column)
     template: dict[str, Any] = {
         "source": "template from the table's header (no values read): fill in kinds, bounds, categories and "
