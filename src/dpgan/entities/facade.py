@@ -205,7 +205,7 @@ class EntitySynthesizer(Synthesizer):
             synth.schema = EntitySchema.from_dict(meta["schema"])
             synth.ledger = PrivacyLedger.from_dict(meta["ledger"])
             synth.training = dict(meta["training"])
-            arrays = {key: value.numpy() for key, value in tensors.items()}
+            arrays = {key: value.cpu().numpy() for key, value in tensors.items()}
             synth.generator = EntityStatistics.from_arrays(synth.schema, synth.settings, arrays)
             if synth.generator.form() != meta["statistics"]:
                 raise ValueError("the statistics' form does not match the schema and settings")
