@@ -15,6 +15,8 @@ the same forest trained on the real training planes (TRTR) and on the independen
     cd bench && PYTHONPATH=../src:. nice python entities.py --split validation --epsilons 3 10 --seeds 0 1 2 \
         --links engine manufacturer --out results/entities_validation.jsonl
     cd bench && PYTHONPATH=../src:. OMP_NUM_THREADS=1 python entities.py --timing
+    cd bench && PYTHONPATH=../src:. nice python entities.py --split validation --epsilons 3 --seeds 0 1 2 \
+        --links engine manufacturer --no-schema --out results/entities_csv_only_validation.jsonl
 """
 
 from __future__ import annotations
@@ -112,7 +114,7 @@ def features(parents: pd.DataFrame, events: pd.DataFrame, key: str) -> pd.DataFr
     e = events.assign(
         dep_delay=pd.to_numeric(events["dep_delay"], errors="coerce"),
         distance=pd.to_numeric(events["distance"], errors="coerce"),
-        t=pd.to_datetime(events["time_hour"], format=TIME_FORMAT, errors="coerce"),
+        t=pd.to_datetime(events["time_hour"], format="ISO8601", utc=True, errors="coerce"),  # Z or +0000
     )
     grouped = e.groupby(key)
     table = pd.DataFrame({
@@ -146,18 +148,32 @@ def ks(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def fit_model(parents, events, parent_schema, event_schema, *, epsilon, seed, model, link, max_events):
+    """One fit; without schemas (`--no-schema`: both None) the CSV-only path buys both tables' schemas and
+    the time column's format and window with DP (dpgan.entities.inference)."""
     from dpgan.entities.facade import EntitySynthesizer
 
     synth = EntitySynthesizer(epsilon=epsilon, seed=seed, model=model, link=link)
     started = time.perf_counter()
-    synth.fit(parents, events, key="tailnum", time_column="time_hour", time_bounds=WINDOW, time_format=TIME_FORMAT,
-              parent_schema=parent_schema, event_schema=event_schema, max_events=max_events)  # fmt: skip
+    public = {} if parent_schema is None else {"time_bounds": WINDOW, "time_format": TIME_FORMAT}
+    synth.fit(parents, events, key="tailnum", time_column="time_hour", parent_schema=parent_schema,
+              event_schema=event_schema, max_events=max_events, **public)  # fmt: skip
     return synth, time.perf_counter() - started
+
+
+def schema_summary(synth) -> dict:
+    """The learned schema in brief: the time column, and each column's kind with its categories' count or range."""
+
+    def brief(c):
+        return (c.kind, len(c.categories)) if c.categories else (c.kind, c.min, c.max, c.nullable)
+
+    schema = synth.schema
+    return {"time": schema.time.to_dict(), "parents": {c.name: brief(c) for c in schema.parents.columns},
+            "events": {c.name: brief(c) for c in schema.events.columns}}  # fmt: skip
 
 
 def score(args: argparse.Namespace) -> None:
     planes, events = load()
-    parent_schema, event_schema = schemas(planes, events)
+    parent_schema, event_schema = (None, None) if args.no_schema else schemas(planes, events)
     parts = split(planes, events)
     train_p, train_e = parts["train"]
     held_p, held_e = parts[args.split]
@@ -184,18 +200,21 @@ def score(args: argparse.Namespace) -> None:
                         sx = features(sp, se, synth.schema.key)
                         row = {
                             "split": args.split, "system": model, "link": link, "epsilon": epsilon, "seed": seed,
+                            "schema": "DP (CSV-only)" if args.no_schema else "hand",
                             "max_events": args.max_events, "fit_seconds": round(seconds, 2),
                             "ledger_epsilon": synth.privacy_report()["epsilon"],
                             "ks_counts": ks(sx["count"].to_numpy(), real_counts),
                             "tstr": {t: tstr(sx, sp[t], held_x, held_p[t], seed) for t in TARGETS},
                         }  # fmt: skip
+                        if args.no_schema:
+                            row["learned"] = schema_summary(synth)
                         handle.write(json.dumps(row) + "\n")
                         print(row, flush=True)
 
 
 def timing(args: argparse.Namespace) -> None:
     planes, events = load()
-    parent_schema, event_schema = schemas(planes, events)
+    parent_schema, event_schema = (None, None) if args.no_schema else schemas(planes, events)
     synth, seconds = fit_model(planes, events, parent_schema, event_schema, epsilon=3.0, seed=0, model="linked",
                                link=args.links[0], max_events=args.max_events)  # fmt: skip
     started = time.perf_counter()
@@ -203,7 +222,8 @@ def timing(args: argparse.Namespace) -> None:
     sampled = time.perf_counter() - started
     print(json.dumps({"planes": len(planes), "flights": len(events), "fit_seconds": round(seconds, 1),
                       "sample_seconds": round(sampled, 1), "sampled_events": len(se),
-                      "ledger_epsilon": synth.privacy_report()["epsilon"]}))  # fmt: skip
+                      "ledger_epsilon": synth.privacy_report()["epsilon"],
+                      **({"learned": schema_summary(synth)} if args.no_schema else {})}, default=str))  # fmt: skip
 
 
 def main() -> None:
@@ -215,6 +235,8 @@ def main() -> None:
     parser.add_argument("--models", nargs="+", default=["linked", "independent"])
     parser.add_argument("--max-events", type=int, default=32)
     parser.add_argument("--timing", action="store_true", help="time one fit on every plane and flight")
+    parser.add_argument("--no-schema", action="store_true",
+                        help="CSV-only: no schemas, no time window (both bought with DP in the fit)")  # fmt: skip
     parser.add_argument("--out", default="results/entities_validation.jsonl")
     args = parser.parse_args()
     timing(args) if args.timing else score(args)

@@ -34,14 +34,15 @@ def add_fit_flags(group: argparse._ArgumentGroup, add_settings: Callable[[], Non
     group.add_argument("--time-max", metavar="TIME", help="entities: the time window's last time (public)")
     group.add_argument(
         "--time-format",
-        default="number",
-        help="entities: number, integer, or a strftime format such as %%Y-%%m-%%dT%%H:%%M:%%SZ (default: number)",
+        help="entities: number, integer, or a strftime format such as %%Y-%%m-%%dT%%H:%%M:%%SZ (default: number "
+        "with a window; without one, the format and window are learned with DP)",
     )
 
 
 def fit_command(args: argparse.Namespace, settings: dict[str, Any]) -> int:
-    """`dpgan fit PARENTS --kind entity --events EVENTS --key COLUMN [--time-column C --time-min T
-    --time-max T --time-format F] [--schema S.json | --categories ... --bounds ...]`."""
+    """`dpgan fit PARENTS --kind entity --events EVENTS --key COLUMN [--time-column C [--time-min T
+    --time-max T] [--time-format F]] [--schema S.json | --categories ... --bounds ...]`; a table without
+    a schema or a hint, and a time column without its window, are learned with DP."""
     parents_path = check_readable(args.data)
     if args.events is None:
         raise InputError("--kind entity needs the events table: --events EVENTS.csv")
@@ -50,8 +51,8 @@ def fit_command(args: argparse.Namespace, settings: dict[str, Any]) -> int:
     out = check_model_destination(args.out, args.overwrite)  # before any private row is read
     bounds, categories = parse_bounds(args.bounds), parse_categories(args.categories)
     window = (args.time_min, args.time_max)
-    if args.time_column is not None and None in window:
-        raise InputError("--time-column needs its public window: --time-min and --time-max")
+    if (window[0] is None) != (window[1] is None) or (args.time_column is None and window[0] is not None):
+        raise InputError("a time column's public window is --time-min and --time-max, both, with --time-column")
     key = entity_key(args.key)
     if schema_path is None and key is None:
         raise InputError("--kind entity needs --key COLUMN (or --schema with the key)")
@@ -72,13 +73,16 @@ def fit_command(args: argparse.Namespace, settings: dict[str, Any]) -> int:
     else:
         public = {"key": key, "categories": categories, "bounds": bounds,
                   "max_events": args.max_events if args.max_events is not None else 32}  # fmt: skip
-        if args.time_column is not None:
-            public |= {"time_column": args.time_column, "time_bounds": window, "time_format": args.time_format}
+        if args.time_column is not None:  # without a window: its format and window bought with DP
+            public |= {"time_column": args.time_column, "time_bounds": None if window[0] is None else window,
+                       "time_format": args.time_format}  # fmt: skip
     synth.fit(read_private_table(parents_path), read_private_table(events_path), **public)
     synth.save(out, overwrite=args.overwrite)
     report = synth.privacy_report()
     print(f"saved model to {out}: ε={report['epsilon']:.4f}, δ={report['delta']:g} ({report['accountant']})")
     print(f"unit of privacy: {report['unit_of_privacy']}")
+    if report["dp_schema"]:
+        print(f"schema: {report['schema_source']}")
     print(f"{synth.unit_summary()} (noisy counts)")
     return 0
 

@@ -89,17 +89,18 @@ class CalendarCounts:
     step: int = 1  # months or quarter hours a bin (after the release's coarsening)
 
 
-def calendar_counts(series: pd.Series, key: str) -> CalendarCounts:
-    """The exact counts of the column's values on the finest public grid (one bin per row)."""
+def calendar_counts(series: pd.Series, key: str, weights: np.ndarray | None = None) -> CalendarCounts:
+    """The exact counts of the column's values on the finest public grid (one bin per row; with
+    `weights`, each row its weight: see dpgan.tables.inference.domain.domain_counts)."""
     kind, day_first = parse_key(key)
     values = column_values(series, kind, day_first)
-    values = values[np.isfinite(values)]
-    return counts_of_values(values, kind)
+    finite = np.isfinite(values)
+    return counts_of_values(values[finite], kind, None if weights is None else weights[finite])
 
 
-def counts_of_values(values: np.ndarray, kind: str) -> CalendarCounts:
+def counts_of_values(values: np.ndarray, kind: str, weights: np.ndarray | None = None) -> CalendarCounts:
     edges = calendar_edges(kind)
-    counts = np.bincount(bin_index(values, edges), minlength=len(edges) - 1).astype(np.float64)
+    counts = np.bincount(bin_index(values, edges), weights=weights, minlength=len(edges) - 1).astype(np.float64)
     extent = (float(values.min()), float(values.max())) if len(values) else (math.nan, math.nan)
     return CalendarCounts(kind, counts, *extent)
 

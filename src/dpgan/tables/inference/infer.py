@@ -172,9 +172,10 @@ def infer_schema_private(
     )
 
 
-def column_domain(series: pd.Series, key: str) -> DomainCounts | CalendarCounts:
-    """The exact counts of a column's domain release: `key` is its KindDecision's domain_key."""
-    return calendar_counts(series, key) if is_temporal_key(key) else domain_counts(series, key)
+def column_domain(series: pd.Series, key: str, weights: np.ndarray | None = None) -> DomainCounts | CalendarCounts:
+    """The exact counts of a column's domain release: `key` is its KindDecision's domain_key; with
+    `weights`, each row counts its weight (a unit's rows summing to at most 1)."""
+    return calendar_counts(series, key, weights) if is_temporal_key(key) else domain_counts(series, key, weights)
 
 
 def schema_from_counts(

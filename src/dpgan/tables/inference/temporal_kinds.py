@@ -70,12 +70,14 @@ def parse_key(key: str) -> tuple[str, bool]:
     return kind, fmt != TYPED and day_first_of(fmt)
 
 
-def temporal_cell_counts(cells: Cells) -> np.ndarray:
-    """The count of each temporal cell among a column's TEXT cells (exact: released with noise)."""
+def temporal_cell_counts(cells: Cells, weights: np.ndarray | None = None) -> np.ndarray:
+    """The count (or summed `weights`) of each temporal cell among a column's TEXT cells (exact:
+    released with noise)."""
     if cells.temporal is None:
         return np.zeros(CELLS)
-    found = cells.temporal[(cells.kind == TEXT) & (cells.temporal >= 0)]
-    return np.bincount(found.astype(np.intp), minlength=CELLS).astype(np.float64)
+    mask = (cells.kind == TEXT) & (cells.temporal >= 0)
+    found, mine = cells.temporal[mask], None if weights is None else weights[mask]
+    return np.bincount(found.astype(np.intp), weights=mine, minlength=CELLS).astype(np.float64)
 
 
 def release_temporal(counts: np.ndarray, sigma: float, rng: np.random.Generator) -> np.ndarray:
