@@ -198,3 +198,15 @@ def test_bad_input_on_the_csv_only_path_is_one_line_naming_no_value(tmp_path, ca
     err = capsys.readouterr().err
     assert "--time-min and --time-max, both" in err and err.count("\n") == 1 and "Traceback" not in err
     assert not (tmp_path / "m").exists()
+
+
+def test_a_time_column_of_whole_numbers_gets_a_numeric_window_and_a_given_format_is_kept():
+    parents, events = tables()
+    days = events.assign(when=[str(10 + i % 300) for i in range(len(events))])  # a day number, as pbcseq's
+    synth = fit(parents, days)
+    assert synth.schema.time.format == "integer" and synth.schema.time.bounds[0] <= 10
+    sampled = synth.sample(20, seed=0)[1]["when"]
+    assert (sampled == sampled.round()).all()
+    given = fit(parents, events, time_format=FORMAT)
+    assert given.schema.time.format == FORMAT
+    assert given.privacy_report()["dp_schema"][-1] == "the window of 'when'"
