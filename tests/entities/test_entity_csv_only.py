@@ -204,7 +204,8 @@ def test_a_time_column_of_whole_numbers_gets_a_numeric_window_and_a_given_format
     parents, events = tables()
     days = events.assign(when=[str(10 + i % 300) for i in range(len(events))])  # a day number, as pbcseq's
     synth = fit(parents, days)
-    assert synth.schema.time.format == "integer" and synth.schema.time.bounds[0] <= 10
+    low, high = synth.schema.time.bounds  # DP quantiles of days 10..309: the bulk inside, the tails maybe clamped
+    assert synth.schema.time.format == "integer" and low <= 50 and high >= 250
     sampled = synth.sample(20, seed=0)[1]["when"]
     assert (sampled == sampled.round()).all()
     given = fit(parents, events, time_format=FORMAT)
