@@ -207,7 +207,9 @@ def time_spec(spec: ColumnSpec, given_format: str | None) -> TimeSpec:
     column's window in its format (the user's, when given), a numeric one's range as numbers. A
     column that the releases found to hold neither is one line (a DP outcome, not a unit's)."""
     name = spec.name
-    if spec.kind in (DATE, TIMESTAMP) and spec.format != TYPED and given_format not in NUMBER_FORMATS:
+    if spec.format == TYPED:
+        raise InputError(f"the time column {name!r} holds typed date-times: the entity kind reads times as text")
+    if spec.kind in (DATE, TIMESTAMP) and given_format not in NUMBER_FORMATS:
         scale = SECONDS_PER_DAY if spec.kind == DATE else 1.0
         fmt = given_format or spec.format
         low, high = float(spec.min) * scale, float(spec.max) * scale  # type: ignore[arg-type]
