@@ -6,14 +6,17 @@ is read); planes.csv is written from it here, flights.csv by the tables' fetch. 
 (60/20/20, seeded): a plane's flights go with it; flights of planes absent from planes.csv (721
 tailnums) stay in the training events, where the unit rule drops them (counted with DP).
 
-Scores on the held-out planes (validation, or test once): KS of events per plane (synthetic against
-the real planes'), and a parent-level TSTR: a random forest predicts a plane's engine (or
-manufacturer) from its flights' aggregates (count, mean dep_delay, mean distance, time span in days),
-trained on synthetic planes, scored on real held-out ones (accuracy and balanced accuracy), against
-the same forest trained on the real training planes (TRTR) and on the independent baseline.
+Scores on the held-out planes (validation, or test once), all by the library's evaluation
+(dpgan.evaluation.entities, what `dpgan evaluate --kind entity` reports): KS of events per plane
+(synthetic against the real held-out planes'), a parent-level TSTR (a random forest predicts a plane's
+engine, or manufacturer, from its flights' aggregates alone: count, mean dep_delay and distance, top
+carrier and origin with their shares, first flight, span in days; trained on synthetic planes, scored
+on real held-out ones, accuracy and balanced accuracy) against the same forest trained on the real
+training planes (TRTR) and on the independent baseline; the two-sample AUC on plane summaries,
+membership inference on whole planes, referential integrity and both tables' marginals.
 
-    cd bench && PYTHONPATH=../src:. nice python entities.py --split validation --epsilons 3 10 --seeds 0 1 2 \
-        --links engine manufacturer --out results/entities_validation.jsonl
+    cd bench && PYTHONPATH=../src:. nice python entities.py --split validation --epsilons 3 --seeds 0 1 2 \
+        --links engine manufacturer --out results/entities_validation_eval.jsonl
     cd bench && PYTHONPATH=../src:. OMP_NUM_THREADS=1 python entities.py --timing
 """
 
@@ -107,42 +110,53 @@ def split(planes: pd.DataFrame, events: pd.DataFrame) -> dict[str, tuple[pd.Data
     return out
 
 
-def features(parents: pd.DataFrame, events: pd.DataFrame, key: str) -> pd.DataFrame:
-    """Per entity: its events' count, mean dep_delay, mean distance and time span (days)."""
-    e = events.assign(
-        dep_delay=pd.to_numeric(events["dep_delay"], errors="coerce"),
-        distance=pd.to_numeric(events["distance"], errors="coerce"),
-        t=pd.to_datetime(events["time_hour"], format=TIME_FORMAT, errors="coerce"),
-    )
-    grouped = e.groupby(key)
-    table = pd.DataFrame({
-        "count": grouped.size(),
-        "delay": grouped["dep_delay"].mean(),
-        "distance": grouped["distance"].mean(),
-        "span": (grouped["t"].max() - grouped["t"].min()).dt.total_seconds() / 86400.0,
+def schema_of(parent_schema: dict, event_schema: dict, max_events: int):
+    """The entity schema of the bench's public facts (what the fit builds from its arguments)."""
+    from dpgan.entities.schema import EntitySchema
+
+    return EntitySchema.from_dict({
+        "key": "tailnum", "max_events": max_events, "parents": parent_schema, "events": event_schema,
+        "time": {"column": "time_hour", "min": WINDOW[0], "max": WINDOW[1], "format": TIME_FORMAT},
     })  # fmt: skip
-    table = table.reindex(parents[key])
-    table["count"] = table["count"].fillna(0)
-    return table.fillna({"delay": 12.0, "distance": 1000.0, "span": 0.0}).reset_index(drop=True)
 
 
-def tstr(train_x, train_y, test_x, test_y, seed: int) -> dict[str, float]:
-    from sklearn.ensemble import RandomForestClassifier
-    from sklearn.metrics import accuracy_score, balanced_accuracy_score
+def scores(real, synthetic, held, model, schema) -> dict:
+    """The library's evaluation (dpgan.evaluation.entities): KS of events per plane against the held-out
+    planes, the two-sample AUC, membership on whole planes, both tables' marginals, and the TSTR of each
+    target from the flights' aggregates alone (count, mean dep_delay and distance, top carrier and origin
+    with their shares, first flight, span): a random forest, trained on synthetic (TSTR) or real (TRTR)."""
+    from dpgan.evaluation.entities.frames import entity_frames
+    from dpgan.evaluation.entities.metrics import entity_tstr, evaluate_entities
+    from dpgan.evaluation.entities.summaries import entity_summaries
 
-    keep = pd.notna(train_y)
-    model = RandomForestClassifier(n_estimators=200, min_samples_leaf=3, random_state=seed, n_jobs=1)
-    model.fit(train_x[keep.to_numpy()], np.asarray(train_y[keep]).astype(str))
-    predicted = model.predict(test_x)
-    truth = np.asarray(test_y).astype(str)
-    return {"accuracy": float(accuracy_score(truth, predicted)),
-            "balanced": float(balanced_accuracy_score(truth, predicted))}  # fmt: skip
+    options = {"parent_columns": False, "models": ["random_forest"]}
+    metrics = evaluate_entities(real, synthetic, held, model, target=TARGETS[0], **options)
+    sides = {"real": real, "synthetic": synthetic, "test": held}
+    summaries = {side: entity_summaries(entity_frames(*pair, schema, side), schema) for side, pair in sides.items()}
+    tstr = {TARGETS[0]: metrics["tstr"]}
+    tstr |= {t: entity_tstr(summaries, schema, t, **options) for t in TARGETS[1:]}
+    forest = {t: {m: entry["random_forest"] for m, entry in _by_metric(found).items()} for t, found in tstr.items()}
+    return {
+        "ks_counts": metrics["events_per_entity"]["ks_test"],
+        "ks_floor": metrics["events_per_entity"]["ks_floor"],
+        "two_sample_auc": metrics["two_sample"]["auc"],
+        "membership_auc": metrics["membership"]["auc"],
+        "membership_tpr_at_1pct": metrics["membership"]["tpr_at_fpr_0.01"],
+        "integrity_holds": metrics["integrity"]["synthetic"]["holds"],
+        "parents_jsd": metrics["marginals"]["parents"]["jsd_mean"],
+        "events_jsd": metrics["marginals"]["events"]["jsd_mean"],
+        "events_wd": metrics["marginals"]["events"]["wd_mean"],
+        "tstr": forest,
+    }
 
 
-def ks(a: np.ndarray, b: np.ndarray) -> float:
-    from scipy.stats import ks_2samp
-
-    return float(ks_2samp(a, b).statistic)
+def _by_metric(found: dict) -> dict:
+    """{metric: {model: {tstr, trtr}}} from ml_efficacy's {model: {metric: ...}}."""
+    out: dict = {}
+    for model, per_metric in found["scores"].items():
+        for metric, entry in per_metric.items():
+            out.setdefault(metric, {})[model] = entry
+    return out
 
 
 def fit_model(parents, events, parent_schema, event_schema, *, epsilon, seed, model, link, max_events):
@@ -158,18 +172,14 @@ def fit_model(parents, events, parent_schema, event_schema, *, epsilon, seed, mo
 def score(args: argparse.Namespace) -> None:
     planes, events = load()
     parent_schema, event_schema = schemas(planes, events)
+    schema = schema_of(parent_schema, event_schema, args.max_events)
     parts = split(planes, events)
-    train_p, train_e = parts["train"]
-    held_p, held_e = parts[args.split]
-    held_x = features(held_p, held_e, "tailnum")
-    real_counts = held_x["count"].to_numpy()
-    train_x = features(train_p, train_e, "tailnum")
+    train, held = parts["train"], parts[args.split]
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("a") as handle:
-        trtr = {t: tstr(train_x, train_p[t], held_x, held_p[t], 0) for t in TARGETS}
-        row = {"split": args.split, "system": "real (TRTR)", "tstr": trtr,
-               "ks_counts": ks(features(train_p, train_e, "tailnum")["count"].to_numpy(), real_counts)}  # fmt: skip
+        # the real training planes as the "synthetic" side: TRTR, the real floors, and what a copier scores
+        row = {"split": args.split, "system": "real (TRTR)"} | scores(train, train, held, schema, schema)
         handle.write(json.dumps(row) + "\n")
         print(row, flush=True)
         for epsilon in args.epsilons:
@@ -177,18 +187,14 @@ def score(args: argparse.Namespace) -> None:
                 for model in args.models:
                     for seed in args.seeds:
                         chosen = {"epsilon": epsilon, "seed": seed, "model": model, "link": link}
-                        synth, seconds = fit_model(
-                            train_p, train_e, parent_schema, event_schema, max_events=args.max_events, **chosen
-                        )
-                        sp, se = synth.sample(len(train_p), seed=seed)
-                        sx = features(sp, se, synth.schema.key)
+                        synth, seconds = fit_model(*train, parent_schema, event_schema, max_events=args.max_events,
+                                                   **chosen)  # fmt: skip
+                        synthetic = synth.sample(len(train[0]), seed=seed)
                         row = {
                             "split": args.split, "system": model, "link": link, "epsilon": epsilon, "seed": seed,
                             "max_events": args.max_events, "fit_seconds": round(seconds, 2),
                             "ledger_epsilon": synth.privacy_report()["epsilon"],
-                            "ks_counts": ks(sx["count"].to_numpy(), real_counts),
-                            "tstr": {t: tstr(sx, sp[t], held_x, held_p[t], seed) for t in TARGETS},
-                        }  # fmt: skip
+                        } | scores(train, synthetic, held, synth, schema)  # fmt: skip
                         handle.write(json.dumps(row) + "\n")
                         print(row, flush=True)
 
