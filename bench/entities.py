@@ -212,6 +212,30 @@ def timing(args: argparse.Namespace) -> None:
                       "ledger_epsilon": synth.privacy_report()["epsilon"]}))  # fmt: skip
 
 
+def summarise(path: str) -> None:
+    """The markdown table of bench/results/entities.md from a results file: mean ± sd (ddof 1) over seeds."""
+    groups: dict[tuple, list[dict]] = {}
+    for line in Path(path).read_text().splitlines():
+        row = json.loads(line)
+        groups.setdefault((row["system"], row.get("link", "-"), row.get("epsilon", "-")), []).append(row)
+
+    def cell(values: list) -> str:
+        values = [v for v in values if v is not None]
+        return f"{values[0]:.3f}" if len(values) == 1 else f"{np.mean(values):.3f} ± {np.std(values, ddof=1):.3f}"
+
+    print("| system | link | ε | KS events/plane | engine acc | engine bal. acc | manufacturer acc | manufacturer "
+          "bal. acc | two-sample AUC | membership AUC | TPR at 1 % FPR | events JSD | integrity |")  # fmt: skip
+    print("|---" * 13 + "|")
+    for (system, link, epsilon), rows in groups.items():
+        side = "trtr" if system.startswith("real") else "tstr"
+        tstr = [cell([r["tstr"][t][m][side] for r in rows]) for t in TARGETS for m in ("accuracy", "balanced_accuracy")]
+        other = [cell([r[name] for r in rows]) for name in ("two_sample_auc", "membership_auc",
+                                                              "membership_tpr_at_1pct", "events_jsd")]  # fmt: skip
+        holds = "holds" if all(r["integrity_holds"] for r in rows) else "broken"
+        print(f"| {system} | {link} | {epsilon} | {cell([r['ks_counts'] for r in rows])} | " + " | ".join(tstr + other)
+              + f" | {holds} |")  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--split", choices=("validation", "test"), default="validation")
@@ -221,9 +245,13 @@ def main() -> None:
     parser.add_argument("--models", nargs="+", default=["linked", "independent"])
     parser.add_argument("--max-events", type=int, default=32)
     parser.add_argument("--timing", action="store_true", help="time one fit on every plane and flight")
+    parser.add_argument("--summarise", metavar="RESULTS", help="print the markdown table of a results file")
     parser.add_argument("--out", default="results/entities_validation.jsonl")
     args = parser.parse_args()
-    timing(args) if args.timing else score(args)
+    if args.summarise:
+        summarise(args.summarise)
+    else:
+        timing(args) if args.timing else score(args)
 
 
 if __name__ == "__main__":
