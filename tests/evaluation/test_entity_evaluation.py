@@ -151,6 +151,8 @@ def test_bad_library_input_is_one_line_naming_no_value():
         evaluate_entities(real, real, test, SCHEMA, target="nope")
     with pytest.raises(InputError, match="pair of tables"):
         evaluate_entities(real, real[0], test, SCHEMA)
+    with pytest.raises(InputError, match="the synthetic parents table is empty"):
+        evaluate_entities(real, (real[0].iloc[:0], real[1]), test, SCHEMA)
 
 
 # ------------------------------------------------------------------ the command line

@@ -108,7 +108,7 @@ def evaluate_entities(
         if not isinstance(pair, tuple) or len(pair) != 2:
             raise InputError(f"the {WORDS[side]} entities are a pair of tables: (parents, events)")
         frames[side] = entity_frames(*pair, schema, WORDS[side])
-    for side in ("real", "test"):
+    for side in SIDES:  # as the tables' evaluate: an empty table is one line (events may be empty)
         if not len(frames[side].parents):
             raise InputError(f"the {WORDS[side]} parents table is empty")
     if progress is not None:
