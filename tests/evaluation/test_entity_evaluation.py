@@ -186,12 +186,13 @@ def evaluate_args(root, **changes) -> list[str]:
 def test_the_command_line_evaluates_an_entity_model_and_writes_the_report(files, capsys):
     assert main(evaluate_args(files)) == 0
     said = capsys.readouterr().out
-    assert "integrity holds" in said and "membership AUC" in said
+    assert "integrity holds" in said and "membership AUC" in said and "headline quality" in said
     metrics = json.loads((files / "report" / "metrics.json").read_text())
     assert metrics["privacy"]["model_dir"] == str(files / "model")
+    assert 0 <= metrics["headline"]["score"] <= 1 and len(metrics["headline"]["components"]) == 4
     page = (files / "report" / "report.html").read_text()
-    for section in ("Referential integrity", "Events per entity", "Marginals of both tables", "Two-sample test",
-                    "the parent column from the entity", "Membership inference on whole entities",
+    for section in ("Headline quality", "Referential integrity", "Events per entity", "Marginals of both tables",
+                    "Two-sample test", "the parent column from the entity", "Membership inference on whole entities",
                     "Privacy guarantee"):  # fmt: skip
         assert section in page
     assert main(evaluate_args(files, **{"--model": None, "--schema": "schema.json"})) == 0  # a schema, no ledger

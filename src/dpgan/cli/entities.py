@@ -178,6 +178,7 @@ def evaluate_command(args: argparse.Namespace) -> int:
     from dpgan.evaluation.entities.metrics import evaluate_entities
     from dpgan.evaluation.entities.report import write_entity_report
     from dpgan.evaluation.evaluate import save_metrics
+    from dpgan.evaluation.headline import headline_line
     from dpgan.kinds import kind_of_model
     from dpgan.tables.reading.table_io import read_private_table
 
@@ -206,6 +207,7 @@ def evaluate_command(args: argparse.Namespace) -> int:
     counts, tstr = metrics["events_per_entity"], metrics["tstr"]["mean"]
     auc = next((tstr[m] for m in ("roc_auc", "r2") if m in tstr), {})
     print(f"wrote {metrics_path} and {report_path}")
+    print(headline_line(metrics))
     print(f"integrity {'holds' if metrics['integrity']['synthetic']['holds'] else 'BROKEN'}; events per entity KS "
           f"{short(counts['ks_test'])} (floor {short(counts['ks_floor'])}); two-sample AUC "
           f"{short(metrics['two_sample']['auc'])}; TSTR {short(auc.get('tstr'))} vs TRTR {short(auc.get('trtr'))}; "

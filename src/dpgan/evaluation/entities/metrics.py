@@ -26,6 +26,7 @@ from dpgan.entities.schema import EntitySchema
 from dpgan.errors import InputError
 from dpgan.evaluation.entities.distributions import events_per_entity_scores, marginals
 from dpgan.evaluation.entities.frames import SIDES, EntityFrames, entity_frames, events_per_entity
+from dpgan.evaluation.entities.headline import entity_headline
 from dpgan.evaluation.entities.integrity import integrity
 from dpgan.evaluation.entities.membership import entity_membership
 from dpgan.evaluation.entities.summaries import aggregate_names, entity_summaries, summary_kinds
@@ -135,6 +136,12 @@ def evaluate_entities(
         progress("entities: TSTR", 3, 4)
     metrics["tstr"] = entity_tstr(summaries, schema, target, parent_columns=parent_columns, models=models,
                                   seed=seed, n_jobs=n_jobs)  # fmt: skip
+    # the real side of the headline: held-out entities against the training ones, by the same measures
+    heldout = {
+        "marginals": marginals(frames["real"], frames["test"], schema),
+        "two_sample_auc": two_sample_auc(summaries["test"], summaries["real"], kinds, seed=seed, n_jobs=n_jobs)["auc"],
+    }
+    metrics["headline"] = entity_headline(metrics, heldout)
     metrics["privacy"] = privacy
     if progress is not None:
         progress("entities: done", 4, 4)

@@ -1,8 +1,9 @@
-"""The entity evaluation as one self-contained HTML page, in the entity's words: the privacy ledger
-(worded for the entity as the unit), referential integrity, events per entity, each table's marginals,
-the two-sample test on entity summaries, the parent-level TSTR, and membership inference on whole
-entities. Each number comes with a line saying what it means; every text from the data or the metrics
-goes through `html.escape` (report_core's pieces); the one figure (events per entity) is an embedded PNG.
+"""The entity evaluation as one self-contained HTML page, in the entity's words: the headline quality
+score (headline.py), the privacy ledger (worded for the entity as the unit), referential integrity,
+events per entity, each table's marginals, the two-sample test on entity summaries, the parent-level
+TSTR, and membership inference on whole entities. Each number comes with a line saying what it
+means; every text from the data or the metrics goes through `html.escape` (report_core's pieces); the
+one figure (events per entity) is an embedded PNG.
 """
 
 from __future__ import annotations
@@ -16,7 +17,17 @@ from matplotlib.figure import Figure
 
 from dpgan.evaluation import plots
 from dpgan.evaluation.entities.integrity import CHECKS
-from dpgan.evaluation.report_core import CSS, NOTES, fixed, html_table, img, note, privacy_section, write_html
+from dpgan.evaluation.report_core import (
+    CSS,
+    NOTES,
+    fixed,
+    headline_section,
+    html_table,
+    img,
+    note,
+    privacy_section,
+    write_html,
+)
 from dpgan.evaluation.tables.report import METRIC_LABELS
 
 KIND = "entity"
@@ -169,6 +180,7 @@ def render_entity_report(metrics: dict[str, Any]) -> str:
         f"<p>Key column <b>{escape(str(metrics['key']))}</b>; {entities['real']} real training entities "
         f"({events['real']} events), {entities['synthetic']} synthetic ({events['synthetic']} events), "
         f"{entities['test']} real held-out ({events['test']} events).</p>",
+        headline_section(metrics.get("headline")),
         privacy_section(metrics.get("privacy"), KIND),
         _integrity_section(metrics),
         _counts_section(metrics),
