@@ -137,6 +137,8 @@ def scores(real, synthetic, held, model, schema) -> dict:
     tstr |= {t: entity_tstr(summaries, schema, t, **options) for t in TARGETS[1:]}
     forest = {t: {m: entry["random_forest"] for m, entry in _by_metric(found).items()} for t, found in tstr.items()}
     return {
+        "headline": metrics["headline"]["score"],
+        "headline_real": metrics["headline"]["real"],
         "ks_counts": metrics["events_per_entity"]["ks_test"],
         "ks_floor": metrics["events_per_entity"]["ks_floor"],
         "two_sample_auc": metrics["two_sample"]["auc"],
@@ -221,18 +223,24 @@ def summarise(path: str) -> None:
 
     def cell(values: list) -> str:
         values = [v for v in values if v is not None]
+        if not values:
+            return "-"
         return f"{values[0]:.3f}" if len(values) == 1 else f"{np.mean(values):.3f} ± {np.std(values, ddof=1):.3f}"
 
-    print("| system | link | ε | KS events/plane | engine acc | engine bal. acc | manufacturer acc | manufacturer "
-          "bal. acc | two-sample AUC | membership AUC | TPR at 1 % FPR | events JSD | integrity |")  # fmt: skip
-    print("|---" * 13 + "|")
+    header = ["system", "link", "ε", "headline (real)", "KS events/plane", "engine acc", "engine bal. acc",
+              "manufacturer acc", "manufacturer bal. acc", "two-sample AUC", "membership AUC", "TPR at 1 % FPR",
+              "events JSD", "integrity"]  # fmt: skip
+    print("| " + " | ".join(header) + " |")
+    print("|---" * 14 + "|")
     for (system, link, epsilon), rows in groups.items():
         side = "trtr" if system.startswith("real") else "tstr"
         tstr = [cell([r["tstr"][t][m][side] for r in rows]) for t in TARGETS for m in ("accuracy", "balanced_accuracy")]
         other = [cell([r[name] for r in rows]) for name in ("two_sample_auc", "membership_auc",
                                                               "membership_tpr_at_1pct", "events_jsd")]  # fmt: skip
         holds = "holds" if all(r["integrity_holds"] for r in rows) else "broken"
-        print(f"| {system} | {link} | {epsilon} | {cell([r['ks_counts'] for r in rows])} | " + " | ".join(tstr + other)
+        headline = f"{cell([r.get('headline') for r in rows])} ({cell([r.get('headline_real') for r in rows])})"
+        print(f"| {system} | {link} | {epsilon} | {headline} | {cell([r['ks_counts'] for r in rows])} | "
+              + " | ".join(tstr + other)
               + f" | {holds} |")  # fmt: skip
 
 
