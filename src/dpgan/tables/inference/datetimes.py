@@ -23,7 +23,13 @@ The range is the second release, the domain histogram: the column's values on a 
 grid (month starts from 1800 to 2200, or quarter hours of the day), summed to the resolution that N̂
 and σ allow (TYPICAL_MONTHS), at the domain release's σ (sensitivity 1: each row in one bin; the same ledger entry
 as a numeric column's grid). Its bins above the noise give the range between the DP quantiles, as
-for numbers (dpgan.tables.inference.numeric.quantile_range).
+for numbers (dpgan.tables.inference.numeric.quantile_range). Like every domain histogram it has a
+public null cell: the rows that hold no value of the kind (missing, unreadable, a time in a date
+column: what conform makes null). Each row is still in exactly one cell, so the sensitivity stays 1
+and the null count comes free; dpgan.tables.inference.infer.null_count combines it with the class
+release's by inverse variance (noise ≈ σ, where the class count alone carries 2σ·√5 over five
+cells). Its noise is drawn from a child of the fit's generator, so every later release draws what
+it drew before.
 """
 
 from __future__ import annotations
@@ -38,7 +44,7 @@ from dpgan.privacy.mechanisms import bin_index, noisy_counts
 from dpgan.tables.inference.categorical import Decision
 from dpgan.tables.inference.domain import NUMERIC_BIN_SIGMAS
 from dpgan.tables.inference.numeric import _without_isolated_noise, quantile_range
-from dpgan.tables.inference.temporal_kinds import TemporalChoice, parse_key
+from dpgan.tables.inference.temporal_kinds import TemporalChoice, child_generator, parse_key
 from dpgan.tables.schema.columns import ColumnSpec
 from dpgan.tables.schema.datetimes import DATE, SECONDS_PER_DAY, TIME, TIMESTAMP, column_values
 
@@ -80,13 +86,17 @@ def calendar_edges(kind: str, step: int = 1) -> np.ndarray:
 
 @dataclass
 class CalendarCounts:
-    """A temporal column's counts on its kind's finest grid (and its exact extent: non-private path only)."""
+    """A temporal column's counts on its kind's finest grid (and its exact extent: non-private path
+    only), and its null cell: the rows that hold no value of the kind (with its noise std once
+    released; None: exact)."""
 
     kind: str
     bins: np.ndarray
     low: float = math.nan
     high: float = math.nan
     step: int = 1  # months or quarter hours a bin (after the release's coarsening)
+    nulls: float = 0.0
+    null_noise: float | None = None
 
 
 def calendar_counts(series: pd.Series, key: str) -> CalendarCounts:
@@ -94,23 +104,27 @@ def calendar_counts(series: pd.Series, key: str) -> CalendarCounts:
     kind, day_first = parse_key(key)
     values = column_values(series, kind, day_first)
     values = values[np.isfinite(values)]
-    return counts_of_values(values, kind)
+    return counts_of_values(values, kind, nulls=float(len(series) - len(values)))
 
 
-def counts_of_values(values: np.ndarray, kind: str) -> CalendarCounts:
+def counts_of_values(values: np.ndarray, kind: str, nulls: float = 0.0) -> CalendarCounts:
+    """The grid counts of a column's readable `values` (finite), with the count of its other rows."""
     edges = calendar_edges(kind)
     counts = np.bincount(bin_index(values, edges), minlength=len(edges) - 1).astype(np.float64)
     extent = (float(values.min()), float(values.max())) if len(values) else (math.nan, math.nan)
-    return CalendarCounts(kind, counts, *extent)
+    return CalendarCounts(kind, counts, *extent, nulls=nulls)
 
 
 def release_calendar(counts: CalendarCounts, sigma: float, rng: np.random.Generator, rows: float) -> CalendarCounts:
     """The Gaussian release of the grid, its bins first summed to the resolution N̂ and σ allow
-    (public facts: the coarse histogram still has sensitivity 1)."""
+    (public facts: the coarse histogram still has sensitivity 1), and of its null cell (from a child
+    of `rng`: the grid's draws, and every later release's, are those drawn before it had one)."""
     steps, typical = (TIME_STEPS, TYPICAL_QUARTER_HOURS) if counts.kind == TIME else (MONTH_STEPS, TYPICAL_MONTHS)
     step = next((s for s in steps if rows / (typical / s) >= NUMERIC_BIN_SIGMAS * sigma), steps[-1])
     coarse = np.add.reduceat(counts.bins, np.arange(0, len(counts.bins), step))
-    return CalendarCounts(counts.kind, noisy_counts(coarse, sigma, rng), step=step)
+    bins = noisy_counts(coarse, sigma, rng)
+    nulls = float(noisy_counts(np.array([counts.nulls]), sigma, child_generator(rng))[0])
+    return CalendarCounts(counts.kind, bins, step=step, nulls=nulls, null_noise=sigma)
 
 
 def temporal_column(

@@ -105,8 +105,9 @@ class ColumnCounter:
             temporal, day_first = parse_key(kind)
             grid = TIME if temporal == TIME else DATE  # a timestamp's months are its dates' months
             empty = np.zeros(len(calendar_edges(grid)) - 1)
-            bins = self.calendars.get((grid, day_first and grid == DATE), empty)
-            return CalendarCounts(temporal, np.array(bins, dtype=np.float64))
+            bins = np.array(self.calendars.get((grid, day_first and grid == DATE), empty), dtype=np.float64)
+            rows = float(self.classes.sum() + self.temporal.sum())  # each row in one class cell
+            return CalendarCounts(temporal, bins, nulls=rows - float(bins.sum()))  # the rows read as no value
         if kind == NUMERIC:
             wholes = self.wholes if self.wholes is not None else recount(self.name, True)
             return DomainCounts(
