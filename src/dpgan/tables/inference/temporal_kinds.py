@@ -64,6 +64,11 @@ def is_temporal_key(key: str) -> bool:
     return key.startswith(TEMPORAL + " ")
 
 
+def key_format(key: str) -> str:
+    """The public format of a domain key made by `TemporalChoice.key`."""
+    return key.split(" ", 2)[2]
+
+
 def parse_key(key: str) -> tuple[str, bool]:
     """(kind, day_first) of a domain key made by `TemporalChoice.key`."""
     _, kind, fmt = key.split(" ", 2)
@@ -137,6 +142,6 @@ def _scores(cells: np.ndarray) -> dict[str, tuple[float, int, str]]:
 
 
 __all__ = [
-    "TEMPORAL", "TemporalChoice", "child_generator", "choose_temporal", "is_temporal_key", "parse_key",
+    "TEMPORAL", "TemporalChoice", "child_generator", "choose_temporal", "is_temporal_key", "key_format", "parse_key",
     "release_temporal", "temporal_cell_counts",
 ]  # fmt: skip
