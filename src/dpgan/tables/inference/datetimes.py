@@ -17,7 +17,8 @@ Everything below is post-processing of those noisy counts
   is read in the order whose own cells (those the other order cannot read) count more, month first
   on a tie: a cell never names the order; typed values are a timestamp when time stamps clear both
   their noise and STAMP_SHARE of the typed cells (a column of midnights is a date);
-- a zone: zoned cells are learned in UTC and written back in UTC (the zone's name is not released).
+- a zone: zoned cells are learned in UTC; typed ones are written back in UTC, text ones in the zone
+  writing their domain release chooses (dpgan.tables.inference.zones), else in UTC.
 
 The range is the second release, the domain histogram: the column's values on a public calendar
 grid (month starts from 1800 to 2200, or quarter hours of the day), summed to the resolution that N̂
