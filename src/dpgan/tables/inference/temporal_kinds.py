@@ -64,6 +64,11 @@ def is_temporal_key(key: str) -> bool:
     return key.startswith(TEMPORAL + " ")
 
 
+def key_format(key: str) -> str:
+    """The public format of a domain key made by `TemporalChoice.key`."""
+    return key.split(" ", 2)[2]
+
+
 def parse_key(key: str) -> tuple[str, bool]:
     """(kind, day_first) of a domain key made by `TemporalChoice.key`."""
     _, kind, fmt = key.split(" ", 2)
@@ -82,11 +87,17 @@ def temporal_cell_counts(cells: Cells, weights: np.ndarray | None = None) -> np.
 
 def release_temporal(counts: np.ndarray, sigma: float, rng: np.random.Generator) -> np.ndarray:
     """The temporal cells with Gaussian noise, from a child of `rng` (see the module docstring)."""
+    return noisy_counts(counts, sigma, child_generator(rng))
+
+
+def child_generator(rng: np.random.Generator) -> np.random.Generator:
+    """A new child of `rng` (`Generator.spawn`: the parent's stream stays where it was, so releases
+    added for dates leave the draws of every other release as they were); `rng` itself when it has
+    no seed sequence to spawn from."""
     try:
-        child = rng.spawn(1)[0]
+        return rng.spawn(1)[0]
     except (AttributeError, TypeError, ValueError):  # a generator without a seed sequence
-        child = rng
-    return noisy_counts(counts, sigma, child)
+        return rng
 
 
 def choose_temporal(temporal: np.ndarray, others: float, sigma: float) -> TemporalChoice | None:
@@ -133,6 +144,6 @@ def _scores(cells: np.ndarray) -> dict[str, tuple[float, int, str]]:
 
 
 __all__ = [
-    "TEMPORAL", "TemporalChoice", "choose_temporal", "is_temporal_key", "parse_key", "release_temporal",
-    "temporal_cell_counts",
+    "TEMPORAL", "TemporalChoice", "child_generator", "choose_temporal", "is_temporal_key", "key_format", "parse_key",
+    "release_temporal", "temporal_cell_counts",
 ]  # fmt: skip
