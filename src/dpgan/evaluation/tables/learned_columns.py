@@ -108,8 +108,8 @@ def _range_gaps(spec: ColumnSpec, entry: dict[str, Any], real: pd.Series, facts:
     unread = int((real.notna().to_numpy() & np.isnan(values)).sum())
     facts["unreadable"] = share(unread, len(real))
     if unread:
-        what = f"in the format {spec.format}" if spec.is_temporal else "as numbers"
-        missed.append(f"{percent(facts['unreadable'])} of real cells do not read {what}")
+        what = f"a {spec.kind}" if spec.is_temporal else "numbers"  # a date in any public format reads
+        missed.append(f"{percent(facts['unreadable'])} of real cells do not read as {what}")
     present = values[~np.isnan(values)]
     outside = int(((present < spec.min) | (present > spec.max)).sum())  # type: ignore[operator]
     facts["outside"] = share(outside, len(present))
