@@ -78,8 +78,9 @@ def test_every_column_is_listed_with_what_was_learned():
     assert start["format"] == "%d/%m/%Y" and start["resolution"] == "day" and start["rules"] == ["start <= end"]
     assert "01/01/2022 to 31/12/2022" in start["text"] and "rule start <= end" in start["text"]
     code = got["zip"]  # digit strings with leading zeros and a hierarchy: a code
-    assert code["kind"] == "code" and code["categories"] == 3 and code["other"] is True
-    assert code["hierarchy"] == "1 prefix level(s) of 3 characters" and "3 codes kept, an (other) class" in code["text"]
+    assert code["kind"] == "code" and code["categories"] == 2 and code["parent_cells"] == 1 and code["other"] is True
+    assert code["hierarchy"] == "a rare code falls back to its first 3 characters"
+    assert "2 codes and 1 parent cell kept, an (other) class" in code["text"]
     assert got["income"]["nullable"] is True and "a null slot" in got["income"]["text"]
     assert got["income"]["range"] == [0, 200000] and "0 to 200,000" in got["income"]["text"]
     debt = got["debt"]  # zero-heavy: its point mass, its scale, never null

@@ -19,6 +19,7 @@ import re
 from typing import Any
 
 from dpgan.errors import InputError
+from dpgan.tables.schema.hierarchy import PREFIX_MARK
 from dpgan.tables.schema.rules import rules_from_list
 
 KEY, CODE = "key", "code"
@@ -67,11 +68,13 @@ def _learned(column: dict[str, Any]) -> dict[str, Any]:
     elif kind == "categorical":
         other = column.get("other_category")
         kept = [c for c in column.get("categories", []) if other is None or c != other]
-        entry["categories"] = len(kept)
         entry["other"] = other is not None
         hierarchy = column.get("hierarchy")
-        if isinstance(hierarchy, dict):
-            entry["hierarchy"] = _hierarchy_words(hierarchy)
+        if isinstance(hierarchy, dict):  # its kept cells: codes, and parents a rare code falls back to
+            parents = _parent_cells(hierarchy, kept)
+            entry |= {"hierarchy": _hierarchy_words(hierarchy), "parent_cells": len(parents)}
+            kept = [c for c in kept if c not in parents]
+        entry["categories"] = len(kept)
         if hierarchy is not None or any(isinstance(c, str) and _LEADING_ZERO.fullmatch(c) for c in kept):
             entry["kind"] = CODE
     return entry
@@ -88,13 +91,25 @@ def _in_format(kind: str, iso: Any, fmt: str) -> Any:
         return iso
 
 
+def _levels(hierarchy: dict[str, Any]) -> list[dict[str, str]]:
+    levels = hierarchy.get("parents", [])
+    return [levels] if isinstance(levels, dict) else list(levels)
+
+
+def _parent_cells(hierarchy: dict[str, Any], kept: list[Any]) -> set[Any]:
+    """The kept categories that are a hierarchy's cells (`021*`, or a mapping's parent), not codes."""
+    if "prefix" in hierarchy:
+        return {c for c in kept if isinstance(c, str) and c.endswith(PREFIX_MARK)}
+    parents = {str(p) for level in _levels(hierarchy) for p in level.values()}
+    return {c for c in kept if str(c) in parents}
+
+
 def _hierarchy_words(hierarchy: dict[str, Any]) -> str:
     if "prefix" in hierarchy:
-        lengths = ", ".join(str(n) for n in hierarchy["prefix"])
-        return f"{len(hierarchy['prefix'])} prefix level(s) of {lengths} characters"
-    levels = hierarchy.get("parents", [])
-    levels = [levels] if isinstance(levels, dict) else levels
-    return f"{len(levels)} parent level(s) from a public mapping"
+        lengths = ", then ".join(str(n) for n in hierarchy["prefix"])
+        return f"a rare code falls back to its first {lengths} characters"
+    levels = len(_levels(hierarchy))
+    return f"a rare code falls back to its public parent ({levels} level{'s' if levels > 1 else ''})"
 
 
 def number(value: Any) -> str:
@@ -104,6 +119,10 @@ def number(value: Any) -> str:
     if float(value).is_integer() and abs(value) < 1e15:
         return f"{int(value):,}"
     return f"{value:.6g}"
+
+
+def count(n: int, one: str, many: str) -> str:
+    return f"{n:,} {one if n == 1 else many}"
 
 
 def words(entry: dict[str, Any]) -> str:
@@ -130,12 +149,13 @@ def words(entry: dict[str, Any]) -> str:
     elif entry.get("bins", 1) != 1:
         details.append(f"{entry['bins']} bins")
     if "categories" in entry:
-        noun = "codes" if kind == CODE else "categories"
-        details.append(
-            f"{entry['categories']} {noun} kept" + (", an (other) class" if entry["other"] else ", no (other)")
-        )
+        noun = ("code", "codes") if kind == CODE else ("category", "categories")
+        parents = entry.get("parent_cells")
+        parents = "" if parents is None else f" and {count(parents, 'parent cell', 'parent cells')}"
+        other = ", an (other) class" if entry["other"] else ", no (other)"
+        details.append(f"{count(entry['categories'], *noun)}{parents} kept{other}")
     if entry.get("hierarchy"):
-        details.append(f"hierarchy: {entry['hierarchy']}")
+        details.append(entry["hierarchy"])
     details.append("a null slot" if entry["nullable"] else "never null")
     if entry.get("target"):
         details.append("the target")
