@@ -18,10 +18,9 @@ adding or removing one entity with all its rows:
    cell, position bucket, cell of j); with "chain" (the default), the first column's so, and each
    next column's 2-way table with the one before it in schema order, given the link: (link cell,
    cell of j-1, cell of j). Each over the events read (at most k per entity), each event weighing
-   1/k. Why 1/k: one entity
-   adds at most k events, so it moves each column's histogram by at most k·(1/k) = 1 in L1 and
-   hence by at most 1 in L2 (in raw counts this is the sensitivity k of counts an entity can add
-   to one cell k times; weighing by 1/k states it in units of the noise). Stacked over d_e columns:
+   1/k. Why 1/k: one entity adds at most k events, so it moves each column's table by at most
+   k·(1/k) = 1 in L1 and hence by at most 1 in L2 (in raw counts: the sensitivity k of counts an
+   entity can add to one cell k times, stated in units of the noise). Stacked over d_e columns:
    Δ = √d_e. The position bucket (an event's place in its entity's history, in equal parts), the
    link and the chain's pairs change nothing: all of the entity's events are in the one table per
    column (a pair's table counts each event once, in the cell of its two values).
@@ -30,15 +29,14 @@ The link column, when the user names none, is chosen with DP before these (link_
 exponential mechanism at LINK_SHARE of ε, its own ledger entry; `choose_link=False`: the parents'
 first categorical column, free).
 
-The independent baseline releases the same tables with the link cut (the count and event
-histograms have one group): parents and events drawn without their link.
+The independent baseline releases the same with the link cut (the count and event tables have one
+group): parents and events drawn without their link.
 
 Sampling (post-processing, free): a parent row from the star tree; a count from its link's count
 histogram (uniform inside a bin); a span from the count's bucket, a first time from the span's bin;
 the entity's times are its first time, its last (first + span) and uniform draws between, sorted;
-each event's first column from its link's and position's histogram, each next column from its
-pair's table given the link and the column before ("none": each from its link's and position's
-histogram, independently of each other).
+each event's first column given its link and position, each next one from its pair's table given
+the link and the column before ("none": each given the link and position, independently).
 Noisy counts below THRESHOLD_STDS noise stds are set to 0 and the rest normalised; an all-zero row
 falls back to the marginal over its condition (then uniform); a non-nullable column's missing cell gets no mass.
 """
@@ -217,8 +215,7 @@ class EntityStatistics:
         return out
 
     def paired(self, j: int) -> bool:
-        """Whether event column j is drawn from its pair with column j - 1 (the chain) rather than
-        from its own histogram given the link and position."""
+        """Whether event column j is drawn from its pair with column j - 1 (the chain)."""
         return j > 0 and self.settings.event_pairs == "chain"
 
     @property
