@@ -11,7 +11,7 @@ from collections import defaultdict
 
 import numpy as np
 
-CONFIG = ("system", "epsilon", "link", "max_events", "position_buckets", "event_pairs")
+CONFIG = ("system", "epsilon", "link", "max_events", "position_buckets", "event_pairs", "count_groups")
 
 
 def cell(values: list[float]) -> str:

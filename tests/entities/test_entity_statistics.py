@@ -123,11 +123,11 @@ def test_a_chosen_link_is_saved_and_loaded(tmp_path):
 # ------------------------------------------------------------------ 2-way tables inside an event
 
 
-@pytest.mark.parametrize("pairs", ["chain", "none"])
-def test_the_event_tables_move_by_at_most_root_d_e_and_the_chain_meets_it(pairs):
+@pytest.mark.parametrize(("pairs", "count_groups"), [("chain", 1), ("none", 1), ("chain", 3), ("pooled", 3)])
+def test_the_event_tables_move_by_at_most_root_d_e_and_the_chain_meets_it(pairs, count_groups):
     parents, events = tables()
     schema = fit(parents, events).schema
-    settings = EntitySettings(link="kind", event_pairs=pairs, position_buckets=1)
+    settings = EntitySettings(link="kind", event_pairs=pairs, position_buckets=1, count_groups=count_groups)
     model = EntityStatistics(schema, settings, {})
     exact = []
     for data in ((parents, events), with_heavy_entity(parents, events)):
@@ -141,8 +141,25 @@ def test_the_event_tables_move_by_at_most_root_d_e_and_the_chain_meets_it(pairs)
 def test_the_chain_keeps_an_association_between_event_columns_that_drawing_them_alone_loses():
     parents, events = tables(n=400, seed=1)
     agreement = {}
-    for pairs in ("chain", "none"):
+    for pairs in ("chain", "pooled", "none"):
         _, e = fit(parents, events, epsilon=50.0, link="kind", event_pairs=pairs).sample(2000, seed=0)
         agreement[pairs] = float(((e["amount"] < 5) == (e["tag"] == "x")).mean())
-    assert agreement["chain"] > 0.9  # real: 1.0
+    assert agreement["chain"] > 0.9 and agreement["pooled"] > 0.9  # real: 1.0
     assert agreement["none"] < 0.65  # independent draws: about 0.5
+
+
+def test_count_groups_keep_what_busy_entities_events_hold_and_save_and_load(tmp_path):
+    parents, events = tables(n=400, seed=2)
+    busy = events.groupby("id")["id"].transform("size") >= 4
+    events["tag"] = np.where(busy, "y", "x")  # busy entities' events are all y, the others' all x
+    share = {}
+    for groups in (1, 3):
+        synth = fit(parents, events, epsilon=50.0, link="noise", event_pairs="none", count_groups=groups)
+        _, e = synth.sample(3000, seed=0)
+        size = e.groupby("id")["id"].transform("size")
+        share[groups] = float((e.loc[size < 4, "tag"] == "x").mean())
+    assert share[3] > 0.9  # real: 1.0
+    assert share[1] < 0.5  # one group: the events' tags are drawn whatever the entity's count
+    synth.save(tmp_path / "m")
+    for a, b in zip(synth.sample(30, seed=1), load_model(tmp_path / "m").sample(30, seed=1)):
+        pd.testing.assert_frame_equal(a, b)

@@ -15,12 +15,14 @@ adding or removing one entity with all its rows:
 3. with a time column: (count bucket, span bin) and (span bin, first-time bin) of every entity with
    events: one entity in at most one cell of each, Δ = √2;
 4. the event columns: with `event_pairs="none"`, for each event column j the histogram of (link
-   cell, position bucket, cell of j); with "chain" (the default), the first column's so, and each
-   next column's 2-way table with the one before it in schema order, given the link: (link cell,
-   cell of j-1, cell of j). Each over the events read (at most k per entity), each event weighing
-   1/k. Why 1/k: one entity adds at most k events, so it moves each column's table by at most
-   k·(1/k) = 1 in L1 and hence by at most 1 in L2 (in raw counts: the sensitivity k of counts an
-   entity can add to one cell k times, stated in units of the noise). Stacked over d_e columns:
+   cell, position bucket, cell of j); with "chain", the first column's so, and each next column's
+   2-way table with the one before it in schema order, given the link: (link cell, cell of j-1,
+   cell of j); "pooled" (the default, chosen on validation) the same pairs over all entities,
+   without the link. The link cell is split by the entity's count group when `count_groups` > 1.
+   Each over the events read (at most k per entity), each event weighing 1/k. Why 1/k: one
+   entity adds at most k events, so it moves each column's table by at most k·(1/k) = 1 in L1
+   and hence by at most 1 in L2 (in raw counts: the sensitivity k of counts an entity can add to
+   one cell k times, stated in units of the noise). Stacked over d_e columns:
    Δ = √d_e. The position bucket (an event's place in its entity's history, in equal parts), the
    link and the chain's pairs change nothing: all of the entity's events are in the one table per
    column (a pair's table counts each event once, in the cell of its two values).
@@ -50,6 +52,9 @@ from typing import Any
 import numpy as np
 
 from dpgan.entities.columns import ColumnCells
+from dpgan.entities.histograms import draw as _draw
+from dpgan.entities.histograms import normalised as _normalised
+from dpgan.entities.histograms import table as _table
 from dpgan.entities.link_choice import LINK_SHARE, choose_link, link_candidates, link_utilities
 from dpgan.entities.reader import EntityRead
 from dpgan.entities.schema import EntitySchema
@@ -86,6 +91,12 @@ def count_edges(k: int) -> np.ndarray:
 def count_bucket(counts: np.ndarray) -> np.ndarray:
     """0 for n ≤ 1, then ⌊log2 n⌋, at most COUNT_BUCKETS - 1."""
     return np.minimum(np.floor(np.log2(np.maximum(counts, 1))), COUNT_BUCKETS - 1).astype(np.int64)
+
+
+def count_group(counts: np.ndarray, groups: int) -> np.ndarray:
+    """The event tables' group of an entity by its count n of events: 1-3, 4-15, 16-63, ... (a factor
+    of 4 each), the last one holding the rest; 0 for all when `groups` is 1."""
+    return np.minimum(np.floor(np.log2(np.maximum(counts, 1)) / 2), groups - 1).astype(np.int64)
 
 
 def position_bucket(position: np.ndarray, total: np.ndarray, buckets: int) -> np.ndarray:
@@ -198,30 +209,42 @@ class EntityStatistics:
             out[TIMES] = (times, math.sqrt(2.0), "√2 (one entity: one cell of each)")
         k, buckets = self.schema.max_events, self.settings.position_buckets
         bucket = position_bucket(read.position, read.read[read.owner], buckets)
-        event_group = groups[read.owner] * buckets + bucket
+        entity_group = groups * self.settings.count_groups + count_group(read.counts, self.settings.count_groups)
+        event_group = entity_group[read.owner] * buckets + bucket
         events: dict[str, np.ndarray] = {}
         codes = read.event_codes
         for j, cells in enumerate(self.event_cells):
             if self.paired(j):  # (link cell, cell of j - 1, cell of j)
                 before = self.event_cells[j - 1].size
-                rows = groups[read.owner] * before + codes[:, j - 1]
-                table = _table(rows, codes[:, j], self.n_groups * before, cells.size) / k
-                events[f"event_{j}"] = table.reshape(self.n_groups, before, cells.size)
+                pair_groups = self.pair_groups
+                rows = (entity_group[read.owner] % pair_groups) * before + codes[:, j - 1]
+                table = _table(rows, codes[:, j], pair_groups * before, cells.size) / k
+                events[f"event_{j}"] = table.reshape(pair_groups, before, cells.size)
             else:
-                table = _table(event_group, codes[:, j], self.n_groups * buckets, cells.size) / k
-                events[f"event_{j}"] = table.reshape(self.n_groups, buckets, cells.size)
+                table = _table(event_group, codes[:, j], self.event_groups * buckets, cells.size) / k
+                events[f"event_{j}"] = table.reshape(self.event_groups, buckets, cells.size)
         d_e = len(events)
         out[EVENTS] = (events, math.sqrt(d_e), f"√d_e = √{d_e} (≤ k events of weight 1/k: ≤ 1 per column, k = {k})")
         return out
 
     def paired(self, j: int) -> bool:
         """Whether event column j is drawn from its pair with column j - 1 (the chain)."""
-        return j > 0 and self.settings.event_pairs == "chain"
+        return j > 0 and self.settings.event_pairs != "none"
+
+    @property
+    def pair_groups(self) -> int:
+        """The chain's pair tables' groups: the event tables' ("chain"), or one ("pooled")."""
+        return self.event_groups if self.settings.event_pairs == "chain" else 1
 
     @property
     def n_groups(self) -> int:
         """The link's cells when the events are linked to it, else 1."""
         return self.parent_cells[self.link].size if self.link is not None and self.settings.linked else 1
+
+    @property
+    def event_groups(self) -> int:
+        """The event tables' groups: the link's cells (or 1) times the count groups."""
+        return self.n_groups * self.settings.count_groups
 
     def groups(self, parent_codes: np.ndarray) -> np.ndarray:
         if self.n_groups == 1:
@@ -277,10 +300,12 @@ class EntityStatistics:
         buckets = self.settings.position_buckets
         bucket = position_bucket(position, counts[owner], buckets)
         events = np.zeros((len(owner), len(self.event_cells)), dtype=np.int64)
+        entity_group = groups * self.settings.count_groups + count_group(counts, self.settings.count_groups)
         for j in range(len(self.event_cells)):
             table = a[f"event_{j}"]
             given = events[:, j - 1] if self.paired(j) else bucket
-            events[:, j] = _draw(table[groups[owner], given], rng)
+            rows = entity_group[owner] % self.pair_groups if self.paired(j) else entity_group[owner]
+            events[:, j] = _draw(table[rows, given], rng)
         return Sampled(parents, counts, owner, events, times)
 
     def _times(
@@ -327,7 +352,7 @@ class EntityStatistics:
             shapes["span"], shapes["start"] = (COUNT_BUCKETS, bins), (bins, bins)
         for j, cells in enumerate(self.event_cells):
             given = self.event_cells[j - 1].size if self.paired(j) else self.settings.position_buckets
-            shapes[f"event_{j}"] = (self.n_groups, given, cells.size)
+            shapes[f"event_{j}"] = (model.pair_groups if self.paired(j) else model.event_groups, given, cells.size)
         return shapes
 
     @classmethod
@@ -368,33 +393,6 @@ def link_index(schema: EntitySchema, settings: EntitySettings) -> int | None:
 
 def _count_bin(counts: np.ndarray, edges: np.ndarray) -> np.ndarray:
     return np.clip(np.searchsorted(edges, counts, side="right") - 1, 0, len(edges) - 2)
-
-
-def _table(rows: np.ndarray, columns: np.ndarray, n_rows: int, n_columns: int) -> np.ndarray:
-    """The 2-way count table of (rows, columns)."""
-    flat = np.bincount(rows * n_columns + columns, minlength=n_rows * n_columns)
-    return flat.reshape(n_rows, n_columns).astype(np.float64)
-
-
-def _normalised(values: np.ndarray) -> np.ndarray:
-    """Each last-axis row divided by its sum; an all-zero row takes the mean of the others (the
-    marginal over its condition), and uniform if all are zero."""
-    flat = values.reshape(-1, values.shape[-1])
-    sums = flat.sum(axis=1, keepdims=True)
-    total = flat.sum(axis=0)
-    fallback = total / total.sum() if total.sum() > 0 else np.full(flat.shape[1], 1.0 / flat.shape[1])
-    out = np.where(sums > 0, flat / np.where(sums > 0, sums, 1.0), fallback)
-    return out.reshape(values.shape)
-
-
-def _draw(probabilities: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """One cell per row of an (n, cells) array of probabilities (inverse CDF)."""
-    probabilities = np.asarray(probabilities)
-    if len(probabilities) == 0:
-        return np.zeros(0, dtype=np.int64)
-    cumulative = np.cumsum(probabilities, axis=-1)
-    u = rng.random(len(probabilities))[:, None] * cumulative[:, -1:]
-    return np.minimum((u >= cumulative).sum(axis=-1), probabilities.shape[-1] - 1).astype(np.int64)
 
 
 __all__ = ["COUNTS", "EVENTS", "EntityStatistics", "PARENTS", "Sampled", "TIMES", "count_edges", "link_index"]
