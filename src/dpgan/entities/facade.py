@@ -235,7 +235,8 @@ class EntitySynthesizer(Synthesizer):
             synth.ledger = PrivacyLedger.from_dict(meta["ledger"])
             synth.training = dict(meta["training"])
             arrays = {key: value.cpu().numpy() for key, value in tensors.items()}
-            synth.generator = EntityStatistics.from_arrays(synth.schema, synth.settings, arrays)
+            link = meta["statistics"]["link"]  # chosen with DP at fit time, or by the settings' rule
+            synth.generator = EntityStatistics.from_arrays(synth.schema, synth.settings, arrays, link=link)
             if synth.generator.form() != meta["statistics"]:
                 raise ValueError("the statistics' form does not match the schema and settings")
         except (KeyError, TypeError, ValueError, InputError) as exc:
