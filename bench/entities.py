@@ -182,7 +182,9 @@ def score(args: argparse.Namespace) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("a") as handle:
         # the real training planes as the "synthetic" side: TRTR, the real floors, and what a copier scores
-        row = {"split": args.split, "system": "real (TRTR)"} | scores(train, train, held, schema, schema)
+        # (scored in the hand schema's words also under --no-schema: the real side has no fitted model)
+        hand = schema or schema_of(*schemas(planes, events), args.max_events)
+        row = {"split": args.split, "system": "real (TRTR)"} | scores(train, train, held, hand, hand)
         handle.write(json.dumps(row) + "\n")
         print(row, flush=True)
         for epsilon in args.epsilons:
