@@ -10,28 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpgan.privacy.calibration import FitBudget
+from csv_only_schema import learn_csv_only as learn  # at the σ of the table each symptom was seen in
 from dpgan.privacy.mechanisms import FINE_CELLS, fine_cell_edges, fine_cell_index, public_numeric_grid, share_noise
-from dpgan.privacy.preprocessing import TARGET_HISTOGRAM_SCALE
-from dpgan.tables.fit.preparation import plan_for
-from dpgan.tables.inference.column_kinds import PublicHints
 from dpgan.tables.inference.domain import FINE_SHARE, OTHER, domain_counts, release_domain
-from dpgan.tables.inference.infer import infer_schema_private
-
-
-def learn(frame: pd.DataFrame, seed: int, epsilon: float, columns: int, target: str | None = None):
-    """The schema a default CSV-only fit learns of `frame` at `epsilon`, its σ that of a table of
-    `columns` columns (the table the symptom was seen in)."""
-    hints = PublicHints(target=target)
-    plan = plan_for(
-        [f"c{i}" for i in range(columns)], hints=hints, infer=True, count_repairs=True, needs_prior=False,
-        budget=FitBudget(epsilon, 1e-5, "rdp"), fraction=0.25,
-    )  # fmt: skip
-    schema, _ = infer_schema_private(
-        frame, hints=hints, noise_multiplier=plan.sigma(), target_noise_multiplier=plan.sigma(TARGET_HISTOGRAM_SCALE),
-        threshold_delta=plan.threshold_delta, estimated_rows=float(len(frame)), rng=np.random.default_rng(seed),
-    )  # fmt: skip
-    return schema
 
 
 def structure(schema) -> list[tuple]:

@@ -12,13 +12,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from csv_only_schema import learn_csv_only
 from dpgan import TabularSynthesizer
-from dpgan.privacy.calibration import FitBudget
-from dpgan.privacy.preprocessing import TARGET_HISTOGRAM_SCALE
-from dpgan.tables.fit.preparation import SCHEMA_EVENT, plan_for
+from dpgan.tables.fit.preparation import SCHEMA_EVENT
 from dpgan.tables.inference.column_kinds import PublicHints, class_counts, decide_kind
 from dpgan.tables.inference.datetimes import calendar_counts, release_calendar
-from dpgan.tables.inference.infer import infer_schema_private
 from dpgan.tables.inference.stream_counts import count_batches
 
 ROWS = 3000
@@ -51,16 +49,7 @@ def table(rows: int = ROWS, seed: int = 0) -> pd.DataFrame:
 
 def learn(frame: pd.DataFrame, seed: int, epsilon: float = 1.0, columns: int = 10):
     """The schema a default CSV-only fit learns at `epsilon`, its σ that of a `columns`-column table."""
-    hints = PublicHints(target="label")
-    plan = plan_for(
-        [f"c{i}" for i in range(columns)], hints=hints, infer=True, count_repairs=True, needs_prior=False,
-        budget=FitBudget(epsilon, 1e-5, "rdp"), fraction=0.25,
-    )  # fmt: skip
-    schema, _ = infer_schema_private(
-        frame, hints=hints, noise_multiplier=plan.sigma(), target_noise_multiplier=plan.sigma(TARGET_HISTOGRAM_SCALE),
-        threshold_delta=plan.threshold_delta, estimated_rows=float(len(frame)), rng=np.random.default_rng(seed),
-    )  # fmt: skip
-    return schema
+    return learn_csv_only(frame, seed, epsilon, columns, target="label")
 
 
 def facts(schema) -> list[tuple]:
