@@ -42,7 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from dpgan.entities.reader import check_keys, entity_rows
+from dpgan.entities.reader import check_keys, entity_rows, priority_rank
 from dpgan.entities.schema import NUMBER_FORMATS, EntitySchema, TimeSpec, time_text
 from dpgan.errors import InputError
 from dpgan.privacy.mechanisms import noisy_count
@@ -193,12 +193,7 @@ def event_weights(owner: np.ndarray, entities: int, k: int, rng: np.random.Gener
     """Each event row's weight in the events' schema: 1/k for a uniform draw of at most k of its
     entity's rows (by random priorities from a child of `rng`), 0 for the others."""
     child = np.random.default_rng(int(rng.integers(0, 2**63 - 1)))
-    priority = child.random(len(owner))
-    order = np.lexsort((priority, owner))
-    counts = np.bincount(owner, minlength=entities)
-    starts = np.concatenate([[0], np.cumsum(counts)[:-1]]) if entities else np.zeros(0, dtype=np.int64)
-    rank = np.empty(len(owner), dtype=np.int64)
-    rank[order] = np.arange(len(owner)) - np.repeat(starts, counts)
+    rank = priority_rank(owner, np.bincount(owner, minlength=entities), child.random(len(owner)))
     return np.where(rank < k, 1.0 / k, 0.0)
 
 

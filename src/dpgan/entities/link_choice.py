@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from dpgan.entities.histograms import table
 from dpgan.privacy.accounting import PrivacyLedger
 from dpgan.privacy.mechanisms import exponential_mechanism
 from dpgan.privacy.releases import pure_dp_event_entry
@@ -90,8 +91,7 @@ def _rows_max(rows: np.ndarray, cells: np.ndarray, n_rows: int, n_cells: int, we
     """Σ over rows of the (weighted) 2-way table's largest cell."""
     if len(rows) == 0:
         return 0.0
-    table = np.bincount(rows * n_cells + cells, minlength=n_rows * n_cells).reshape(n_rows, n_cells)
-    return float(table.max(axis=1).sum()) * weight
+    return float(table(rows, cells, n_rows, n_cells).max(axis=1).sum()) * weight
 
 
 __all__ = ["LINK_CHOICE", "LINK_SHARE", "choose_link", "link_candidates", "link_score_range", "link_utilities"]

@@ -155,11 +155,7 @@ def read_entities(
 
     # at most k events per entity, drawn uniformly: each event's random priority, the k first by it
     k = schema.max_events
-    priority = rng.random(len(rows))
-    by_priority = np.lexsort((priority, owner))
-    rank = np.empty(len(rows), dtype=np.int64)
-    rank[by_priority] = np.arange(len(rows)) - np.repeat(_starts(counts), counts)
-    take = rank < k
+    take = priority_rank(owner, counts, rng.random(len(rows))) < k
     rows, owner, times = rows[take], owner[take], times[take]
     order = np.lexsort((rows, times, owner))  # time order within each entity (ties: the input's order)
     rows, owner = rows[order], owner[order]
@@ -181,10 +177,20 @@ def _codes(frame: pd.DataFrame, columns: tuple, bins: int, rows: int) -> tuple[n
     return codes, mapped
 
 
+def priority_rank(owner: np.ndarray, counts: np.ndarray, priority: np.ndarray) -> np.ndarray:
+    """Each row's place (0 first) among its entity's rows by `priority`: with uniform priorities, the
+    rows ranked below k are a uniform draw of at most k of each entity's rows (`counts` = bincount of
+    `owner`). The model's read and the CSV-only path's schema (inference.py) draw their k by it."""
+    by_priority = np.lexsort((priority, owner))
+    rank = np.empty(len(owner), dtype=np.int64)
+    rank[by_priority] = np.arange(len(owner)) - np.repeat(_starts(counts), counts)
+    return rank
+
+
 def _starts(sizes: np.ndarray) -> np.ndarray:
     """Where each group of `sizes` starts in a sorted array."""
     return np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64) if len(sizes) else np.zeros(0, np.int64)
 
 
 __all__ = ["DUPLICATE", "EntityRead", "EntityRows", "FLAGS", "MAPPED", "ORPHAN", "TIME_DROPPED", "UNIT_REASONS",
-           "check_keys", "check_tables", "entity_rows", "read_entities"]  # fmt: skip
+           "check_keys", "check_tables", "entity_rows", "priority_rank", "read_entities"]  # fmt: skip
