@@ -19,9 +19,11 @@ from dpgan.serialization import REPORT_KEY, read_model_metadata
 _REPORT_ONLY = ("mechanism_text", "epsilon_alone")
 
 
-def inspect_model(model_dir: str | Path) -> dict[str, Any]:
-    """The saved model's privacy report (ε by every accountant, the ledger, the schema's source)."""
-    metadata = read_model_metadata(model_dir)  # refuses a foreign, incomplete or changed directory
+def inspect_model(model_dir: str | Path, metadata: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The saved model's privacy report (ε by every accountant, the ledger, the schema's source);
+    `metadata`: its model.json as `read_model_metadata` checked it, when the caller holds it already."""
+    if metadata is None:
+        metadata = read_model_metadata(model_dir)  # refuses a foreign, incomplete or changed directory
     stored = metadata.get(REPORT_KEY)
     if stored_report_agrees(stored, metadata):
         return dict(stored)
@@ -46,11 +48,12 @@ def stored_report_agrees(report: Any, metadata: dict[str, Any]) -> bool:
     return entries == metadata.get("ledger") and same_budget
 
 
-def inspect_learned(model_dir: str | Path) -> dict[str, Any] | None:
+def inspect_learned(model_dir: str | Path, metadata: dict[str, Any] | None = None) -> dict[str, Any] | None:
     """What the saved model learned, per column ({"source", "columns": [{"name", "text", ...}],
     "rules"}): its kind's answer (dpgan.kinds.Kind.learned) from model.json alone, or None for a kind
-    without one. Public: it reads the released schema, never the data."""
-    metadata = read_model_metadata(model_dir)
+    without one. Public: it reads the released schema, never the data. `metadata` as `inspect_model`."""
+    if metadata is None:
+        metadata = read_model_metadata(model_dir)
     kind = kinds.kind_of_metadata(metadata, model_dir)
     return None if kind.learned is None else kind.load("learned")(metadata)
 

@@ -29,9 +29,11 @@ def cmd_sample(args: argparse.Namespace) -> int:
 def cmd_inspect(args: argparse.Namespace) -> int:
     check_model_dir(args.model)
     from dpgan.inspection import inspect_learned, inspect_model, learned_lines
+    from dpgan.serialization import read_model_metadata
 
-    report = inspect_model(args.model)
-    learned = inspect_learned(args.model)  # what each column was learned as (public: the released schema)
+    metadata = read_model_metadata(args.model)  # read and hash-checked once for both answers
+    report = inspect_model(args.model, metadata)
+    learned = inspect_learned(args.model, metadata)  # what each column was learned as (public: the released schema)
     if args.json:
         print(json.dumps(report if learned is None else report | {"learned": learned}, indent=1, default=str))
         return 0
