@@ -140,21 +140,20 @@ def domain_counts(series: pd.Series, kind: str, weights: np.ndarray | None = Non
 def fine_counts(numbers: np.ndarray, weights: np.ndarray | None = None) -> dict[int, float]:
     """The count (or summed `weights`) of numbers in each public fine cell that holds any (a sparse
     histogram: at most FINE_CELLS per grid bin; sums over record batches add up)."""
-    if weights is None:
-        cells, counts = np.unique(fine_cell_index(numbers), return_counts=True)
-        return {int(c): float(n) for c, n in zip(cells, counts)}
-    cells, where = np.unique(fine_cell_index(numbers), return_inverse=True)
-    return {int(c): float(n) for c, n in zip(cells, np.bincount(where, weights=weights, minlength=len(cells)))}
+    return _summed_by_value(fine_cell_index(numbers), weights)
 
 
 def whole_counts(wholes: np.ndarray, weights: np.ndarray | None = None) -> dict[int, float]:
     """The count (or summed `weights`) of each whole number (the keys a numeric column's second
     histogram releases)."""
-    if weights is None:
-        values, counts = np.unique(wholes, return_counts=True)
-        return {int(v): float(c) for v, c in zip(values, counts)}
-    values, where = np.unique(wholes, return_inverse=True)
-    return {int(v): float(c) for v, c in zip(values, np.bincount(where, weights=weights, minlength=len(values)))}
+    return _summed_by_value(wholes, weights)
+
+
+def _summed_by_value(values: np.ndarray, weights: np.ndarray | None) -> dict[int, float]:
+    """{value: its count, or its rows' summed `weights`} over the distinct values, in ascending order."""
+    distinct, where = np.unique(values, return_inverse=True)
+    sums = np.bincount(where.ravel(), weights=weights, minlength=len(distinct))
+    return {int(v): float(c) for v, c in zip(distinct, sums)}
 
 
 def release_domain(
