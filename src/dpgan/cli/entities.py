@@ -13,7 +13,7 @@ from typing import Any
 
 from dpgan.cli.arguments import check_file, check_model_dir, chosen_model, parse_bounds, parse_categories
 from dpgan.cli.options import key_option
-from dpgan.cli.output import StageProgress
+from dpgan.cli.output import StageProgress, short
 from dpgan.errors import InputError
 from dpgan.serialization import check_model_destination
 from dpgan.tables.reading.table_io import check_readable
@@ -213,14 +213,10 @@ def evaluate_command(args: argparse.Namespace) -> int:
     print(f"wrote {metrics_path} and {report_path}")
     print(headline_line(metrics))
     print(f"integrity {'holds' if metrics['integrity']['synthetic']['holds'] else 'BROKEN'}; events per entity KS "
-          f"{short(counts['ks_test'])} (floor {short(counts['ks_floor'])}); two-sample AUC "
-          f"{short(metrics['two_sample']['auc'])}; TSTR {short(auc.get('tstr'))} vs TRTR {short(auc.get('trtr'))}; "
-          f"membership AUC {short(metrics['membership'].get('auc'))}")  # fmt: skip
+          f"{short(counts['ks_test'], 3)} (floor {short(counts['ks_floor'], 3)}); two-sample AUC "
+          f"{short(metrics['two_sample']['auc'], 3)}; TSTR {short(auc.get('tstr'), 3)} vs TRTR "
+          f"{short(auc.get('trtr'), 3)}; membership AUC {short(metrics['membership'].get('auc'), 3)}")  # fmt: skip
     return 0
-
-
-def short(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.3f}"
 
 
 __all__ = ["add_fit_flags", "evaluate_command", "fit_command", "sample_command", "sample_outputs", "synthetic_inputs"]
