@@ -18,14 +18,12 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from sklearn.ensemble import RandomForestClassifier
 from sklearn.metrics import roc_auc_score
-from sklearn.model_selection import StratifiedKFold, cross_val_predict
 
 from dpgan.evaluation.tables.fidelity import is_numeric_kind
 from dpgan.evaluation.tables.ml_efficacy import FeatureEncoder
+from dpgan.evaluation.two_sample_forest import FOLDS, cross_validated_forest
 
-FOLDS = 5
 MAX_ENTITIES_PER_SIDE = 5000  # the forest's cost grows with the entities; the AUC's noise shrinks slowly
 
 
@@ -51,9 +49,7 @@ def two_sample_auc(
     sides = [pick(real), pick(synthetic)]
     features = np.vstack(summary_features(sides, kinds, sides[0]))
     truth = np.r_[np.ones(size), np.zeros(size)]
-    model = RandomForestClassifier(n_estimators=200, min_samples_leaf=2, random_state=seed, n_jobs=n_jobs)
-    folds = StratifiedKFold(n_splits=FOLDS, shuffle=True, random_state=seed)
-    scores = cross_val_predict(model, features, truth, cv=folds, method="predict_proba")[:, 1]
+    scores = cross_validated_forest(features, truth, seed=seed, n_jobs=n_jobs, probabilities=True)
     return {"auc": float(roc_auc_score(truth, scores)), "entities_per_side": size}
 
 
