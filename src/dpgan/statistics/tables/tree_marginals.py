@@ -146,5 +146,5 @@ def release_tree(
     return ReleasedTree(levels, one_way, sigma_one, edges, pairs, sigma_two)
 
 
-__all__ = ["ONE_WAY_EVENT", "ONE_WAY_SHARE", "PAIRS_EVENT", "PICK_EVENT", "SELECT_SHARE", "ReleasedTree", "choose_tree", "pair_counts",
-           "pick_epsilon", "release_tree", "shares"]  # fmt: skip
+__all__ = ["ONE_WAY_EVENT", "ONE_WAY_SHARE", "PAIRS_EVENT", "PICK_EVENT", "SELECT_SHARE", "ReleasedTree",
+           "choose_tree", "pair_counts", "pick_epsilon", "release_tree", "shares"]  # fmt: skip
