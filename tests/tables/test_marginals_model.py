@@ -154,3 +154,10 @@ def test_command_line_fits_samples_and_evaluates(tmp_path, capsys):
     )  # fmt: skip
     assert code == 0, capsys.readouterr().err
     assert json.loads((tmp_path / "eval" / "metrics.json").read_text())
+
+
+def test_audit_of_a_marginals_model_is_one_line(tmp_path, capsys):
+    fit(table(), SCHEMA).save(tmp_path / "m")
+    assert main(["audit", str(tmp_path / "m")]) != 0
+    err = capsys.readouterr().err.strip()
+    assert "no DP-SGD step to audit" in err and "\n" not in err
