@@ -43,6 +43,7 @@ from dpgan.evaluation import evaluate
 from dpgan.evaluation.tables.every_column import every_column_tstr
 from dpgan.evaluation.tables.fidelity import as_labels, column_kinds, fidelity, two_way_marginal_error
 from dpgan.evaluation.tables.learned_columns import column_gaps
+from dpgan.statistics.tables import tree_marginals
 from dpgan.tables.inference import numeric as schema_inference
 from dpgan.tables.reading.table_io import read_private_table, read_table, write_table
 from dpgan.tables.schema.columns import ColumnSpec
@@ -269,6 +270,8 @@ def run(args: argparse.Namespace) -> None:
     torch.set_num_threads(args.threads)
     if args.bin_placement:
         schema_inference.BIN_PLACEMENT = args.bin_placement
+    if args.marginals_split:  # the marginals model's split of ε (a module constant: tuned here, not a setting)
+        tree_marginals.ONE_WAY_SHARE, tree_marginals.SELECT_SHARE = args.marginals_split
     out = Path(args.out) if args.out else RESULTS_DIR / f"csv_only_{args.split}.jsonl"
     out.parent.mkdir(parents=True, exist_ok=True)
     for seed in args.seeds:  # seeds outermost: a run cut short still covers every table
@@ -290,6 +293,8 @@ def run(args: argparse.Namespace) -> None:
                 )
                 keys = ("table", "mode", "seed", "fit_seconds", "epsilon_spent", "accuracy_diff", "auc_diff", "r2_diff")
                 row["bin_placement"] = schema_inference.BIN_PLACEMENT
+                if row.get("settings", {}).get("model") == "marginals":
+                    row["marginals_split"] = [tree_marginals.ONE_WAY_SHARE, tree_marginals.SELECT_SHARE]
                 brief = {k: row.get(k) for k in keys + ("majority_accuracy", "error")}
                 print(json.dumps(brief), flush=True)
                 with out.open("a") as handle:
@@ -325,6 +330,8 @@ def summary(path: Path) -> None:
         hint = "+target" if row.get("hints", {}).get("target") else ""
         hint += "+labels" if row.get("hints", {}).get("categories") else ""
         varied = "".join(f" {k}={v}" for k, v in sorted(row.get("settings", {}).items()))
+        if row.get("marginals_split"):
+            varied += " split=" + "/".join(f"{share:.2f}" for share in row["marginals_split"])
         key = (row["table"], row["epsilon"], row["mode"] + hint + varied)
         if "error" in row:
             failures[key].append(f"seed {row['seed']}: {row['error']}")
@@ -459,6 +466,13 @@ def main() -> None:
         "--bin-placement",
         choices=("quantile", "equal"),
         help="where learned numeric bins are cut (dpgan.tables.inference.numeric.BIN_PLACEMENT; default: dpgan's)",
+    )
+    parser.add_argument(
+        "--marginals-split",
+        nargs=2,
+        type=float,
+        metavar=("ONE_WAY", "SELECT"),
+        help="with --set model=marginals: the cumulative shares of ε left that the 1-way tables and the picks reach",
     )
     parser.add_argument("--out", help="default: bench/results/csv_only_<split>.jsonl")
     parser.add_argument("--summary", help="print the markdown table for a results file and exit")
