@@ -36,7 +36,7 @@ class TableMarginals(torch.nn.Module):
         for key, table in stored.items():
             self.register_buffer(key, torch.tensor(table, dtype=torch.float32))
         # the tree samples from the tables as saved (float32), so a loaded model draws the same rows
-        held = {key: getattr(self, key).double().numpy() for key in stored}
+        held = {key: getattr(self, key).double().cpu().numpy() for key in stored}
         self.tree = TreeModel(
             [held[f"one_way_{v}"] for v in range(len(tree.one_way))],
             list(self.edges),
@@ -70,7 +70,7 @@ class TableMarginals(torch.nn.Module):
             raise ValueError(f"arrays {sorted(tensors)} where {sorted(expected)} were expected")
         arrays = {}
         for key, shape in expected.items():
-            array = tensors[key].double().numpy()
+            array = tensors[key].double().cpu().numpy()
             if array.shape != shape or not np.isfinite(array).all() or (array < 0).any():
                 raise ValueError(f"array {key!r} is not a table of shape {shape} with finite, non-negative cells")
             if abs(array.sum() - 1.0) > 1e-3:
