@@ -4,15 +4,13 @@ sampling's promises, save and load without pickle, and bad settings in one line.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pandas as pd
 import pytest
 import torch
 
 from dpgan.entities.facade import EntitySynthesizer
-from dpgan.entities.gan.encoding import EntityLayout, count_cap, decode, encode
+from dpgan.entities.gan.encoding import EntityLayout, decode, encode
 from dpgan.entities.gan.model import entity_generator
 from dpgan.entities.gan.networks import entity_critic
 from dpgan.entities.reader import read_entities
@@ -121,18 +119,21 @@ def test_the_end_flag_sets_the_count_and_a_full_window_takes_the_count_number():
     parents, events = tables()
     synth = fit(parents, events)
     layout = synth.generator.generator.layout
-    k, cap = layout.k, count_cap(layout.k)
+    k = layout.k
     attributes = np.zeros((2, layout.attribute_width), dtype=np.float32)
     count_at = sum(layout.parent_sizes)
-    attributes[:, count_at] = 2.0 * math.log1p(10) / math.log1p(cap) - 1.0  # both say 10 events
-    attributes[:, count_at + 2] = 0.5  # a span of 3/4 of the window
+    ten = int(np.searchsorted(layout.edges, 12))  # the bin [12, 15): k = 4 has one bin per count up to 5, then wider
+    low, high = layout.edges[ten], layout.edges[ten + 1]
+    assert low == 12 > k
+    attributes[:, count_at + ten] = 1.0  # both say 12 to 14 events
+    attributes[:, count_at + layout.count_bins + 1] = 0.5  # a span of 3/4 of the window
     steps = np.zeros((2, k, layout.step_width), dtype=np.float32)
     steps[0, :2, -1] = 1.0  # the first ends after two events (its third flag is off)
-    steps[1, :, -1] = 1.0  # the second's k flags are all on: its count is the number's, 10 > k
+    steps[1, :, -1] = 1.0  # the second's k flags are all on: its count is its bin's, more than k
     steps[1, :, -2] = 1.0 / k
     sampled = decode(attributes, steps, layout, synth.schema, np.random.default_rng(0))
-    assert sampled.counts.tolist() == [2, 10]
-    assert np.bincount(sampled.owner).tolist() == [2, 10]
+    assert sampled.counts[0] == 2 and low <= sampled.counts[1] < high
+    assert np.bincount(sampled.owner).tolist() == sampled.counts.tolist()
     second = sampled.times[sampled.owner == 1]
     assert (np.diff(second) >= 0).all()
 
