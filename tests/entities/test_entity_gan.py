@@ -122,10 +122,10 @@ def test_the_end_flag_sets_the_count_and_a_full_window_takes_the_count_number():
     k = layout.k
     attributes = np.zeros((2, layout.attribute_width), dtype=np.float32)
     count_at = sum(layout.parent_sizes)
-    ten = int(np.searchsorted(layout.edges, 12))  # the bin [12, 15): k = 4 has one bin per count up to 5, then wider
-    low, high = layout.edges[ten], layout.edges[ten + 1]
+    twelve = int(np.searchsorted(layout.edges, 12))  # the bin [12, 15): k = 4 has one bin per count up to 5, then wider
+    low, high = layout.edges[twelve], layout.edges[twelve + 1]
     assert low == 12 > k
-    attributes[:, count_at + ten] = 1.0  # both say 12 to 14 events
+    attributes[:, count_at + twelve] = 1.0  # both say 12 to 14 events
     attributes[:, count_at + layout.count_bins + 1] = 0.5  # a span of 3/4 of the window
     steps = np.zeros((2, k, layout.step_width), dtype=np.float32)
     steps[0, :2, -1] = 1.0  # the first ends after two events (its third flag is off)
