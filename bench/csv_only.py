@@ -42,9 +42,12 @@ from dpgan.errors import DPGanError
 from dpgan.evaluation import evaluate
 from dpgan.evaluation.tables.every_column import every_column_tstr
 from dpgan.evaluation.tables.fidelity import as_labels, column_kinds, fidelity, two_way_marginal_error
+from dpgan.evaluation.tables.learned_columns import column_gaps
+from dpgan.statistics.tables import tree_marginals
 from dpgan.tables.inference import numeric as schema_inference
 from dpgan.tables.reading.table_io import read_private_table, read_table, write_table
 from dpgan.tables.schema.columns import ColumnSpec
+from dpgan.tables.schema.learned import learned_columns
 from tables import TABLES, TUNING_TABLES, schema_path, split
 
 DELTA = 1e-5
@@ -78,26 +81,33 @@ def schema_gaps(learned: Schema, hand: Schema, train: pd.DataFrame) -> dict[str,
 
     Diagnostics for the benchmark only (they read the private rows exactly): the share of training
     values the learned bounds clamp, the share of rows folded into (other), kind and null mismatches.
+    The shares are the evaluation report's (dpgan.evaluation.tables.learned_columns.column_gaps: a
+    date read in its format, a code that falls back to a released parent not counted as folded), and
+    "missed" holds the report's notes.
     """
+    words = {e["name"]: e for e in learned_columns(learned.to_dict())}
     out: dict[str, dict[str, Any]] = {}
     for spec in learned.columns:
         truth: ColumnSpec = hand[spec.name]
         values = train[spec.name]
+        facts, missed = column_gaps(spec, words[spec.name], values, None)
         entry: dict[str, Any] = {"kind": spec.kind, "hand_kind": truth.kind, "nullable": spec.nullable}
-        entry["train_nulls"] = round(float(values.isna().mean()), 4)
+        entry["train_nulls"] = round(facts["null"], 4)
+        entry["missed"] = missed
+        present = 1.0 - facts["null"]
+        if spec.is_numeric or spec.is_temporal:
+            entry["range"] = [spec.min, spec.max]  # a date's on its scale (days since 1970-01-01)
+            entry["clamped_share"] = round(facts["outside"], 4)
         if spec.is_numeric:
             numbers = pd.to_numeric(values, errors="coerce").dropna().to_numpy(dtype=np.float64)
-            entry["range"] = [spec.min, spec.max]
             entry["train_range"] = [float(numbers.min()), float(numbers.max())] if len(numbers) else None
-            outside = (numbers < spec.min) | (numbers > spec.max)
-            entry["clamped_share"] = round(float(outside.mean()), 4) if len(numbers) else 0.0
             entry["encoding"] = {"scale": spec.scale, "bins": spec.bins, "point_masses": list(spec.point_masses)}
-        else:
-            labels = values.dropna().astype(str)
-            known = {str(c) for c in spec.categories if c != spec.other_category}
-            entry["categories_kept"] = len(known)
-            entry["train_distinct"] = int(labels.nunique())
-            entry["other_share"] = round(float((~labels.isin(known)).mean()), 4) if len(labels) else 0.0
+        elif not spec.is_temporal:
+            # among the rows with a value: a boolean cell that reads as no yes/no, or a category not kept
+            lost = facts["unreadable"] if spec.kind == "boolean" else facts["folded"]
+            entry["categories_kept"] = len(spec.categories) - (spec.other_category is not None)
+            entry["train_distinct"] = int(values.dropna().astype(str).nunique())
+            entry["other_share"] = round(lost / present, 4) if present > 0 else 0.0
         if truth.is_numeric:
             entry["hand_range"] = [truth.min, truth.max]
         elif truth.kind == "categorical":
@@ -260,6 +270,8 @@ def run(args: argparse.Namespace) -> None:
     torch.set_num_threads(args.threads)
     if args.bin_placement:
         schema_inference.BIN_PLACEMENT = args.bin_placement
+    if args.marginals_split:  # the marginals model's split of ε (a module constant: tuned here, not a setting)
+        tree_marginals.ONE_WAY_SHARE, tree_marginals.SELECT_SHARE = args.marginals_split
     out = Path(args.out) if args.out else RESULTS_DIR / f"csv_only_{args.split}.jsonl"
     out.parent.mkdir(parents=True, exist_ok=True)
     for seed in args.seeds:  # seeds outermost: a run cut short still covers every table
@@ -281,6 +293,8 @@ def run(args: argparse.Namespace) -> None:
                 )
                 keys = ("table", "mode", "seed", "fit_seconds", "epsilon_spent", "accuracy_diff", "auc_diff", "r2_diff")
                 row["bin_placement"] = schema_inference.BIN_PLACEMENT
+                if row.get("settings", {}).get("model") == "marginals":
+                    row["marginals_split"] = [tree_marginals.ONE_WAY_SHARE, tree_marginals.SELECT_SHARE]
                 brief = {k: row.get(k) for k in keys + ("majority_accuracy", "error")}
                 print(json.dumps(brief), flush=True)
                 with out.open("a") as handle:
@@ -316,6 +330,8 @@ def summary(path: Path) -> None:
         hint = "+target" if row.get("hints", {}).get("target") else ""
         hint += "+labels" if row.get("hints", {}).get("categories") else ""
         varied = "".join(f" {k}={v}" for k, v in sorted(row.get("settings", {}).items()))
+        if row.get("marginals_split"):
+            varied += " split=" + "/".join(f"{share:.2f}" for share in row["marginals_split"])
         key = (row["table"], row["epsilon"], row["mode"] + hint + varied)
         if "error" in row:
             failures[key].append(f"seed {row['seed']}: {row['error']}")
@@ -450,6 +466,13 @@ def main() -> None:
         "--bin-placement",
         choices=("quantile", "equal"),
         help="where learned numeric bins are cut (dpgan.tables.inference.numeric.BIN_PLACEMENT; default: dpgan's)",
+    )
+    parser.add_argument(
+        "--marginals-split",
+        nargs=2,
+        type=float,
+        metavar=("ONE_WAY", "SELECT"),
+        help="with --set model=marginals: the cumulative shares of ε left that the 1-way tables and the picks reach",
     )
     parser.add_argument("--out", help="default: bench/results/csv_only_<split>.jsonl")
     parser.add_argument("--summary", help="print the markdown table for a results file and exit")

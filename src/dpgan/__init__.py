@@ -15,6 +15,7 @@ _EXPORTS = {
     "TabularSynthesizer": "dpgan.synthesizers",
     "SequenceSynthesizer": "dpgan.synthesizers",
     "ImageSynthesizer": "dpgan.synthesizers",
+    "EntitySynthesizer": "dpgan.entities.facade",
     "load_model": "dpgan.synthesizers",
     "Schema": "dpgan.tables.schema.table",
     "ColumnSpec": "dpgan.tables.schema.columns",

@@ -12,15 +12,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from dpgan import kinds
 from dpgan.serialization import REPORT_KEY, read_model_metadata
 
 # what ledger.report adds to each saved entry (dpgan.privacy.accounting.PrivacyLedger.report)
 _REPORT_ONLY = ("mechanism_text", "epsilon_alone")
 
 
-def inspect_model(model_dir: str | Path) -> dict[str, Any]:
-    """The saved model's privacy report (ε by every accountant, the ledger, the schema's source)."""
-    metadata = read_model_metadata(model_dir)  # refuses a foreign, incomplete or changed directory
+def inspect_model(model_dir: str | Path, metadata: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The saved model's privacy report (ε by every accountant, the ledger, the schema's source);
+    `metadata`: its model.json as `read_model_metadata` checked it, when the caller holds it already."""
+    if metadata is None:
+        metadata = read_model_metadata(model_dir)  # refuses a foreign, incomplete or changed directory
     stored = metadata.get(REPORT_KEY)
     if stored_report_agrees(stored, metadata):
         return dict(stored)
@@ -43,3 +46,25 @@ def stored_report_agrees(report: Any, metadata: dict[str, Any]) -> bool:
     entries = [{k: v for k, v in e.items() if k not in _REPORT_ONLY} for e in events]
     same_budget = all(report.get(key) == metadata.get(key) for key in ("delta", "accountant"))
     return entries == metadata.get("ledger") and same_budget
+
+
+def inspect_learned(model_dir: str | Path, metadata: dict[str, Any] | None = None) -> dict[str, Any] | None:
+    """What the saved model learned, per column ({"source", "columns": [{"name", "text", ...}],
+    "rules"}): its kind's answer (dpgan.kinds.Kind.learned) from model.json alone, or None for a kind
+    without one. Public: it reads the released schema, never the data. `metadata` as `inspect_model`."""
+    if metadata is None:
+        metadata = read_model_metadata(model_dir)
+    kind = kinds.kind_of_metadata(metadata, model_dir)
+    return None if kind.learned is None else kind.load("learned")(metadata)
+
+
+def learned_lines(learned: dict[str, Any]) -> list[str]:
+    """`inspect_learned`'s block as `dpgan inspect` prints it: a heading, one line per column (names
+    aligned), the rules."""
+    entries = learned["columns"]
+    width = max([len(str(e["name"])) for e in entries], default=0)
+    lines = [f"what the model learned, per column (its public schema: {learned['source']}):"]
+    lines += [f"  {str(e['name']).ljust(width)}  {e['text']}" for e in entries]
+    if learned.get("rules"):
+        lines.append("rules kept on every sampled row: " + "; ".join(learned["rules"]))
+    return lines

@@ -58,6 +58,9 @@ class Kind:
     loop_words: str = ""  # whom the loop's defaults are for, in the help: "tables", "image GANs"
     recipe_loops: Mapping[str, Mapping[str, float]] = field(default_factory=dict)  # a recipe's own loop defaults
     inspect_line: str | None = None  # `dpgan inspect`'s own line, a format of the report's keys
+    # "module:function"(model.json) -> {"source", "columns": [{"name", "text", ...}], "rules"} or None:
+    # what the model learned per column, from its public metadata (`dpgan inspect`, the report)
+    learned: str | None = None
     audit: str | None = None  # "module:function"(path) -> AuditTarget: what `dpgan audit` examines
     # "module:function"(command) each: a command of this kind alone (the tables' `dpgan demo` and
     # `dpgan schema`), added to the parser by `command(name, help)` -> its sub-parser

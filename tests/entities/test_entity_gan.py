@@ -68,7 +68,7 @@ def test_an_entity_with_5k_events_is_one_unit_and_one_clipped_gradient():
     parents, events = with_heavy_entity(*tables(n=20), count=5 * PUBLIC["max_events"])
     settings = EntitySettings(model="gan", event_hidden=8)
     synth = EntitySynthesizer(epsilon=1.0, **SMALL)
-    schema = synth._schema(parents, events, PUBLIC["key"], PUBLIC["time_column"], PUBLIC["time_bounds"],
+    schema, _ = synth._schema(parents, events, PUBLIC["key"], PUBLIC["time_column"], PUBLIC["time_bounds"],
                            PUBLIC["time_format"], PUBLIC["max_events"], None, None, None, PUBLIC["categories"],
                            PUBLIC["bounds"])  # fmt: skip
     read = read_entities(parents, events, schema, settings.bins, np.random.default_rng(0))

@@ -207,8 +207,8 @@ def test_bad_input_is_one_line_naming_no_value():
         assert "\n" not in str(caught.value) and "P1" not in str(caught.value)
     with pytest.raises(InputError, match="epsilon"):
         EntitySynthesizer(epsilon=0.0)
-    with pytest.raises(InputError, match="needs its public schema"):
-        EntitySynthesizer(epsilon=1.0).fit(parents, events, key="id")
+    bought = EntitySynthesizer(epsilon=1.0, seed=0).fit(parents, events, key="id")  # no schema: bought with DP
+    assert bought.schema.parents.source == bought.schema.events.source == "learned with DP (in the ledger)"
     with pytest.raises(InputError, match="link 'age' must be a categorical"):
         EntitySynthesizer(epsilon=1.0, link="age").fit(parents, events, **PUBLIC)
 

@@ -503,3 +503,23 @@ def test_a_schema_whose_purchase_holds_a_general_event_opens_the_fit_ledger_with
     entry = EventEntry("schema selection", ev.LaplaceDpEvent(20.0), note="bought with a Laplace count")
     schema = replace(adult_schema, ledger=(entry.to_dict(),))
     assert purchased_schema_entries(schema) == [entry]
+
+
+@pytest.mark.parametrize("count", [2, 3, 5])
+def test_a_repeated_pure_dp_release_costs_count_times_its_epsilon_under_pld(count):
+    """dp-accounting 0.6.0's PLDAccountant composes a randomized response once whatever its count, so
+    a pure ε-DP entry of count 3 (checkpoint selection's top-k reservations) was charged ε, not 3ε.
+    The ledger's PLD composes it once per repetition: one entry of count k = k entries = RDP's value
+    (pure ε-DP composes to kε; RDP's bound is a little above it)."""
+    from dataclasses import replace
+
+    from dpgan.privacy.ledger import epsilon_of
+    from dpgan.privacy.releases import pure_dp_event_entry
+
+    entry = pure_dp_event_entry("select", 0.5)
+    counted = epsilon_of([replace(entry, count=count)], 1e-5, "pld")
+    separate = epsilon_of([entry] * count, 1e-5, "pld")
+    nested = epsilon_of([replace(entry, event=ev.SelfComposedDpEvent(entry.event, count))], 1e-5, "pld")
+    assert counted == pytest.approx(separate, rel=1e-6) == pytest.approx(nested, rel=1e-6)
+    assert counted == pytest.approx(0.5 * count, rel=1e-3)
+    assert counted <= epsilon_of([replace(entry, count=count)], 1e-5, "rdp") + 1e-6

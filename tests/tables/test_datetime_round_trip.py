@@ -19,7 +19,7 @@ PATTERNS = {
     "day": r"\d{4}-\d{2}-\d{2}",
     "us": r"\d{2}/\d{2}/\d{4}",
     "stamp": r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}",
-    "zoned": r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\+0000",
+    "zoned": r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}[+-]\d{4}",  # CSV-only: its offset; the schema's: UTC
     "at": r"\d{2}:\d{2}",
 }
 SCHEMA = {

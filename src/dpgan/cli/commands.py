@@ -28,15 +28,19 @@ def cmd_sample(args: argparse.Namespace) -> int:
 
 def cmd_inspect(args: argparse.Namespace) -> int:
     check_model_dir(args.model)
-    from dpgan.inspection import inspect_model
+    from dpgan.inspection import inspect_learned, inspect_model, learned_lines
+    from dpgan.serialization import read_model_metadata
 
-    report = inspect_model(args.model)
+    metadata = read_model_metadata(args.model)  # read and hash-checked once for both answers
+    report = inspect_model(args.model, metadata)
+    learned = inspect_learned(args.model, metadata)  # what each column was learned as (public: the released schema)
     if args.json:
-        print(json.dumps(report, indent=1, default=str))
+        print(json.dumps(report if learned is None else report | {"learned": learned}, indent=1, default=str))
         return 0
     if report.get("certified") is False:
         print(f"NOT certified: no ε is claimed for this model ({report['reason']})")
         print(f"recipe: {report['recipe']}; ledger entries (the label release only): {len(report['ledger'])}")
+        print(*([] if learned is None else learned_lines(learned)), sep="\n")
         return 0
     print(f"ε = {report['epsilon']:.4f} at δ = {report['delta']:g} ({report['accountant']} accountant)")
     print(f"  RDP: {report['epsilon_by_accountant']['rdp']:.4f}   PLD: {report['epsilon_by_accountant']['pld']:.4f}")
@@ -55,6 +59,8 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         print(f"cells mapped into the schema (noisy counts): {report['repairs_summary']}")
     if "input_rule" in report:
         print(f"input rule: {report['input_rule']}")
+    for text in [] if learned is None else learned_lines(learned):
+        print(text)
     return 0
 
 

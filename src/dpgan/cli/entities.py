@@ -11,8 +11,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from dpgan.cli.arguments import check_file, chosen_model, parse_bounds, parse_categories
+from dpgan.cli.arguments import check_file, check_model_dir, chosen_model, parse_bounds, parse_categories
 from dpgan.cli.options import key_option
+from dpgan.cli.output import StageProgress, short
 from dpgan.errors import InputError
 from dpgan.serialization import check_model_destination
 from dpgan.tables.reading.table_io import check_readable
@@ -34,14 +35,15 @@ def add_fit_flags(group: argparse._ArgumentGroup, add_settings: Callable[[], Non
     group.add_argument("--time-max", metavar="TIME", help="entities: the time window's last time (public)")
     group.add_argument(
         "--time-format",
-        default="number",
-        help="entities: number, integer, or a strftime format such as %%Y-%%m-%%dT%%H:%%M:%%SZ (default: number)",
+        help="entities: number, integer, or a strftime format such as %%Y-%%m-%%dT%%H:%%M:%%SZ (default: number "
+        "with a window; without one, the format and window are learned with DP)",
     )
 
 
 def fit_command(args: argparse.Namespace, settings: dict[str, Any]) -> int:
-    """`dpgan fit PARENTS --kind entity --events EVENTS --key COLUMN [--time-column C --time-min T
-    --time-max T --time-format F] [--schema S.json | --categories ... --bounds ...]`."""
+    """`dpgan fit PARENTS --kind entity --events EVENTS --key COLUMN [--time-column C [--time-min T
+    --time-max T] [--time-format F]] [--schema S.json | --categories ... --bounds ...]`; a table without
+    a schema or a hint, and a time column without its window, are learned with DP."""
     parents_path = check_readable(args.data)
     if args.events is None:
         raise InputError("--kind entity needs the events table: --events EVENTS.csv")
@@ -50,8 +52,8 @@ def fit_command(args: argparse.Namespace, settings: dict[str, Any]) -> int:
     out = check_model_destination(args.out, args.overwrite)  # before any private row is read
     bounds, categories = parse_bounds(args.bounds), parse_categories(args.categories)
     window = (args.time_min, args.time_max)
-    if args.time_column is not None and None in window:
-        raise InputError("--time-column needs its public window: --time-min and --time-max")
+    if (window[0] is None) != (window[1] is None) or (args.time_column is None and window[0] is not None):
+        raise InputError("a time column's public window is --time-min and --time-max, both, with --time-column")
     key = entity_key(args.key)
     if schema_path is None and key is None:
         raise InputError("--kind entity needs --key COLUMN (or --schema with the key)")
@@ -72,13 +74,16 @@ def fit_command(args: argparse.Namespace, settings: dict[str, Any]) -> int:
     else:
         public = {"key": key, "categories": categories, "bounds": bounds,
                   "max_events": args.max_events if args.max_events is not None else 32}  # fmt: skip
-        if args.time_column is not None:
-            public |= {"time_column": args.time_column, "time_bounds": window, "time_format": args.time_format}
+        if args.time_column is not None:  # without a window: its format and window bought with DP
+            public |= {"time_column": args.time_column, "time_bounds": None if window[0] is None else window,
+                       "time_format": args.time_format}  # fmt: skip
     synth.fit(read_private_table(parents_path), read_private_table(events_path), **public)
     synth.save(out, overwrite=args.overwrite)
     report = synth.privacy_report()
     print(f"saved model to {out}: ε={report['epsilon']:.4f}, δ={report['delta']:g} ({report['accountant']})")
     print(f"unit of privacy: {report['unit_of_privacy']}")
+    if report["dp_schema"]:
+        print(f"schema: {report['schema_source']}")
     print(f"{synth.unit_summary()} (noisy counts)")
     return 0
 
@@ -128,9 +133,90 @@ def sample_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def synthetic_inputs(synthetic: str, events: str | None) -> tuple[Path, Path]:
+    """--synthetic DIR (what `dpgan sample --out DIR` wrote: DIR/parents.csv and DIR/events.csv, or
+    their .parquet), or --synthetic PARENTS with its events beside it as sample writes them
+    (events.csv / events.parquet) or named by --synthetic-events."""
+    path = Path(synthetic)
+    if path.is_dir():
+        found = [path / f"parents{suffix}" for suffix in TABLE_SUFFIXES if (path / f"parents{suffix}").is_file()]
+        if not found:
+            raise InputError(f"--synthetic {path} holds no parents.csv or parents.parquet (what dpgan sample writes)")
+        parents = found[0]
+    else:
+        parents = check_readable(path)
+    if events is not None:
+        return parents, check_readable(events)
+    beside = parents.with_name(f"events{parents.suffix.lower()}")
+    if beside == parents or not beside.is_file():
+        raise InputError(f"no {beside.name} beside {parents}: name the synthetic events with --synthetic-events")
+    return parents, beside
+
+
+OTHER_KINDS_FLAGS = {"classes": "--classes", "audit": "--audit", "attacks": "--attacks",
+                     "attack_shadows": "--attack-shadows", "attack_test_runs": "--attack-test-runs",
+                     "attack_epochs": "--attack-epochs"}  # fmt: skip
+
+
 def evaluate_command(args: argparse.Namespace) -> int:
-    """`dpgan evaluate --kind entity`: not in this step (bench/entities.py measures the kind)."""
-    raise InputError("dpgan evaluate --kind entity is not available yet: bench/entities.py scores entity models")
+    """`dpgan evaluate --kind entity --real PARENTS --real-events EVENTS --test PARENTS --test-events
+    EVENTS --synthetic DIR [--model MODEL | --schema S.json] [--target COLUMN] --out REPORT_DIR`: the
+    evaluation in the entity's words (dpgan.evaluation.entities), metrics.json and report.html."""
+    given = [flag for dest, flag in OTHER_KINDS_FLAGS.items() if getattr(args, dest, None) not in (None, False)]
+    if given:
+        raise InputError(f"{', '.join(given)} apply to other kinds; --kind entity always runs its membership "
+                         "attack on whole entities")  # fmt: skip
+    for flag, value in (("--real-events", args.real_events), ("--test-events", args.test_events)):
+        if value is None:
+            raise InputError(f"--kind entity needs each side's events table: {flag} EVENTS.csv")
+    real = check_readable(args.real), check_readable(args.real_events)
+    test = check_readable(args.test), check_readable(args.test_events)
+    synthetic = synthetic_inputs(args.synthetic, args.synthetic_events)
+    if (args.model is None) == (args.schema is None):
+        raise InputError("--kind entity needs the entity schema: --model MODEL_DIR (its schema and ledger) or "
+                         "--schema S.json, one of them")  # fmt: skip
+    if args.model is not None:
+        check_model_dir(args.model)
+    schema_path = check_file(args.schema, "schema file") if args.schema is not None else None
+
+    from dpgan.evaluation.entities.metrics import evaluate_entities
+    from dpgan.evaluation.entities.report import write_entity_report
+    from dpgan.evaluation.evaluate import save_metrics
+    from dpgan.evaluation.headline import headline_line
+    from dpgan.kinds import kind_of_model
+    from dpgan.tables.reading.table_io import read_private_table
+
+    if schema_path is not None:
+        from dpgan.entities.schema import EntitySchema
+
+        model: Any = EntitySchema.from_json(schema_path)
+    else:
+        from dpgan.entities.facade import EntitySynthesizer
+
+        model = kind_of_model(args.model).load("facade").load(args.model)
+        if not isinstance(model, EntitySynthesizer):
+            raise InputError("--model is not an entity model: --kind entity needs the model that sampled --synthetic")
+    pairs = [(read_private_table(p), read_private_table(e)) for p, e in (real, synthetic, test)]
+    bar = StageProgress(not args.quiet)
+    try:
+        metrics = evaluate_entities(*pairs, model, target=args.target, seed=args.seed, n_jobs=args.jobs,
+                                    progress=bar)  # fmt: skip
+    finally:
+        bar.close()
+    if metrics.get("privacy") is not None:
+        metrics["privacy"]["model_dir"] = str(args.model)
+    out = Path(args.out)
+    metrics_path = save_metrics(metrics, out / "metrics.json")
+    report_path = write_entity_report(out / "report.html", metrics)
+    counts, tstr = metrics["events_per_entity"], metrics["tstr"]["mean"]
+    auc = next((tstr[m] for m in ("roc_auc", "r2") if m in tstr), {})
+    print(f"wrote {metrics_path} and {report_path}")
+    print(headline_line(metrics))
+    print(f"integrity {'holds' if metrics['integrity']['synthetic']['holds'] else 'BROKEN'}; events per entity KS "
+          f"{short(counts['ks_test'], 3)} (floor {short(counts['ks_floor'], 3)}); two-sample AUC "
+          f"{short(metrics['two_sample']['auc'], 3)}; TSTR {short(auc.get('tstr'), 3)} vs TRTR "
+          f"{short(auc.get('trtr'), 3)}; membership AUC {short(metrics['membership'].get('auc'), 3)}")  # fmt: skip
+    return 0
 
 
-__all__ = ["add_fit_flags", "evaluate_command", "fit_command", "sample_command", "sample_outputs"]
+__all__ = ["add_fit_flags", "evaluate_command", "fit_command", "sample_command", "sample_outputs", "synthetic_inputs"]

@@ -46,5 +46,5 @@ def print_report_warning(report: dict[str, Any]) -> None:
         print("WARNING: " + report["warning"])
 
 
-def short(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.4f}"
+def short(value: float | None, digits: int = 4) -> str:
+    return "n/a" if value is None else f"{value:.{digits}f}"

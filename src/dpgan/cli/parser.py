@@ -200,7 +200,9 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument(
         "--test", required=True, help="real held-out data the model never saw (rows, series or images)"
     )
-    evaluate.add_argument("--target", help="column to predict in the utility tests (tables)")
+    evaluate.add_argument("--target", help="column to predict in the utility tests (tables; entities: a parent column)")
+    for side in ("real", "test", "synthetic"):  # entities: each side is two tables
+        evaluate.add_argument(f"--{side}-events", help=f"entities: the {side} events (--{side}: the parents)")
     evaluate.add_argument(
         "--kind",
         choices=kinds.names(),

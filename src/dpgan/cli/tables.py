@@ -247,11 +247,14 @@ def evaluate_command(args: argparse.Namespace) -> int:
         raise InputError(f"--jobs must be a positive number of cores, not {args.jobs}")
     if args.audit and args.model is None:
         raise InputError("--audit audits the model that made the synthetic table: give --model")
+    from dpgan.evaluation.tables.learned_columns import released_schema
     from dpgan.tables.reading.table_io import read_table
     from dpgan.tables.schema.table import Schema
 
     schema = Schema.from_json(schema_path) if schema_path is not None else None
-    real, synthetic, test = (read_table(p, schema) for p in (args.real, args.synthetic, args.test))
+    # the model's schema when none is given: its code columns read as text (`02139` stays `02139`)
+    reading = schema if schema is not None else released_schema(args.model)
+    real, synthetic, test = (read_table(p, reading) for p in (args.real, args.synthetic, args.test))
     attack_config = None
     if args.attacks:
         from dpgan.evaluation.attacks import AttackConfig
@@ -326,11 +329,14 @@ def print_table_summary(metrics: dict[str, Any]) -> None:
         f"JSD {short(fidelity['jsd_mean'])}, WD {short(fidelity['wd_mean'])}, "
         f"association diff {short(fidelity['association_diff'])}"
     )
+    from dpgan.evaluation.tables.learned_columns import learned_lines
     from dpgan.evaluation.tables.rules import rules_line
 
     line = rules_line(metrics.get("rules"))
     if line is not None:
         print(line)
+    for text in learned_lines(metrics.get("learned")):
+        print(text)
 
 
 __all__ = ["add_condition_flags", "add_fit_flags", "check_table_output", "evaluate_command", "fit_command",

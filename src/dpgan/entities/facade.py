@@ -28,6 +28,7 @@ from dpgan.devices import on_device
 from dpgan.entities.columns import ColumnCells
 from dpgan.entities.fit_kind import EntityKind, EntityTables
 from dpgan.entities.gan.model import EntityGAN
+from dpgan.entities.inference import SchemaPurchase, purchase_note
 from dpgan.entities.reader import UNIT_REASONS
 from dpgan.entities.schema import EntitySchema, TimeSpec, format_times, table_schema
 from dpgan.entities.settings import ENTITY_MODELS, GAN_DEFAULTS, EntitySettings
@@ -85,7 +86,7 @@ class EntitySynthesizer(Synthesizer):
         key: str | None = None,
         time_column: str | None = None,
         time_bounds: tuple[Any, Any] | None = None,
-        time_format: str = "number",
+        time_format: str | None = None,
         max_events: int = 32,
         schema: EntitySchema | dict | str | Path | None = None,
         parent_schema: Any = None,
@@ -96,31 +97,52 @@ class EntitySynthesizer(Synthesizer):
         """Train on `parents` (one row per entity) and `events` (rows naming their entity in the
         `key` column), spending at most (ε, δ), all of it in `self.ledger`. The public facts: a whole
         entity schema (`schema`: EntitySchema, its dict or JSON file), or the key, the time column
-        with its public window `time_bounds` and `time_format` ("number", "integer" or a strftime
-        format), k = `max_events`, and each table's schema or hints (`categories`, `bounds`)."""
-        self.schema = self._schema(parents, events, key, time_column, time_bounds, time_format, max_events, schema,
-                                   parent_schema, event_schema, categories or {}, bounds or {})  # fmt: skip
-        link_index(self.schema, self.settings)  # a link that is no parent column: one line, before any read
+        with its public window `time_bounds` and `time_format` ("number", the default with a window,
+        "integer" or a strftime format), k = `max_events`, and each table's schema or hints
+        (`categories`, `bounds`). What is not given (a table with neither a schema nor a hint for any
+        of its columns, a time column without its window) is bought with DP (inference.py)."""
+        self.schema, purchase = self._schema(
+            parents, events, key, time_column, time_bounds, time_format, max_events, schema, parent_schema,
+            event_schema, categories or {}, bounds or {},
+        )  # fmt: skip
+        self._check_link(parents, purchase)  # a link that is no parent column: one line, before any read
         with on_device(self.device), fit_threads(self.threads):
-            kind = EntityKind(self.schema, self.settings, self.config)
+            kind = EntityKind(self.schema, self.settings, self.config, purchase=purchase)
             fitted = run_fit(kind, EntityTables(parents, events), self.budget)
         self.ledger, self.generator, self.training = fitted.ledger, fitted.model, fitted.record
+        self.schema = fitted.data.details["schema"]
         note = none_usable_note(fitted.data.details["tally"], "check the key column and the parents' keys")
         if note is not None:
             self.training["note"] = note
         return self
 
+    def _check_link(self, parents: pd.DataFrame, purchase: SchemaPurchase | None) -> None:
+        """The link setting names a modelled parent column (with the parents' schema bought: a column
+        of their header besides the key): one line, before any read."""
+        if self.schema is not None:
+            link_index(self.schema, self.settings)
+            return
+        link, given = self.settings.link, None if purchase is None else purchase.parents
+        if link is None or purchase is None:
+            return
+        names = given.names if given is not None else [str(c) for c in parents.columns if str(c) != purchase.key]
+        if link not in names:
+            raise InputError(f"link {link!r} is not one of the parents' modelled columns")
+        if given is not None and given[link].is_numeric:
+            raise InputError(f"link {link!r} must be a categorical or boolean parent column")
+
     @staticmethod
     def _schema(parents, events, key, time_column, time_bounds, time_format, max_events, schema, parent_schema,
-                event_schema, categories, bounds) -> EntitySchema:  # type: ignore[no-untyped-def]  # fmt: skip
+                event_schema, categories, bounds) -> tuple[EntitySchema | None, SchemaPurchase | None]:  # type: ignore[no-untyped-def]  # fmt: skip
         """The entity schema: the one given whole, or built from the public arguments (each table's
-        header is public: its column names)."""
+        header is public: its column names); or, where those leave parts out, what to buy with DP."""
         if schema is not None:
             if any(v is not None for v in (key, time_column, time_bounds, parent_schema, event_schema)):
                 raise InputError("give the whole entity schema, or key, time and table schemas: not both")
             if isinstance(schema, EntitySchema):
-                return schema
-            return EntitySchema.from_dict(schema) if isinstance(schema, dict) else EntitySchema.from_json(schema)
+                return schema, None
+            whole = EntitySchema.from_dict(schema) if isinstance(schema, dict) else EntitySchema.from_json(schema)
+            return whole, None
         if key is None:
             raise InputError("name the key column (key=...) that links each event to its parent")
         for words, frame in (("parents", parents), ("events", events)):
@@ -129,19 +151,25 @@ class EntitySynthesizer(Synthesizer):
             if key not in frame.columns:  # before the columns' hints: the first thing to say
                 raise InputError(f"the {words} table has no key column {key!r}")
         time = None
-        if time_column is not None:
-            if time_bounds is None or len(time_bounds) != 2:
-                raise InputError("a time column needs its public window: time_bounds=(first, last)")
-            time = TimeSpec(time_column, time_bounds[0], time_bounds[1], time_format)
+        if time_bounds is not None and time_column is None:
+            raise InputError("time_bounds is the time column's window: name the time column too")
+        if time_column is not None and time_bounds is not None:
+            if len(time_bounds) != 2:
+                raise InputError("a time column's public window is time_bounds=(first, last)")
+            time = TimeSpec(time_column, time_bounds[0], time_bounds[1], time_format or "number")
         skip = [key, *([time_column] if time_column else [])]
-        names = [str(c) for c in parents.columns], [str(c) for c in events.columns]
-        return EntitySchema(
-            key=key,
-            parents=table_schema("parents", names[0], parent_schema, categories, bounds, skip),
-            events=table_schema("events", names[1], event_schema, categories, bounds, skip),
-            max_events=max_events,
-            time=time,
-        )
+        tables = []
+        for words, frame, given in (("parents", parents, parent_schema), ("events", events, event_schema)):
+            names = [str(c) for c in frame.columns]
+            hinted = any(n in categories or n in bounds for n in names if n not in skip)
+            tables.append(table_schema(words, names, given, categories, bounds, skip) if given is not None or hinted
+                          else None)  # fmt: skip
+        purchase = SchemaPurchase(key, max_events, tables[0], tables[1], time,
+                                  time_column if time is None else None, time_format)  # fmt: skip
+        if purchase.needed:
+            return None, purchase
+        assert tables[0] is not None and tables[1] is not None
+        return EntitySchema(key=key, parents=tables[0], events=tables[1], max_events=max_events, time=time), None
 
     # --------------------------------------------------------------- sample
     def sample(self, n: int, *, seed: int | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -179,8 +207,8 @@ class EntitySynthesizer(Synthesizer):
             "input_rule": "rows without a key are ignored; keys with events but no parent row, or with several "
             f"parent rows, are dropped ({', '.join(UNIT_REASONS)}); events with an unreadable time are dropped; "
             "each kept, dropped and flagged count is released with DP",
-            "schema_source": "the user's (public)",
-            "dp_schema": [],
+            "schema_source": purchase_note(self.training.get("dp_schema", [])),
+            "dp_schema": list(self.training.get("dp_schema", [])),
         }
 
     def unit_summary(self) -> str:
@@ -231,7 +259,8 @@ class EntitySynthesizer(Synthesizer):
                     raise ValueError("the generator's form does not match the schema and settings")
                 return synth
             arrays = {key: value.cpu().numpy() for key, value in tensors.items()}
-            synth.generator = EntityStatistics.from_arrays(synth.schema, synth.settings, arrays)
+            link = meta["statistics"]["link"]  # chosen with DP at fit time, or by the settings' rule
+            synth.generator = EntityStatistics.from_arrays(synth.schema, synth.settings, arrays, link=link)
             if synth.generator.form() != meta["statistics"]:
                 raise ValueError("the statistics' form does not match the schema and settings")
         except (KeyError, TypeError, ValueError, RuntimeError, InputError) as exc:

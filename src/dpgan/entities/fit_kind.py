@@ -6,6 +6,8 @@ The tally: (kept, dropped per reason) over the units, each unit in one cell, and
 entities with an event dropped for its time or a value mapped into the schema (each entity at most
 once in each): one entity moves the vector by at most √3 in L2. It takes TALLY_SHARE of ε; it only
 tells the report what was read (the model's own count histogram carries the counts it samples).
+Without a whole schema (the CSV-only path), the parts not given are bought first (inference.py, its
+own share of ε), and the tally's share is taken on top of it.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from dpgan.entities.inference import SchemaPurchase
 from dpgan.entities.reader import FLAGS, read_entities
 from dpgan.entities.schema import EntitySchema
 from dpgan.entities.settings import EntitySettings
@@ -61,14 +64,20 @@ class EntityStatisticsModel:
 class EntityKind:
     """The kind's part in the pipeline (dpgan.fit.DataKind)."""
 
-    schema: EntitySchema
+    schema: EntitySchema | None  # None: bought by `purchase` (the CSV-only path, inference.py)
     settings: EntitySettings
     config: TrainingConfig | None = None  # the training loop's settings: the gan model's
     name: str = "entity"
     certified: bool = True
+    purchase: SchemaPurchase | None = None
 
     def release_data(self, ctx: FitContext, data: EntityTables) -> KindData:
-        read = read_entities(data.parents, data.events, self.schema, self.settings.bins, ctx.rng)
+        schema, notes, bought = self.schema, [], []
+        if self.purchase is not None:  # first: its share of ε, then the tally's on top (cumulative shares)
+            schema, notes = self.purchase.buy(ctx, data.parents, data.events)
+            bought = self.purchase.parts()
+        assert schema is not None
+        read = read_entities(data.parents, data.events, schema, self.settings.bins, ctx.rng)
         sigma = ctx.target(TALLY_SHARE).sigma(1.0, 1, ctx.ledger.entries)
         note = "each unit in one of kept and the reasons, each kept entity at most once in each flag: Δ = √3"
         charge_gaussian(ctx.ledger, TALLY, sigma, note=note)
@@ -79,20 +88,24 @@ class EntityKind:
                               {r: float(c) for r, c in zip(reasons, noisy[1 : 1 + len(reasons)])}, std)  # fmt: skip
         flags = {f: int(round(max(float(c), 0.0))) for f, c in zip(FLAGS, noisy[1 + len(reasons) :])}
         ctx.spend(TALLY_SHARE)
-        return KindData(read, tally.estimated_units, {"tally": tally, "flags": flags})
+        details = {"tally": tally, "flags": flags, "schema": schema, "dp_schema": bought, "schema_notes": notes}
+        return KindData(read, tally.estimated_units, details)
 
     def model(self, data: KindData) -> Model:
+        schema = data.details["schema"]
         if self.settings.model == "gan":
             from dpgan.entities.gan.model import EntityGANModel  # torch's networks: only when asked
 
-            return EntityGANModel(self.schema, self.settings, self.config or TrainingConfig())
-        return EntityStatisticsModel(self.schema, self.settings)
+            return EntityGANModel(schema, self.settings, self.config or TrainingConfig())
+        return EntityStatisticsModel(schema, self.settings)
 
     def finish(self, ctx: FitContext, data: KindData, trained: ReleasedModel) -> ReleasedModel:
         return trained
 
     def record(self, data: KindData, trained: ReleasedModel) -> dict[str, Any]:
-        return {"units": data.details["tally"].to_dict(), "flags": data.details["flags"], **trained.record}
+        bought = {"dp_schema": data.details["dp_schema"], "schema_notes": data.details["schema_notes"]}
+        return {"units": data.details["tally"].to_dict(), "flags": data.details["flags"],
+                **(bought if data.details["dp_schema"] else {}), **trained.record}  # fmt: skip
 
 
 register_kind("entity", EntityKind)

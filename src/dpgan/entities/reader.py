@@ -60,32 +60,53 @@ class EntityRead:
 
 def check_tables(parents: pd.DataFrame, events: pd.DataFrame, schema: EntitySchema) -> None:
     """The refusals, on public inputs only (column names, the caller's dtypes, the schema)."""
+    check_keys(parents, events, schema.key, None if schema.time is None else schema.time.column,
+               (schema.parents.names, schema.events.names))  # fmt: skip
+
+
+def check_keys(
+    parents: pd.DataFrame, events: pd.DataFrame, key: str, time_column: str | None, names: tuple = ((), ())
+) -> None:
+    """The refusals of `check_tables` from the key, the time column and each table's modelled `names`
+    (a schema bought with DP checks them before its releases: dpgan.entities.inference)."""
     for words, frame in (("parents", parents), ("events", events)):
         if not isinstance(frame, pd.DataFrame):
             raise public_refusal(f"the {words} must be a pandas DataFrame")
-    for words, frame, table in (("parents", parents, schema.parents), ("events", events, schema.events)):
-        if schema.key not in frame.columns:
-            raise public_refusal(f"the {words} table has no key column {schema.key!r}")
-        missing = [c for c in table.names if c not in frame.columns]
+    for words, frame, table in (("parents", parents, names[0]), ("events", events, names[1])):
+        if key not in frame.columns:
+            raise public_refusal(f"the {words} table has no key column {key!r}")
+        missing = [c for c in table if c not in frame.columns]
         if missing:
             raise public_refusal(f"the {words} table lacks the schema's columns {', '.join(map(repr, missing))}")
-    if schema.time is not None and schema.time.column not in events.columns:
-        raise public_refusal(f"the events table has no time column {schema.time.column!r}")
-    numeric = [pd.api.types.is_numeric_dtype(f[schema.key].dtype) for f in (parents, events)]
+    if time_column is not None and time_column not in events.columns:
+        raise public_refusal(f"the events table has no time column {time_column!r}")
+    numeric = [pd.api.types.is_numeric_dtype(f[key].dtype) for f in (parents, events)]
     if numeric[0] != numeric[1]:
         said = ["numbers" if n else "text" for n in numeric]
         raise public_refusal(
-            f"the key column {schema.key!r} holds {said[0]} in the parents but {said[1]} in the events: "
+            f"the key column {key!r} holds {said[0]} in the parents but {said[1]} in the events: "
             "give it one type in both tables"
         )
 
 
-def read_entities(
-    parents: pd.DataFrame, events: pd.DataFrame, schema: EntitySchema, bins: int, rng: np.random.Generator
-) -> EntityRead:
-    """The kept entities of the two tables (the module docstring's rule)."""
-    check_tables(parents, events, schema)
-    parent_keys, event_keys = cell_keys(parents[schema.key]), cell_keys(events[schema.key])
+@dataclass
+class EntityRows:
+    """Which rows belong to the kept entities (private): each entity's parent row, in entity order,
+    and the events rows of kept entities with their entity; the tally of kept and dropped units."""
+
+    parent_rows: np.ndarray  # (E,) the parent row of each entity
+    event_rows: np.ndarray  # (M,) the rows of every event of a kept entity, in the input's order
+    owner: np.ndarray  # (M,) each one's entity
+    tally: UnitTally
+
+    @property
+    def entities(self) -> int:
+        return len(self.parent_rows)
+
+
+def entity_rows(parents: pd.DataFrame, events: pd.DataFrame, key: str) -> EntityRows:
+    """The unit rule of the module docstring on the key columns alone (no schema read)."""
+    parent_keys, event_keys = cell_keys(parents[key]), cell_keys(events[key])
     p_rows, e_rows = np.flatnonzero(pd.notna(parent_keys)), np.flatnonzero(pd.notna(event_keys))
     keys = np.concatenate([parent_keys[p_rows], event_keys[e_rows]]).astype(str)
     _, unit = np.unique(keys, return_inverse=True)  # each unit's place in the text order of keys
@@ -99,15 +120,22 @@ def read_entities(
     tally.drop(DUPLICATE, int((parents_of >= 2).sum()))
     entity_of = np.full(units, -1, dtype=np.int64)
     entity_of[kept] = np.arange(int(kept.sum()))
-    entities = int(kept.sum())
-
     p_keep = kept[p_unit]
     p_take = p_rows[p_keep][np.argsort(entity_of[p_unit[p_keep]], kind="stable")]
-    parent_frame = parents.iloc[p_take]
-    parent_codes, mapped = _codes(parent_frame, schema.parents.columns, bins, entities)
-
     e_keep = kept[e_unit]
-    rows, owner = e_rows[e_keep], entity_of[e_unit[e_keep]]
+    return EntityRows(p_take, e_rows[e_keep], entity_of[e_unit[e_keep]], tally)
+
+
+def read_entities(
+    parents: pd.DataFrame, events: pd.DataFrame, schema: EntitySchema, bins: int, rng: np.random.Generator
+) -> EntityRead:
+    """The kept entities of the two tables (the module docstring's rule)."""
+    check_tables(parents, events, schema)
+    units = entity_rows(parents, events, schema.key)
+    tally, entities = units.tally, units.entities
+    parent_codes, mapped = _codes(parents.iloc[units.parent_rows], schema.parents.columns, bins, entities)
+
+    rows, owner = units.event_rows, units.owner
     time_dropped = np.zeros(entities, dtype=bool)
     times = np.zeros(len(rows))
     if schema.time is not None:
@@ -128,11 +156,7 @@ def read_entities(
 
     # at most k events per entity, drawn uniformly: each event's random priority, the k first by it
     k = schema.max_events
-    priority = rng.random(len(rows))
-    by_priority = np.lexsort((priority, owner))
-    rank = np.empty(len(rows), dtype=np.int64)
-    rank[by_priority] = np.arange(len(rows)) - np.repeat(_starts(counts), counts)
-    take = rank < k
+    take = priority_rank(owner, counts, rng.random(len(rows))) < k
     rows, owner, times = rows[take], owner[take], times[take]
     order = np.lexsort((rows, times, owner))  # time order within each entity (ties: the input's order)
     rows, owner, times = rows[order], owner[order], times[order]
@@ -155,10 +179,20 @@ def _codes(frame: pd.DataFrame, columns: tuple, bins: int, rows: int) -> tuple[n
     return codes, mapped
 
 
+def priority_rank(owner: np.ndarray, counts: np.ndarray, priority: np.ndarray) -> np.ndarray:
+    """Each row's place (0 first) among its entity's rows by `priority`: with uniform priorities, the
+    rows ranked below k are a uniform draw of at most k of each entity's rows (`counts` = bincount of
+    `owner`). The model's read and the CSV-only path's schema (inference.py) draw their k by it."""
+    by_priority = np.lexsort((priority, owner))
+    rank = np.empty(len(owner), dtype=np.int64)
+    rank[by_priority] = np.arange(len(owner)) - np.repeat(_starts(counts), counts)
+    return rank
+
+
 def _starts(sizes: np.ndarray) -> np.ndarray:
     """Where each group of `sizes` starts in a sorted array."""
     return np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64) if len(sizes) else np.zeros(0, np.int64)
 
 
-__all__ = ["DUPLICATE", "EntityRead", "FLAGS", "MAPPED", "ORPHAN", "TIME_DROPPED", "UNIT_REASONS", "check_tables",
-           "read_entities"]  # fmt: skip
+__all__ = ["DUPLICATE", "EntityRead", "EntityRows", "FLAGS", "MAPPED", "ORPHAN", "TIME_DROPPED", "UNIT_REASONS",
+           "check_keys", "check_tables", "entity_rows", "priority_rank", "read_entities"]  # fmt: skip

@@ -96,8 +96,19 @@ def format_times(values: np.ndarray, spec: TimeSpec) -> pd.Series:
         return pd.Series(np.asarray(values, dtype=np.float64))
     if spec.format == "integer":
         return pd.Series(np.round(values).astype(np.int64))
+    return pd.Series(_stamps(values, spec.format).strftime(spec.format), dtype=object)
+
+
+def time_text(seconds: float, fmt: str) -> str:
+    """One time (seconds since 1970) as text in a date format (a learned window's ends)."""
+    return str(_stamps(np.array([seconds]), fmt).strftime(fmt)[0])
+
+
+def _stamps(values: np.ndarray, fmt: str) -> pd.DatetimeIndex:
+    """Times (seconds since 1970, UTC) as stamps; zoned in UTC when the format writes a zone (%z),
+    as the tables write zoned input (times are read in UTC: `parse_times`)."""
     stamps = pd.to_datetime(np.round(np.asarray(values, dtype=np.float64)).astype(np.int64), unit="s")
-    return pd.Series(stamps.strftime(spec.format), dtype=object)
+    return stamps.tz_localize("UTC") if "%z" in fmt else stamps
 
 
 @dataclass(frozen=True)
@@ -187,4 +198,4 @@ def table_schema(
     return Schema(tuple(columns))
 
 
-__all__ = ["EntitySchema", "NUMBER_FORMATS", "TimeSpec", "format_times", "parse_times", "table_schema"]
+__all__ = ["EntitySchema", "NUMBER_FORMATS", "TimeSpec", "format_times", "parse_times", "table_schema", "time_text"]

@@ -11,8 +11,9 @@ from dpgan.errors import InputError
 from dpgan.model_catalog import ModelEntry
 from dpgan.setting import setting
 
-MODEL_SETTINGS = ("link", "bins", "position_buckets", "time_bins")
+MODEL_SETTINGS = ("link", "choose_link", "bins", "position_buckets", "count_groups", "time_bins", "event_pairs")
 GAN_SETTINGS = ("bins", "event_hidden", "step_noise")
+EVENT_PAIRS = ("chain", "pooled", "none")
 ENTITY_MODELS = (
     ModelEntry(
         "linked",
@@ -54,11 +55,27 @@ class EntitySettings:
         "the parent column (categorical or boolean) that the events per entity and the event columns are "
         "conditioned on",
         metavar="COLUMN",
-        shown="the parents' first categorical column",
+        shown="chosen with DP (--choose-link), else the parents' first categorical column",
+    )
+    choose_link: bool = setting(
+        True,
+        "without --link: choose the link among the parents' categorical columns with DP (the exponential "
+        "mechanism, 5 % of ε); off: the first one in schema order, at no cost",
     )
     bins: int = setting(16, "bins of a numeric column without bins of its own in the schema")
     position_buckets: int = setting(2, "an event's place in its entity's history, in this many equal parts")
+    count_groups: int = setting(
+        1,
+        "the event tables' groups by the entity's count of events (1-3, 4-15, 16-63, ...: a factor of 4 each); "
+        "1: one group",
+    )
     time_bins: int = setting(24, "bins of an entity's first time and of its time span")
+    event_pairs: str = setting(
+        "pooled",
+        "how an event's columns are drawn: chain (each from its 2-way table with the one before it, given "
+        "the link), pooled (the same pairs over all entities), none (each alone given the link and position)",
+        choices=EVENT_PAIRS,
+    )
     event_hidden: int = setting(64, "the gan model's event LSTM: hidden units")
     step_noise: int = setting(4, "the gan model's event LSTM: noise numbers per event")
 
@@ -66,11 +83,16 @@ class EntitySettings:
         if self.model not in {m.name for m in ENTITY_MODELS}:
             known = ", ".join(m.name for m in ENTITY_MODELS)
             raise InputError(f"unknown entity model {self.model!r}; known: {known}")
-        limits = {"bins": 256, "position_buckets": 16, "time_bins": 256, "event_hidden": 1024, "step_noise": 64}
+        limits = {"bins": 256, "position_buckets": 16, "count_groups": 6, "time_bins": 256, "event_hidden": 1024,
+                  "step_noise": 64}  # fmt: skip
         for name, most in limits.items():
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= most:
                 raise InputError(f"{name} must be a whole number from 1 to {most}")
+        if self.event_pairs not in EVENT_PAIRS:
+            raise InputError(f"event_pairs must be one of {', '.join(EVENT_PAIRS)}")
+        if not isinstance(self.choose_link, bool):
+            raise InputError("choose_link must be true or false")
         if self.link is not None and (not isinstance(self.link, str) or not self.link):
             raise InputError("link must be a parent column's name")
 
@@ -79,4 +101,6 @@ class EntitySettings:
         return self.model == "linked"
 
 
-__all__ = ["DEFAULT_MODEL", "ENTITY_MODELS", "EntitySettings", "GAN_DEFAULTS", "GAN_SETTINGS", "MODEL_SETTINGS"]
+__all__ = [
+    "DEFAULT_MODEL", "ENTITY_MODELS", "EVENT_PAIRS", "EntitySettings", "GAN_DEFAULTS", "GAN_SETTINGS", "MODEL_SETTINGS",
+]  # fmt: skip

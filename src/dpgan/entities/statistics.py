@@ -14,21 +14,31 @@ adding or removing one entity with all its rows:
    more: the model draws counts above k as they are;
 3. with a time column: (count bucket, span bin) and (span bin, first-time bin) of every entity with
    events: one entity in at most one cell of each, Δ = √2;
-4. the event columns: for each event column j, the histogram of (link cell, position bucket, cell
-   of j) over the events read (at most k per entity), each event weighing 1/k. Why 1/k: one entity
-   adds at most k events, so it moves each column's histogram by at most k·(1/k) = 1 in L1 and
-   hence by at most 1 in L2 (in raw counts this is the sensitivity k of counts an entity can add
-   to one cell k times; weighing by 1/k states it in units of the noise). Stacked over d_e columns:
-   Δ = √d_e. The position bucket (an event's place in its entity's history, in equal parts) and the
-   link change nothing: all of the entity's events are in the one histogram per column.
+4. the event columns: with `event_pairs="none"`, for each event column j the histogram of (link
+   cell, position bucket, cell of j); with "chain", the first column's so, and each next column's
+   2-way table with the one before it in schema order, given the link: (link cell, cell of j-1,
+   cell of j); "pooled" (the default, chosen on validation) the same pairs over all entities,
+   without the link. The link cell is split by the entity's count group when `count_groups` > 1.
+   Each over the events read (at most k per entity), each event weighing 1/k. Why 1/k: one
+   entity adds at most k events, so it moves each column's table by at most k·(1/k) = 1 in L1
+   and hence by at most 1 in L2 (in raw counts: the sensitivity k of counts an entity can add to
+   one cell k times, stated in units of the noise). Stacked over d_e columns:
+   Δ = √d_e. The position bucket (an event's place in its entity's history, in equal parts), the
+   link and the chain's pairs change nothing: all of the entity's events are in the one table per
+   column (a pair's table counts each event once, in the cell of its two values).
 
-The independent baseline releases the same tables with the link cut (the count and event
-histograms have one group): parents and events drawn without their link.
+The link column, when the user names none, is chosen with DP before these (link_choice.py: the
+exponential mechanism at LINK_SHARE of ε, its own ledger entry; `choose_link=False`: the parents'
+first categorical column, free).
+
+The independent baseline releases the same with the link cut (the count and event tables have one
+group): parents and events drawn without their link.
 
 Sampling (post-processing, free): a parent row from the star tree; a count from its link's count
 histogram (uniform inside a bin); a span from the count's bucket, a first time from the span's bin;
 the entity's times are its first time, its last (first + span) and uniform draws between, sorted;
-each event's columns from its link's and position's histograms, independently of each other.
+each event's first column given its link and position, each next one from its pair's table given
+the link and the column before ("none": each given the link and position, independently).
 Noisy counts below THRESHOLD_STDS noise stds are set to 0 and the rest normalised; an all-zero row
 falls back to the marginal over its condition (then uniform); a non-nullable column's missing cell gets no mass.
 """
@@ -42,6 +52,10 @@ from typing import Any
 import numpy as np
 
 from dpgan.entities.columns import ColumnCells
+from dpgan.entities.histograms import draw as _draw
+from dpgan.entities.histograms import normalised as _normalised
+from dpgan.entities.histograms import table as _table
+from dpgan.entities.link_choice import LINK_SHARE, choose_link, link_candidates, link_utilities
 from dpgan.entities.reader import EntityRead
 from dpgan.entities.schema import EntitySchema
 from dpgan.entities.settings import EntitySettings
@@ -79,6 +93,12 @@ def count_bucket(counts: np.ndarray) -> np.ndarray:
     return np.minimum(np.floor(np.log2(np.maximum(counts, 1))), COUNT_BUCKETS - 1).astype(np.int64)
 
 
+def count_group(counts: np.ndarray, groups: int) -> np.ndarray:
+    """The event tables' group of an entity by its count n of events: 1-3, 4-15, 16-63, ... (a factor
+    of 4 each), the last one holding the rest; 0 for all when `groups` is 1."""
+    return np.minimum(np.floor(np.log2(np.maximum(counts, 1)) / 2), groups - 1).astype(np.int64)
+
+
 def position_bucket(position: np.ndarray, total: np.ndarray, buckets: int) -> np.ndarray:
     return np.minimum((buckets * position) // np.maximum(total, 1), buckets - 1).astype(np.int64)
 
@@ -97,11 +117,16 @@ class Sampled:
 class EntityStatistics:
     """The released tables (probabilities, post-processed) and how to sample from them."""
 
-    def __init__(self, schema: EntitySchema, settings: EntitySettings, arrays: dict[str, np.ndarray]) -> None:
+    def __init__(
+        self, schema: EntitySchema, settings: EntitySettings, arrays: dict[str, np.ndarray], *, link: int | None = None
+    ) -> None:
+        """`link`: the link chosen with DP (link_choice.py); without it, `link_index`'s rule."""
         self.schema, self.settings, self.arrays_ = schema, settings, arrays
         self.parent_cells = [ColumnCells.of(c, settings.bins) for c in schema.parents.columns]
         self.event_cells = [ColumnCells.of(c, settings.bins) for c in schema.events.columns]
-        self.link = link_index(schema, settings)
+        self.link = link_index(schema, settings) if link is None else link
+        if self.link is not None and self.parent_cells[self.link].spec.is_numeric:
+            raise ValueError("the link must be a categorical or boolean parent column")
         self.edges = count_edges(schema.max_events)
 
     # ------------------------------------------------------------------ release
@@ -116,8 +141,9 @@ class EntityStatistics:
         target: ShareTarget,
         rng: np.random.Generator,
     ) -> EntityStatistics:
-        """The releases of the module docstring, at one σ (`len(releases)` Gaussian entries)."""
-        model = cls(schema, settings, {})
+        """The link's choice (when there is one), then the releases of the module docstring at one
+        σ (`len(releases)` Gaussian entries) on what is left of the target."""
+        model = cls(schema, settings, {}, link=cls.chosen_link(read, schema, settings, ledger, target, rng))
         histograms = model.histograms(read)
         sigma = target.sigma(1.0, len(histograms), ledger.entries)
         arrays: dict[str, np.ndarray] = {}
@@ -132,6 +158,26 @@ class EntityStatistics:
         stds = {key: sigma * sensitivity for parts, sensitivity, _ in histograms.values() for key in parts}
         model.arrays_ = model.post_process(arrays, stds)
         return model
+
+    @staticmethod
+    def chosen_link(
+        read: EntityRead,
+        schema: EntitySchema,
+        settings: EntitySettings,
+        ledger: PrivacyLedger,
+        target: ShareTarget,
+        rng: np.random.Generator,
+    ) -> int | None:
+        """The link drawn with DP (link_choice.py) when none is named, the choice is on and there are
+        two candidates or more (public facts all); else None (`link_index`'s rule, free)."""
+        candidates = link_candidates([c.is_numeric for c in schema.parents.columns])
+        if settings.link is not None or not settings.choose_link or len(candidates) < 2:
+            return None
+        sizes = [ColumnCells.of(c, settings.bins).size for c in schema.parents.columns]
+        event_sizes = [ColumnCells.of(c, settings.bins).size for c in schema.events.columns]
+        utilities = link_utilities(read.parent_codes, sizes, candidates, count_bucket(read.counts), COUNT_BUCKETS,
+                                   read.owner, read.event_codes, event_sizes, schema.max_events)  # fmt: skip
+        return choose_link(utilities, candidates, len(event_sizes), LINK_SHARE * target.epsilon, ledger, rng)
 
     def histograms(self, read: EntityRead) -> dict[str, tuple[dict[str, np.ndarray], float, str]]:
         """Every release's exact histograms (private), its L2 sensitivity and its argument in words."""
@@ -163,19 +209,42 @@ class EntityStatistics:
             out[TIMES] = (times, math.sqrt(2.0), "√2 (one entity: one cell of each)")
         k, buckets = self.schema.max_events, self.settings.position_buckets
         bucket = position_bucket(read.position, read.read[read.owner], buckets)
-        event_group = groups[read.owner] * buckets + bucket
+        entity_group = groups * self.settings.count_groups + count_group(read.counts, self.settings.count_groups)
+        event_group = entity_group[read.owner] * buckets + bucket
         events: dict[str, np.ndarray] = {}
+        codes = read.event_codes
         for j, cells in enumerate(self.event_cells):
-            table = _table(event_group, read.event_codes[:, j], self.n_groups * buckets, cells.size) / k
-            events[f"event_{j}"] = table.reshape(self.n_groups, buckets, cells.size)
+            if self.paired(j):  # (link cell, cell of j - 1, cell of j)
+                before = self.event_cells[j - 1].size
+                pair_groups = self.pair_groups
+                rows = (entity_group[read.owner] % pair_groups) * before + codes[:, j - 1]
+                table = _table(rows, codes[:, j], pair_groups * before, cells.size) / k
+                events[f"event_{j}"] = table.reshape(pair_groups, before, cells.size)
+            else:
+                table = _table(event_group, codes[:, j], self.event_groups * buckets, cells.size) / k
+                events[f"event_{j}"] = table.reshape(self.event_groups, buckets, cells.size)
         d_e = len(events)
         out[EVENTS] = (events, math.sqrt(d_e), f"√d_e = √{d_e} (≤ k events of weight 1/k: ≤ 1 per column, k = {k})")
         return out
+
+    def paired(self, j: int) -> bool:
+        """Whether event column j is drawn from its pair with column j - 1 (the chain)."""
+        return j > 0 and self.settings.event_pairs != "none"
+
+    @property
+    def pair_groups(self) -> int:
+        """The chain's pair tables' groups: the event tables' ("chain"), or one ("pooled")."""
+        return self.event_groups if self.settings.event_pairs == "chain" else 1
 
     @property
     def n_groups(self) -> int:
         """The link's cells when the events are linked to it, else 1."""
         return self.parent_cells[self.link].size if self.link is not None and self.settings.linked else 1
+
+    @property
+    def event_groups(self) -> int:
+        """The event tables' groups: the link's cells (or 1) times the count groups."""
+        return self.n_groups * self.settings.count_groups
 
     def groups(self, parent_codes: np.ndarray) -> np.ndarray:
         if self.n_groups == 1:
@@ -231,9 +300,12 @@ class EntityStatistics:
         buckets = self.settings.position_buckets
         bucket = position_bucket(position, counts[owner], buckets)
         events = np.zeros((len(owner), len(self.event_cells)), dtype=np.int64)
+        entity_group = groups * self.settings.count_groups + count_group(counts, self.settings.count_groups)
         for j in range(len(self.event_cells)):
             table = a[f"event_{j}"]
-            events[:, j] = _draw(table[groups[owner], bucket], rng)
+            given = events[:, j - 1] if self.paired(j) else bucket
+            rows = entity_group[owner] % self.pair_groups if self.paired(j) else entity_group[owner]
+            events[:, j] = _draw(table[rows, given], rng)
         return Sampled(parents, counts, owner, events, times)
 
     def _times(
@@ -262,10 +334,11 @@ class EntityStatistics:
         return dict(self.arrays_)
 
     def form(self) -> dict[str, Any]:
-        return {"link": self.link, "groups": self.n_groups, "count_edges": self.edges.tolist()}
+        return {"link": self.link, "groups": self.n_groups, "count_edges": self.edges.tolist(),
+                "event_pairs": self.settings.event_pairs}  # fmt: skip
 
     def expected_shapes(self) -> dict[str, tuple[int, ...]]:
-        model = EntityStatistics(self.schema, self.settings, {})
+        model = EntityStatistics(self.schema, self.settings, {}, link=self.link)
         shapes: dict[str, tuple[int, ...]] = {}
         if self.link is not None:
             shapes["parent_link"] = (self.parent_cells[self.link].size,)
@@ -278,16 +351,20 @@ class EntityStatistics:
             bins = self.settings.time_bins
             shapes["span"], shapes["start"] = (COUNT_BUCKETS, bins), (bins, bins)
         for j, cells in enumerate(self.event_cells):
-            shapes[f"event_{j}"] = (self.n_groups, self.settings.position_buckets, cells.size)
+            given = self.event_cells[j - 1].size if self.paired(j) else self.settings.position_buckets
+            shapes[f"event_{j}"] = (model.pair_groups if self.paired(j) else model.event_groups, given, cells.size)
         return shapes
 
     @classmethod
     def from_arrays(
-        cls, schema: EntitySchema, settings: EntitySettings, arrays: dict[str, np.ndarray]
+        cls, schema: EntitySchema, settings: EntitySettings, arrays: dict[str, np.ndarray], *, link: int | None = None
     ) -> EntityStatistics:
-        """The model from its saved arrays, strictly (ValueError on a missing, misshapen or
-        improper array)."""
-        model = cls(schema, settings, {})
+        """The model from its saved arrays and its saved link (its form's), strictly (ValueError on a
+        missing, misshapen or improper array or link)."""
+        if link is not None and (isinstance(link, bool) or not isinstance(link, int)
+                                 or not 0 <= link < len(schema.parents.columns)):  # fmt: skip
+            raise ValueError("the saved link is not a parent column's place")
+        model = cls(schema, settings, {}, link=link)
         expected = model.expected_shapes()
         if set(arrays) != set(expected):
             raise ValueError(f"arrays {sorted(arrays)} where {sorted(expected)} were expected")
@@ -316,33 +393,6 @@ def link_index(schema: EntitySchema, settings: EntitySettings) -> int | None:
 
 def _count_bin(counts: np.ndarray, edges: np.ndarray) -> np.ndarray:
     return np.clip(np.searchsorted(edges, counts, side="right") - 1, 0, len(edges) - 2)
-
-
-def _table(rows: np.ndarray, columns: np.ndarray, n_rows: int, n_columns: int) -> np.ndarray:
-    """The 2-way count table of (rows, columns)."""
-    flat = np.bincount(rows * n_columns + columns, minlength=n_rows * n_columns)
-    return flat.reshape(n_rows, n_columns).astype(np.float64)
-
-
-def _normalised(values: np.ndarray) -> np.ndarray:
-    """Each last-axis row divided by its sum; an all-zero row takes the mean of the others (the
-    marginal over its condition), and uniform if all are zero."""
-    flat = values.reshape(-1, values.shape[-1])
-    sums = flat.sum(axis=1, keepdims=True)
-    total = flat.sum(axis=0)
-    fallback = total / total.sum() if total.sum() > 0 else np.full(flat.shape[1], 1.0 / flat.shape[1])
-    out = np.where(sums > 0, flat / np.where(sums > 0, sums, 1.0), fallback)
-    return out.reshape(values.shape)
-
-
-def _draw(probabilities: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """One cell per row of an (n, cells) array of probabilities (inverse CDF)."""
-    probabilities = np.asarray(probabilities)
-    if len(probabilities) == 0:
-        return np.zeros(0, dtype=np.int64)
-    cumulative = np.cumsum(probabilities, axis=-1)
-    u = rng.random(len(probabilities))[:, None] * cumulative[:, -1:]
-    return np.minimum((u >= cumulative).sum(axis=-1), probabilities.shape[-1] - 1).astype(np.int64)
 
 
 __all__ = ["COUNTS", "EVENTS", "EntityStatistics", "PARENTS", "Sampled", "TIMES", "count_edges", "link_index"]

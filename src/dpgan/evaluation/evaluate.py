@@ -21,6 +21,7 @@ from dpgan.evaluation.jsonable import to_jsonable
 from dpgan.evaluation.tables.code_levels import add_level_scores, without_keys
 from dpgan.evaluation.tables.dates import temporal_columns, with_date_parts
 from dpgan.evaluation.tables.fidelity import MISSING, column_kinds, fidelity, is_numeric_kind
+from dpgan.evaluation.tables.learned_columns import learned_entry
 from dpgan.evaluation.tables.ml_efficacy import Progress, ml_efficacy
 from dpgan.evaluation.tables.rules import rules_entry, rules_schema
 from dpgan.evaluation.tables.utility import balanced_rf_accuracy
@@ -100,6 +101,8 @@ def evaluate(
     metrics["privacy"] = _privacy(model_dir)
     # the schema's rules: real rows breaking each, and the synthetic ones (0 when the model kept them)
     metrics["rules"] = rules_entry(_named(real, synthetic, test), rules_schema(schema, model_dir))
+    # per column, what the model learned and what that misses on the real rows (nothing lost silently)
+    metrics["learned"] = learned_entry(schema, model_dir, real, synthetic)
     metrics["attacks"] = None
     if attacks:
         run_attacks = _attacks_entry_point()

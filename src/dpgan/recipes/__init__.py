@@ -19,18 +19,30 @@ from dpgan.tables.settings import TableSettings
 
 RECIPES: dict[str, Recipe] = {r.name: r for r in (DP_GAN, DP_WGAN, DP_CGAN, DTGAN_D, DTGAN_G)}
 DEFAULT_RECIPE = "dp-gan"
+# the tables' statistics model (dpgan.tables.fit.marginals): no network and no loop, so not one of
+# RECIPES (which the GAN's tests and the audit iterate); a Recipe record only so that the facade
+# and the model file carry its name as they carry a recipe's
+MARGINALS = Recipe(
+    name="marginals",
+    paper="McKenna, Miklau, Sheldon 2021 (MST)",
+    summary="a DP tree of 2-way marginals (MST-style selection), sampled along the tree: no GAN",
+    strategy="dp-critic",  # never run: the model releases its tables itself
+    conditional=False,
+)
+STATISTICS_RECIPES: dict[str, Recipe] = {MARGINALS.name: MARGINALS}
 # the table kind's models (dpgan.model_catalog): every recipe a GAN that reads the loop's settings
 # and every field of TableSettings (its codec, its plug-ins, checkpoint selection)
 TABLE_MODELS = tuple(
     ModelEntry(r.name, "GAN", r.summary, tuple(f.name for f in fields(TableSettings)), default=r.name == DEFAULT_RECIPE)
     for r in RECIPES.values()
-)
+) + (ModelEntry(MARGINALS.name, "statistics", MARGINALS.summary, ("geo_pairs",)),)
 
 
 def get_recipe(name: str) -> Recipe:
-    if not isinstance(name, str) or name not in RECIPES:
-        raise InputError(f"unknown recipe {name!r}; choose one of {', '.join(RECIPES)}")
-    return RECIPES[name]
+    known = {**RECIPES, **STATISTICS_RECIPES}
+    if not isinstance(name, str) or name not in known:
+        raise InputError(f"unknown recipe {name!r}; choose one of {', '.join(known)}")
+    return known[name]
 
 
-__all__ = ["DEFAULT_RECIPE", "RECIPES", "TABLE_MODELS", "Recipe", "get_recipe"]
+__all__ = ["DEFAULT_RECIPE", "MARGINALS", "RECIPES", "STATISTICS_RECIPES", "TABLE_MODELS", "Recipe", "get_recipe"]

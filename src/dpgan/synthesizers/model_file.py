@@ -23,6 +23,7 @@ from dpgan.tables.codec.conditioning import Condition
 from dpgan.tables.codec.encoder import TableEncoder
 from dpgan.tables.fit.plan import FittedTable
 from dpgan.tables.sampling.label_model import LabelModel, split_tensors
+from dpgan.tables.sampling.marginals_model import MARGINALS_MODEL, TableMarginals
 from dpgan.tables.schema.table import Schema
 from dpgan.tables.settings import TableSettings, loop_config, split_settings
 from dpgan.training.config import TrainingConfig
@@ -79,6 +80,9 @@ def fitted_from_model(meta: dict[str, Any], tensors: dict[str, torch.Tensor], co
     encoder = TableEncoder(schema, meta.get("dtypes"))
     ledger = PrivacyLedger.from_dict(meta["ledger"])
     training = dict(meta["training"])
+    if meta.get("recipe") == MARGINALS_MODEL:  # the statistics model: its tables, no network
+        marginals = TableMarginals.from_files(encoder, training["marginals"], tensors)
+        return FittedTable(ledger, schema, encoder, marginals, condition, None, training)
     generator: torch.nn.Module = build_generator(config, encoder.spans, condition.slice if condition else None)
     members = len((training.get("selection") or {}).get("chosen_steps") or [None])
     if members > 1:  # the union of the top Q selected generators (dpgan.training.selection)

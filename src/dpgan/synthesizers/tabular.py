@@ -25,7 +25,7 @@ from dpgan.devices import released_on_cpu
 from dpgan.errors import InputError
 from dpgan.model_catalog import model_entry, one_name, refuse_unread_settings
 from dpgan.privacy.ledger_entry import DEFAULT_ACCOUNTANT
-from dpgan.recipes import DEFAULT_RECIPE, TABLE_MODELS, Recipe, get_recipe
+from dpgan.recipes import DEFAULT_RECIPE, MARGINALS, TABLE_MODELS, Recipe, get_recipe
 from dpgan.serialization import REPORT_KEY, write_model_dir
 from dpgan.synthesizers.model_file import load_table_synthesizer, model_metadata, model_tensors
 from dpgan.synthesizers.table_runs import RunPlace, TableRun, run_in_memory, run_streamed
@@ -90,6 +90,8 @@ class TabularSynthesizer(Synthesizer):
         self.recipe: Recipe = get_recipe(one_name(model, recipe) or DEFAULT_RECIPE)
         if condition is not None and not isinstance(condition, str):
             raise InputError("condition must be a column name")
+        if condition is not None and self.recipe.name == MARGINALS.name:
+            raise InputError("the marginals model is not conditional: fit it without a condition column")
         self.config, self.settings = training_config(
             self.recipe, config, table_settings, config_overrides, batch_size=batch_size, epochs=epochs
         )
@@ -157,6 +159,8 @@ class TabularSynthesizer(Synthesizer):
         place = RunPlace(self.device, self.threads)
         settings = FitSettings.of(self)
         if isinstance(data, (str, Path, ParquetSource)):  # read in record batches (dpgan.tables.fit.streamed)
+            if self.recipe.name == MARGINALS.name:  # public: the form of the input, before any read
+                raise InputError("the marginals model fits a table in memory: pass a DataFrame (or a CSV file)")
             opened, schema, options = stream_arguments(
                 data, schema, settings, target=target, categorical=categorical, bounds=bounds,
                 categories=categories, strict=strict, checkpoint=checkpoint, keys=keys, hierarchies=hierarchies,

@@ -52,6 +52,7 @@ TABLE = register(
         loop_words="tables",
         recipe_loops={"dtgan-g": DTGAN_G_LOOP},
         audit="dpgan.evaluation.audit.target:table_model_target",
+        learned="dpgan.tables.schema.learned:model_learned",
         commands=("dpgan.cli.demo:add_demo_command", "dpgan.cli.schema:add_schema_command"),
         default=True,
         unmarked_files=True,

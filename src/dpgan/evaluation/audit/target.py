@@ -33,7 +33,7 @@ from dpgan.privacy.accounting import (
 )
 from dpgan.privacy.calibration import calibrate_noise_multiplier
 from dpgan.privacy.epsilon_range import check_target_epsilon
-from dpgan.recipes import Recipe, get_recipe
+from dpgan.recipes import MARGINALS, Recipe, get_recipe
 from dpgan.serialization import read_model_dir
 from dpgan.tables.codec.conditioning import Condition, check_condition_column
 from dpgan.tables.codec.encoder import TableEncoder
@@ -109,6 +109,11 @@ def from_model_dir(path: str | Path) -> AuditTarget:
 def table_model_target(path: str | Path) -> AuditTarget:
     """A table model's settings (the table kind's audit, dpgan.tables.registration)."""
     _, meta = read_model_dir(path)
+    if meta.get("recipe") == MARGINALS.name:  # a statistics model: no private step to audit
+        raise ModelFileError(
+            f"{path} is a marginals model: it has no DP-SGD step to audit (its Gaussian and "
+            "exponential-mechanism releases are in its ledger: dpgan inspect)"
+        )
     try:
         recipe = get_recipe(meta.get("recipe", "dp-gan"))
         training = meta["training"]

@@ -21,11 +21,10 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from sklearn.ensemble import RandomForestClassifier
 from sklearn.linear_model import Ridge
-from sklearn.model_selection import StratifiedKFold, cross_val_predict
 
-FOLDS = 5
+from dpgan.evaluation.two_sample_forest import FOLDS, cross_validated_forest
+
 MAX_SERIES_PER_SIDE = 2000  # the classifier's cost grows with the series; the score's noise shrinks slowly
 MAX_WINDOW = 8
 
@@ -59,9 +58,7 @@ def discriminative_score(real: np.ndarray, synthetic: np.ndarray, seed: int = 0)
     truth = np.r_[np.ones(size), np.zeros(size)]
     if not np.isfinite(features).all():  # a synthetic NaN is itself a giveaway: the classifier would see it
         features = np.nan_to_num(features, nan=0.0, posinf=1e12, neginf=-1e12)
-    model = RandomForestClassifier(n_estimators=200, min_samples_leaf=2, random_state=seed, n_jobs=1)
-    folds = StratifiedKFold(n_splits=FOLDS, shuffle=True, random_state=seed)
-    predicted = cross_val_predict(model, features, truth, cv=folds)
+    predicted = cross_validated_forest(features, truth, seed=seed)
     accuracy = float((predicted == truth).mean())
     return {"score": abs(accuracy - 0.5), "accuracy": accuracy, "series_per_side": size}
 

@@ -33,6 +33,7 @@ from dpgan.evaluation.report_core import (
     privacy_section,
     write_html,
 )
+from dpgan.evaluation.tables.learned_columns import learned_section
 from dpgan.evaluation.tables.ml_efficacy import Progress
 from dpgan.evaluation.tables.rules import rules_section
 
@@ -82,6 +83,7 @@ def render_report(
         audit_section(metrics.get("audit")),
         _utility_section(metrics),
         _fidelity_section(metrics.get("fidelity", {}), metrics.get("columns", {}), real, synthetic, progress),
+        learned_section(metrics.get("learned")),
         rules_section(metrics.get("rules")),
         attacks_section(metrics.get("attacks")),
         "</body></html>",

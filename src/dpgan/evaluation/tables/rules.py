@@ -8,14 +8,13 @@ the evaluation, which is for the data owner and is not a release.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from dpgan.errors import InputError
 from dpgan.evaluation.report_core import html_table, note
+from dpgan.evaluation.tables.learned_columns import released_schema
 from dpgan.tables.schema.rule_breaks import rule_break_counts
 from dpgan.tables.schema.table import Schema
 
@@ -31,13 +30,7 @@ def rules_schema(schema: Schema | None, model_dir: str | Path | None) -> Schema 
     """The schema whose rules the evaluation counts: the given one, else the model's (if it has rules)."""
     if schema is not None and schema.rules:
         return schema
-    if model_dir is None:
-        return None
-    try:
-        saved = json.loads((Path(model_dir) / "model.json").read_text()).get("schema")
-        model_schema = Schema.from_dict(saved) if isinstance(saved, dict) else None
-    except (OSError, ValueError, InputError):  # another kind's model, or none: no rules to count
-        return None
+    model_schema = released_schema(model_dir)  # None: another kind's model, or none: no rules to count
     return model_schema if model_schema is not None and model_schema.rules else None
 
 

@@ -28,6 +28,7 @@ from dpgan.privacy.accounting import PrivacyLedger
 from dpgan.privacy.distributed import SINGLE_PROCESS, ProcessGroupContext
 from dpgan.tables.codec.conditioning import Condition, build_condition, condition_column_for
 from dpgan.tables.codec.encoder import TableEncoder, public_dtypes
+from dpgan.tables.fit.marginals import TableMarginalsModel
 from dpgan.tables.fit.options import FitOptions
 from dpgan.tables.fit.plan import FitSettings
 from dpgan.tables.fit.plugins import AnchorCounts, TableExtras, label_model_from_tables, table_plugins
@@ -36,6 +37,7 @@ from dpgan.tables.fit.public_data import PublicTable, encode_public
 from dpgan.tables.fit.resume import ResumableFit, releases_before_training
 from dpgan.tables.fit.selection import Holdout, Selection, reserve_selection, select_released, split_heldout
 from dpgan.tables.sampling.label_model import label_target
+from dpgan.tables.sampling.marginals_model import MARGINALS_MODEL
 from dpgan.tables.sampling.rows import TableSampler
 from dpgan.tables.sampling.table_label_model import match_prior
 from dpgan.tables.schema.keys import KeySpec
@@ -121,8 +123,10 @@ class TableKind:
         self.data = KindData(encoded, train_rows, extras)
         return self.data
 
-    def model(self, data: KindData) -> GANModel:
-        return GANModel(self)  # a table's model is the GAN: the parts below
+    def model(self, data: KindData) -> GANModel | TableMarginalsModel:
+        if self.settings.recipe.name == MARGINALS_MODEL:  # the statistics model: no plug-ins, no GAN
+            return TableMarginalsModel()
+        return GANModel(self)  # the GAN: the parts below
 
     def generator(self, data: KindData) -> None:
         return None  # the loop builds the configured tabular networks

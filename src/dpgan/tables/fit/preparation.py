@@ -282,8 +282,9 @@ def charge_schema(
         "numeric: bins of a public grid (integer columns: with their whole numbers, sentinel codes and others "
         "above a threshold) and, on a table large enough for the finest grid, a second release of 1,024 fine cells "
         "a grid bin over the range the grid found (a third of this Gaussian: the parts' 1/σ² add to this one); other "
-        "kinds: values above a threshold (its failure δ added); every histogram but a calendar grid has a public null "
-        "cell; dates and times: bins of a public calendar grid"
+        "kinds: values above a threshold (its failure δ added); dates and times: bins of a public calendar grid (a "
+        "timestamp written with a zone: and, at a tenth of this Gaussian, one cell per public zone writing); every "
+        "histogram has a public null cell"
     )
     charge_gaussian(ledger, SCHEMA_EVENT, sigma, count=others, extra_delta=plan.threshold_delta, note=note)
     if hints.target is not None:

@@ -146,20 +146,26 @@ class ClassCounts:
 CLASS_CELLS = len(ClassCounts(0.0, 0.0, 0.0, 0.0).as_array())
 
 
-def class_counts(series: pd.Series) -> ClassCounts:
-    return class_counts_of(classify(series))
+def class_counts(series: pd.Series, weights: np.ndarray | None = None) -> ClassCounts:
+    return class_counts_of(classify(series), weights)
 
 
-def class_counts_of(cells: Cells) -> ClassCounts:
-    """The class counts of a column already classified (so a pass classifies each cell once)."""
+def class_counts_of(cells: Cells, weights: np.ndarray | None = None) -> ClassCounts:
+    """The class counts of a column already classified (so a pass classifies each cell once). With
+    `weights` (one per cell), each cell counts its weight instead of 1: a unit whose cells' weights
+    sum to at most 1 (an entity's events: dpgan.entities.inference) moves the histogram by at most 1."""
     whole, codes = cells.whole, cells.codes
-    temporal = temporal_cell_counts(cells)
+    temporal = temporal_cell_counts(cells, weights)
+
+    def total(mask: np.ndarray) -> float:
+        return float(np.sum(mask)) if weights is None else float(np.sum(weights[mask]))
+
     return ClassCounts(
-        float(np.sum((cells.kind == NULL) | (cells.kind == INFINITE))),
-        float(np.sum(whole & ~codes)),
-        float(np.sum((cells.kind == NUMBER) & ~whole)),
-        float(np.sum(cells.kind == TEXT) - temporal.sum()),
-        float(np.sum(codes)),
+        total((cells.kind == NULL) | (cells.kind == INFINITE)),
+        total(whole & ~codes),
+        total((cells.kind == NUMBER) & ~whole),
+        total(cells.kind == TEXT) - float(temporal.sum()),
+        total(codes),
         tuple(map(float, temporal)) if temporal.any() else (),
     )
 

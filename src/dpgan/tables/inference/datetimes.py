@@ -17,13 +17,21 @@ Everything below is post-processing of those noisy counts
   is read in the order whose own cells (those the other order cannot read) count more, month first
   on a tie: a cell never names the order; typed values are a timestamp when time stamps clear both
   their noise and STAMP_SHARE of the typed cells (a column of midnights is a date);
-- a zone: zoned cells are learned in UTC and written back in UTC (the zone's name is not released).
+- a zone: zoned cells are learned in UTC; typed ones are written back in UTC, text ones in the zone
+  writing their domain release chooses (dpgan.tables.inference.zones), else in UTC.
 
 The range is the second release, the domain histogram: the column's values on a public calendar
 grid (month starts from 1800 to 2200, or quarter hours of the day), summed to the resolution that N̂
 and σ allow (TYPICAL_MONTHS), at the domain release's σ (sensitivity 1: each row in one bin; the same ledger entry
 as a numeric column's grid). Its bins above the noise give the range between the DP quantiles, as
-for numbers (dpgan.tables.inference.numeric.quantile_range).
+for numbers (dpgan.tables.inference.numeric.quantile_range). Like every domain histogram it has a
+public null cell: the rows that hold no value of the kind (missing, unreadable, a time in a date
+column: what conform makes null). Each row is still in exactly one cell, so the sensitivity stays 1
+and the null count comes free; dpgan.tables.inference.infer.null_count combines it with the class
+release's by inverse variance (noise ≈ σ, where the class count alone carries 2σ·√5 over five
+cells). Its noise is drawn from a child of the fit's generator, so every later release draws what
+it drew before. A timestamp written with a zone (`%z`) splits that Gaussian with a histogram of its
+zone writings (dpgan.tables.inference.zones), so it is sampled in its own zone and writing.
 """
 
 from __future__ import annotations
@@ -38,7 +46,15 @@ from dpgan.privacy.mechanisms import bin_index, noisy_counts
 from dpgan.tables.inference.categorical import Decision
 from dpgan.tables.inference.domain import NUMERIC_BIN_SIGMAS
 from dpgan.tables.inference.numeric import _without_isolated_noise, quantile_range
-from dpgan.tables.inference.temporal_kinds import TemporalChoice, parse_key
+from dpgan.tables.inference.temporal_kinds import TemporalChoice, child_generator, key_format, parse_key
+from dpgan.tables.inference.zones import (
+    choose_zone,
+    release_zones,
+    split_noise,
+    zone_counts,
+    zoned_format,
+    zoned_text,
+)
 from dpgan.tables.schema.columns import ColumnSpec
 from dpgan.tables.schema.datetimes import DATE, SECONDS_PER_DAY, TIME, TIMESTAMP, column_values
 
@@ -80,37 +96,62 @@ def calendar_edges(kind: str, step: int = 1) -> np.ndarray:
 
 @dataclass
 class CalendarCounts:
-    """A temporal column's counts on its kind's finest grid (and its exact extent: non-private path only)."""
+    """A temporal column's counts on its kind's finest grid (and its exact extent: non-private path
+    only), and its null cell: the rows that hold no value of the kind (with its noise std once
+    released; None: exact); a zoned text timestamp's zone counts too (dpgan.tables.inference.zones)."""
 
     kind: str
     bins: np.ndarray
     low: float = math.nan
     high: float = math.nan
     step: int = 1  # months or quarter hours a bin (after the release's coarsening)
+    nulls: float = 0.0
+    null_noise: float | None = None  # also the grid's noise once released
+    zones: np.ndarray | None = None  # a zoned text timestamp's: the count of each zone cell
+    zone_noise: float | None = None
 
 
-def calendar_counts(series: pd.Series, key: str) -> CalendarCounts:
-    """The exact counts of the column's values on the finest public grid (one bin per row)."""
+def calendar_counts(series: pd.Series, key: str, weights: np.ndarray | None = None) -> CalendarCounts:
+    """The exact counts of the column's values on the finest public grid (one bin per row; with
+    `weights`, each row its weight: see dpgan.tables.inference.domain.domain_counts)."""
     kind, day_first = parse_key(key)
     values = column_values(series, kind, day_first)
-    values = values[np.isfinite(values)]
-    return counts_of_values(values, kind)
+    finite = np.isfinite(values)
+    row_weights = np.ones(len(values)) if weights is None else np.asarray(weights, dtype=np.float64)
+    nulls = float(np.sum(row_weights[~finite]))
+    counts = counts_of_values(values[finite], kind, None if weights is None else weights[finite], nulls=nulls)
+    if zoned_text(key_format(key)):
+        counts.zones = zone_counts(series, weights)
+    return counts
 
 
-def counts_of_values(values: np.ndarray, kind: str) -> CalendarCounts:
+def counts_of_values(
+    values: np.ndarray, kind: str, weights: np.ndarray | None = None, nulls: float = 0.0
+) -> CalendarCounts:
+    """The grid counts of a column's readable `values` (finite; each its weight when given), with the
+    count of its other rows."""
     edges = calendar_edges(kind)
-    counts = np.bincount(bin_index(values, edges), minlength=len(edges) - 1).astype(np.float64)
+    counts = np.bincount(bin_index(values, edges), weights=weights, minlength=len(edges) - 1).astype(np.float64)
     extent = (float(values.min()), float(values.max())) if len(values) else (math.nan, math.nan)
-    return CalendarCounts(kind, counts, *extent)
+    return CalendarCounts(kind, counts, *extent, nulls=nulls)
 
 
 def release_calendar(counts: CalendarCounts, sigma: float, rng: np.random.Generator, rows: float) -> CalendarCounts:
     """The Gaussian release of the grid, its bins first summed to the resolution N̂ and σ allow
-    (public facts: the coarse histogram still has sensitivity 1)."""
+    (public facts: the coarse histogram still has sensitivity 1), and of its null cell (from a child
+    of `rng`: the grid's draws, and every later release's, are those drawn before it had one). With
+    zone counts, the Gaussian is split between the grid and the zones (`split_noise`)."""
+    zones, zone_noise = None, None
+    if counts.zones is not None:
+        sigma, zone_noise = split_noise(sigma)
+        zones = release_zones(counts.zones, zone_noise, rng)
     steps, typical = (TIME_STEPS, TYPICAL_QUARTER_HOURS) if counts.kind == TIME else (MONTH_STEPS, TYPICAL_MONTHS)
     step = next((s for s in steps if rows / (typical / s) >= NUMERIC_BIN_SIGMAS * sigma), steps[-1])
     coarse = np.add.reduceat(counts.bins, np.arange(0, len(counts.bins), step))
-    return CalendarCounts(counts.kind, noisy_counts(coarse, sigma, rng), step=step)
+    bins = noisy_counts(coarse, sigma, rng)
+    nulls = float(noisy_counts(np.array([counts.nulls]), sigma, child_generator(rng))[0])
+    return CalendarCounts(counts.kind, bins, step=step, nulls=nulls, null_noise=sigma, zones=zones,
+                          zone_noise=zone_noise)  # fmt: skip
 
 
 def temporal_column(
@@ -123,8 +164,11 @@ def temporal_column(
     dates: float = 0.0,
 ) -> Decision:
     """The column's spec from its released (or, `exact`, true) grid counts and the noisy count of
-    its date/time cells (`dates`, from the class release): post-processing only."""
+    its date/time cells (`dates`, from the class release): post-processing only. `sigma` is the
+    domain release's; a zoned column's grid has its share's noise (`CalendarCounts.null_noise`)."""
     kind, note = choice.kind, None
+    if counts.null_noise is not None:
+        sigma = counts.null_noise
     if exact:
         low, high = counts.low, counts.high
         if not math.isfinite(low):
@@ -147,9 +191,11 @@ def temporal_column(
         high = low + (1.0 if kind == DATE else 60.0)
     finest = 30.44 if kind == DATE else 30.44 * SECONDS_PER_DAY if kind == TIMESTAMP else 3600.0
     bins = int(min(MAX_TEMPORAL_BINS, max(1, round((high - low) / finest))))
+    zone = None if counts.zones is None else choose_zone(counts.zones, None if exact else counts.zone_noise)
+    fmt, timezone = zoned_format(choice, zone)
     spec = ColumnSpec(
         name, kind, min=low, max=high, nullable=nullable, bins=bins,
-        format=choice.format, timezone=choice.timezone, resolution=choice.resolution,
+        format=fmt, timezone=timezone, resolution=choice.resolution,
     )  # fmt: skip
     return Decision(spec, note)
 

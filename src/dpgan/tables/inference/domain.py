@@ -108,35 +108,52 @@ class DomainCounts:
         return public_numeric_grid(self.per_decade)
 
 
-def domain_counts(series: pd.Series, kind: str) -> DomainCounts:
+def domain_counts(series: pd.Series, kind: str, weights: np.ndarray | None = None) -> DomainCounts:
+    """The exact counts of a column's domain release. With `weights` (one per cell, each unit's
+    summing to at most 1: dpgan.entities.inference), each cell counts its weight instead of 1, so
+    one unit still moves the histogram by at most 1 (its L2 change is at most its L1 change)."""
+    weights = None if weights is None else np.asarray(weights, dtype=np.float64)
     if kind == NUMERIC:
         edges = public_numeric_grid()
         cells = classify(series)
-        numbers = cells.number[cells.kind == NUMBER]
-        counts = np.bincount(bin_index(numbers, edges), minlength=len(edges) - 1).astype(np.float64)
+        present = cells.kind == NUMBER
+        numbers = cells.number[present]
+        mine = None if weights is None else weights[present]
+        counts = np.bincount(bin_index(numbers, edges), weights=mine, minlength=len(edges) - 1).astype(np.float64)
         extent = (float(numbers.min()), float(numbers.max())) if len(numbers) else (math.nan, math.nan)
-        wholes = whole_counts(cells.number[cells.whole])
+        wholes = whole_counts(cells.number[cells.whole], None if weights is None else weights[cells.whole])
+        nulls = float(len(series) - len(numbers)) if weights is None else float(np.sum(weights[~present]))
         return DomainCounts(
-            bins=counts, low=extent[0], high=extent[1], wholes=wholes, nulls=float(len(series) - len(numbers)),
-            fine=fine_counts(numbers),
+            bins=counts, low=extent[0], high=extent[1], wholes=wholes, nulls=nulls, fine=fine_counts(numbers, mine),
         )  # fmt: skip
     keys = cell_keys(series)
-    present = keys[keys != None]  # noqa: E711 (elementwise)
-    values = {str(k): float(c) for k, c in Counter(present.tolist()).items()}
-    return DomainCounts(values=values, nulls=float(len(keys) - len(present)))
+    known = keys != None  # noqa: E711 (elementwise)
+    present = keys[known]
+    if weights is None:
+        values = {str(k): float(c) for k, c in Counter(present.tolist()).items()}
+        return DomainCounts(values=values, nulls=float(len(keys) - len(present)))
+    weighted = pd.Series(weights[known]).groupby(present.astype(str)).sum()
+    values = {str(k): float(c) for k, c in weighted.items()}
+    return DomainCounts(values=values, nulls=float(np.sum(weights[~known])))
 
 
-def fine_counts(numbers: np.ndarray) -> dict[int, float]:
-    """The count of numbers in each public fine cell that holds any (a sparse histogram: at most
-    FINE_CELLS per grid bin; sums over record batches add up)."""
-    cells, counts = np.unique(fine_cell_index(numbers), return_counts=True)
-    return {int(c): float(n) for c, n in zip(cells, counts)}
+def fine_counts(numbers: np.ndarray, weights: np.ndarray | None = None) -> dict[int, float]:
+    """The count (or summed `weights`) of numbers in each public fine cell that holds any (a sparse
+    histogram: at most FINE_CELLS per grid bin; sums over record batches add up)."""
+    return _summed_by_value(fine_cell_index(numbers), weights)
 
 
-def whole_counts(wholes: np.ndarray) -> dict[int, float]:
-    """The count of each whole number (the keys a numeric column's second histogram releases)."""
-    values, counts = np.unique(wholes, return_counts=True)
-    return {int(v): float(c) for v, c in zip(values, counts)}
+def whole_counts(wholes: np.ndarray, weights: np.ndarray | None = None) -> dict[int, float]:
+    """The count (or summed `weights`) of each whole number (the keys a numeric column's second
+    histogram releases)."""
+    return _summed_by_value(wholes, weights)
+
+
+def _summed_by_value(values: np.ndarray, weights: np.ndarray | None) -> dict[int, float]:
+    """{value: its count, or its rows' summed `weights`} over the distinct values, in ascending order."""
+    distinct, where = np.unique(values, return_inverse=True)
+    sums = np.bincount(where.ravel(), weights=weights, minlength=len(distinct))
+    return {int(v): float(c) for v, c in zip(distinct, sums)}
 
 
 def release_domain(

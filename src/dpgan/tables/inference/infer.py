@@ -26,7 +26,9 @@ Everything in the schema is post-processing of those counts and of the noisy row
 - the kind: numeric when the noisy count of numbers is at least that of text cells, integer unless the
   fractional numbers clearly outweigh both their noise and 2 % of the numbers; boolean when the
   only released values spell true/false; categorical otherwise;
-- `nullable`: the cells that will be null (missing; and text, in a numeric column) clear both 3σ
+- `nullable`: the cells that will be null (missing; text, in a numeric column; anything but a
+  date or time, in a temporal one), counted by the class release and by the domain histogram's
+  null cell and combined by inverse variance (`null_count`), clear both 2σ of that count's noise
   and 0.5 % of N̂. A column judged complete still gets its few nulls mapped by dpgan.tables.reading.conform (to
   `(other)`, or the row is dropped), counted with DP. The target is never nullable (a public
   rule): a label model or a condition needs every row labelled;
@@ -70,7 +72,6 @@ from dpgan.privacy.mechanisms import inverse_variance_mean, set_union_threshold
 from dpgan.tables.inference.categorical import NULL_MIN_SHARE, NULL_SLOT_SIGMAS, Decision, categorical_column
 from dpgan.tables.inference.column_kinds import (
     CLASS_HISTOGRAM_SCALE,
-    NULL_MIN_SIGMAS,
     NUMERIC,
     ClassCounts,
     KindDecision,
@@ -108,15 +109,13 @@ def decide_column(
 ) -> Decision:
     """The column's spec from its released (or, `exact`, true) counts: post-processing only.
     `sigma` is the domain release's noise multiplier."""
-    if kind.temporal is not None:  # a calendar histogram has no null cell: the class release decides
-        assert isinstance(domain, CalendarCounts)
-        null_threshold = 0.0 if exact else max(NULL_MIN_SIGMAS * kind.null_noise, NULL_MIN_SHARE * rows)
-        nullable = bool(kind.will_be_null > null_threshold) and name != hints.target
-        return temporal_column(name, kind.temporal, domain, sigma, nullable, exact, kind.numbers)
-    assert isinstance(domain, DomainCounts)
     nulls, noise = null_count(kind, domain, exact)
     null_threshold = 0.0 if exact else max(NULL_SLOT_SIGMAS * noise, NULL_MIN_SHARE * rows)
     nullable = bool(nulls > null_threshold) and name != hints.target
+    if kind.temporal is not None:
+        assert isinstance(domain, CalendarCounts)
+        return temporal_column(name, kind.temporal, domain, sigma, nullable, exact, kind.numbers)
+    assert isinstance(domain, DomainCounts)
     if kind.kind == NUMERIC:
         return numeric_column(name, kind, domain, sigma, nullable, hints, exact, rows)
     words = {k.lower() for k in domain.values}
@@ -125,12 +124,14 @@ def decide_column(
     return categorical_column(name, domain, rows, nulls, nullable, sigma, target=name == hints.target)
 
 
-def null_count(kind: KindDecision, domain: DomainCounts, exact: bool) -> tuple[float, float]:
+def null_count(kind: KindDecision, domain: DomainCounts | CalendarCounts, exact: bool) -> tuple[float, float]:
     """The column's null rows and their noise std: the class release's count and the domain
-    release's null cell (`DomainCounts.nulls`), combined by inverse variance (post-processing of two
-    releases). The domain's cell has less noise than the class histogram's (2σ, and √2 more for a
-    numeric column's null and text cells): together they find a column 8.5 % null at ε = 1 on
-    3,340 rows, which the class count alone (noise ≈ 208 rows, bar ≈ 620) learned as complete."""
+    release's null cell (`DomainCounts.nulls`, `CalendarCounts.nulls`), combined by inverse variance
+    (post-processing of two releases). The domain's cell has less noise than the class histogram's
+    (2σ, and √2 more for a numeric column's null and text cells, √5 for a temporal column's null,
+    number, text and code cells): together they find a column 8.5 % null at ε = 1 on 3,340 rows,
+    which the class count alone (noise ≈ 208 rows, bar ≈ 620) learned as complete; a date column
+    alike (its class count's noise ≈ 330 rows, bar ≈ 1,000 at 3σ)."""
     if exact or domain.null_noise is None or kind.null_noise <= 0.0:
         return kind.will_be_null, kind.null_noise
     combined, noise = inverse_variance_mean(
@@ -172,9 +173,10 @@ def infer_schema_private(
     )
 
 
-def column_domain(series: pd.Series, key: str) -> DomainCounts | CalendarCounts:
-    """The exact counts of a column's domain release: `key` is its KindDecision's domain_key."""
-    return calendar_counts(series, key) if is_temporal_key(key) else domain_counts(series, key)
+def column_domain(series: pd.Series, key: str, weights: np.ndarray | None = None) -> DomainCounts | CalendarCounts:
+    """The exact counts of a column's domain release: `key` is its KindDecision's domain_key; with
+    `weights`, each row counts its weight (a unit's rows summing to at most 1)."""
+    return calendar_counts(series, key, weights) if is_temporal_key(key) else domain_counts(series, key, weights)
 
 
 def schema_from_counts(

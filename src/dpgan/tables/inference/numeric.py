@@ -64,22 +64,26 @@ def mass_bins(counts: np.ndarray, sigma: float, edges: np.ndarray, rest: np.ndar
     for group in _decades(edges):
         if counts[group].sum() > NUMERIC_BIN_SIGMAS * sigma * math.sqrt(len(group)):
             chosen[group] = True
-    chosen = _without_isolated_noise(chosen, counts, sigma)
+    chosen = _without_isolated_noise(chosen, counts, sigma, mirrored=True)
     kept = counts if rest is None else rest
     return np.where(chosen, np.clip(kept - sigma, 0.0, None), 0.0)
 
 
-def _without_isolated_noise(chosen: np.ndarray, counts: np.ndarray, sigma: float) -> np.ndarray:
+def _without_isolated_noise(chosen: np.ndarray, counts: np.ndarray, sigma: float, mirrored: bool = False) -> np.ndarray:
     """`chosen` less its runs that lie apart from the heaviest run (more than ISOLATION_GAP bins
     from any other chosen bin) unless they clear ISOLATED_SIGMAS noise stds of a sum: the grid has
     about 150 bins, so a column's pure-noise bins clear NUMERIC_BIN_SIGMAS somewhere with
     probability about 3 %, and one such bin decades away took NYC flights' arr_time (1..2,400) to
     [−7·10⁷, 3,000] at ε = 1. A value that far from the rest is a whole number (a sentinel code:
-    released and kept by its own histogram) or holds enough rows to clear the higher bar."""
+    released and kept by its own histogram) or holds enough rows to clear the higher bar.
+    `mirrored`: the bins are the public grid's, symmetric about 0, and runs on either side of 0 are
+    apart by the bins between their magnitudes (`_joined_across_zero`), not by the bins between them."""
     index = np.nonzero(chosen)[0]
     if len(index) < 2:
         return chosen
     runs = np.split(index, np.nonzero(np.diff(index) > ISOLATION_GAP + 1)[0] + 1)
+    if mirrored:
+        runs = _joined_across_zero(runs, len(chosen))
     sums = [float(counts[run].sum()) for run in runs]
     heaviest = int(np.argmax(sums))
     kept = chosen.copy()
@@ -87,6 +91,37 @@ def _without_isolated_noise(chosen: np.ndarray, counts: np.ndarray, sigma: float
         if i != heaviest and total <= ISOLATED_SIGMAS * sigma * math.sqrt(len(run)):
             kept[run] = False
     return kept
+
+
+def _joined_across_zero(runs: list[np.ndarray], bins: int) -> list[np.ndarray]:
+    """Runs of the public grid (`bins` bins, bin i the mirror image of bin bins−1−i) joined when
+    their magnitudes lie within ISOLATION_GAP bins of each other, whatever their signs. Why: between
+    −1 and 0.1 the log grid has nine bins, each of a sliver of the line, so a column on both sides
+    of 0 (a standardised score: Chile's statusquo, −1.8..1.6, half its rows below 0) came out as two
+    runs, and at ε = 1 the lighter half failed the isolated run's bar and was cut off in 8 of 20
+    draws ([0.1, 2] or [−10, −0.1]). Noise at the magnitudes of the data, on the other side of 0,
+    widens a range by at most its own width; the far-off noise the rule is for stays apart."""
+    half = bins // 2
+    spans = []
+    for run in runs:
+        magnitude = np.where(run >= half, run, bins - 1 - run)  # a bin's mirror image on the positive side
+        spans.append((int(magnitude.min()), int(magnitude.max())))
+    group = list(range(len(runs)))  # each run's group: the lowest index of the runs joined to it
+
+    def root(i: int) -> int:
+        while group[i] != i:
+            i = group[i]
+        return i
+
+    for i in range(len(runs)):
+        for j in range(i + 1, len(runs)):
+            (low_i, high_i), (low_j, high_j) = spans[i], spans[j]
+            if max(low_i, low_j) - min(high_i, high_j) <= ISOLATION_GAP + 1:
+                group[max(root(i), root(j))] = min(root(i), root(j))
+    joined: dict[int, list[np.ndarray]] = {}
+    for i, run in enumerate(runs):
+        joined.setdefault(root(i), []).append(run)
+    return [np.sort(np.concatenate(parts)) for parts in joined.values()]
 
 
 def quantile_range(

@@ -15,7 +15,8 @@ its released kind needs it the column alone is re-read in a second pass that cou
 whole number (`recount_values`, `recount_wholes`). The cap is public and decides only how much work
 is done: the counts handed to the release are the exact ones either way. A column with date/time
 cells also keeps their counts on the public calendar grids (month starts, read month first and day
-first; quarter hours), whichever its released kind and format turn out to be.
+first; quarter hours) and of its zone writings (dpgan.tables.inference.zones), whichever its released
+kind and format turn out to be.
 """
 
 from __future__ import annotations
@@ -38,9 +39,11 @@ from dpgan.tables.inference.column_kinds import (
 )
 from dpgan.tables.inference.datetimes import CalendarCounts, calendar_edges, counts_of_values
 from dpgan.tables.inference.domain import DomainCounts, fine_counts, whole_counts
-from dpgan.tables.inference.temporal_kinds import is_temporal_key, parse_key, temporal_cell_counts
+from dpgan.tables.inference.temporal_kinds import is_temporal_key, key_format, parse_key, temporal_cell_counts
+from dpgan.tables.inference.zones import zone_counts, zoned_text
 from dpgan.tables.schema.cells import NULL, NUMBER, Cells, cell_keys, classify
 from dpgan.tables.schema.datetimes import CELLS, DATE, TIME, column_values
+from dpgan.tables.schema.zones import NO_ZONE, ZONE_CELLS
 
 # the calendar grids a temporal column is counted on: (grid kind, day first)
 _CALENDARS = ((DATE, False), (DATE, True), (TIME, False))
@@ -64,6 +67,7 @@ class ColumnCounter:
     wholes: Counter[int] | None = field(default_factory=Counter)
     temporal: np.ndarray = field(default_factory=lambda: np.zeros(CELLS))
     calendars: dict[tuple[str, bool], np.ndarray] = field(default_factory=dict)
+    zones: np.ndarray = field(default_factory=lambda: np.zeros(ZONE_CELLS))  # each zone writing's count
     fine: Counter[int] = field(default_factory=Counter)  # numbers per public fine cell (at most 1,024 a grid bin)
     not_numbers: float = 0.0  # the cells that are no number (a numeric column's null cell)
     nulls: float = 0.0  # the null cells (any other column's)
@@ -78,6 +82,9 @@ class ColumnCounter:
                 values = column_values(series, kind, day_first)
                 bins = counts_of_values(values[np.isfinite(values)], kind).bins
                 self.calendars[(kind, day_first)] = self.calendars.get((kind, day_first), 0.0) + bins
+            self.zones += zone_counts(series)
+        else:
+            self.zones[NO_ZONE] += len(series)
         numbers = cells.number[cells.kind == NUMBER]
         edges = public_numeric_grid()
         self.bins += np.bincount(bin_index(numbers, edges), minlength=len(edges) - 1)
@@ -105,8 +112,10 @@ class ColumnCounter:
             temporal, day_first = parse_key(kind)
             grid = TIME if temporal == TIME else DATE  # a timestamp's months are its dates' months
             empty = np.zeros(len(calendar_edges(grid)) - 1)
-            bins = self.calendars.get((grid, day_first and grid == DATE), empty)
-            return CalendarCounts(temporal, np.array(bins, dtype=np.float64))
+            bins = np.array(self.calendars.get((grid, day_first and grid == DATE), empty), dtype=np.float64)
+            rows = float(self.classes.sum() + self.temporal.sum())  # each row in one class cell
+            zones = self.zones.copy() if zoned_text(key_format(kind)) else None
+            return CalendarCounts(temporal, bins, nulls=rows - float(bins.sum()), zones=zones)  # nulls: no value
         if kind == NUMERIC:
             wholes = self.wholes if self.wholes is not None else recount(self.name, True)
             return DomainCounts(

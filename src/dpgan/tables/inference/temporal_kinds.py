@@ -64,27 +64,40 @@ def is_temporal_key(key: str) -> bool:
     return key.startswith(TEMPORAL + " ")
 
 
+def key_format(key: str) -> str:
+    """The public format of a domain key made by `TemporalChoice.key`."""
+    return key.split(" ", 2)[2]
+
+
 def parse_key(key: str) -> tuple[str, bool]:
     """(kind, day_first) of a domain key made by `TemporalChoice.key`."""
     _, kind, fmt = key.split(" ", 2)
     return kind, fmt != TYPED and day_first_of(fmt)
 
 
-def temporal_cell_counts(cells: Cells) -> np.ndarray:
-    """The count of each temporal cell among a column's TEXT cells (exact: released with noise)."""
+def temporal_cell_counts(cells: Cells, weights: np.ndarray | None = None) -> np.ndarray:
+    """The count (or summed `weights`) of each temporal cell among a column's TEXT cells (exact:
+    released with noise)."""
     if cells.temporal is None:
         return np.zeros(CELLS)
-    found = cells.temporal[(cells.kind == TEXT) & (cells.temporal >= 0)]
-    return np.bincount(found.astype(np.intp), minlength=CELLS).astype(np.float64)
+    mask = (cells.kind == TEXT) & (cells.temporal >= 0)
+    found, mine = cells.temporal[mask], None if weights is None else weights[mask]
+    return np.bincount(found.astype(np.intp), weights=mine, minlength=CELLS).astype(np.float64)
 
 
 def release_temporal(counts: np.ndarray, sigma: float, rng: np.random.Generator) -> np.ndarray:
     """The temporal cells with Gaussian noise, from a child of `rng` (see the module docstring)."""
+    return noisy_counts(counts, sigma, child_generator(rng))
+
+
+def child_generator(rng: np.random.Generator) -> np.random.Generator:
+    """A new child of `rng` (`Generator.spawn`: the parent's stream stays where it was, so releases
+    added for dates leave the draws of every other release as they were); `rng` itself when it has
+    no seed sequence to spawn from."""
     try:
-        child = rng.spawn(1)[0]
+        return rng.spawn(1)[0]
     except (AttributeError, TypeError, ValueError):  # a generator without a seed sequence
-        child = rng
-    return noisy_counts(counts, sigma, child)
+        return rng
 
 
 def choose_temporal(temporal: np.ndarray, others: float, sigma: float) -> TemporalChoice | None:
@@ -131,6 +144,6 @@ def _scores(cells: np.ndarray) -> dict[str, tuple[float, int, str]]:
 
 
 __all__ = [
-    "TEMPORAL", "TemporalChoice", "choose_temporal", "is_temporal_key", "parse_key", "release_temporal",
-    "temporal_cell_counts",
+    "TEMPORAL", "TemporalChoice", "child_generator", "choose_temporal", "is_temporal_key", "key_format", "parse_key",
+    "release_temporal", "temporal_cell_counts",
 ]  # fmt: skip

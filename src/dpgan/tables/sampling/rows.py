@@ -104,7 +104,9 @@ class TableSampler:
         onehot = None
         if self.condition is not None:
             onehot = self.condition.one_hot(condition_codes(self.condition, conditions or None, size, torch_gen))
-        frame = self.encoder.decode(self.generator.sample_encoded(z, onehot).cpu().numpy(), rng)
+        draw = getattr(self.generator, "draw_encoded", None)  # a statistics model draws its own rows
+        encoded = draw(size, torch_gen) if draw is not None else self.generator.sample_encoded(z, onehot)
+        frame = self.encoder.decode(encoded.cpu().numpy(), rng)
         drawn_codes = []
         for processor in self.post_processors:
             frame, codes = processor.redraw(frame, self.encoder, rng)

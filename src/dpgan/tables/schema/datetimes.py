@@ -19,7 +19,6 @@ from __future__ import annotations
 import datetime as dt
 import math
 import re
-import zoneinfo
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from dpgan.errors import InputError
+from dpgan.tables.schema.zones import COLON_ZONE, has_zone, python_pattern, with_colon, zone_of
 
 DATE, TIMESTAMP, TIME = "date", "timestamp", "time"
 TEMPORAL_KINDS = (DATE, TIMESTAMP, TIME)
@@ -137,7 +137,7 @@ def _parses(text: str, pattern: str) -> bool:
 
 def _strptime(text: str, pattern: str) -> dt.datetime | None:
     try:
-        return dt.datetime.strptime(text, pattern)
+        return dt.datetime.strptime(text, python_pattern(pattern))
     except ValueError:
         return None
 
@@ -227,13 +227,14 @@ def check_temporal(name: str, kind: str, fmt: str, timezone: str | None, resolut
     resolution = resolution or DEFAULT_RESOLUTION[kind]
     if resolution not in RESOLUTIONS[kind]:
         raise InputError(f"column {name!r}: 'resolution' of a {kind} must be one of {', '.join(RESOLUTIONS[kind])}")
+    if COLON_ZONE in fmt and not fmt.endswith(COLON_ZONE):
+        raise InputError(f"column {name!r}: '{COLON_ZONE}' (an offset written +01:00) must end the format")
     if timezone is not None:
-        if kind == TIME or not (fmt == TYPED or "%z" in fmt):
-            raise InputError(f"column {name!r}: 'timezone' applies to timestamps written with %z or as {TYPED}")
-        try:
-            zoneinfo.ZoneInfo(str(timezone))
-        except (zoneinfo.ZoneInfoNotFoundError, ValueError):
-            raise InputError(f"column {name!r}: 'timezone' {timezone!r} is not a known time zone name") from None
+        if kind == TIME or not (fmt == TYPED or has_zone(fmt)):
+            raise InputError(
+                f"column {name!r}: 'timezone' applies to timestamps written with %z, {COLON_ZONE} or as {TYPED}"
+            )
+        zone_of(timezone, name)
     return fmt, resolution
 
 
@@ -241,7 +242,7 @@ def _round_trips(pattern: str, kind: str) -> bool:
     """A pattern writes the kind's parts and strptime reads them back (2001-02-03 04:05:06.000007)."""
     reference = dt.datetime(2001, 2, 3, 4, 5, 6, 7, tzinfo=dt.timezone.utc)
     try:
-        back = dt.datetime.strptime(reference.strftime(pattern), pattern)
+        back = dt.datetime.strptime(reference.strftime(python_pattern(pattern)), python_pattern(pattern))
     except (ValueError, TypeError):
         return False
     if kind in (DATE, TIMESTAMP) and back.date() != reference.date():
@@ -295,7 +296,8 @@ def to_iso(kind: str, units: float) -> str:
 
 def write_values(units: np.ndarray, kind: str, fmt: str, timezone: str | None, resolution: str, name: str) -> pd.Series:
     """Sampled values on the kind's scale (NaN: null) as the input had them: text in the column's
-    pattern (None for nulls), or a datetime64 column (with `timezone` when it had one)."""
+    pattern (None for nulls; `%:z` writes the offset as +01:00), or a datetime64 column (with
+    `timezone`, a zone name or a fixed offset, when it had one)."""
     step = RESOLUTION_SECONDS[resolution]
     missing = np.isnan(units)
     if kind == DATE:
@@ -306,13 +308,15 @@ def write_values(units: np.ndarray, kind: str, fmt: str, timezone: str | None, r
             seconds = np.clip(seconds, 0, SECONDS_PER_DAY - 1)
     stamps = pd.Series(pd.to_datetime(seconds.astype(np.int64), unit="s"), name=name)
     stamps[missing] = pd.NaT
-    if timezone is None and "%z" in fmt:
+    if timezone is None and has_zone(fmt):
         timezone = "UTC"  # zoned input learned in UTC: written with +0000
     if timezone is not None:
-        stamps = stamps.dt.tz_localize("UTC").dt.tz_convert(timezone)
+        stamps = stamps.dt.tz_localize("UTC").dt.tz_convert(zone_of(timezone, name))
     if fmt == TYPED:
         return stamps if kind != DATE else stamps.dt.normalize()
-    text = stamps.dt.strftime(fmt).astype(object)
+    text = stamps.dt.strftime(python_pattern(fmt)).astype(object)
+    if COLON_ZONE in fmt:
+        text = pd.Series([with_colon(v) if isinstance(v, str) else v for v in text], index=text.index, dtype=object)
     text[missing] = None
     return pd.Series(text, name=name, dtype=object)
 

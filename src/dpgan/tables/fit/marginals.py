@@ -1,0 +1,45 @@
+"""The tables' "marginals" statistics model in the fit pipeline (dpgan.model): a DP tree of 2-way
+marginals on all of ε left after the data releases; no network, no GAN steps, no plug-ins.
+
+The table kind's data releases come first, as for the GAN (dpgan.tables.fit.plan: the schema's
+purchase or the DP schema, N̂, the repairs), and the encoder is the public codec. Then this model
+reads the encoded rows once, as discrete codes (dpgan.tables.codec.discrete: public, from the
+schema), and makes the three releases of dpgan.statistics.tables.tree_marginals (1-way tables,
+the tree's picks, the tree's tables), each charged to the ledger before its noise is drawn. The
+fit (dpgan.statistics.tables.tree_fit) and the released model (dpgan.tables.sampling.marginals_model)
+are post-processing. Which pairs are picked is the selection's (DP); how many variables, their
+levels and the number of picks come from the schema (public): no row decides them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dpgan.model import KindData, ReleasedModel
+from dpgan.statistics.tables.tree_fit import fit_tree
+from dpgan.statistics.tables.tree_marginals import release_tree
+from dpgan.tables.codec.discrete import DiscreteCodec
+from dpgan.tables.fit.plugins import TableExtras
+from dpgan.tables.sampling.marginals_model import TableMarginals
+from dpgan.training.context import FitContext
+from dpgan.training.progress import FitProgressFn
+
+
+@dataclass(frozen=True)
+class TableMarginalsModel:
+    """The "marginals" model (dpgan.model.Model): its releases on what is left of ε."""
+
+    def release(self, ctx: FitContext, data: KindData, progress: FitProgressFn | None) -> ReleasedModel:
+        extras: TableExtras = data.details
+        codec = DiscreteCodec(extras.encoder)
+        codes = codec.encode(extras.rows_in_memory("the marginals model").cpu().numpy())
+        released = release_tree(
+            codes, codec.levels, rows=float(data.rows), budget=ctx.budget, spent_share=ctx.spent_share,
+            ledger=ctx.ledger, rng=ctx.rng,
+        )  # fmt: skip
+        model = TableMarginals(extras.encoder, fit_tree(released))
+        sigmas = {"one_way_noise_multiplier": released.one_way_sigma, "pair_noise_multiplier": released.pair_sigma}
+        return ReleasedModel(model, None, {"steps": 0, "marginals": {**model.form(), **sigmas}})
+
+
+__all__ = ["TableMarginalsModel"]
