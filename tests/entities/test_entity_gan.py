@@ -171,3 +171,18 @@ def test_bad_settings_are_one_line():
         with pytest.raises(InputError, match=message) as caught:
             EntitySynthesizer(epsilon=1.0, **settings)
         assert "\n" not in str(caught.value)
+
+
+def test_the_gan_fits_on_the_csv_only_path_with_its_schema_bought_in_the_one_ledger(tmp_path):
+    """No table schema or hint: the schemas are bought with DP before the critic's steps, and the gan is
+    built on the bought schema (the kind's model() reads it from the tally's details, not the facade's)."""
+    parents, events = tables(n=60)
+    public = {k: PUBLIC[k] for k in ("key", "time_column", "time_bounds", "time_format")}
+    synth = EntitySynthesizer(epsilon=3.0, seed=0, accountant="rdp", **SMALL).fit(parents, events, **public)
+    names = [e.name for e in synth.ledger.entries]
+    assert names[-1] == "DP-SGD on the critic" and any(n.startswith("entity schema") for n in names)
+    assert synth.ledger.epsilon(1e-5, "rdp") <= 3.0 * (1 + 1e-9)
+    sampled = synth.sample(5, seed=1)
+    synth.save(tmp_path / "model")
+    again = EntitySynthesizer.load(tmp_path / "model").sample(5, seed=1)
+    assert sampled[0].equals(again[0]) and sampled[1].equals(again[1])
