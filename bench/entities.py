@@ -20,6 +20,11 @@ membership inference on whole planes, referential integrity and both tables' mar
     cd bench && PYTHONPATH=../src:. OMP_NUM_THREADS=1 python entities.py --timing
     cd bench && PYTHONPATH=../src:. nice python entities.py --split validation --epsilons 3 --seeds 0 1 2 \
         --links engine manufacturer --no-schema --out results/entities_csv_only_validation.jsonl
+    cd bench && PYTHONPATH=../src:. nice python entities.py --split validation --epsilons 3 10 --seeds 0 1 2 \
+        --models gan --out results/entities_gan_validation.jsonl
+    cd bench && PYTHONPATH=../src:. OMP_NUM_THREADS=1 python entities.py --timing --models gan
+
+Every fit runs on one thread (threads=1).
 """
 
 from __future__ import annotations
@@ -142,12 +147,14 @@ def _by_metric(found: dict) -> dict:
     return out
 
 
-def fit_model(parents, events, parent_schema, event_schema, *, epsilon, seed, model, link, max_events):
+def fit_model(parents, events, parent_schema, event_schema, *, epsilon, seed, model, link, max_events, gan=None):
     """One fit; without schemas (`--no-schema`: both None) the CSV-only path buys both tables' schemas and
     the time column's format and window with DP (dpgan.entities.inference)."""
     from dpgan.entities.facade import EntitySynthesizer
 
-    synth = EntitySynthesizer(epsilon=epsilon, seed=seed, model=model, link=link)
+    # the gan model has no link (its LSTM reads every parent column); `gan`: its settings (--gan)
+    chosen = dict(gan or {}) if model == "gan" else {"link": link}
+    synth = EntitySynthesizer(epsilon=epsilon, seed=seed, model=model, threads=1, **chosen)
     started = time.perf_counter()
     public = {} if parent_schema is None else {"time_bounds": WINDOW, "time_format": TIME_FORMAT}
     synth.fit(parents, events, key="tailnum", time_column="time_hour", parent_schema=parent_schema,
@@ -188,18 +195,22 @@ def score(args: argparse.Namespace) -> None:
         handle.write(json.dumps(row) + "\n")
         print(row, flush=True)
         for epsilon in args.epsilons:
-            for link in args.links:
+            for index, link in enumerate(args.links):
                 for model in args.models:
+                    if model == "gan" and index > 0:
+                        continue  # no link: once per ε and seed
                     for seed in args.seeds:
-                        chosen = {"epsilon": epsilon, "seed": seed, "model": model, "link": link}
+                        chosen = {"epsilon": epsilon, "seed": seed, "model": model,
+                                  "link": "-" if model == "gan" else link}  # fmt: skip
                         synth, seconds = fit_model(*train, parent_schema, event_schema, max_events=args.max_events,
-                                                   **chosen)  # fmt: skip
+                                                   gan=args.gan, **chosen)  # fmt: skip
                         synthetic = synth.sample(len(train[0]), seed=seed)
                         row = {
                             "split": args.split, "system": model, "link": link, "epsilon": epsilon, "seed": seed,
                             "schema": f"DP, {share_per_table():g} of ε a table" if args.no_schema else "hand",
                             "max_events": args.max_events, "fit_seconds": round(seconds, 2),
                             "ledger_epsilon": synth.privacy_report()["epsilon"],
+                            **({"gan": args.gan, "steps": synth.training["steps"]} if model == "gan" else {}),
                         } | scores(train, synthetic, held, synth, schema or synth.schema)  # fmt: skip
                         if args.no_schema:
                             row["learned"] = schema_summary(synth)
@@ -210,12 +221,13 @@ def score(args: argparse.Namespace) -> None:
 def timing(args: argparse.Namespace) -> None:
     planes, events = load()
     parent_schema, event_schema = (None, None) if args.no_schema else schemas(planes, events)
-    synth, seconds = fit_model(planes, events, parent_schema, event_schema, epsilon=3.0, seed=0, model="linked",
-                               link=args.links[0], max_events=args.max_events)  # fmt: skip
+    synth, seconds = fit_model(planes, events, parent_schema, event_schema, epsilon=3.0, seed=0, model=args.models[0],
+                               link=args.links[0], max_events=args.max_events, gan=args.gan)  # fmt: skip
     started = time.perf_counter()
     sp, se = synth.sample(len(planes), seed=0)
     sampled = time.perf_counter() - started
-    print(json.dumps({"planes": len(planes), "flights": len(events), "fit_seconds": round(seconds, 1),
+    print(json.dumps({"model": args.models[0], "planes": len(planes), "flights": len(events), "threads": 1,
+                      "fit_seconds": round(seconds, 1),
                       "sample_seconds": round(sampled, 1), "sampled_events": len(se),
                       "ledger_epsilon": synth.privacy_report()["epsilon"],
                       **({"learned": schema_summary(synth)} if args.no_schema else {})}, default=str))  # fmt: skip
@@ -257,7 +269,8 @@ def main() -> None:
     parser.add_argument("--epsilons", type=float, nargs="+", default=[3.0, 10.0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0])
     parser.add_argument("--links", nargs="+", default=["engine"])
-    parser.add_argument("--models", nargs="+", default=["linked", "independent"])
+    parser.add_argument("--models", nargs="+", default=["linked", "independent"], help="linked, independent, gan")
+    parser.add_argument("--gan", type=json.loads, default={}, help='the gan model\'s settings, JSON: {"epochs": 30}')
     parser.add_argument("--max-events", type=int, default=32)
     parser.add_argument("--timing", action="store_true", help="time one fit on every plane and flight")
     parser.add_argument("--no-schema", action="store_true",

@@ -9,12 +9,13 @@
 The unit of privacy is the entity (its parent row and all its events); both tables' columns are
 public metadata (a schema per table, or hints: categories and bounds). The fit is the one pipeline
 (dpgan.fit) with the entity kind (fit_kind.py); the model is a statistics model (statistics.py),
-saved as its released arrays and JSON (no pickle).
+saved as its released arrays and JSON, or the gan model (gan/), saved as its generator's weights
+(safetensors) and JSON: no pickle either way.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Any
 
@@ -23,12 +24,14 @@ import pandas as pd
 import torch
 
 from dpgan.api import Synthesizer, check_sample_count
+from dpgan.devices import on_device
 from dpgan.entities.columns import ColumnCells
 from dpgan.entities.fit_kind import EntityKind, EntityTables
+from dpgan.entities.gan.model import EntityGAN
 from dpgan.entities.inference import SchemaPurchase, purchase_note
 from dpgan.entities.reader import UNIT_REASONS
 from dpgan.entities.schema import EntitySchema, TimeSpec, format_times, table_schema
-from dpgan.entities.settings import ENTITY_MODELS, EntitySettings
+from dpgan.entities.settings import ENTITY_MODELS, GAN_DEFAULTS, EntitySettings
 from dpgan.entities.statistics import EntityStatistics, link_index
 from dpgan.errors import InputError, ModelFileError
 from dpgan.fit import run_fit
@@ -36,6 +39,9 @@ from dpgan.model_catalog import model_entry, refuse_unread_settings
 from dpgan.privacy.ledger import PrivacyLedger
 from dpgan.privacy.unit_rule import ReleasedTally, none_usable_note
 from dpgan.serialization import REPORT_KEY, check_model_destination, read_model_dir, write_model_dir
+from dpgan.tables.settings import loop_config
+from dpgan.threads import fit_threads
+from dpgan.training.strategies import critic_config
 
 KIND = "entity"
 MAX_SAMPLE = 1_000_000  # entities per call
@@ -57,13 +63,18 @@ class EntitySynthesizer(Synthesizer):
         **settings: Any,
     ) -> None:
         if noise_multiplier is not None:
-            raise InputError("the entity kind's statistics models calibrate σ to ε: noise_multiplier does not apply")
+            raise InputError("the entity kind's models calibrate σ to ε: noise_multiplier does not apply")
         super().__init__(epsilon=epsilon, delta=delta, accountant=accountant, seed=seed, device=device,
                          threads=threads)  # fmt: skip
         entry = model_entry(ENTITY_MODELS, settings.get("model"), KIND)
-        refuse_unread_settings(entry, {k for k, v in settings.items() if v is not None and k != "model"}, ENTITY_MODELS)
-        self.settings = EntitySettings(**{k: v for k, v in settings.items() if v is not None} | {"model": entry.name})
+        given = {k: v for k, v in settings.items() if v is not None and k != "model"}
+        refuse_unread_settings(entry, set(given), ENTITY_MODELS)
+        own = {f.name for f in fields(EntitySettings)}
+        self.settings = EntitySettings(**{k: v for k, v in given.items() if k in own} | {"model": entry.name})
         self.settings.check()
+        # the gan model's training loop (its defaults under the user's settings); None for statistics
+        loop = {k: v for k, v in given.items() if k not in own}
+        self.config = critic_config(GAN_DEFAULTS, loop) if entry.trains else None
         self.schema: EntitySchema | None = None
 
     # ------------------------------------------------------------------ fit
@@ -95,8 +106,9 @@ class EntitySynthesizer(Synthesizer):
             event_schema, categories or {}, bounds or {},
         )  # fmt: skip
         self._check_link(parents, purchase)  # a link that is no parent column: one line, before any read
-        kind = EntityKind(self.schema, self.settings, purchase=purchase)
-        fitted = run_fit(kind, EntityTables(parents, events), self.budget)
+        with on_device(self.device), fit_threads(self.threads):
+            kind = EntityKind(self.schema, self.settings, self.config, purchase=purchase)
+            fitted = run_fit(kind, EntityTables(parents, events), self.budget)
         self.ledger, self.generator, self.training = fitted.ledger, fitted.model, fitted.record
         self.schema = fitted.data.details["schema"]
         note = none_usable_note(fitted.data.details["tally"], "check the key column and the parents' keys")
@@ -220,6 +232,9 @@ class EntitySynthesizer(Synthesizer):
             "training": self.training,
             REPORT_KEY: self.privacy_report(),
         }
+        if self.config is not None:  # the gan model: its generator's weights, and the loop's settings
+            metadata["config"] = self.config.to_dict()
+            return write_model_dir(path, self.generator.tensors(), metadata, overwrite=overwrite)
         tensors = {key: torch.from_numpy(np.ascontiguousarray(v)) for key, v in self.generator.arrays().items()}
         return write_model_dir(path, tensors, metadata, overwrite=overwrite, statistics=True)
 
@@ -229,17 +244,26 @@ class EntitySynthesizer(Synthesizer):
         if meta.get("kind") != KIND:
             raise ModelFileError(f"{path} is not an entity model")
         try:
+            saved = dict(meta["settings"])  # as the fit resolved them (fields its model does not read too)
             synth = cls(epsilon=meta["epsilon_target"], delta=meta["delta"], accountant=meta["accountant"],
-                        **dict(meta["settings"]))  # fmt: skip
+                        model=saved.get("model"))  # fmt: skip
+            synth.settings = EntitySettings(**saved)
+            synth.settings.check()
             synth.schema = EntitySchema.from_dict(meta["schema"])
             synth.ledger = PrivacyLedger.from_dict(meta["ledger"])
             synth.training = dict(meta["training"])
+            if synth.settings.model == "gan":
+                synth.config = loop_config(meta["config"])
+                synth.generator = EntityGAN.from_tensors(synth.schema, synth.settings, synth.config, tensors)
+                if synth.generator.form() != meta["statistics"]:
+                    raise ValueError("the generator's form does not match the schema and settings")
+                return synth
             arrays = {key: value.cpu().numpy() for key, value in tensors.items()}
             link = meta["statistics"]["link"]  # chosen with DP at fit time, or by the settings' rule
             synth.generator = EntityStatistics.from_arrays(synth.schema, synth.settings, arrays, link=link)
             if synth.generator.form() != meta["statistics"]:
                 raise ValueError("the statistics' form does not match the schema and settings")
-        except (KeyError, TypeError, ValueError, InputError) as exc:
+        except (KeyError, TypeError, ValueError, RuntimeError, InputError) as exc:
             raise ModelFileError(f"{path} holds an inconsistent entity model: {exc}") from None
         return synth
 

@@ -1,5 +1,6 @@
 """The entity kind in the fit pipeline (dpgan.fit): its data release (the unit tally) and its
-statistics model's releases (statistics.py) on all of ε that is left.
+model's releases on all of ε that is left: a statistics model's (statistics.py), or the gan model's
+private steps (gan/model.py).
 
 The tally: (kept, dropped per reason) over the units, each unit in one cell, and the two counts of
 entities with an event dropped for its time or a value mapped into the schema (each entity at most
@@ -24,10 +25,11 @@ from dpgan.entities.schema import EntitySchema
 from dpgan.entities.settings import EntitySettings
 from dpgan.entities.statistics import EntityStatistics
 from dpgan.fit import register_kind
-from dpgan.model import KindData, ReleasedModel
+from dpgan.model import KindData, Model, ReleasedModel
 from dpgan.privacy.mechanisms import noisy_counts
 from dpgan.privacy.releases import charge_gaussian
 from dpgan.privacy.unit_rule import ReleasedTally
+from dpgan.training.config import TrainingConfig
 from dpgan.training.context import FitContext
 from dpgan.training.progress import FitProgressFn
 
@@ -64,6 +66,7 @@ class EntityKind:
 
     schema: EntitySchema | None  # None: bought by `purchase` (the CSV-only path, inference.py)
     settings: EntitySettings
+    config: TrainingConfig | None = None  # the training loop's settings: the gan model's
     name: str = "entity"
     certified: bool = True
     purchase: SchemaPurchase | None = None
@@ -88,8 +91,13 @@ class EntityKind:
         details = {"tally": tally, "flags": flags, "schema": schema, "dp_schema": bought, "schema_notes": notes}
         return KindData(read, tally.estimated_units, details)
 
-    def model(self, data: KindData) -> EntityStatisticsModel:
-        return EntityStatisticsModel(data.details["schema"], self.settings)
+    def model(self, data: KindData) -> Model:
+        schema = data.details["schema"]
+        if self.settings.model == "gan":
+            from dpgan.entities.gan.model import EntityGANModel  # torch's networks: only when asked
+
+            return EntityGANModel(schema, self.settings, self.config or TrainingConfig())
+        return EntityStatisticsModel(schema, self.settings)
 
     def finish(self, ctx: FitContext, data: KindData, trained: ReleasedModel) -> ReleasedModel:
         return trained

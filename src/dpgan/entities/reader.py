@@ -55,6 +55,7 @@ class EntityRead:
     event_codes: np.ndarray  # (M, d_e) cells of each event's columns
     tally: UnitTally  # kept, dropped per UNIT_REASONS
     flags: np.ndarray  # (2,) entities counted in each of FLAGS
+    event_times: np.ndarray | None = None  # (M,) each read event's time (clamped); None without a time column
 
 
 def check_tables(parents: pd.DataFrame, events: pd.DataFrame, schema: EntitySchema) -> None:
@@ -158,13 +159,14 @@ def read_entities(
     take = priority_rank(owner, counts, rng.random(len(rows))) < k
     rows, owner, times = rows[take], owner[take], times[take]
     order = np.lexsort((rows, times, owner))  # time order within each entity (ties: the input's order)
-    rows, owner = rows[order], owner[order]
+    rows, owner, times = rows[order], owner[order], times[order]
     read = np.bincount(owner, minlength=entities)
     position = np.arange(len(rows)) - np.repeat(_starts(read), read)
     event_codes, event_mapped = _codes(events.iloc[rows], schema.events.columns, bins, len(rows))
     mapped[owner[event_mapped]] = True
     flags = np.array([time_dropped.sum(), mapped.sum()], dtype=np.float64)
-    return EntityRead(parent_codes, counts, start, span, owner, position, read, event_codes, tally, flags)
+    event_times = times if schema.time is not None else None
+    return EntityRead(parent_codes, counts, start, span, owner, position, read, event_codes, tally, flags, event_times)
 
 
 def _codes(frame: pd.DataFrame, columns: tuple, bins: int, rows: int) -> tuple[np.ndarray, np.ndarray]:

@@ -12,6 +12,7 @@ from dpgan.model_catalog import ModelEntry
 from dpgan.setting import setting
 
 MODEL_SETTINGS = ("link", "choose_link", "bins", "position_buckets", "count_groups", "time_bins", "event_pairs")
+GAN_SETTINGS = ("bins", "event_hidden", "step_noise")
 EVENT_PAIRS = ("chain", "pooled", "none")
 ENTITY_MODELS = (
     ModelEntry(
@@ -29,13 +30,24 @@ ENTITY_MODELS = (
         "parent (a baseline)",
         MODEL_SETTINGS,
     ),
+    ModelEntry(
+        "gan",
+        "GAN",
+        "DoppelGANger-like: an attribute generator (the parent row, the count, first time and span), then an LSTM "
+        "emitting up to k events (columns, time gap, end flag); DP-SGD on a critic of whole entities",
+        GAN_SETTINGS,
+    ),
 )
 DEFAULT_MODEL = "linked"
+# the training loop's defaults for the entity GAN (the user's settings go over them): chosen on the
+# validation split of bench/entities.py (bench/notes/36-entities.md)
+GAN_DEFAULTS = {"batch_size": 256, "epochs": 60.0, "ema_decay": 0.99}
 
 
 @dataclass(frozen=True)
 class EntitySettings:
-    """What the statistics models read (each a `setting`: the command line offers it as a flag)."""
+    """What the entity models read besides the training loop's (each a `setting`: the command line
+    offers it as a flag); each model's entry names the ones it reads."""
 
     model: str = DEFAULT_MODEL
     link: str | None = setting(
@@ -64,12 +76,16 @@ class EntitySettings:
         "the link), pooled (the same pairs over all entities), none (each alone given the link and position)",
         choices=EVENT_PAIRS,
     )
+    event_hidden: int = setting(64, "the gan model's event LSTM: hidden units")
+    step_noise: int = setting(4, "the gan model's event LSTM: noise numbers per event")
 
     def check(self) -> None:
         if self.model not in {m.name for m in ENTITY_MODELS}:
             known = ", ".join(m.name for m in ENTITY_MODELS)
             raise InputError(f"unknown entity model {self.model!r}; known: {known}")
-        for name, most in (("bins", 256), ("position_buckets", 16), ("count_groups", 6), ("time_bins", 256)):
+        limits = {"bins": 256, "position_buckets": 16, "count_groups": 6, "time_bins": 256, "event_hidden": 1024,
+                  "step_noise": 64}  # fmt: skip
+        for name, most in limits.items():
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= most:
                 raise InputError(f"{name} must be a whole number from 1 to {most}")
@@ -85,4 +101,6 @@ class EntitySettings:
         return self.model == "linked"
 
 
-__all__ = ["DEFAULT_MODEL", "ENTITY_MODELS", "EVENT_PAIRS", "EntitySettings", "MODEL_SETTINGS"]
+__all__ = [
+    "DEFAULT_MODEL", "ENTITY_MODELS", "EVENT_PAIRS", "EntitySettings", "GAN_DEFAULTS", "GAN_SETTINGS", "MODEL_SETTINGS",
+]  # fmt: skip
