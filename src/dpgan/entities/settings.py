@@ -11,7 +11,16 @@ from dpgan.errors import InputError
 from dpgan.model_catalog import ModelEntry
 from dpgan.setting import setting
 
-MODEL_SETTINGS = ("link", "choose_link", "bins", "position_buckets", "count_groups", "time_bins", "event_pairs")
+MODEL_SETTINGS = (
+    "link",
+    "choose_link",
+    "bins",
+    "position_buckets",
+    "count_groups",
+    "time_bins",
+    "event_pairs",
+    "own_values",
+)
 GAN_SETTINGS = ("bins", "event_hidden", "step_noise")
 EVENT_PAIRS = ("chain", "pooled", "none")
 ENTITY_MODELS = (
@@ -78,6 +87,11 @@ class EntitySettings:
     )
     event_hidden: int = setting(64, "the gan model's event LSTM: hidden units")
     step_noise: int = setting(4, "the gan model's event LSTM: noise numbers per event")
+    own_values: bool = setting(
+        False,
+        "release each entity's own value of every event column and its share (own_values.py: one cell per "
+        "entity) and give its events that value with that share",
+    )
 
     def check(self) -> None:
         if self.model not in {m.name for m in ENTITY_MODELS}:
@@ -93,6 +107,8 @@ class EntitySettings:
             raise InputError(f"event_pairs must be one of {', '.join(EVENT_PAIRS)}")
         if not isinstance(self.choose_link, bool):
             raise InputError("choose_link must be true or false")
+        if not isinstance(self.own_values, bool):
+            raise InputError("own_values must be true or false")
         if self.link is not None and (not isinstance(self.link, str) or not self.link):
             raise InputError("link must be a parent column's name")
 

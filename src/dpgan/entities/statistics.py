@@ -26,6 +26,8 @@ adding or removing one entity with all its rows:
    Δ = √d_e. The position bucket (an event's place in its entity's history, in equal parts), the
    link and the chain's pairs change nothing: all of the entity's events are in the one table per
    column (a pair's table counts each event once, in the cell of its two values).
+5. with `own_values`: each entity's own value of every event column and its share (own_values.py):
+   one cell per entity and column whatever its count, Δ = √d_e.
 
 The link column, when the user names none, is chosen with DP before these (link_choice.py: the
 exponential mechanism at LINK_SHARE of ε, its own ledger entry; `choose_link=False`: the parents'
@@ -56,6 +58,7 @@ from dpgan.entities.histograms import draw as _draw
 from dpgan.entities.histograms import normalised as _normalised
 from dpgan.entities.histograms import table as _table
 from dpgan.entities.link_choice import LINK_SHARE, choose_link, link_candidates, link_utilities
+from dpgan.entities.own_values import OWN, SHARE_BINS, apply_own_values, own_tables
 from dpgan.entities.reader import EntityRead
 from dpgan.entities.schema import EntitySchema
 from dpgan.entities.settings import EntitySettings
@@ -225,6 +228,9 @@ class EntityStatistics:
                 events[f"event_{j}"] = table.reshape(self.event_groups, buckets, cells.size)
         d_e = len(events)
         out[EVENTS] = (events, math.sqrt(d_e), f"√d_e = √{d_e} (≤ k events of weight 1/k: ≤ 1 per column, k = {k})")
+        if self.settings.own_values:  # own_values.py: one entity, one cell per column
+            own = own_tables(groups, read.owner, codes, [c.size for c in self.event_cells], self.n_groups)
+            out[OWN] = (own, math.sqrt(d_e), f"√d_e = √{d_e} (one entity: one cell per column)")
         return out
 
     def paired(self, j: int) -> bool:
@@ -306,6 +312,8 @@ class EntityStatistics:
             given = events[:, j - 1] if self.paired(j) else bucket
             rows = entity_group[owner] % self.pair_groups if self.paired(j) else entity_group[owner]
             events[:, j] = _draw(table[rows, given], rng)
+        if self.settings.own_values:
+            events = apply_own_values(a, groups, owner, events, rng)
         return Sampled(parents, counts, owner, events, times)
 
     def _times(
@@ -353,6 +361,8 @@ class EntityStatistics:
         for j, cells in enumerate(self.event_cells):
             given = self.event_cells[j - 1].size if self.paired(j) else self.settings.position_buckets
             shapes[f"event_{j}"] = (model.pair_groups if self.paired(j) else model.event_groups, given, cells.size)
+            if self.settings.own_values:
+                shapes[f"own_{j}"] = (model.n_groups, cells.size * SHARE_BINS)
         return shapes
 
     @classmethod
