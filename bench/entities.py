@@ -147,13 +147,15 @@ def _by_metric(found: dict) -> dict:
     return out
 
 
-def fit_model(parents, events, parent_schema, event_schema, *, epsilon, seed, model, link, max_events, gan=None):
+def fit_model(parents, events, parent_schema, event_schema, *, epsilon, seed, model, link, max_events, gan=None,
+              settings=None):  # fmt: skip
     """One fit; without schemas (`--no-schema`: both None) the CSV-only path buys both tables' schemas and
     the time column's format and window with DP (dpgan.entities.inference)."""
     from dpgan.entities.facade import EntitySynthesizer
 
     # the gan model has no link (its LSTM reads every parent column); `gan`: its settings (--gan)
-    chosen = dict(gan or {}) if model == "gan" else {"link": link}
+    # `settings`: the statistics models' (--settings, e.g. {"own_values": true}); link "choose": the DP choice
+    chosen = dict(gan or {}) if model == "gan" else {"link": None if link == "choose" else link} | dict(settings or {})
     synth = EntitySynthesizer(epsilon=epsilon, seed=seed, model=model, threads=1, **chosen)
     started = time.perf_counter()
     public = {} if parent_schema is None else {"time_bounds": WINDOW, "time_format": TIME_FORMAT}
@@ -203,7 +205,7 @@ def score(args: argparse.Namespace) -> None:
                         chosen = {"epsilon": epsilon, "seed": seed, "model": model,
                                   "link": "-" if model == "gan" else link}  # fmt: skip
                         synth, seconds = fit_model(*train, parent_schema, event_schema, max_events=args.max_events,
-                                                   gan=args.gan, **chosen)  # fmt: skip
+                                                   gan=args.gan, settings=args.settings, **chosen)  # fmt: skip
                         synthetic = synth.sample(len(train[0]), seed=seed)
                         row = {
                             "split": args.split, "system": model, "link": link, "epsilon": epsilon, "seed": seed,
@@ -211,6 +213,7 @@ def score(args: argparse.Namespace) -> None:
                             "max_events": args.max_events, "fit_seconds": round(seconds, 2),
                             "ledger_epsilon": synth.privacy_report()["epsilon"],
                             **({"gan": args.gan, "steps": synth.training["steps"]} if model == "gan" else {}),
+                            **({"settings": args.settings} if model != "gan" and args.settings else {}),
                         } | scores(train, synthetic, held, synth, schema or synth.schema)  # fmt: skip
                         if args.no_schema:
                             row["learned"] = schema_summary(synth)
@@ -268,9 +271,11 @@ def main() -> None:
     parser.add_argument("--split", choices=("validation", "test"), default="validation")
     parser.add_argument("--epsilons", type=float, nargs="+", default=[3.0, 10.0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0])
-    parser.add_argument("--links", nargs="+", default=["engine"])
+    parser.add_argument("--links", nargs="+", default=["engine"], help="a parent column, or choose (the DP choice)")
     parser.add_argument("--models", nargs="+", default=["linked", "independent"], help="linked, independent, gan")
     parser.add_argument("--gan", type=json.loads, default={}, help='the gan model\'s settings, JSON: {"epochs": 30}')
+    parser.add_argument("--settings", type=json.loads, default={},
+                        help='the statistics models\' settings, JSON: {"own_values": true}')  # fmt: skip
     parser.add_argument("--max-events", type=int, default=32)
     parser.add_argument("--timing", action="store_true", help="time one fit on every plane and flight")
     parser.add_argument("--no-schema", action="store_true",
