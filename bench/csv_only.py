@@ -44,6 +44,7 @@ from dpgan.evaluation.tables.every_column import every_column_tstr
 from dpgan.evaluation.tables.fidelity import as_labels, column_kinds, fidelity, two_way_marginal_error
 from dpgan.evaluation.tables.learned_columns import column_gaps
 from dpgan.statistics.tables import tree_marginals
+from dpgan.tables.fit import marginals as table_marginals
 from dpgan.tables.inference import numeric as schema_inference
 from dpgan.tables.reading.table_io import read_private_table, read_table, write_table
 from dpgan.tables.schema.columns import ColumnSpec
@@ -272,6 +273,8 @@ def run(args: argparse.Namespace) -> None:
         schema_inference.BIN_PLACEMENT = args.bin_placement
     if args.marginals_split:  # the marginals model's split of ε (a module constant: tuned here, not a setting)
         tree_marginals.ONE_WAY_SHARE, tree_marginals.SELECT_SHARE = args.marginals_split
+    if args.marginals_structure:  # with a target: the class tree or MST's tree (a module constant too)
+        table_marginals.STRUCTURE = args.marginals_structure
     out = Path(args.out) if args.out else RESULTS_DIR / f"csv_only_{args.split}.jsonl"
     out.parent.mkdir(parents=True, exist_ok=True)
     for seed in args.seeds:  # seeds outermost: a run cut short still covers every table
@@ -295,6 +298,7 @@ def run(args: argparse.Namespace) -> None:
                 row["bin_placement"] = schema_inference.BIN_PLACEMENT
                 if row.get("settings", {}).get("model") == "marginals":
                     row["marginals_split"] = [tree_marginals.ONE_WAY_SHARE, tree_marginals.SELECT_SHARE]
+                    row["marginals_structure"] = table_marginals.STRUCTURE
                 brief = {k: row.get(k) for k in keys + ("majority_accuracy", "error")}
                 print(json.dumps(brief), flush=True)
                 with out.open("a") as handle:
@@ -332,6 +336,8 @@ def summary(path: Path) -> None:
         varied = "".join(f" {k}={v}" for k, v in sorted(row.get("settings", {}).items()))
         if row.get("marginals_split"):
             varied += " split=" + "/".join(f"{share:.2f}" for share in row["marginals_split"])
+        if row.get("marginals_structure"):
+            varied += f" structure={row['marginals_structure']}"
         key = (row["table"], row["epsilon"], row["mode"] + hint + varied)
         if "error" in row:
             failures[key].append(f"seed {row['seed']}: {row['error']}")
@@ -473,6 +479,11 @@ def main() -> None:
         type=float,
         metavar=("ONE_WAY", "SELECT"),
         help="with --set model=marginals: the cumulative shares of ε left that the 1-way tables and the picks reach",
+    )
+    parser.add_argument(
+        "--marginals-structure",
+        choices=("class", "tree"),
+        help="with --set model=marginals and a target: the class tree (3-way tables given it) or MST's tree",
     )
     parser.add_argument("--out", help="default: bench/results/csv_only_<split>.jsonl")
     parser.add_argument("--summary", help="print the markdown table for a results file and exit")

@@ -16,6 +16,7 @@ from safetensors.torch import load_file, save_file
 from dpgan import InputError, ModelFileError, Schema, TabularSynthesizer
 from dpgan.cli import main
 from dpgan.serialization import HASH_KEY, content_hash
+from dpgan.statistics.tables.class_tree import CLASS_PAIRS_EVENT, TRIPLES_EVENT
 from dpgan.statistics.tables.tree_marginals import ONE_WAY_EVENT, PAIRS_EVENT, PICK_EVENT
 
 torch.set_num_threads(1)
@@ -43,22 +44,34 @@ SCHEMA = {
 }
 
 
-def fit(frame: pd.DataFrame, schema: dict | None = None, seed: int = 0, **kwargs) -> TabularSynthesizer:
+def fit(frame: pd.DataFrame, schema: dict | None = None, seed: int = 0, target: str | None = "label",
+        **kwargs) -> TabularSynthesizer:  # fmt: skip
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         synth = TabularSynthesizer(model="marginals", epsilon=1.0, seed=seed, **kwargs)
-        return synth.fit(frame, None if schema is None else Schema.from_dict(schema), target="label")
+        if schema is not None and target is None:
+            schema = {key: value for key, value in schema.items() if key != "target"}
+        return synth.fit(frame, None if schema is None else Schema.from_dict(schema), target=target)
 
 
 @pytest.mark.parametrize("schema", [None, SCHEMA], ids=["csv-only", "schema"])
-def test_every_release_is_a_ledger_entry_within_epsilon(schema):
-    synth = fit(table(), schema)
+@pytest.mark.parametrize("target", ["label", None], ids=["class-tree", "mst"])
+def test_every_release_is_a_ledger_entry_within_epsilon(schema, target):
+    """With a target: the (target, x) tables, d − 2 picks, the (target, a, b) tables; without: MST's
+    1-way tables, d − 1 picks, the 2-way tables."""
+    synth = fit(table(), schema, target=target)
     report = synth.privacy_report()
     assert report["epsilon"] <= 1.0 * (1 + 1e-9)
     names = [e["name"] for e in report["events"]]
-    model = names[names.index(ONE_WAY_EVENT) :]
-    variables = len(synth.training["marginals"]["levels"])
-    assert model == [ONE_WAY_EVENT, *[PICK_EVENT] * (variables - 1), PAIRS_EVENT]
+    record = synth.training["marginals"]
+    variables = len(record["levels"])
+    if target is None:
+        assert record["target"] is None
+        assert names[names.index(ONE_WAY_EVENT) :] == [ONE_WAY_EVENT, *[PICK_EVENT] * (variables - 1), PAIRS_EVENT]
+    else:
+        assert record["target"] == variables - 1  # the label is the last column, one variable
+        expected = [CLASS_PAIRS_EVENT, *[PICK_EVENT] * (variables - 2), TRIPLES_EVENT]
+        assert names[names.index(CLASS_PAIRS_EVENT) :] == expected
     assert synth.training["steps"] == 0 and synth.generator is not None
     frame = synth.sample(400, seed=1)
     assert list(frame.columns) == ["group", "amount", "age", "label"]
@@ -93,8 +106,9 @@ def test_neighbouring_tables_give_the_same_public_facts():
     assert facts[0][3] == pytest.approx(facts[1][3])
 
 
-def test_save_load_samples_the_same_rows_without_pickle(tmp_path):
-    synth = fit(table(), SCHEMA)
+@pytest.mark.parametrize("target", ["label", None], ids=["class-tree", "mst"])
+def test_save_load_samples_the_same_rows_without_pickle(tmp_path, target):
+    synth = fit(table(), SCHEMA, target=target)
     synth.save(tmp_path / "m")
     files = sorted(p.name for p in (tmp_path / "m").iterdir())
     assert not any(name.endswith((".pt", ".pkl", ".pickle")) for name in files)

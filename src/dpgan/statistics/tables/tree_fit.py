@@ -16,6 +16,7 @@ distribution, each child from P(child | parent) = the pair's table's row of the 
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -38,15 +39,15 @@ class TreeModel:
         """n rows of codes (n × d), ancestral: the root, then each edge's child given its parent."""
         d = len(self.one_way)
         codes = np.zeros((n, d), dtype=np.int64)
-        codes[:, 0] = _draw(np.broadcast_to(self.one_way[0], (n, self.one_way[0].size)), rng)
+        codes[:, 0] = draw(np.broadcast_to(self.one_way[0], (n, self.one_way[0].size)), rng)
         for (parent, child), joint in zip(self.edges, self.joints):
             rows = joint.sum(axis=1, keepdims=True)
             conditional = np.where(rows > 0, joint / np.where(rows > 0, rows, 1.0), self.one_way[child])
-            codes[:, child] = _draw(conditional[codes[:, parent]], rng)
+            codes[:, child] = draw(conditional[codes[:, parent]], rng)
         return codes
 
 
-def _draw(probabilities: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+def draw(probabilities: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """One index per row of a (n × w) array of distributions (inverse CDF of one uniform each)."""
     cumulative = np.cumsum(probabilities, axis=1)
     cumulative /= cumulative[:, -1:]
@@ -55,11 +56,21 @@ def _draw(probabilities: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
 def oriented(d: int, edges: list[tuple[int, int]]) -> list[tuple[int, int, int]]:
     """The tree's edges as (index in `edges`, parent, child), breadth first from variable 0."""
-    neighbours: dict[int, list[tuple[int, int]]] = {v: [] for v in range(d)}
+    return oriented_over(range(d), edges)
+
+
+def oriented_over(nodes: Iterable[int], edges: list[tuple[int, int]]) -> list[tuple[int, int, int]]:
+    """`oriented` for a tree spanning `nodes` (the class tree's features), from the smallest."""
+    nodes = sorted(nodes)
+    neighbours: dict[int, list[tuple[int, int]]] = {v: [] for v in nodes}
     for index, (a, b) in enumerate(edges):
+        if a not in neighbours or b not in neighbours:
+            raise ValueError("the edges do not form a spanning tree of the variables")
         neighbours[a].append((index, b))
         neighbours[b].append((index, a))
-    seen, queue, order = {0}, deque([0]), []
+    if not nodes:
+        return []
+    seen, queue, order = {nodes[0]}, deque([nodes[0]]), []
     while queue:
         parent = queue.popleft()
         for index, child in sorted(neighbours[parent], key=lambda item: item[1]):
@@ -67,7 +78,7 @@ def oriented(d: int, edges: list[tuple[int, int]]) -> list[tuple[int, int, int]]
                 seen.add(child)
                 order.append((index, parent, child))
                 queue.append(child)
-    if len(order) != d - 1:
+    if len(order) != len(nodes) - 1 or len(edges) != len(nodes) - 1:
         raise ValueError("the edges do not form a spanning tree of the variables")
     return order
 
@@ -115,4 +126,4 @@ def fit_tree(released: ReleasedTree) -> TreeModel:
     return TreeModel(one_way, edges, joints)
 
 
-__all__ = ["IPF_ROUNDS", "TreeModel", "fit_tree", "fitted_one_way", "ipf", "oriented"]
+__all__ = ["IPF_ROUNDS", "TreeModel", "draw", "fit_tree", "fitted_one_way", "ipf", "oriented", "oriented_over"]

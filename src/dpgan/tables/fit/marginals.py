@@ -1,5 +1,6 @@
 """The tables' "marginals" statistics model in the fit pipeline (dpgan.model): a DP tree of 2-way
-marginals on all of ε left after the data releases; no network, no GAN steps, no plug-ins.
+marginals (or, with a target, of 3-way marginals given it) on all of ε left after the data releases;
+no network, no GAN steps, no plug-ins.
 
 The table kind's data releases come first, as for the GAN (dpgan.tables.fit.plan: the schema's
 purchase or the DP schema, N̂, the repairs), and the encoder is the public codec. Then this model
@@ -16,6 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dpgan.model import KindData, ReleasedModel
+from dpgan.statistics.tables.class_tree import release_class_tree
+from dpgan.statistics.tables.class_tree_fit import fit_class_tree
 from dpgan.statistics.tables.tree_fit import fit_tree
 from dpgan.statistics.tables.tree_marginals import release_tree
 from dpgan.tables.codec.discrete import DiscreteCodec
@@ -23,6 +26,18 @@ from dpgan.tables.fit.plugins import TableExtras
 from dpgan.tables.sampling.marginals_model import TableMarginals
 from dpgan.training.context import FitContext
 from dpgan.training.progress import FitProgressFn
+
+# "class": with a target, the tree of (target, a, b) tables (dpgan.statistics.tables.class_tree);
+# "tree": MST's tree of 2-way tables whatever the target. Chosen on the validation splits
+# (bench/notes/38-table-marginals.md); a module constant the bench varies, not a setting
+STRUCTURE = "class"
+
+
+def class_variable(codec: DiscreteCodec, target: str | None) -> int | None:
+    """The discrete variable that codes the target (public: the schema and the codec), or None: no
+    target, or a target the codec spreads over several variables (a binary-coded integer)."""
+    found = [index for index, variable in enumerate(codec.variables) if target and variable.column == target]
+    return found[0] if len(found) == 1 else None
 
 
 @dataclass(frozen=True)
@@ -33,13 +48,18 @@ class TableMarginalsModel:
         extras: TableExtras = data.details
         codec = DiscreteCodec(extras.encoder)
         codes = codec.encode(extras.rows_in_memory("the marginals model").cpu().numpy())
-        released = release_tree(
-            codes, codec.levels, rows=float(data.rows), budget=ctx.budget, spent_share=ctx.spent_share,
-            ledger=ctx.ledger, rng=ctx.rng,
-        )  # fmt: skip
-        model = TableMarginals(extras.encoder, fit_tree(released))
-        sigmas = {"one_way_noise_multiplier": released.one_way_sigma, "pair_noise_multiplier": released.pair_sigma}
+        common = {"rows": float(data.rows), "budget": ctx.budget, "spent_share": ctx.spent_share,
+                  "ledger": ctx.ledger, "rng": ctx.rng}  # fmt: skip
+        target = class_variable(codec, extras.encoder.schema.target) if STRUCTURE == "class" else None
+        if target is None:
+            released = release_tree(codes, codec.levels, **common)
+            model = TableMarginals(extras.encoder, fit_tree(released))
+            sigmas = {"one_way_noise_multiplier": released.one_way_sigma, "pair_noise_multiplier": released.pair_sigma}
+        else:
+            by_class = release_class_tree(codes, codec.levels, target, **common)
+            model = TableMarginals(extras.encoder, fit_class_tree(by_class))
+            sigmas = {"one_way_noise_multiplier": by_class.one_sigma, "pair_noise_multiplier": by_class.triple_sigma}
         return ReleasedModel(model, None, {"steps": 0, "marginals": {**model.form(), **sigmas}})
 
 
-__all__ = ["TableMarginalsModel"]
+__all__ = ["STRUCTURE", "TableMarginalsModel", "class_variable"]

@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from dpgan.statistics.tables.tree_fit import TreeModel, oriented
+from dpgan.statistics.tables.class_tree_fit import ClassTreeModel
+from dpgan.statistics.tables.tree_fit import TreeModel, oriented, oriented_over
 from dpgan.tables.codec.discrete import DiscreteCodec
 from dpgan.tables.codec.encoder import TableEncoder
 
@@ -23,12 +24,14 @@ MARGINALS_MODEL = "marginals"
 
 
 class TableMarginals(torch.nn.Module):
-    """The fitted tree as buffers: `one_way.{v}` per variable, `joint.{k}` per oriented edge."""
+    """The fitted tree as buffers: `one_way.{v}` per variable, `joint.{k}` per oriented edge (a class
+    tree's: P(y) at the target, P(y, x) at a feature, P(y, parent, child) per edge)."""
 
-    def __init__(self, encoder: TableEncoder, tree: TreeModel) -> None:
+    def __init__(self, encoder: TableEncoder, tree: TreeModel | ClassTreeModel) -> None:
         super().__init__()
         self.codec = DiscreteCodec(encoder)
         self.edges = [tuple(map(int, edge)) for edge in tree.edges]
+        self.target = tree.target if isinstance(tree, ClassTreeModel) else None
         if len(tree.one_way) != len(self.codec.levels):
             raise ValueError("the tree's variables do not fit the schema's codec")
         stored = {f"one_way_{v}": table for v, table in enumerate(tree.one_way)}
@@ -37,10 +40,12 @@ class TableMarginals(torch.nn.Module):
             self.register_buffer(key, torch.tensor(table, dtype=torch.float32))
         # the tree samples from the tables as saved (float32), so a loaded model draws the same rows
         held = {key: getattr(self, key).double().cpu().numpy() for key in stored}
-        self.tree = TreeModel(
-            [held[f"one_way_{v}"] for v in range(len(tree.one_way))],
-            list(self.edges),
-            [held[f"joint_{k}"] for k in range(len(tree.joints))],
+        one_way = [held[f"one_way_{v}"] for v in range(len(tree.one_way))]
+        joints = [held[f"joint_{k}"] for k in range(len(tree.joints))]
+        self.tree: TreeModel | ClassTreeModel = (
+            TreeModel(one_way, list(self.edges), joints)
+            if self.target is None
+            else ClassTreeModel(self.target, one_way, list(self.edges), joints)
         )
 
     @torch.no_grad()
@@ -51,8 +56,9 @@ class TableMarginals(torch.nn.Module):
         return torch.from_numpy(self.codec.decode(self.tree.sample(size, rng), rng))
 
     def form(self) -> dict[str, Any]:
-        """The public structure the training record keeps: the oriented edges and the levels."""
-        return {"edges": [list(edge) for edge in self.edges], "levels": list(self.codec.levels)}
+        """The public structure the training record keeps: the oriented edges, the levels and the
+        class variable (None: MST's tree)."""
+        return {"edges": [list(edge) for edge in self.edges], "levels": list(self.codec.levels), "target": self.target}
 
     @classmethod
     def from_files(
@@ -64,8 +70,10 @@ class TableMarginals(torch.nn.Module):
         if [int(x) for x in form["levels"]] != list(levels):
             raise ValueError("the marginals' levels do not fit the schema's codec")
         edges = [(int(a), int(b)) for a, b in form["edges"]]
-        expected = {f"one_way_{v}": (w,) for v, w in enumerate(levels)}
-        expected |= {f"joint_{k}": (levels[a], levels[b]) for k, (a, b) in enumerate(edges)}
+        target = form.get("target")  # absent in models saved before the class tree: MST's tree
+        if target is not None and not (isinstance(target, int) and 0 <= target < len(levels)):
+            raise ValueError("the marginals' target is not one of the codec's variables")
+        expected = _shapes(levels, edges, target)
         if set(tensors) != set(expected):
             raise ValueError(f"arrays {sorted(tensors)} where {sorted(expected)} were expected")
         arrays = {}
@@ -78,10 +86,24 @@ class TableMarginals(torch.nn.Module):
             arrays[key] = array
         one_way = [arrays[f"one_way_{v}"] for v in range(len(levels))]
         joints = [arrays[f"joint_{k}"] for k in range(len(edges))]
-        order = oriented(len(levels), edges)
+        nodes = range(len(levels)) if target is None else [v for v in range(len(levels)) if v != target]
+        order = oriented(len(levels), edges) if target is None else oriented_over(nodes, edges)
         if [(parent, child) for _, parent, child in order] != edges:
             raise ValueError("the marginals' edges are not a tree in sampling order")
-        return cls(encoder, TreeModel(one_way, edges, joints))
+        if target is None:
+            return cls(encoder, TreeModel(one_way, edges, joints))
+        return cls(encoder, ClassTreeModel(target, one_way, edges, joints))
+
+
+def _shapes(levels: tuple[int, ...], edges: list[tuple[int, int]], target: int | None) -> dict[str, tuple[int, ...]]:
+    """Each stored table's shape: MST's 1-way and 2-way tables, or a class tree's P(y), P(y, x) and
+    P(y, parent, child)."""
+    if target is None:
+        expected = {f"one_way_{v}": (w,) for v, w in enumerate(levels)}
+        return expected | {f"joint_{k}": (levels[a], levels[b]) for k, (a, b) in enumerate(edges)}
+    y = levels[target]
+    expected = {f"one_way_{v}": (w,) if v == target else (y, w) for v, w in enumerate(levels)}
+    return expected | {f"joint_{k}": (y, levels[a], levels[b]) for k, (a, b) in enumerate(edges)}
 
 
 __all__ = ["MARGINALS_MODEL", "TableMarginals"]
