@@ -241,7 +241,8 @@ def summarise(path: str) -> None:
     groups: dict[tuple, list[dict]] = {}
     for line in Path(path).read_text().splitlines():
         row = json.loads(line)
-        groups.setdefault((row["system"], row.get("link", "-"), row.get("epsilon", "-")), []).append(row)
+        system = row["system"] + "".join(f" {k}={v}" for k, v in sorted(row.get("settings", {}).items()))
+        groups.setdefault((system, row.get("link", "-"), row.get("epsilon", "-")), []).append(row)
 
     def cell(values: list) -> str:
         values = [v for v in values if v is not None]

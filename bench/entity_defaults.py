@@ -133,14 +133,16 @@ def score(args: argparse.Namespace) -> None:
             handle.write(json.dumps(row) + "\n")
             print(row, flush=True)
         grid = itertools.product(args.epsilons, args.links, args.models, args.max_events, args.position_buckets,
-                                 args.pairs, args.count_groups, args.seeds)  # fmt: skip
-        for epsilon, link, model, k, buckets, pairs, groups, seed in grid:
-            first = (link, k, buckets, pairs, groups) == (args.links[0], args.max_events[0], args.position_buckets[0],
-                                                           args.pairs[0], args.count_groups[0])  # fmt: skip
+                                 args.pairs, args.count_groups, args.own_values, args.seeds)  # fmt: skip
+        for epsilon, link, model, k, buckets, pairs, groups, own, seed in grid:
+            first = (link, k, buckets, pairs, groups, own) == (args.links[0], args.max_events[0],
+                                                                args.position_buckets[0], args.pairs[0],
+                                                                args.count_groups[0], args.own_values[0])  # fmt: skip
             if model == "independent" and not first:  # the baseline once per ε and seed
                 continue
             chosen = {"epsilon": epsilon, "seed": seed, "model": model, "link": link, "max_events": k,
-                      "position_buckets": buckets, "event_pairs": pairs, "count_groups": groups}  # fmt: skip
+                      "position_buckets": buckets, "event_pairs": pairs, "count_groups": groups,
+                      "own_values": bool(own)}  # fmt: skip
             synth, seconds = fit_model(entity_set, train_p, train_e, parent_schema, event_schema, **chosen)
             sp, se = synth.sample(len(train_p), seed=seed)
             sx = features(entity_set, sp, se, synth.schema.key)
@@ -184,6 +186,7 @@ def main() -> None:
     parser.add_argument("--max-events", type=int, nargs="+", default=[32])
     parser.add_argument("--position-buckets", type=int, nargs="+", default=[2])
     parser.add_argument("--count-groups", type=int, nargs="+", default=[1])
+    parser.add_argument("--own-values", type=int, nargs="+", default=[0], help="1: the own-value statistic on")
     parser.add_argument("--pairs", nargs="+", default=["pooled"], help="event_pairs values (the first: the baseline's)")
     parser.add_argument("--no-real", dest="real", action="store_false", help="skip the real data's row")
     parser.add_argument("--timing", action="store_true", help="time one fit on every entity and event")
