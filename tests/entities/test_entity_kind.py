@@ -13,6 +13,7 @@ import pytest
 
 from dpgan.cli import main
 from dpgan.entities.facade import EntitySynthesizer
+from dpgan.entities.own_values import OWN
 from dpgan.entities.reader import read_entities
 from dpgan.entities.schema import EntitySchema, TimeSpec, parse_times
 from dpgan.entities.settings import EntitySettings
@@ -120,7 +121,7 @@ def test_each_release_moves_by_at_most_its_stated_sensitivity_and_the_event_boun
     schema, settings = fit(parents, events).schema, EntitySettings(model=model)
     before = exact_histograms(parents, events, schema, settings)
     after = exact_histograms(*with_heavy_entity(parents, events), schema, settings)
-    assert set(before) == {PARENTS, COUNTS, TIMES, EVENTS}
+    assert set(before) == {PARENTS, COUNTS, TIMES, EVENTS, OWN}  # the own values: on by default
     for name, (histogram, delta) in before.items():
         moved = float(np.linalg.norm(after[name][0] - histogram))
         assert moved <= delta + 1e-9, name
@@ -130,6 +131,7 @@ def test_each_release_moves_by_at_most_its_stated_sensitivity_and_the_event_boun
     before = exact_histograms(parents, events, schema, one_bucket)
     after = exact_histograms(*with_heavy_entity(parents, events), schema, one_bucket)
     assert math.isclose(float(np.linalg.norm(after[EVENTS][0] - before[EVENTS][0])), math.sqrt(2))
+    assert math.isclose(float(np.linalg.norm(after[OWN][0] - before[OWN][0])), math.sqrt(2))  # one cell a column
     assert before[EVENTS][1] == math.sqrt(2) and before[PARENTS][1] == math.sqrt(2)
 
 
@@ -139,7 +141,7 @@ def test_the_ledger_stays_within_the_target_and_names_every_release(epsilon):
     report = synth.privacy_report()
     assert report["epsilon"] <= epsilon * (1 + 1e-9)
     names = [e.name for e in synth.ledger.entries]
-    assert names == ["entities kept and dropped per reason", PARENTS, COUNTS, TIMES, EVENTS]
+    assert names == ["entities kept and dropped per reason", PARENTS, COUNTS, TIMES, EVENTS, OWN]
     sigmas = {e.noise_multiplier for e in synth.ledger.entries[1:]}
     assert len(sigmas) == 1  # the model's releases share one σ, each at its own Δ
     assert "one entity" in report["unit_of_privacy"] and report["max_events"] == 4

@@ -66,7 +66,8 @@ def test_the_own_values_are_one_ledger_entry_and_neighbours_get_the_same_ledger(
                for data in ((parents, events), with_heavy_entity(parents, events))]  # fmt: skip
     assert ledgers[0] == ledgers[1]
     assert [name for name, _, _ in ledgers[0]].count(OWN) == 1
-    assert OWN not in {e.name for e in fit(parents, events).ledger.entries}  # off by default
+    assert OWN in {e.name for e in fit(parents, events).ledger.entries}  # on by default
+    assert OWN not in {e.name for e in fit(parents, events, own_values=False).ledger.entries}
     assert fit(parents, events, own_values=True).privacy_report()["epsilon"] <= 3.0 * (1 + 1e-9)
 
 

@@ -88,9 +88,10 @@ class EntitySettings:
     event_hidden: int = setting(64, "the gan model's event LSTM: hidden units")
     step_noise: int = setting(4, "the gan model's event LSTM: noise numbers per event")
     own_values: bool = setting(
-        False,
+        True,
         "release each entity's own value of every event column and its share (own_values.py: one cell per "
-        "entity) and give its events that value with that share",
+        "entity) and give its events that value with that share (on: chosen on the validation sets, "
+        "bench/notes/36-entities.md)",
     )
 
     def check(self) -> None:
