@@ -15,7 +15,7 @@ pairs; and per event column, the total variation distance of its cells alone (ma
     cd bench && PYTHONPATH=../src:. nice python entity_defaults.py --set flights --split validation --epsilons 3 10 \
         --seeds 0 1 2 --links dp engine first --out results/entities_validation.jsonl
     cd bench && PYTHONPATH=../src:. OMP_NUM_THREADS=1 nice python entity_defaults.py --set vowels --epsilons 3 10 \
-        --seeds 0 1 2 --max-events 29 --out results/entities_vowels_validation.jsonl
+        --seeds 0 1 2 --max-events 29 --no-counts-above-k --out results/entities_vowels_validation.jsonl
     cd bench && PYTHONPATH=../src:. OMP_NUM_THREADS=1 python entity_defaults.py --timing
 
 --links: "dp" (chosen with DP), "first" (the parents' first categorical column, no choice) or a column.
@@ -159,7 +159,8 @@ def score(args: argparse.Namespace) -> None:
             if model == "independent" and not first:  # the baseline once per ε and seed
                 continue
             chosen = {"epsilon": epsilon, "seed": seed, "model": model, "link": link, "max_events": k,
-                      "position_buckets": buckets, "event_pairs": pairs, "count_groups": groups}  # fmt: skip
+                      "position_buckets": buckets, "event_pairs": pairs, "count_groups": groups,
+                      "counts_above_k": args.counts_above_k}  # fmt: skip
             synth, seconds = fit_model(entity_set, train_p, train_e, parent_schema, event_schema, **chosen)
             sp, se = synth.sample(len(train_p), seed=seed)
             sx = features(entity_set, sp, se, synth.schema.key)
@@ -206,6 +207,8 @@ def main() -> None:
     parser.add_argument("--count-groups", type=int, nargs="+", default=[1])
     parser.add_argument("--pairs", nargs="+", default=["pooled"], help="event_pairs values (the first: the baseline's)")
     parser.add_argument("--no-real", dest="real", action="store_false", help="skip the real data's row")
+    parser.add_argument("--no-counts-above-k", dest="counts_above_k", action="store_false",
+                        help="every fit: no entity has more than k events (the count table stops at k)")  # fmt: skip
     parser.add_argument("--timing", action="store_true", help="time one fit on every entity and event")
     parser.add_argument("--out", default="results/entities_validation.jsonl")
     args = parser.parse_args()
