@@ -185,7 +185,7 @@ def timing(args: argparse.Namespace) -> None:
     synth, seconds = fit_model(entity_set, parents, events, parent_schema, event_schema, epsilon=3.0, seed=0,
                                max_events=args.max_events[0], link=args.links[0],
                                position_buckets=args.position_buckets[0], event_pairs=args.pairs[0],
-                               count_groups=args.count_groups[0])  # fmt: skip
+                               count_groups=args.count_groups[0], counts_above_k=args.counts_above_k)  # fmt: skip
     started = time.perf_counter()
     sp, se = synth.sample(len(parents), seed=0)
     sampled = time.perf_counter() - started
