@@ -26,7 +26,9 @@ The pbc schema was written by hand from the R documentation of survival::pbc and
 The vowels schema was written from the UCI page and the .ts header (bench/tables/vowels.py's docstring)
 and from the maths of the LPC cepstrum, before any fit and without reading the coefficients:
 - speaker 1-9 and split train/test are the documented lists; frames 7-29 an utterance, so the frame
-  order is an integer 0-28 (the time column's window) and k = 29 reads every frame;
+  index is a step index 0-28 (the time column's window, format "order": sampled frames are numbered
+  0, 1, 2, ...; the first measurements read it as "integer", whose sampled indices are drawn times that
+  repeat and skip) and k = 29 reads every frame;
 - c_n, the n-th cepstrum coefficient of a stable all-pole (LPC) model of degree p = 12, is
   (1/n)·Σ z_k^n over its 12 poles |z_k| < 1, so |c_n| < 12/n: the bounds, nothing clamped. Within them,
   14 bins symmetric about 0, edges at ±(12/n)·2^-j (j = 1..6) and 0: finer near 0, since a vowel's
@@ -223,7 +225,7 @@ def vowels_schemas(parents: pd.DataFrame, events: pd.DataFrame) -> tuple[dict, d
 
 
 VOWELS = EntitySet(
-    "vowels", "utterance", "frame", (0, VOWEL_FRAMES - 1), "integer", load_vowels, vowels_schemas,
+    "vowels", "utterance", "frame", (0, VOWEL_FRAMES - 1), "order", load_vowels, vowels_schemas,
     means=("c1", "c2", "c3", "c4", "c5", "c6", "c7", "c8", "c9", "c10", "c11", "c12"), targets=("speaker",),
     fill={}, days=1.0,
 )  # fmt: skip

@@ -162,3 +162,25 @@ def test_a_typed_format_is_checked_and_an_entity_schema_with_one_round_trips():
     back = EntitySchema.from_dict(whole.to_dict())
     assert back.time.bounds == spec.bounds and back.time.format == spec.format
     assert spec.bounds[0] == (pd.Timestamp("2019-12-31 23:00") - pd.Timestamp(0)).total_seconds()  # in UTC
+
+
+@pytest.mark.parametrize("model", ["linked", "independent"])
+def test_an_order_samples_back_as_each_entity_s_step_index_from_the_window_s_min(model, tmp_path):
+    """A series' frame index: drawn times would repeat and skip (a uniform time inside the span); "order"
+    writes each sampled event's rank, from the window's min, in time order."""
+    rng = np.random.default_rng(0)
+    lengths = rng.integers(3, 10, 40)
+    parents = pd.DataFrame({"id": np.arange(40), "kind": rng.choice(["a", "b"], 40)})
+    events = pd.DataFrame({"id": np.repeat(np.arange(40), lengths),
+                           "when": np.concatenate([np.arange(1, n + 1) for n in lengths]),
+                           "x": rng.random(int(lengths.sum()))})  # fmt: skip
+    synth = EntitySynthesizer(epsilon=5.0, seed=0, model=model, counts_above_k=False)
+    synth.fit(parents, events, **{**HINTS, "max_events": 9}, time_bounds=(1, 9), time_format="order")
+    _, sampled = synth.sample(60, seed=1)
+    assert sampled["when"].dtype == np.int64 and len(sampled) > 0
+    for _, steps in sampled.groupby("id")["when"]:
+        assert list(steps) == list(range(1, len(steps) + 1))
+    synth.save(tmp_path / "model")
+    assert EntitySynthesizer.load(tmp_path / "model").sample(60, seed=1)[1].equals(sampled)
+    read = parse_times(pd.Series([1, 2.0, 2.5, "3", None], dtype=object), synth.schema.time)
+    assert list(read[:2]) == [1.0, 2.0] and np.isnan(read[2]) and read[3] == 3.0 and np.isnan(read[4])

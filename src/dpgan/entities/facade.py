@@ -98,7 +98,7 @@ class EntitySynthesizer(Synthesizer):
         """Train on `parents` (one row per entity) and `events` (rows naming their entity in the
         `key` column), spending at most (ε, δ), all of it in `self.ledger`. The public facts: a whole
         entity schema (`schema`: EntitySchema, its dict or JSON file), or the key, the time column
-        with its public window `time_bounds` and `time_format` ("number", "integer", a strftime format
+        with its public window `time_bounds` and `time_format` ("number", "integer", "order", a strftime format
         or a datetime64 dtype; without one, the column's dtype says: a datetime64 column its dtype, an
         integer column "integer", else "number"), k = `max_events`, and each table's schema or hints
         (`categories`, `bounds`). What is not given (a table with neither a schema nor a hint for any
@@ -194,7 +194,7 @@ class EntitySynthesizer(Synthesizer):
             parents[spec.name] = ColumnCells.of(spec, bins).values(drawn.parent_codes[:, j], rng).to_numpy()
         events = pd.DataFrame({schema.key: drawn.owner + 1})
         if schema.time is not None:
-            events[schema.time.column] = format_times(drawn.times, schema.time).to_numpy()
+            events[schema.time.column] = format_times(drawn.times, schema.time, drawn.owner).to_numpy()
         for j, spec in enumerate(schema.events.columns):
             events[spec.name] = ColumnCells.of(spec, bins).values(drawn.event_codes[:, j], rng).to_numpy()
         return parents, events

@@ -7,13 +7,15 @@ A table with neither a schema nor a hint for any of its columns is one line: thi
 does not buy a schema with DP (the table kind's `dpgan schema` can, one table at a time).
 
 The time column, when there is one, is declared by its public window (`min`, `max`) and its
-format: "number" (any number), "integer" (whole numbers), a strftime format such as
-"%Y-%m-%dT%H:%M:%SZ" that every time cell is parsed with, one cell at a time, and that sampled
-times are written in, or a pandas datetime64 dtype ("datetime64[us]", "datetime64[ns, Europe/Paris]";
-"datetime64" alone is pandas' default, microseconds) for a column of typed date-times: each typed cell
-is read by the tables' date rule (dpgan.tables.schema.datetimes: zoned cells in UTC, naive ones by
-their wall clock) and sampled times are written back in that dtype, in its zone. A cell the format
-does not read is that event's problem alone (reader.py).
+format: "number" (any number), "integer" (whole numbers), "order" (whole numbers that only number
+an entity's events, as a series' step index: sampled events are numbered from the window's min in
+time order), a strftime format such as "%Y-%m-%dT%H:%M:%SZ" that every time cell is parsed with, one
+cell at a time, and that sampled times are written in, or a pandas datetime64 dtype
+("datetime64[us]", "datetime64[ns, Europe/Paris]"; "datetime64" alone is pandas' default,
+microseconds) for a column of typed date-times: each typed cell is read by the tables' date rule
+(dpgan.tables.schema.datetimes: zoned cells in UTC, naive ones by their wall clock) and sampled times
+are written back in that dtype, in its zone. A cell the format does not read is that event's problem
+alone (reader.py).
 """
 
 from __future__ import annotations
@@ -41,7 +43,8 @@ from dpgan.tables.schema.datetimes import (
 )
 from dpgan.tables.schema.table import Schema, read_schema_file
 
-NUMBER_FORMATS = ("number", "integer")
+ORDER = "order"
+NUMBER_FORMATS = ("number", "integer", ORDER)
 MAX_EVENTS = 10_000
 TOP_KEYS = frozenset(("key", "max_events", "time", "parents", "events"))
 TIME_KEYS = frozenset(("column", "min", "max", "format"))
@@ -61,7 +64,8 @@ class TimeSpec:
             raise InputError("the time column needs a name")
         if not isinstance(self.format, str) or not self.format:
             raise InputError(
-                "the time format is 'number', 'integer', a strftime format such as %Y-%m-%d or a datetime64 dtype"
+                "the time format is 'number', 'integer', 'order', a strftime format such as %Y-%m-%d or a "
+                "datetime64 dtype"
             )
         if self.is_typed:
             typed_dtype(self.format, self.column)
@@ -129,7 +133,7 @@ def time_format_of(events: pd.DataFrame, column: str) -> str:
 
 def parse_times(cells: pd.Series, spec: TimeSpec) -> np.ndarray:
     """Each cell's time as a number (NaN where the format does not read it), read cell by cell:
-    a number format reads finite numbers (whole ones for "integer"); a date format, text in exactly
+    a number format reads finite numbers (whole ones for "integer" and "order"); a date format, text in exactly
     that format (seconds since 1970)."""
     if spec.is_typed:
         return _typed_seconds(cells)
@@ -138,7 +142,7 @@ def parse_times(cells: pd.Series, spec: TimeSpec) -> np.ndarray:
 
         cells_ = classify(cells)
         number = np.where(cells_.kind == NUMBER, cells_.number, np.nan)
-        if spec.format == "integer":
+        if spec.format in ("integer", ORDER):
             number = np.where(number == np.round(number), number, np.nan)
         return number
     texts = cells.map(lambda v: v.strip() if isinstance(v, str) else None)
@@ -162,9 +166,19 @@ def _typed_seconds(cells: pd.Series) -> np.ndarray:
     return parsed[codes]
 
 
-def format_times(values: np.ndarray, spec: TimeSpec) -> pd.Series:
+def format_times(values: np.ndarray, spec: TimeSpec, owner: np.ndarray | None = None) -> pd.Series:
     """Times (numbers) written in the input's format: numbers, text, or the typed column's dtype (the
-    tables' writer, whole seconds, then put in the dtype's zone and unit)."""
+    tables' writer, whole seconds, then put in the dtype's zone and unit). "order": each event's rank
+    among its entity's (`owner`, the events in time order) from the window's min, whatever the drawn
+    times (post-processing)."""
+    if spec.format == ORDER and owner is not None:
+        owner = np.asarray(owner)
+        by_owner = np.argsort(owner, kind="stable")
+        sizes = np.bincount(owner) if len(owner) else np.zeros(0, np.int64)
+        starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]) if len(sizes) else np.zeros(0, np.int64)
+        rank = np.empty(len(owner), dtype=np.int64)
+        rank[by_owner] = np.arange(len(owner)) - np.repeat(starts, sizes)
+        return pd.Series(int(round(spec.bounds[0])) + rank)
     if spec.is_typed:
         dtype = typed_dtype(spec.format, spec.column)
         stamps = write_values(np.asarray(values, dtype=np.float64), TIMESTAMP, TYPED, None, "second", spec.column)
@@ -174,7 +188,7 @@ def format_times(values: np.ndarray, spec: TimeSpec) -> pd.Series:
         return stamps.astype(dtype).reset_index(drop=True)
     if spec.format == "number":
         return pd.Series(np.asarray(values, dtype=np.float64))
-    if spec.format == "integer":
+    if spec.format in ("integer", ORDER):
         return pd.Series(np.round(values).astype(np.int64))
     return pd.Series(_stamps(values, spec.format).strftime(spec.format), dtype=object)
 
@@ -279,6 +293,6 @@ def table_schema(
 
 
 __all__ = [
-    "EntitySchema", "NUMBER_FORMATS", "TimeSpec", "format_times", "parse_times", "table_schema", "time_format_of",
-    "time_text", "typed_dtype",
+    "EntitySchema", "NUMBER_FORMATS", "ORDER", "TimeSpec", "format_times", "parse_times", "table_schema",
+    "time_format_of", "time_text", "typed_dtype",
 ]  # fmt: skip
