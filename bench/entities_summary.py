@@ -11,7 +11,16 @@ from collections import defaultdict
 
 import numpy as np
 
-CONFIG = ("system", "epsilon", "link", "max_events", "position_buckets", "event_pairs", "count_groups")
+CONFIG = (
+    "system",
+    "epsilon",
+    "link",
+    "max_events",
+    "position_buckets",
+    "event_pairs",
+    "count_groups",
+    "counts_above_k",
+)
 
 
 def cell(values: list[float]) -> str:
@@ -24,12 +33,19 @@ def summary(path: str) -> str:
     groups: dict[tuple, list[dict]] = defaultdict(list)
     for row in rows:
         groups[tuple(row.get(k, "-") for k in CONFIG)].append(row)
+    marginals = all("marginal_error" in m for m in rows if m["system"] != "real (TRTR)")
     head = [*CONFIG, "chosen link", "seeds", "KS events/entity", "2-way event error"]
+    head += ["1-way event error", "fit s"] if marginals else []
     head += [f"{t} {m}" for t in targets for m in ("acc", "bal. acc")]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for config, members in groups.items():
         chosen = sorted({str(m.get("chosen_link", "-")) for m in members})
         values = [cell([m["ks_counts"] for m in members]), cell([m["pair_error"] for m in members])]
+        if marginals:  # the mean over event columns of each column's error; fit seconds (median)
+            values.append(cell([float(np.mean(list(m["marginal_error"].values()))) for m in members]))
+            values.append(
+                "-" if "fit_seconds" not in members[0] else f"{np.median([m['fit_seconds'] for m in members]):.1f}"
+            )
         values += [cell([m["tstr"][t][k] for m in members]) for t in targets for k in ("accuracy", "balanced")]
         lines.append("| " + " | ".join([*map(str, config), "/".join(chosen), str(len(members)), *values]) + " |")
     return "\n".join(lines)

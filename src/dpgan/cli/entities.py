@@ -35,8 +35,9 @@ def add_fit_flags(group: argparse._ArgumentGroup, add_settings: Callable[[], Non
     group.add_argument("--time-max", metavar="TIME", help="entities: the time window's last time (public)")
     group.add_argument(
         "--time-format",
-        help="entities: number, integer, or a strftime format such as %%Y-%%m-%%dT%%H:%%M:%%SZ (default: number "
-        "with a window; without one, the format and window are learned with DP)",
+        help="entities: number, integer, order (a step index: sampled events numbered from --time-min), or a "
+        "strftime format such as %%Y-%%m-%%dT%%H:%%M:%%SZ (default: number with a window; without one, the format "
+        "and window are learned with DP)",
     )
 
 

@@ -29,8 +29,8 @@ from dpgan.entities.columns import ColumnCells
 from dpgan.entities.fit_kind import EntityKind, EntityTables
 from dpgan.entities.gan.model import EntityGAN
 from dpgan.entities.inference import SchemaPurchase, purchase_note
-from dpgan.entities.reader import UNIT_REASONS
-from dpgan.entities.schema import EntitySchema, TimeSpec, format_times, table_schema
+from dpgan.entities.reader import UNIT_REASONS, check_time_dtype
+from dpgan.entities.schema import EntitySchema, TimeSpec, format_times, table_schema, time_format_of
 from dpgan.entities.settings import ENTITY_MODELS, GAN_DEFAULTS, EntitySettings
 from dpgan.entities.statistics import EntityStatistics, link_index
 from dpgan.errors import InputError, ModelFileError
@@ -39,6 +39,7 @@ from dpgan.model_catalog import model_entry, refuse_unread_settings
 from dpgan.privacy.ledger import PrivacyLedger
 from dpgan.privacy.unit_rule import ReleasedTally, none_usable_note
 from dpgan.serialization import REPORT_KEY, check_model_destination, read_model_dir, write_model_dir
+from dpgan.tables.schema.datetimes import TYPED
 from dpgan.tables.settings import loop_config
 from dpgan.threads import fit_threads
 from dpgan.training.strategies import critic_config
@@ -97,8 +98,9 @@ class EntitySynthesizer(Synthesizer):
         """Train on `parents` (one row per entity) and `events` (rows naming their entity in the
         `key` column), spending at most (ε, δ), all of it in `self.ledger`. The public facts: a whole
         entity schema (`schema`: EntitySchema, its dict or JSON file), or the key, the time column
-        with its public window `time_bounds` and `time_format` ("number", the default with a window,
-        "integer" or a strftime format), k = `max_events`, and each table's schema or hints
+        with its public window `time_bounds` and `time_format` ("number", "integer", "order", a strftime format
+        or a datetime64 dtype; without one, the column's dtype says: a datetime64 column its dtype, an
+        integer column "integer", else "number"), k = `max_events`, and each table's schema or hints
         (`categories`, `bounds`). What is not given (a table with neither a schema nor a hint for any
         of its columns, a time column without its window) is bought with DP (inference.py)."""
         self.schema, purchase = self._schema(
@@ -156,7 +158,13 @@ class EntitySynthesizer(Synthesizer):
         if time_column is not None and time_bounds is not None:
             if len(time_bounds) != 2:
                 raise InputError("a time column's public window is time_bounds=(first, last)")
-            time = TimeSpec(time_column, time_bounds[0], time_bounds[1], time_format or "number")
+            time = TimeSpec(
+                time_column, time_bounds[0], time_bounds[1], time_format or time_format_of(events, time_column)
+            )
+        elif time_column is not None and time_format is None and time_format_of(events, time_column).startswith(TYPED):
+            time_format = time_format_of(events, time_column)  # typed date-times: the window alone is bought
+        if time_column is not None and time_column in events.columns and (time is not None or time_format):
+            check_time_dtype(time_column, time.format if time is not None else time_format, events[time_column].dtype)
         skip = [key, *([time_column] if time_column else [])]
         tables = []
         for words, frame, given in (("parents", parents, parent_schema), ("events", events, event_schema)):
@@ -186,7 +194,7 @@ class EntitySynthesizer(Synthesizer):
             parents[spec.name] = ColumnCells.of(spec, bins).values(drawn.parent_codes[:, j], rng).to_numpy()
         events = pd.DataFrame({schema.key: drawn.owner + 1})
         if schema.time is not None:
-            events[schema.time.column] = format_times(drawn.times, schema.time).to_numpy()
+            events[schema.time.column] = format_times(drawn.times, schema.time, drawn.owner).to_numpy()
         for j, spec in enumerate(schema.events.columns):
             events[spec.name] = ColumnCells.of(spec, bins).values(drawn.event_codes[:, j], rng).to_numpy()
         return parents, events

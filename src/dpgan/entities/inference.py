@@ -51,7 +51,7 @@ from dpgan.privacy.releases import charge_gaussian
 from dpgan.tables.inference.column_kinds import CLASS_CELLS, CLASS_HISTOGRAM_SCALE, PublicHints, class_counts
 from dpgan.tables.inference.infer import SOURCE_DP, column_domain, schema_from_counts
 from dpgan.tables.schema.columns import ColumnSpec
-from dpgan.tables.schema.datetimes import CELLS, DATE, SECONDS_PER_DAY, TIMESTAMP, TYPED
+from dpgan.tables.schema.datetimes import CELLS, DATE, SECONDS_PER_DAY, TIMESTAMP, TYPED, to_iso
 from dpgan.tables.schema.table import Schema
 from dpgan.training.context import FitContext
 
@@ -199,17 +199,18 @@ def event_weights(owner: np.ndarray, entities: int, k: int, rng: np.random.Gener
 
 def time_spec(spec: ColumnSpec, given_format: str | None) -> TimeSpec:
     """The time column's TimeSpec from its learned spec (post-processing): a date or timestamp
-    column's window in its format (the user's, when given), a numeric one's range as numbers. A
-    column that the releases found to hold neither is one line (a DP outcome, not a unit's)."""
+    column's window in its format (the user's, when given: for a datetime64 column, its dtype), a
+    numeric one's range as numbers. A column that the releases found to hold neither is one line (a
+    DP outcome, not a unit's)."""
     name = spec.name
-    if spec.format == TYPED:
-        raise InputError(f"the time column {name!r} holds typed date-times: the entity kind reads times as text")
     if spec.kind in (DATE, TIMESTAMP) and given_format not in NUMBER_FORMATS:
         scale = SECONDS_PER_DAY if spec.kind == DATE else 1.0
         fmt = given_format or spec.format
         low, high = float(spec.min) * scale, float(spec.max) * scale  # type: ignore[arg-type]
         if spec.kind == DATE:
             high += SECONDS_PER_DAY  # a date's last day, whole
+        if fmt.startswith(TYPED):  # typed date-times: the window as ISO text (UTC for zoned cells)
+            return TimeSpec(name, to_iso(TIMESTAMP, low), to_iso(TIMESTAMP, high), fmt)
         return TimeSpec(name, time_text(low, fmt), time_text(high, fmt), fmt)
     if spec.is_numeric and spec.kind not in (DATE, TIMESTAMP) and given_format in (None, *NUMBER_FORMATS):
         fmt = given_format or ("integer" if spec.kind == "integer" else "number")

@@ -24,14 +24,16 @@ rows alone:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from dpgan.entities.columns import ColumnCells
-from dpgan.entities.schema import EntitySchema, parse_times
+from dpgan.entities.schema import NUMBER_FORMATS, EntitySchema, parse_times
 from dpgan.privacy.unit_rule import UnitTally, public_refusal
 from dpgan.tables.schema.cells import cell_keys
+from dpgan.tables.schema.datetimes import TYPED
 
 ORPHAN = "events whose key names no parent"
 DUPLICATE = "a key with more than one parent row"
@@ -62,6 +64,26 @@ def check_tables(parents: pd.DataFrame, events: pd.DataFrame, schema: EntitySche
     """The refusals, on public inputs only (column names, the caller's dtypes, the schema)."""
     check_keys(parents, events, schema.key, None if schema.time is None else schema.time.column,
                (schema.parents.names, schema.events.names))  # fmt: skip
+    if schema.time is not None:
+        check_time_dtype(schema.time.column, schema.time.format, events[schema.time.column].dtype)
+
+
+def check_time_dtype(column: str, fmt: str, dtype: Any) -> None:
+    """The time column's dtype (the caller's: public) against its format: a datetime64 column holds no
+    text or numbers, and a typed format reads date-time values, which only a datetime64 or object
+    column can hold (a CSV's text column cannot): either mismatch would drop every event, so it is one
+    line, whatever the cells."""
+    typed, typed_format = pd.api.types.is_datetime64_any_dtype(dtype), fmt.startswith(TYPED)
+    if typed and not typed_format:
+        raise public_refusal(
+            f"the time column {column!r} holds typed date-times ({dtype}), not "
+            f"{'numbers' if fmt in NUMBER_FORMATS else 'text'}: give its format as its dtype, or no format"
+        )
+    if typed_format and not typed and not pd.api.types.is_object_dtype(dtype):
+        raise public_refusal(
+            f"the time column {column!r} holds {dtype} values, not typed date-times: give its format "
+            "(a strftime format such as %Y-%m-%d, or number)"
+        )
 
 
 def check_keys(
@@ -194,5 +216,7 @@ def _starts(sizes: np.ndarray) -> np.ndarray:
     return np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64) if len(sizes) else np.zeros(0, np.int64)
 
 
-__all__ = ["DUPLICATE", "EntityRead", "EntityRows", "FLAGS", "MAPPED", "ORPHAN", "TIME_DROPPED", "UNIT_REASONS",
-           "check_keys", "check_tables", "entity_rows", "priority_rank", "read_entities"]  # fmt: skip
+__all__ = [
+    "DUPLICATE", "EntityRead", "EntityRows", "FLAGS", "MAPPED", "ORPHAN", "TIME_DROPPED", "UNIT_REASONS", "check_keys",
+    "check_tables", "check_time_dtype", "entity_rows", "priority_rank", "read_entities",
+]  # fmt: skip

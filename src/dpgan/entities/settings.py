@@ -20,6 +20,7 @@ MODEL_SETTINGS = (
     "time_bins",
     "event_pairs",
     "own_values",
+    "counts_above_k",
 )
 GAN_SETTINGS = ("bins", "event_hidden", "step_noise")
 EVENT_PAIRS = ("chain", "pooled", "none")
@@ -94,6 +95,12 @@ class EntitySettings:
         "bench/notes/36-entities.md)",
     )
 
+    counts_above_k: bool = setting(
+        True,
+        "draw an entity's count of events above k (up to max(64k, 1024)); off: no entity has more than k "
+        "events (public, e.g. a series set's longest length), so the count table stops at k",
+    )
+
     def check(self) -> None:
         if self.model not in {m.name for m in ENTITY_MODELS}:
             known = ", ".join(m.name for m in ENTITY_MODELS)
@@ -110,6 +117,8 @@ class EntitySettings:
             raise InputError("choose_link must be true or false")
         if not isinstance(self.own_values, bool):
             raise InputError("own_values must be true or false")
+        if not isinstance(self.counts_above_k, bool):
+            raise InputError("counts_above_k must be true or false")
         if self.link is not None and (not isinstance(self.link, str) or not self.link):
             raise InputError("link must be a parent column's name")
 

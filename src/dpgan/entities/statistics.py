@@ -9,7 +9,8 @@ adding or removing one entity with all its rows:
    without one, every column's 1-way histogram. One entity is one parent row: +1 in one cell of
    each of the d_p histograms, Δ = √d_p;
 2. events per entity: the histogram of (link cell, count bin) of every entity, its count n of
-   readable events binned exactly from 0 to k and in bins growing by 1.25 above (to a public cap):
+   readable events binned exactly from 0 to k and in bins growing by 1.25 above (to a public cap;
+   none above k with `counts_above_k` off):
    one entity in one cell, Δ = 1. The count is one number per entity, so n beyond k costs nothing
    more: the model draws counts above k as they are;
 3. with a time column: (count bucket, span bin) and (span bin, first-time bin) of every entity with
@@ -81,10 +82,14 @@ PARENTS, COUNTS, TIMES, EVENTS = (
 )
 
 
-def count_edges(k: int) -> np.ndarray:
+def count_edges(k: int, above_k: bool = True) -> np.ndarray:
     """The count bins' edges: 0, 1, ..., k + 1 (one bin per count up to k), then each next edge at
-    least 1.25 times the last, up to the cap max(64k, 1024) (the last bin holds everything above)."""
-    cap = max(64 * k, 1024)
+    least 1.25 times the last, up to the cap max(64k, 1024) (the last bin holds everything above).
+    Without `above_k` (the public fact that no entity has more than k events, e.g. a series set's
+    documented longest length) the table stops at k: an entity with more is counted as k, and no
+    noise cell above k can draw a count no entity has (on the vowels set's validation split, 7 % of
+    the synthetic utterances had drawn hundreds of frames and held three quarters of all frames)."""
+    cap = max(64 * k, 1024) if above_k else k + 1
     edges = list(range(k + 2))
     while edges[-1] < cap:
         edges.append(min(cap, max(edges[-1] + 1, math.ceil(edges[-1] * COUNT_GROWTH))))
@@ -130,7 +135,7 @@ class EntityStatistics:
         self.link = link_index(schema, settings) if link is None else link
         if self.link is not None and self.parent_cells[self.link].spec.is_numeric:
             raise ValueError("the link must be a categorical or boolean parent column")
-        self.edges = count_edges(schema.max_events)
+        self.edges = count_edges(schema.max_events, settings.counts_above_k)
 
     # ------------------------------------------------------------------ release
     @classmethod
