@@ -111,3 +111,11 @@ def test_two_ranks_that_each_read_half_the_blocks_release_the_one_process_model(
         assert got["entries"].item() == repr(entries)  # the same ledger
         for i, want in enumerate(_released(single)):
             np.testing.assert_allclose(got[f"a{i}"], want, rtol=1e-7, atol=1e-9)
+
+
+def test_a_block_of_another_width_is_refused_in_one_line():
+    from dpgan.errors import InputError
+
+    values, labels = _data()
+    with pytest.raises(InputError, match=f"\\(n, {D}\\)"):
+        _fit(DPGaussian(-1.0, 1.0), VectorBlocks(D, lambda: iter([(values[:, :-1], labels)])), None)

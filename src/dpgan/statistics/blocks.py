@@ -27,6 +27,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from dpgan.errors import InputError
+
 if TYPE_CHECKING:  # PyTorch is loaded only when the sums travel over ranks
     from dpgan.privacy.distributed import ProcessGroupContext
 
@@ -69,8 +71,11 @@ class VectorBlocks:
     def passes(self) -> Iterator[Block]:
         """One pass: each block as float64 values (n, d) and int64 labels (n,)."""
         for values, labels in self.read():
-            values = np.asarray(values, dtype=np.float64).reshape(-1, self.dimension)
+            values = np.asarray(values, dtype=np.float64)
             codes = np.zeros(len(values), dtype=np.int64) if labels is None else np.asarray(labels, dtype=np.int64)
+            if values.ndim != 2 or values.shape[1] != self.dimension or codes.shape != (len(values),):
+                # the blocks' structure is the reader's (public), never a unit's: a broken reader
+                raise InputError(f"a block must be (n, {self.dimension}) values with n labels")
             yield values, codes
 
     def mapped(self, transform: Callable[[np.ndarray, np.ndarray], Block]) -> VectorBlocks:
