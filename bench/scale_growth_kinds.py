@@ -203,7 +203,8 @@ def write_results(rows: list[dict], args: argparse.Namespace) -> None:
         f"Blocks of {BLOCK:,} units read from the .npy with plain reads (no memory map); "
         "`memory`: the same file loaded as one array. "
         "Fit time and peak RSS per child process (median over rounds; peak RSS includes the imports, "
-        "`baseline`).",
+        "`baseline`). The fit time includes σ's calibration and the accountant's first load "
+        "(1–2 s whatever the scale), so its per-unit cost at ×1 is mostly that.",
         "",
         "| kind | mode | scale | units | fit s (median) | fit s per 100k units | peak RSS MB | baseline RSS MB | ε |",
         "|---|---|---|---|---|---|---|---|---|",
