@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -200,7 +201,8 @@ class DPGaussian:
         for label in range(groups):
             count, mean = max(float(counts[label]), 1.0), means[label]
             centre = self.project(mean[None, :])[0] if self.clip is None else np.zeros(m)
-            covariance = (second["second"][label] + noise[label]["second"]) / count - np.outer(centre, centre)
+            noisy_second = second["second"][label] + self._second_noise(noise[label]["second"])
+            covariance = noisy_second / count - np.outer(centre, centre)
             eigenvalues, vectors = np.linalg.eigh((covariance + covariance.T) / 2.0)
             # the noise's own spectrum reaches about 2√m times its entries' sd (σΔ/n̂, and √2 more on the
             # diagonal): eigenvalues are shrunk by a public rule, so noise does not pass for variance
@@ -215,16 +217,29 @@ class DPGaussian:
 
     def _label_noise(
         self, d: int, m: int, sigma: float, radius: float, second_delta: float, rng: np.random.Generator
-    ) -> dict[str, np.ndarray]:
+    ) -> dict[str, Any]:
         """One label's noise, drawn before any read in the one-array order (its shapes and stds are
         public): the sum's (Δ R), the second moments' (symmetrised, Δ c² or R²) and the residual
         spectrum's (Δ c_r²)."""
-        noise = {"sums": gaussian_array(d, sigma * radius, rng)}
-        draw = gaussian_array((m, m), sigma * second_delta, rng)
-        noise["second"] = (draw + draw.T) / np.sqrt(2.0)  # symmetric, same entry sd
+        noise: dict[str, Any] = {"sums": gaussian_array(d, sigma * radius, rng)}
+        # the m × m draw is made here, in its place in the stream, and dropped: it is made again from
+        # the generator's saved state when the sum it belongs to is complete (`_second_noise`), so
+        # the fit never holds every label's m × m noise beside every label's m × m sum
+        noise["second"] = (type(rng.bit_generator), rng.bit_generator.state, (m, m), sigma * second_delta)
+        gaussian_array((m, m), sigma * second_delta, rng)
         if self.residual_basis is not None and self.residual_clip is not None:
             noise["residual"] = gaussian_array(d - m, sigma * self.residual_clip**2, rng)
         return noise
+
+    @staticmethod
+    def _second_noise(saved: tuple) -> np.ndarray:
+        """A label's second-moment noise, drawn again from the generator's state saved at its place:
+        the same numbers as the draw made there (NumPy's Generator keeps no cached normal)."""
+        kind, state, shape, std = saved
+        replay = np.random.Generator(kind())
+        replay.bit_generator.state = state
+        draw = gaussian_array(shape, std, replay)
+        return (draw + draw.T) / np.sqrt(2.0)  # symmetric, same entry sd
 
     def _centred_sums(
         self, blocks: VectorBlocks, groups: int, m: int, means: list[np.ndarray]
