@@ -4,8 +4,9 @@ A small model of each kind is fitted and saved once (series: the default "gaussi
 water districts at ε = 3, 24 hourly inflows; images: the default "gaussian" recipe on the 1,797
 8×8 digits at ε = 3), then each sample runs in a child process of its own that loads the model and
 streams n units to disk (series: a Parquet long table, 24 rows per series; images: an .npz and its
-contact sheet), reporting the wall time and its peak resident memory (resource.getrusage(RUSAGE_SELF)
-.ru_maxrss, after a baseline taken once the model is loaded). One thread (OMP_NUM_THREADS=1).
+contact sheet), or (`--memory-sizes`) samples them whole and then writes them, as before; each
+reports its wall time and its peak resident memory (resource.getrusage(RUSAGE_SELF).ru_maxrss, and
+the baseline once the model is loaded). One thread (OMP_NUM_THREADS=1).
 
     OMP_NUM_THREADS=1 PYTHONPATH=src python bench/sample_growth_kinds.py --out bench/results/sample_growth_kinds.md
 """
@@ -43,7 +44,7 @@ def fit_models(folder: Path) -> None:
     ImageSynthesizer(epsilon=3.0, seed=0, classes=classes).fit(images, digits.target.astype(str)).save(folder / "image")
 
 
-def sample(kind: str, model: Path, n: int, out: Path) -> dict:
+def sample(kind: str, model: Path, n: int, out: Path, mode: str = "streamed") -> dict:
     import resource
 
     import torch
@@ -55,10 +56,21 @@ def sample(kind: str, model: Path, n: int, out: Path) -> dict:
     baseline = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     start = time.perf_counter()
     target = out / ("s.parquet" if kind == "sequence" else "s.npz")
-    synth.sample_to(target, n, seed=0)
+    if mode == "streamed":
+        synth.sample_to(target, n, seed=0)
+    elif kind == "sequence":  # what `dpgan sample` ran before it streamed: the whole table, then written
+        from dpgan.tables.reading.table_io import write_table
+
+        write_table(synth.sample(n, seed=0), target)
+    else:
+        from dpgan.images.io import write_contact_sheet, write_images
+
+        images, labels = synth.sample(n, seed=0)
+        write_images(target, images, labels, pixel_range=synth.pixel_range)
+        write_contact_sheet(out / "s.png", images, labels, pixel_range=synth.pixel_range)
     seconds = time.perf_counter() - start
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return {"kind": kind, "n": n, "seconds": round(seconds, 2), "per_minute": round(n / seconds * 60),
+    return {"kind": kind, "mode": mode, "n": n, "seconds": round(seconds, 2), "per_minute": round(n / seconds * 60),
             "baseline_mb": round(baseline / 1024, 1), "peak_mb": round(peak / 1024, 1),
             "file_mb": round(target.stat().st_size / 2**20, 1)}  # fmt: skip
 
@@ -66,27 +78,31 @@ def sample(kind: str, model: Path, n: int, out: Path) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", nargs="+", type=int, default=list(SIZES))
+    parser.add_argument(
+        "--memory-sizes", nargs="*", type=int, default=[1_000_000], help="also sampled whole, then written"
+    )
     parser.add_argument("--out", type=Path, default=None)
-    parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
+    parser.add_argument("--child", nargs=5, help=argparse.SUPPRESS)
     parser.add_argument("--fit", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.fit:
         fit_models(Path(args.fit))
         return
     if args.child:
-        kind, model, n, out = args.child
-        print(json.dumps(sample(kind, Path(model), int(n), Path(out))))
+        kind, model, n, out, mode = args.child
+        print(json.dumps(sample(kind, Path(model), int(n), Path(out), mode)))
         return
     env = os.environ | {"OMP_NUM_THREADS": "1"}
     rows = []
     with tempfile.TemporaryDirectory(prefix="sample-growth-kinds-") as tmp:
         folder = Path(tmp)
         subprocess.run([sys.executable, __file__, "--fit", tmp], env=env, check=True, capture_output=True)
-        for n in args.sizes:
+        jobs = [(n, "streamed") for n in args.sizes] + [(n, "memory") for n in args.memory_sizes]
+        for n, mode in jobs:
             for kind in ("sequence", "image"):
-                out = folder / f"{kind}-{n}"
+                out = folder / f"{kind}-{n}-{mode}"
                 out.mkdir()
-                command = [sys.executable, __file__, "--child", kind, str(folder / kind), str(n), str(out)]
+                command = [sys.executable, __file__, "--child", kind, str(folder / kind), str(n), str(out), mode]
                 done = subprocess.run(command, env=env, check=True, capture_output=True, text=True)
                 row = json.loads(done.stdout.strip().splitlines()[-1])
                 print(json.dumps(row), flush=True)
@@ -101,11 +117,14 @@ def main() -> None:
             "",
             "    OMP_NUM_THREADS=1 PYTHONPATH=src python bench/sample_growth_kinds.py " + " ".join(sys.argv[1:]),
             "",
-            "| kind | n | seconds | units per minute | peak RSS MB | RSS after loading the model MB | file MB |",
-            "|---|---|---|---|---|---|---|",
+            "`streamed`: `sample_to` (what `dpgan sample` runs); `memory`: `sample(n)` whole, then written "
+            "(what `dpgan sample` ran before it streamed).",
+            "",
+            "| kind | mode | n | seconds | units per minute | peak RSS MB | RSS after loading the model MB | file MB |",
+            "|---|---|---|---|---|---|---|---|",
         ]
         lines += [
-            f"| {r['kind']} | {r['n']:,} | {r['seconds']} | {r['per_minute']:,} | {r['peak_mb']:.0f} | "
+            f"| {r['kind']} | {r['mode']} | {r['n']:,} | {r['seconds']} | {r['per_minute']:,} | {r['peak_mb']:.0f} | "
             f"{r['baseline_mb']:.0f} | {r['file_mb']} |"
             for r in rows
         ]
