@@ -5,10 +5,10 @@ not sit in memory to be written. The chunks come from dpgan.images.sampling.samp
 one generator in the same order as `ImageSynthesizer.sample`, so a seed gives the same images:
 
 - an ``.npz`` is written member by member: ``images.npy``'s header first (its shape and dtype are
-  the model's, public: n and the fitted input's form), then each chunk's bytes through the zip's
-  deflate stream, then ``labels.npy``. The labels are the model's names (numbers when every name
-  is a whole number, as `write_images` writes them), kept as int32 codes until the end: 4 bytes
-  per image;
+  the model's, public: n and the fitted input's form, (n, C, H, W) as `write_images` stores it),
+  then each chunk's bytes through the zip's deflate stream, then ``labels.npy``. The labels are
+  the model's names (numbers when every name is a whole number, as `write_images` writes them),
+  kept as int32 codes until the end: 4 bytes per image;
 - a PNG folder gets each chunk's PNGs (``<label>/<i>.png``, i zero-padded to the width of n).
 
 Both go to a hidden sibling renamed into place when complete (dpgan.images.files.atomic_write), so a
@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dpgan.images.checks import to_uint8
+from dpgan.images.checks import as_nchw, to_uint8
 from dpgan.images.files import atomic_write, png_image, safe_folder_name
 from dpgan.images.sheet import write_contact_sheet
 from dpgan.privacy.unit_rule import public_refusal
@@ -99,6 +99,7 @@ def _write_npz(tmp: Path, chunks: Chunks, n: int, names: Sequence[str], picks: S
         with archive.open("images.npy", "w", force_zip64=True) as member:
             header = False
             for images, chunk_codes in chunks:
+                images = as_nchw(images)  # as `write_images` stores them: (n, C, H, W) whatever the input's rank
                 if not header:  # the shape and dtype are the model's: the first chunk shows them
                     described = {"descr": np.lib.format.dtype_to_descr(images.dtype), "fortran_order": False}
                     np.lib.format.write_array_header_1_0(member, described | {"shape": (n, *images.shape[1:])})
