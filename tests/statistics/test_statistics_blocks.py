@@ -100,7 +100,7 @@ def test_a_block_without_some_labels_and_an_empty_block_are_read():
         np.testing.assert_allclose(got, want, **TOL)
 
 
-@pytest.mark.parametrize("name", ["gaussian-centred", "copula", "mixture"])
+@pytest.mark.parametrize("name", ["gaussian-centred", "copula", "mixture", "independent"])
 def test_two_ranks_that_each_read_half_the_blocks_release_the_one_process_model(tmp_path, name):
     values, labels = _data()
     single = MODELS[name]()

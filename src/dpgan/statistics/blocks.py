@@ -51,7 +51,10 @@ def rank_sum(context: ProcessGroupContext) -> Reduce:
     import torch
 
     def reduce(sums: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        summed = context.all_reduce_sum({name: torch.from_numpy(np.ascontiguousarray(v)) for name, v in sums.items()})
+        # every sum travels as float64 (the collective's one dtype would be float32 for counts
+        # alone): integer counts stay exact up to 2^53
+        tensors = {name: torch.from_numpy(np.asarray(v, dtype=np.float64)) for name, v in sums.items()}
+        summed = context.all_reduce_sum(tensors)
         return {name: summed[name].numpy().astype(sums[name].dtype) for name in sums}
 
     return reduce
