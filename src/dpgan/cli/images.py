@@ -170,13 +170,9 @@ def sample_image(synth, out: Path, args: argparse.Namespace) -> int:  # noqa: AN
         if len(args.condition) > 1 or "=" not in args.condition[0]:
             raise InputError("an image model takes one --condition label=NAME")
         label = args.condition[0].split("=", 1)[1]
-    from dpgan.images.io import write_contact_sheet, write_images
-
-    images, labels = synth.sample(args.n, seed=args.seed, label=label)
-    # an .npz keeps the samples' form (uint8, or float in the model's range); PNGs are 8-bit
-    write_images(out, images, labels, overwrite=getattr(args, "overwrite", False), pixel_range=synth.pixel_range)
-    sheet = out.with_suffix(".png") if out.suffix else out.parent / f"{out.name}-contact-sheet.png"
-    write_contact_sheet(sheet, images, labels, pixel_range=synth.pixel_range)
+    # streamed a chunk at a time (memory flat in -n); an .npz keeps the samples' form (uint8, or
+    # float in the model's range); PNGs are 8-bit
+    sheet = synth.sample_to(out, args.n, seed=args.seed, label=label, overwrite=getattr(args, "overwrite", False))
     print(f"wrote {args.n} images to {out} and a contact sheet to {sheet}")
     return 0
 

@@ -122,12 +122,15 @@ def label_names(codes: np.ndarray | None, schema: SequenceSchema) -> np.ndarray 
     return None if codes is None else np.asarray(schema.categories, dtype=object)[codes]
 
 
-def write_long(values: np.ndarray, labels: np.ndarray | None, schema: SequenceSchema) -> pd.DataFrame:
-    """Generated series (scaled) as a long table with the input's columns: series numbered 0..N-1 in
-    every id column (a label or entity among them gets its own value), times 0..T-1; each synthetic
-    series is its own entity (no real owner is behind it)."""
+def write_long(
+    values: np.ndarray, labels: np.ndarray | None, schema: SequenceSchema, *, first: int = 0
+) -> pd.DataFrame:
+    """Generated series (scaled) as a long table with the input's columns: series numbered
+    first..first+N-1 in every id column (a label or entity among them gets its own value; `first`
+    continues the numbers of the chunks written before), times 0..T-1; each synthetic series is its
+    own entity (no real owner is behind it)."""
     n, length, _ = values.shape
-    numbers = np.repeat(np.arange(n), length)
+    numbers = np.repeat(np.arange(first, first + n), length)
     out = pd.DataFrame({c: numbers for c in schema.id_columns})
     out[schema.time] = np.tile(np.arange(length), n)
     flat = unscale(values, schema).reshape(n * length, -1)

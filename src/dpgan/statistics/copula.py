@@ -33,6 +33,7 @@ from dpgan.privacy.accounting import PrivacyLedger
 from dpgan.privacy.calibration import ShareTarget
 from dpgan.privacy.mechanisms import noisy_counts
 from dpgan.privacy.releases import charge_gaussian
+from dpgan.statistics.blocks import VectorBlocks, as_blocks
 from dpgan.statistics.gaussian import DPGaussian
 from dpgan.statistics.mixture import DPGaussianMixture
 
@@ -69,7 +70,7 @@ class DPGaussianCopula:
 
     def fit(
         self,
-        values: np.ndarray,
+        values: np.ndarray | VectorBlocks,
         labels: np.ndarray | None,
         n_labels: int,
         rng: np.random.Generator,
@@ -82,29 +83,35 @@ class DPGaussianCopula:
         per_unit: int = 1,
     ) -> DPGaussianCopula:
         """The histogram so that the ledger reaches `histogram_target`, then the scores' Gaussian so
-        that it reaches `target` (steps 1–3 above)."""
-        n, d = values.shape
-        channels = self.channels
+        that it reaches `target` (steps 1–3 above). `values` may be VectorBlocks
+        (dpgan.statistics.blocks): the histogram's counts add up block by block (one pass, the noise
+        after the last block), then the scores' model reads the blocks through the released CDFs."""
+        blocks = as_blocks(values, labels)
+        d, channels = blocks.dimension, self.channels
         if d % channels:
             raise InputError("the copula's vectors must hold a whole number of values per channel")
-        labels = labels if labels is not None else np.zeros(n, dtype=np.int64)
         groups = max(1, n_labels)
         delta = d / np.sqrt(channels)  # one vector: d/C counts in each of C histograms (step 1)
         sigma = histogram_target.sigma(1.0, 1, ledger.entries)
         charge_gaussian(ledger, HISTOGRAM_EVENT, sigma, note=self.histogram_note(d, per_unit))
-        cells = self.cells_of(values)
         n_cells = len(self.edges) - 1
+        exact = {"counts": np.zeros((groups, channels, n_cells), dtype=np.int64)}
+        for block, block_labels in blocks.passes():
+            cells = self.cells_of(block)
+            for label in range(groups):
+                by_channel = cells[block_labels == label].reshape(-1, channels).T  # channel-last coordinates
+                for channel, row in enumerate(by_channel):
+                    exact["counts"][label, channel] += np.bincount(row, minlength=n_cells)
+        counts = blocks.summed(exact)["counts"].astype(np.float64)
         self.cdfs = []
         for label in range(groups):
-            by_channel = cells[labels == label].reshape(-1, channels).T  # channel-last coordinates
-            counts = np.stack([np.bincount(row, minlength=n_cells) for row in by_channel]).astype(np.float64)
-            noisy = noisy_counts(counts.ravel(), sigma * delta * per_unit, rng).reshape(counts.shape)
+            noisy = noisy_counts(counts[label].ravel(), sigma * delta * per_unit, rng).reshape(counts[label].shape)
             kept = self.kept_counts(noisy, sigma * delta * per_unit) + self.floor * delta
             cumulative = np.concatenate([np.zeros((channels, 1)), np.cumsum(kept, axis=1)], axis=1)
             self.cdfs.append(cumulative / cumulative[:, -1:])
+        scores = blocks.mapped(lambda block, block_labels: (self.scores(block, block_labels), block_labels))
         self.gaussian.fit(
-            self.scores(values, labels), labels, groups, rng, ledger=ledger, target=target, event=event, note=note,
-            per_unit=per_unit,
+            scores, None, groups, rng, ledger=ledger, target=target, event=event, note=note, per_unit=per_unit,
         )  # fmt: skip
         self.after_releases(rng)
         return self

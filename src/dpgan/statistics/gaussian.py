@@ -39,15 +39,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from dpgan.errors import InputError
 from dpgan.privacy.accounting import PrivacyLedger
 from dpgan.privacy.calibration import ShareTarget
-from dpgan.privacy.mechanisms import noisy_counts
 from dpgan.privacy.noise import gaussian_array
 from dpgan.privacy.releases import charge_gaussian
+from dpgan.statistics.blocks import VectorBlocks, as_blocks
 
 MIN_EIGENVALUE = 1e-4  # a floor under the shrunk eigenvalues: every factor stays finite and of full rank
 SHRINKS = ("level", "spike")
@@ -123,7 +124,7 @@ class DPGaussian:
 
     def fit(
         self,
-        values: np.ndarray,
+        values: np.ndarray | VectorBlocks,
         labels: np.ndarray | None,
         n_labels: int,
         rng: np.random.Generator,
@@ -142,7 +143,7 @@ class DPGaussian:
 
     def release(
         self,
-        values: np.ndarray,
+        values: np.ndarray | VectorBlocks,
         labels: np.ndarray | None,
         n_labels: int,
         rng: np.random.Generator,
@@ -152,55 +153,115 @@ class DPGaussian:
     ) -> DPGaussian:
         """The releases at noise multiplier `sigma`, which the caller has charged to its ledger
         (`releases` Gaussians at σ) before this call: `fit` does, and so does a mixture that
-        charges its steps in one entry."""
+        charges its steps in one entry.
+
+        `values` is an (n, d) array with its `labels`, or VectorBlocks read a block at a time
+        (dpgan.statistics.blocks): the count, the sum and the second moments are sums of each
+        unit's own bounded terms, so they add up block by block (and over ranks) to the one-array
+        sums, and the noise is drawn once, after the last block, with the same std: the same
+        releases, the same ledger entry. The noise is drawn before the reads in the one-array
+        order (count, then per label: sum, second moments, residual), so one block of an array
+        gives the one-array fit bit for bit. The centred form reads twice: the second moments are
+        centred on the mean released after the first pass."""
         if per_unit < 1:
             raise ValueError("per_unit is the number of vectors a unit adds, at least 1")
-        n, d = values.shape
+        blocks = as_blocks(values, labels)
+        d = blocks.dimension
         if self.basis is not None and self.basis.shape[0] != d:
             raise InputError("the DP Gaussian's basis does not match the vectors' length")
         m = d if self.basis is None else self.basis.shape[1]
-        flat = values.astype(np.float64)
-        labels = labels if labels is not None else np.zeros(n, dtype=np.int64)
         groups = max(1, n_labels)
         sigma = sigma * per_unit  # the noise std per unit of sensitivity: k vectors per unit
         self.sigma = sigma
         radius, second_delta = self.radius(d), self.second_sensitivity(d)
-        counts = noisy_counts(np.bincount(labels, minlength=groups).astype(np.float64), sigma, rng)
+        count_noise = gaussian_array(groups, sigma, rng)  # Δ 1; then each label's, in the one-array order
+        noise = [self._label_noise(d, m, sigma, radius, second_delta, rng) for _ in range(groups)]
+        centred = self.clip is not None or self.residual_basis is not None
+        first = {"counts": np.zeros(groups, dtype=np.int64), "sums": np.zeros((groups, d))}
+        if not centred:
+            first["second"] = np.zeros((groups, m, m))
+        for values_block, labels_block in blocks.passes():
+            first["counts"] += np.bincount(labels_block, minlength=groups)
+            for label in range(groups):
+                rows = values_block[labels_block == label]
+                first["sums"][label] += rows.sum(axis=0)
+                if not centred:
+                    coefficients = self.project(rows)
+                    first["second"][label] += coefficients.T @ coefficients
+        first = blocks.summed(first)
+        counts = first["counts"].astype(np.float64) + count_noise
         kept = np.maximum(counts, 0.0)
         self.shares = kept / max(kept.sum(), 1e-12)
+        means = [
+            np.clip((first["sums"][label] + noise[label]["sums"]) / max(float(counts[label]), 1.0), self.low, self.high)
+            for label in range(groups)
+        ]
+        second = {"second": first["second"]} if not centred else self._centred_sums(blocks, groups, m, means)
         self.means, self.coefficient_factors, self.residual_variances = [], [], []
         for label in range(groups):
-            rows = flat[labels == label]
-            total = rows.sum(axis=0) + gaussian_array(d, sigma * radius, rng)
-            count = max(float(counts[label]), 1.0)
-            mean = np.clip(total / count, self.low, self.high)
-            if self.clip is None:
-                coefficients, centre = self.project(rows), self.project(mean[None, :])[0]
-            else:
-                coefficients, centre = self._clipped(self.project(rows - mean)), np.zeros(m)
-            noise = gaussian_array((m, m), sigma * second_delta, rng)
-            second = coefficients.T @ coefficients + (noise + noise.T) / np.sqrt(2.0)  # symmetric, same entry sd
-            covariance = second / count - np.outer(centre, centre)
+            count, mean = max(float(counts[label]), 1.0), means[label]
+            centre = self.project(mean[None, :])[0] if self.clip is None else np.zeros(m)
+            noisy_second = second["second"][label] + self._second_noise(noise[label]["second"])
+            covariance = noisy_second / count - np.outer(centre, centre)
             eigenvalues, vectors = np.linalg.eigh((covariance + covariance.T) / 2.0)
             # the noise's own spectrum reaches about 2√m times its entries' sd (σΔ/n̂, and √2 more on the
             # diagonal): eigenvalues are shrunk by a public rule, so noise does not pass for variance
-            kept = shrink_eigenvalues(eigenvalues, sigma * second_delta / count, m, self.shrink)
+            shrunk = shrink_eigenvalues(eigenvalues, sigma * second_delta / count, m, self.shrink)
             self.means.append(mean)
-            self.coefficient_factors.append(vectors * np.sqrt(np.maximum(kept, MIN_EIGENVALUE)))
+            self.coefficient_factors.append(vectors * np.sqrt(np.maximum(shrunk, MIN_EIGENVALUE)))
             if self.residual_basis is not None:
-                self.residual_variances.append(self._residual_spectrum(rows, mean, count, sigma, rng))
+                noisy = second["residual"][label] + noise[label]["residual"]
+                self.residual_variances.append(np.maximum(noisy / count, 0.0))
         self.dimension = d
         return self
 
-    def _residual_spectrum(
-        self, rows: np.ndarray, mean: np.ndarray, count: float, sigma: float, rng: np.random.Generator
-    ) -> np.ndarray:
-        """The fourth release (module docstring): each residual direction's variance, ≥ 0."""
-        assert self.residual_basis is not None and self.residual_clip is not None
-        residual = clip_rows((rows - mean) @ self.residual_basis, self.residual_clip)
-        squares = (residual**2).sum(axis=0)
-        noisy = squares + gaussian_array(squares.shape, sigma * self.residual_clip**2, rng)
-        return np.maximum(noisy / count, 0.0)
+    def _label_noise(
+        self, d: int, m: int, sigma: float, radius: float, second_delta: float, rng: np.random.Generator
+    ) -> dict[str, Any]:
+        """One label's noise, drawn before any read in the one-array order (its shapes and stds are
+        public): the sum's (Δ R), the second moments' (symmetrised, Δ c² or R²) and the residual
+        spectrum's (Δ c_r²)."""
+        noise: dict[str, Any] = {"sums": gaussian_array(d, sigma * radius, rng)}
+        # the m × m draw is made here, in its place in the stream, and dropped: it is made again from
+        # the generator's saved state when the sum it belongs to is complete (`_second_noise`), so
+        # the fit never holds every label's m × m noise beside every label's m × m sum
+        noise["second"] = (type(rng.bit_generator), rng.bit_generator.state, (m, m), sigma * second_delta)
+        gaussian_array((m, m), sigma * second_delta, rng)
+        if self.residual_basis is not None and self.residual_clip is not None:
+            noise["residual"] = gaussian_array(d - m, sigma * self.residual_clip**2, rng)
+        return noise
+
+    @staticmethod
+    def _second_noise(saved: tuple) -> np.ndarray:
+        """A label's second-moment noise, drawn again from the generator's state saved at its place:
+        the same numbers as the draw made there (NumPy's Generator keeps no cached normal)."""
+        kind, state, shape, std = saved
+        replay = np.random.Generator(kind())
+        replay.bit_generator.state = state
+        draw = gaussian_array(shape, std, replay)
+        return (draw + draw.T) / np.sqrt(2.0)  # symmetric, same entry sd
+
+    def _centred_sums(
+        self, blocks: VectorBlocks, groups: int, m: int, means: list[np.ndarray]
+    ) -> dict[str, np.ndarray]:
+        """The second pass: per label, Σ zzᵀ of the centred, clipped coefficients and Σ r∘r of the
+        clipped residual (module docstring), each a function of the unit and the released mean."""
+        sums = {"second": np.zeros((groups, m, m))}
+        if self.residual_basis is not None:
+            sums["residual"] = np.zeros((groups, self.residual_basis.shape[1]))
+        for values_block, labels_block in blocks.passes():
+            for label in range(groups):
+                rows = values_block[labels_block == label]
+                if self.clip is None:
+                    coefficients = self.project(rows)
+                else:
+                    coefficients = self._clipped(self.project(rows - means[label]))
+                sums["second"][label] += coefficients.T @ coefficients
+                if self.residual_basis is not None:
+                    assert self.residual_clip is not None
+                    residual = clip_rows((rows - means[label]) @ self.residual_basis, self.residual_clip)
+                    sums["residual"][label] += (residual**2).sum(axis=0)
+        return blocks.summed(sums)
 
     def project(self, rows: np.ndarray) -> np.ndarray:
         """Rows' coefficients in the public basis (the rows themselves without one)."""

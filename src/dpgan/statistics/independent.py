@@ -28,6 +28,7 @@ from dpgan.privacy.accounting import PrivacyLedger
 from dpgan.privacy.calibration import ShareTarget
 from dpgan.privacy.mechanisms import noisy_counts
 from dpgan.privacy.releases import charge_gaussian
+from dpgan.statistics.blocks import VectorBlocks, as_blocks
 
 EVENT = "each coordinate's histogram per label (independent marginals)"
 
@@ -45,7 +46,7 @@ class DPIndependentMarginals:
 
     def fit(
         self,
-        values: np.ndarray,
+        values: np.ndarray | VectorBlocks,
         labels: np.ndarray | None,
         n_labels: int,
         rng: np.random.Generator,
@@ -54,21 +55,25 @@ class DPIndependentMarginals:
         target: ShareTarget,
         per_unit: int = 1,
     ) -> DPIndependentMarginals:
-        """The one release (the module's argument), calibrated so that the ledger reaches `target`."""
-        n, d = values.shape
+        """The one release (the module's argument), calibrated so that the ledger reaches `target`.
+        `values` may be VectorBlocks (dpgan.statistics.blocks): the counts add up block by block,
+        the noise is drawn once after the last block (and the sum over ranks)."""
+        blocks = as_blocks(values, labels)
+        d = blocks.dimension
         groups = max(1, n_labels)
-        labels = labels if labels is not None else np.zeros(n, dtype=np.int64)
         sensitivity = per_unit * np.sqrt(d)
         sigma = target.sigma(1.0, 1, ledger.entries)
         k = f"{per_unit}·" if per_unit != 1 else ""
         note = f"{self.bins} bins per coordinate and label; Δ = {k}√d = {k}√{d} = {sensitivity:.4g}; labels in parallel"
         charge_gaussian(ledger, EVENT, sigma, note=note)
-        cells = np.clip(np.digitize(values, self.edges[1:-1]), 0, self.bins - 1)
-        counts = np.zeros((groups, d, self.bins))
-        for label in range(groups):
-            rows = cells[labels == label]
-            for j in range(d):
-                counts[label, j] = np.bincount(rows[:, j], minlength=self.bins)
+        exact = {"counts": np.zeros((groups, d, self.bins), dtype=np.int64)}
+        for block, block_labels in blocks.passes():
+            cells = np.clip(np.digitize(block, self.edges[1:-1]), 0, self.bins - 1)
+            for label in range(groups):
+                rows = cells[block_labels == label]
+                for j in range(d):
+                    exact["counts"][label, j] += np.bincount(rows[:, j], minlength=self.bins)
+        counts = blocks.summed(exact)["counts"].astype(np.float64)
         noisy = noisy_counts(counts.ravel(), sigma * sensitivity, rng).reshape(counts.shape)
         label_counts = np.maximum(noisy.sum(axis=2).mean(axis=1), 0.0)
         self.shares = label_counts / label_counts.sum() if label_counts.sum() > 0 else np.full(groups, 1.0 / groups)

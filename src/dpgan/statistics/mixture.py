@@ -34,6 +34,7 @@ from dpgan.privacy.calibration import ShareTarget
 from dpgan.privacy.mechanisms import noisy_counts
 from dpgan.privacy.noise import gaussian_array
 from dpgan.privacy.releases import charge_gaussian
+from dpgan.statistics.blocks import VectorBlocks, as_blocks
 from dpgan.statistics.gaussian import RELEASES, DPGaussian, clip_rows
 
 STARTING_DRAWS = 50  # draws per centre from the label's Gaussian for the public k-means start
@@ -87,7 +88,7 @@ class DPGaussianMixture:
 
     def fit(
         self,
-        values: np.ndarray,
+        values: np.ndarray | VectorBlocks,
         labels: np.ndarray | None,
         n_labels: int,
         rng: np.random.Generator,
@@ -99,7 +100,9 @@ class DPGaussianMixture:
         per_unit: int = 1,
     ) -> DPGaussianMixture:
         """Charge the two entries (steering at `steering_scale`·σ, cells at σ, together `target`),
-        then run the four steps above."""
+        then run the four steps above. `values` may be VectorBlocks (dpgan.statistics.blocks): the
+        start and the cells read twice each, every Lloyd step once, each pass summing per-unit
+        terms with the noise after the last block, so the releases are those of one array."""
         steering = RELEASES + 2 * self.iterations  # the start's and the Lloyd steps' releases
         one = target.sigma(1.0, 1, ledger.entries)  # one Gaussian that reaches the target
         # Gaussians compose exactly: n releases at σ_i are one at (Σ σ_i⁻²)^(-1/2), so the cells' σ
@@ -108,17 +111,19 @@ class DPGaussianMixture:
         charge_gaussian(ledger, event, sigma * self.steering_scale, count=steering, note=note + " (start, Lloyd steps)")
         charge_gaussian(ledger, event, sigma, count=RELEASES, note=note + " (cells)")
         self.sigma = sigma * self.steering_scale * per_unit
-        n = len(values)
-        labels = labels if labels is not None else np.zeros(n, dtype=np.int64)
+        blocks = as_blocks(values, labels)
         groups, k = max(1, n_labels), self.components
-        self.start.release(values, labels, groups, rng, sigma=sigma * self.steering_scale, per_unit=per_unit)
-        bound = self._bound(values.shape[1])
-        coefficients = self._coefficients(values, labels)
+        self.start.release(blocks, None, groups, rng, sigma=sigma * self.steering_scale, per_unit=per_unit)
+        bound = self._bound(blocks.dimension)
         centres = self._starting_centres(groups, bound, rng)
         for _ in range(self.iterations):
-            centres = self._lloyd_step(coefficients, labels, centres, bound, rng)
-        cells = labels * k + self._assign(coefficients, labels, centres)
-        self.cells.release(values, cells, groups * k, rng, sigma=sigma, per_unit=per_unit)
+            centres = self._lloyd_step(blocks, centres, bound, rng)
+        fixed = centres  # the cells' centres: released values, fixed before the cells' passes
+
+        def cells(values: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            return values, labels * k + self._assign(self._coefficients(values, labels), labels, fixed)
+
+        self.cells.release(blocks.mapped(cells), None, groups * k, rng, sigma=sigma, per_unit=per_unit)
         self.centres = centres
         return self
 
@@ -152,16 +157,19 @@ class DPGaussianMixture:
         return cells
 
     def _lloyd_step(
-        self, coefficients: np.ndarray, labels: np.ndarray, centres: np.ndarray, bound: float,
-        rng: np.random.Generator,
-    ) -> np.ndarray:  # fmt: skip
-        """One DP Lloyd step: noisy counts (Δ 1) and noisy sums of z (Δ c) per cell, at σ."""
+        self, blocks: VectorBlocks, centres: np.ndarray, bound: float, rng: np.random.Generator
+    ) -> np.ndarray:
+        """One DP Lloyd step over one pass: noisy counts (Δ 1) and noisy sums of z (Δ c) per cell, at σ."""
         groups, k, m = centres.shape
-        cells = labels * k + self._assign(coefficients, labels, centres)
-        counts = noisy_counts(np.bincount(cells, minlength=groups * k).astype(np.float64), self.sigma, rng)
-        sums = np.zeros((groups * k, m))
-        np.add.at(sums, cells, coefficients)
-        sums += gaussian_array((groups * k, m), self.sigma * bound, rng)
+        exact = {"counts": np.zeros(groups * k, dtype=np.int64), "sums": np.zeros((groups * k, m))}
+        for values, labels in blocks.passes():
+            coefficients = self._coefficients(values, labels)
+            cells = labels * k + self._assign(coefficients, labels, centres)
+            exact["counts"] += np.bincount(cells, minlength=groups * k)
+            np.add.at(exact["sums"], cells, coefficients)
+        exact = blocks.summed(exact)
+        counts = noisy_counts(exact["counts"].astype(np.float64), self.sigma, rng)
+        sums = exact["sums"] + gaussian_array((groups * k, m), self.sigma * bound, rng)
         moved = centres.reshape(groups * k, m).copy()
         kept = counts >= 1.0  # a cell the noise empties keeps its centre
         moved[kept] = clip_rows(sums[kept] / counts[kept, None], bound)

@@ -37,7 +37,8 @@ from dpgan.images.fit_kind import (
     public_labels,
 )
 from dpgan.images.released_gaussian import ReleasedImageGaussian
-from dpgan.images.sampling import render_samples
+from dpgan.images.sample_files import stream_images
+from dpgan.images.sampling import render_samples, sample_chunks
 from dpgan.images.settings import (
     IMAGE_DEFAULTS,
     MAX_SAMPLE,
@@ -195,6 +196,23 @@ class ImageSynthesizer(Synthesizer):
             self.generator, n, generator, imposed, self.input_dtype, self.input_rank, self.label_names,
             self.pixel_range,
         )  # fmt: skip
+
+    def sample_to(
+        self, path: str | Path, n: int, *, seed: int | None = None, label: Any = None, overwrite: bool = False
+    ) -> Path:
+        """The images of `sample(n, seed=seed, label=label)` streamed to `path` (an .npz or a PNG
+        folder, dpgan.images.sample_files) a chunk at a time, memory flat in n; and their contact
+        sheet beside it (returned)."""
+        self._require_fitted()
+        n = check_sample_count(n, MAX_SAMPLE)
+        imposed = imposed_labels(label, self.label_names, n, "this model has no labels: it cannot generate by label")
+        chunks = sample_chunks(
+            self.generator, n, sampling_generator(seed), imposed, self.input_dtype, self.input_rank, self.pixel_range
+        )
+        out = Path(path)
+        sheet = out.with_suffix(".png") if out.suffix else out.parent / f"{out.name}-contact-sheet.png"
+        stream_images(out, chunks, n, self.label_names, overwrite=overwrite, pixel_range=self.pixel_range, sheet=sheet)
+        return sheet
 
     # ------------------------------------------------------------ report, save, load
     def privacy_report(self) -> dict[str, Any]:

@@ -17,6 +17,7 @@ a GAN on the rest).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -57,6 +58,7 @@ from dpgan.serialization import (
     statistics_file,
     write_model_dir,
 )
+from dpgan.tables.reading.table_io import write_chunks
 from dpgan.tables.settings import loop_config
 from dpgan.threads import fit_threads
 from dpgan.training.progress import FitProgressFn
@@ -65,6 +67,7 @@ from dpgan.training.strategies import critic_config
 
 KIND = "sequence"
 MAX_SAMPLE = 1_000_000
+SAMPLE_CHUNK = 8192  # series generated and written at once by `sample_to` (a GAN's LSTM states included)
 MODEL_WORDS = {m.name: f"{m.name} ({m.description})" for m in SEQUENCE_MODELS}  # the report's words
 
 
@@ -158,6 +161,29 @@ class SequenceSynthesizer(Synthesizer):
         if self.input_form == "array":
             return unscale(values_np, self.schema), label_names(codes_np, self.schema)
         return write_long(values_np, codes_np, self.schema)
+
+    def sample_to(self, path: str | Path, n: int, *, seed: int | None = None, label: Any = None) -> tuple[Path, int]:
+        """n new series streamed to `path` (.csv or .parquet) as a long table, SAMPLE_CHUNK series at
+        a time (memory flat in n), renamed into place when complete; the path and the rows written.
+        Up to SAMPLE_CHUNK series, the rows are `sample`'s with the same seed; beyond, the chunks
+        draw from one generator in turn (other draws, the same model)."""
+        self._require_fitted()
+        assert self.schema is not None and self.generator is not None
+        schema, model = self.schema, self.generator
+        n = check_sample_count(n, MAX_SAMPLE)
+        names = [str(c) for c in schema.categories] if schema.label is not None else []
+        imposed = imposed_labels(label, names, n, "this model has no label column: it cannot generate by label")
+        generator = sampling_generator(seed)
+
+        def frames() -> Iterator[pd.DataFrame]:
+            for start in range(0, n, SAMPLE_CHUNK):
+                size = min(SAMPLE_CHUNK, n - start)
+                part = None if imposed is None else imposed[start : start + size]
+                values, codes = model.sample(size, generator, part)
+                codes_np = None if codes is None else codes.cpu().numpy()
+                yield write_long(values.cpu().numpy(), codes_np, schema, first=start)
+
+        return write_chunks(frames(), path)
 
     # ------------------------------------------------------------ report, save, load
     def unit_summary(self) -> str:
