@@ -67,3 +67,13 @@ def test_neighbouring_tables_run_the_same_capped_steps_and_the_ledger_charges_th
     given = TabularSynthesizer(**settings, epochs=1.0).fit(table, schema=adult_schema)
     assert given.training["steps"] == pytest.approx(2_000 / 20, rel=0.05)  # the user's epoch runs in full
     assert {e.name: e for e in given.ledger.entries}[CRITIC_EVENT].count == given.training["steps"]
+
+
+def test_the_audit_of_a_configuration_rebuilds_the_steps_a_fit_runs():
+    """`dpgan audit --rows N` calibrates σ for the default fit's steps: capped on a large table."""
+    from dpgan.evaluation.audit.target import from_settings
+
+    large = from_settings(epsilon=3.0, rows=336_776)
+    assert large.steps == math.ceil(TABLE_MAX_EXAMPLES / 1024)
+    assert from_settings(epsilon=3.0, rows=336_776, epochs=60).steps == math.ceil(60 * 336_776 / 1024)
+    assert from_settings(epsilon=3.0).steps == math.ceil(60 * 32_561 / 1024)  # Adult: as before
