@@ -70,11 +70,21 @@ def default_models() -> str:
 
 
 def max_examples_rule() -> str:
-    """--max-examples' default in words: `0, no cap, for tables and series; 1,024,000 for image GANs`."""
-    uncapped = [k.loop_words for k in kinds.kinds() if not k.loop_defaults.get("max_examples", 0)]
-    capped = [k for k in kinds.kinds() if k.loop_defaults.get("max_examples", 0)]
+    """--max-examples' default in words: `0, no cap, for series; 2,000,000 for tables (dtgan-g: 0),
+    1,024,000 for image GANs`."""
+    looped = [k for k in kinds.kinds() if "max_examples" in k.loop_defaults]  # kinds with a GAN loop
+    uncapped = [k.loop_words for k in looped if not k.loop_defaults["max_examples"]]
+    capped = [k for k in looped if k.loop_defaults["max_examples"]]
     said = [f"0, no cap, for {kinds.in_words(uncapped)}"] if uncapped else []
-    said += [f"{number(k.loop_defaults['max_examples'])} for {k.loop_words}" for k in capped]
+    said += [
+        f"{number(k.loop_defaults['max_examples'])} for {k.loop_words}"
+        + "".join(
+            f" ({name}: {number(loop['max_examples'])})"
+            for name, loop in k.recipe_loops.items()
+            if "max_examples" in loop
+        )
+        for k in capped
+    ]
     return "; ".join(said)
 
 
@@ -153,7 +163,8 @@ def budget_options(g: dict[str, Any], epsilon_default: float | None) -> None:
     loop.add_argument(
         "--max-examples",
         type=int,
-        help=f"at most E per-example gradients, T ≤ ⌈E/L⌉ (default: {max_examples_rule()})",
+        help=f"at most E per-example gradients, T ≤ ⌈E/L⌉ (default: {max_examples_rule()}; "
+        "a table's cap gives way to --epochs)",
     )
 
 

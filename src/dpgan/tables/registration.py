@@ -6,10 +6,13 @@ from __future__ import annotations
 
 from dpgan.kinds import Kind, register
 
-# the loop's defaults of a table fit (TrainingConfig's, pinned by tests/cli/test_cli_help.py), and the
-# one table recipe with a loop of its own
-TABLE_LOOP = {"epochs": 60.0, "batch_size": 1024, "max_steps": 0, "max_examples": 0}
-DTGAN_G_LOOP = {"epochs": 10.0, "batch_size": 64}
+# the default budget of per-example gradients of a table fit when the user gives neither epochs nor
+# max_examples (dpgan.tables.fit.options.default_examples_cap says why; bench/notes/37-scale.md)
+TABLE_MAX_EXAMPLES = 2_000_000
+# the loop's defaults of a table fit (TrainingConfig's, and the budget above; pinned by
+# tests/cli/test_cli_help.py), and the one table recipe with a loop of its own
+TABLE_LOOP = {"epochs": 60.0, "batch_size": 1024, "max_steps": 0, "max_examples": TABLE_MAX_EXAMPLES}
+DTGAN_G_LOOP = {"epochs": 10.0, "batch_size": 64, "max_examples": 0}
 
 TABLE = register(
     Kind(

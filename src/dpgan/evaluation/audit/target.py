@@ -37,6 +37,7 @@ from dpgan.recipes import MARGINALS, Recipe, get_recipe
 from dpgan.serialization import read_model_dir
 from dpgan.tables.codec.conditioning import Condition, check_condition_column
 from dpgan.tables.codec.encoder import TableEncoder
+from dpgan.tables.fit.options import default_examples_cap
 from dpgan.tables.schema.table import Schema
 from dpgan.tables.settings import loop_config
 from dpgan.training.config import TrainingConfig
@@ -220,6 +221,8 @@ def from_settings(
         if not (isinstance(epochs, (int, float)) and epochs > 0 and math.isfinite(epochs)):
             raise InputError(f"epochs must be a positive number, got {epochs!r}")
         config = replace(config, epochs=float(epochs))
+    else:  # the table fit's default budget (60 epochs, at most 2M per-example gradients): what a fit runs
+        config = replace(config, max_examples=default_examples_cap(chosen))
     if schema is None:
         from dpgan import datasets
 

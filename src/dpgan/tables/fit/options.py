@@ -19,9 +19,10 @@ import numpy as np
 import pandas as pd
 
 from dpgan.errors import InputError
-from dpgan.recipes import Recipe
+from dpgan.recipes import MARGINALS, Recipe
 from dpgan.tables.inference.column_kinds import PublicHints
 from dpgan.tables.reading.conform import check_structure
+from dpgan.tables.registration import TABLE_MAX_EXAMPLES
 from dpgan.tables.schema.hierarchy import Hierarchy
 from dpgan.tables.schema.keys import KeySpec, key_specs
 from dpgan.tables.schema.table import Schema
@@ -43,6 +44,27 @@ class FitOptions:
         """`data` without its key columns: what every release reads (the keys' cells never are)."""
         present = [k.name for k in self.keys if k.name in data.columns]
         return data.drop(columns=present) if present else data
+
+
+def default_examples_cap(recipe: Recipe) -> int:
+    """The table GAN's budget of per-example gradients when the user names neither `epochs` nor
+    `max_examples` (nor a whole `config`): T = min(⌈60·N̂/L⌉, ⌈TABLE_MAX_EXAMPLES/L⌉).
+
+    Why: 60 epochs make the private steps grow with the rows, but at a fixed ε more rows mean less
+    noise per step (σ falls with q = L/N̂; the noise on the mean gradient ∝ √T/(N̂ε)), so past
+    some size more passes stop paying: on 100,000 flights rows at ε = 3 (validation split) the 2M
+    budget (1,954 steps) scored at least as well as 60 epochs (5,862) and better than 1M
+    (bench/notes/37-scale.md). Below
+    2M/60 ≈ 33,333 noisy rows the cap does not bind, so every table the defaults were chosen on
+    (Adult, hmda, chile, churn, flchain) fits as before. A recipe with its own epochs (dtgan-g: 10
+    passes at batch 64) keeps its own schedule.
+
+    Privacy: the cap is a public constant; with N̂ (the noisy row count) and the public settings
+    it sets T, and σ is calibrated for the T that runs (dpgan.training.schedule.capped_steps), so
+    two neighbouring tables with the same N̂ draw run the same steps."""
+    if "epochs" in recipe.overrides or recipe.name == MARGINALS.name:
+        return 0
+    return TABLE_MAX_EXAMPLES
 
 
 def positive_int(value: Any, what: str) -> int:
@@ -74,6 +96,8 @@ def training_config(
         if not (isinstance(epochs, (int, float)) and epochs > 0 and math.isfinite(epochs)):
             raise InputError("epochs must be a positive number")
         base = replace(base, epochs=float(epochs))
+    elif config is None and "max_examples" not in loop:
+        base = replace(base, max_examples=default_examples_cap(recipe))
     base.check()
     settings.check()
     if recipe.dp_on == "generator" and (base.clipping_groups != "none" or base.adaptive_clip_quantile > 0):
