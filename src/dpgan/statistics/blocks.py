@@ -55,7 +55,7 @@ def rank_sum(context: ProcessGroupContext) -> Reduce:
         # alone): integer counts stay exact up to 2^53
         tensors = {name: torch.from_numpy(np.asarray(v, dtype=np.float64)) for name, v in sums.items()}
         summed = context.all_reduce_sum(tensors)
-        return {name: summed[name].numpy().astype(sums[name].dtype) for name in sums}
+        return {name: summed[name].cpu().numpy().astype(sums[name].dtype) for name in sums}
 
     return reduce
 
