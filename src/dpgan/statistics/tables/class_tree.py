@@ -29,15 +29,16 @@ import numpy as np
 
 from dpgan.privacy.accounting import PrivacyLedger
 from dpgan.privacy.calibration import FitBudget
-from dpgan.privacy.mechanisms import exponential_mechanism, noisy_counts
-from dpgan.privacy.releases import charge_gaussian, pure_dp_event_entry
+from dpgan.privacy.mechanisms import noisy_counts
+from dpgan.privacy.releases import charge_gaussian
 from dpgan.statistics.tables.tree_marginals import (
     ONE_WAY_SHARE,
-    PICK_EVENT,
     SCORE_RANGE,
     SELECT_SHARE,
+    normalised_rows,
     pair_counts,
     pick_epsilon,
+    pick_tree,
     shares,
 )
 
@@ -73,12 +74,9 @@ def conditional_product(with_a: np.ndarray, with_b: np.ndarray, rows: float) -> 
     mean of their y margins (a y with no mass on one side gives that side uniform)."""
     joint_a, joint_b = shares(with_a), shares(with_b)
     prior = (joint_a.sum(axis=1) + joint_b.sum(axis=1)) / 2.0
-
-    def given_y(joint: np.ndarray) -> np.ndarray:
-        mass = joint.sum(axis=1, keepdims=True)
-        return np.where(mass > 0, joint / np.where(mass > 0, mass, 1.0), 1.0 / joint.shape[1])
-
-    return rows * prior[:, None, None] * given_y(joint_a)[:, :, None] * given_y(joint_b)[:, None, :]
+    given_a = normalised_rows(joint_a, 1.0 / joint_a.shape[1])
+    given_b = normalised_rows(joint_b, 1.0 / joint_b.shape[1])
+    return rows * prior[:, None, None] * given_a[:, :, None] * given_b[:, None, :]
 
 
 def choose_class_tree(
@@ -99,17 +97,8 @@ def choose_class_tree(
         for b in features[i + 1 :]:
             model = conditional_product(released[a], released[b], rows)
             gaps[(a, b)] = float(np.abs(triple_counts(codes, levels, target, a, b) - model).sum())
-    component = {v: v for v in features}
-    edges: list[tuple[int, int]] = []
     note = f"pure ε-DP, score range {SCORE_RANGE:g}: L1 gap to the target-conditioned product"
-    for _ in range(len(features) - 1):
-        candidates = [pair for pair in gaps if component[pair[0]] != component[pair[1]]]
-        ledger.add(pure_dp_event_entry(PICK_EVENT, epsilon, note=note))
-        a, b = candidates[exponential_mechanism(np.array([gaps[p] for p in candidates]), epsilon, SCORE_RANGE, rng)]
-        edges.append((a, b))
-        old, new = component[b], component[a]
-        component = {v: new if c == old else c for v, c in component.items()}
-    return edges
+    return pick_tree(gaps, features, epsilon, ledger, rng, note)
 
 
 def release_class_tree(

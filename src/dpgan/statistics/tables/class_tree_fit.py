@@ -23,7 +23,7 @@ import numpy as np
 
 from dpgan.statistics.tables.class_tree import ReleasedClassTree
 from dpgan.statistics.tables.tree_fit import draw, ipf, oriented_over
-from dpgan.statistics.tables.tree_marginals import shares
+from dpgan.statistics.tables.tree_marginals import normalised_rows, shares
 
 
 @dataclass(frozen=True)
@@ -51,16 +51,14 @@ class ClassTreeModel:
         root = features[0]
         codes[:, root] = draw(given[root][y], rng)
         for (parent, child), joint in zip(self.edges, self.joints):
-            rows = joint.sum(axis=2, keepdims=True)
-            conditional = np.where(rows > 0, joint / np.where(rows > 0, rows, 1.0), given[child][:, None, :])
+            conditional = normalised_rows(joint, given[child][:, None, :])
             codes[:, child] = draw(conditional[y, codes[:, parent]], rng)
         return codes
 
 
 def _given_y(joint: np.ndarray) -> np.ndarray:
     """P(x | y) from P(y, x): each row normalised; a row with no mass takes x's pooled distribution."""
-    mass = joint.sum(axis=1, keepdims=True)
-    return np.where(mass > 0, joint / np.where(mass > 0, mass, 1.0), shares(joint.sum(axis=0))[None, :])
+    return normalised_rows(joint, shares(joint.sum(axis=0))[None, :])
 
 
 def fitted_with_target(released: ReleasedClassTree) -> tuple[np.ndarray, dict[int, np.ndarray]]:

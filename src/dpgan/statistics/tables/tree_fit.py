@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpgan.statistics.tables.tree_marginals import ReleasedTree, shares
+from dpgan.statistics.tables.tree_marginals import ReleasedTree, normalised_rows, shares
 
 IPF_ROUNDS = 30
 
@@ -41,8 +41,7 @@ class TreeModel:
         codes = np.zeros((n, d), dtype=np.int64)
         codes[:, 0] = draw(np.broadcast_to(self.one_way[0], (n, self.one_way[0].size)), rng)
         for (parent, child), joint in zip(self.edges, self.joints):
-            rows = joint.sum(axis=1, keepdims=True)
-            conditional = np.where(rows > 0, joint / np.where(rows > 0, rows, 1.0), self.one_way[child])
+            conditional = normalised_rows(joint, self.one_way[child])
             codes[:, child] = draw(conditional[codes[:, parent]], rng)
         return codes
 

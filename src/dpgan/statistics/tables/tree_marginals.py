@@ -65,6 +65,36 @@ def shares(noisy: np.ndarray) -> np.ndarray:
     return kept / total if total > 0 else np.full(kept.shape, 1.0 / kept.size)
 
 
+def normalised_rows(table: np.ndarray, fallback: np.ndarray | float) -> np.ndarray:
+    """Each slice along the last axis divided by its sum: a conditional distribution; a slice with no
+    mass takes `fallback` (broadcast against the table)."""
+    mass = table.sum(axis=-1, keepdims=True)
+    return np.where(mass > 0, table / np.where(mass > 0, mass, 1.0), fallback)
+
+
+def pick_tree(
+    gaps: dict[tuple[int, int], float],
+    nodes: list[int],
+    epsilon: float,
+    ledger: PrivacyLedger,
+    rng: np.random.Generator,
+    note: str,
+) -> list[tuple[int, int]]:
+    """Kruskal's spanning tree of `nodes` by the exponential mechanism: len(nodes) − 1 picks at
+    `epsilon`, each among the pairs of `gaps` joining two components (public: the picks before it),
+    each charged to `ledger` before its draw; the utilities are the pairs' gaps (score range 2)."""
+    component = {v: v for v in nodes}
+    edges: list[tuple[int, int]] = []
+    for _ in range(len(nodes) - 1):
+        candidates = [pair for pair in gaps if component[pair[0]] != component[pair[1]]]
+        ledger.add(pure_dp_event_entry(PICK_EVENT, epsilon, note=note))
+        a, b = candidates[exponential_mechanism(np.array([gaps[p] for p in candidates]), epsilon, SCORE_RANGE, rng)]
+        edges.append((a, b))
+        old, new = component[b], component[a]
+        component = {v: new if c == old else c for v, c in component.items()}
+    return edges
+
+
 def pick_epsilon(ledger: PrivacyLedger, picks: int, target: float, budget: FitBudget) -> float:
     """The ε of each of `picks` exponential-mechanism picks that brings the ledger to `target` ε
     (bisection on the accountant's composition; each pick is pure ε-DP)."""
@@ -103,17 +133,8 @@ def choose_tree(
         for b in range(a + 1, d):
             product = rows * np.outer(shares(one_way[a]), shares(one_way[b]))
             gaps[(a, b)] = float(np.abs(pair_counts(codes, levels, a, b) - product).sum())
-    component = list(range(d))
-    edges: list[tuple[int, int]] = []
     note = f"pure ε-DP, score range {SCORE_RANGE:g}: L1 gap to the product of the noisy 1-way shares"
-    for _ in range(d - 1):
-        candidates = [pair for pair in gaps if component[pair[0]] != component[pair[1]]]
-        ledger.add(pure_dp_event_entry(PICK_EVENT, epsilon, note=note))
-        a, b = candidates[exponential_mechanism(np.array([gaps[p] for p in candidates]), epsilon, SCORE_RANGE, rng)]
-        edges.append((a, b))
-        old, new = component[b], component[a]
-        component = [new if c == old else c for c in component]
-    return edges
+    return pick_tree(gaps, list(range(d)), epsilon, ledger, rng, note)
 
 
 def release_tree(
@@ -147,4 +168,5 @@ def release_tree(
 
 
 __all__ = ["ONE_WAY_EVENT", "ONE_WAY_SHARE", "PAIRS_EVENT", "PICK_EVENT", "SELECT_SHARE", "ReleasedTree",
-           "choose_tree", "pair_counts", "pick_epsilon", "release_tree", "shares"]  # fmt: skip
+           "choose_tree", "normalised_rows", "pair_counts", "pick_epsilon", "pick_tree", "release_tree",
+           "shares"]  # fmt: skip
