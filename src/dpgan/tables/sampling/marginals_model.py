@@ -16,7 +16,7 @@ import numpy as np
 import torch
 
 from dpgan.statistics.tables.class_tree_fit import ClassTreeModel
-from dpgan.statistics.tables.tree_fit import TreeModel, oriented, oriented_over
+from dpgan.statistics.tables.tree_fit import TreeModel, oriented_over
 from dpgan.tables.codec.discrete import DiscreteCodec
 from dpgan.tables.codec.encoder import TableEncoder
 
@@ -87,7 +87,7 @@ class TableMarginals(torch.nn.Module):
         one_way = [arrays[f"one_way_{v}"] for v in range(len(levels))]
         joints = [arrays[f"joint_{k}"] for k in range(len(edges))]
         nodes = range(len(levels)) if target is None else [v for v in range(len(levels)) if v != target]
-        order = oriented(len(levels), edges) if target is None else oriented_over(nodes, edges)
+        order = oriented_over(nodes, edges)
         if [(parent, child) for _, parent, child in order] != edges:
             raise ValueError("the marginals' edges are not a tree in sampling order")
         if target is None:
