@@ -41,7 +41,7 @@ from dpgan import Schema, TabularSynthesizer
 from dpgan.errors import DPGanError
 from dpgan.evaluation import evaluate
 from dpgan.evaluation.tables.every_column import every_column_tstr
-from dpgan.evaluation.tables.fidelity import as_labels, column_kinds, fidelity, two_way_marginal_error
+from dpgan.evaluation.tables.fidelity import as_labels, column_kinds, fidelity, marginal_error, two_way_marginal_error
 from dpgan.evaluation.tables.learned_columns import column_gaps
 from dpgan.statistics.tables import tree_marginals
 from dpgan.tables.fit import marginals as table_marginals
@@ -54,6 +54,7 @@ from tables import TABLES, TUNING_TABLES, schema_path, split
 DELTA = 1e-5
 MODES = ("schema", "no-schema")
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
+THREE_WAY_SETS = 200  # triples scored by the 3-way marginal error (a fixed seeded draw when there are more)
 
 
 def fit_accepts_target() -> bool:
@@ -169,6 +170,8 @@ def score_synthetic(
         "association_diff": metrics["fidelity"]["association_diff"],
         "association_diff_independent": independent_association_diff(real, hand, seed),
         "two_way_error": two_way_marginal_error(real, synthetic[list(real.columns)], hand),
+        # AIM's workload: THREE_WAY_SETS triples drawn by a fixed seed (the same for every system)
+        "three_way_error": marginal_error(real, synthetic[list(real.columns)], hand, way=3, max_sets=THREE_WAY_SETS),
         "wd_mean": metrics["fidelity"]["wd_mean"],
         "per_column": {
             column: round(entry["wd"] if "wd" in entry else entry["jsd"], 4)
@@ -350,9 +353,10 @@ def summary(path: Path) -> None:
             groups[key].append(row)
     print("| table | ε | mode | seeds | ε spent | real acc. / R² | synth. acc. / R² | acc. gap (pts) / R² gap ", end="")
     print(
-        "| real AUC | AUC gap | majority acc. | synth − majority (pts) | JSD | WD | assoc. | indep. | 2-way | fit s |"
+        "| real AUC | AUC gap | majority acc. | synth − majority (pts) | JSD | WD | assoc. | indep. "
+        "| 2-way | 3-way | fit s |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     order = list(TABLES)
     for key in sorted(groups, key=lambda k: (order.index(k[0]) if k[0] in order else 99, k[1], k[2])):
         g = groups[key]
@@ -364,6 +368,7 @@ def summary(path: Path) -> None:
         assoc = _mean_sd([r.get("association_diff", np.nan) for r in g], digits=2)
         independent = _mean_sd([r.get("association_diff_independent", np.nan) for r in g], digits=2)
         two_way = _mean_sd([r.get("two_way_error", np.nan) for r in g], digits=3)
+        three_way = _mean_sd([r.get("three_way_error", np.nan) for r in g], digits=3)
         if g[0]["task"] == "regression":
             real = _mean_sd([r["r2_trtr"] for r in g])
             synth = _mean_sd([r["r2_tstr"] for r in g])
@@ -379,7 +384,8 @@ def summary(path: Path) -> None:
             ahead = _mean_sd([r["accuracy_tstr"] - r["majority_accuracy"] for r in g], 100, 1)
             cells = [real, synth, gap, auc_real, auc_gap, majority, ahead]
         head = f"| {table} | {eps:g} | {mode} | {len(g)} | {spent:.3f} | "
-        print(head + " | ".join(cells) + f" | {jsd} | {wd} | {assoc} | {independent} | {two_way} | {fit} |")
+        scores = f" | {jsd} | {wd} | {assoc} | {independent} | {two_way} | {three_way} | {fit} |"
+        print(head + " | ".join(cells) + scores)
     for key, messages in failures.items():
         table, eps, mode = key
         print(f"\nFit failed ({table}, ε = {eps:g}, {mode}): " + "; ".join(messages))

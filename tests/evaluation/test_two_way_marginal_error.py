@@ -3,7 +3,7 @@
 import numpy as np
 import pandas as pd
 
-from dpgan.evaluation.tables.fidelity import two_way_marginal_error
+from dpgan.evaluation.tables.fidelity import marginal_error, two_way_marginal_error
 from dpgan.tables.schema.columns import ColumnSpec
 from dpgan.tables.schema.table import Schema
 
@@ -21,3 +21,17 @@ def test_two_way_marginal_error_is_zero_for_the_same_joint_and_one_for_disjoint_
     assert two_way_marginal_error(frame, swapped, schema) == 0.5
     # values beyond the public bounds fall into the end bins, not into new cells
     assert two_way_marginal_error(frame, frame.assign(x=[-3.0, 12.0, 9.6, np.nan]), schema) == 0.0
+
+
+def test_three_way_error_sees_a_joint_that_every_pair_misses():
+    """x = a XOR b: every pair of (a, b, x) is independent and uniform, so a table with the same
+    pairs but x independent of (a, b) has 2-way error 0 and 3-way error 0.5."""
+    schema = Schema([ColumnSpec(n, "categorical", categories=("0", "1")) for n in ("a", "b", "x")])
+    a, b = np.array([0, 0, 1, 1] * 50), np.array([0, 1, 0, 1] * 50)
+    real = pd.DataFrame({"a": a, "b": b, "x": a ^ b}).astype(str)
+    independent = real.assign(x=(a ^ b ^ np.array([0] * 100 + [1] * 100)).astype(str))
+    assert two_way_marginal_error(real, independent, schema) == 0.0
+    assert marginal_error(real, independent, schema, way=3) == 0.5
+    assert marginal_error(real, real, schema, way=3) == 0.0
+    # a cap at or above the number of sets scores every set; below it, the sets drawn by the seed
+    assert marginal_error(real, independent, schema, way=2, max_sets=2) == 0.0
