@@ -44,6 +44,7 @@ SPLIT_SEED = 20240612
 EPSILON = 3.0
 DELTA = 1e-5
 BATCH_ROWS = 65_536
+PLACEMENT_VARIABLE = "DPGAN_BENCH_BIN_PLACEMENT"  # --bin-placement, passed to the fits' child processes
 
 
 # ------------------------------------------------------------------------------------------ tables
@@ -112,6 +113,11 @@ def tables_child(directory: str, copies: int, seed: int, threads: int) -> dict:
 
     warnings.simplefilter("ignore")
     torch.set_num_threads(threads)
+    placement = os.environ.get(PLACEMENT_VARIABLE)
+    if placement:  # the DP schema's bin placement for this bench (dpgan.tables.inference.numeric)
+        from dpgan.tables.inference import numeric
+
+        numeric.BIN_PLACEMENT = placement
     start = time.perf_counter()
     synth = TabularSynthesizer(epsilon=EPSILON, delta=DELTA, seed=seed, threads=threads)
     synth.fit(ParquetSource(directory, batch_rows=BATCH_ROWS), target=TARGET, categorical=[TARGET])
@@ -136,6 +142,7 @@ def tables_child(directory: str, copies: int, seed: int, threads: int) -> dict:
         "auc_tstr": round(tstr_auc(synthetic, held), 4),
         "auc_trtr": round(tstr_auc(real, held), 4),
         "epsilon_spent": synth.privacy_report()["epsilon"],
+        "bin_placement": placement or "default",
     }
 
 
@@ -200,8 +207,14 @@ def main() -> None:
     parser.add_argument("--scales", nargs="+", type=int, default=[1, 10], help="copies of the units (×k)")
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--threads", type=int, default=1, help="torch threads of each fit (and OMP_NUM_THREADS)")
+    parser.add_argument(
+        "--bin-placement", choices=("equal", "quantile"), help="the DP schema's numeric bins (default: dpgan's)"
+    )
+    parser.add_argument("--name", default="scale_growth", help="results file names: bench/results/NAME.md/.jsonl")
     args = parser.parse_args()
     os.environ.setdefault("OMP_NUM_THREADS", str(args.threads))
+    if args.bin_placement:
+        os.environ[PLACEMENT_VARIABLE] = args.bin_placement
     command = "PYTHONPATH=src OMP_NUM_THREADS=1 python bench/scale_growth.py " + " ".join(sys.argv[1:])
     lines = [
         "# Cost as the units grow (issue 53)",
@@ -210,7 +223,7 @@ def main() -> None:
         "other workers: the load column is the 1-minute load average when each fit ended).",
         "",
     ]
-    raw = RESULTS / "scale_growth.jsonl"
+    raw = RESULTS / f"{args.name}.jsonl"
     for kind in args.kinds:
         rows = KINDS[kind](args.scales, args.rounds, args.threads)
         with raw.open("a") as handle:
@@ -218,7 +231,7 @@ def main() -> None:
                 handle.write(json.dumps(row) + "\n")
         if kind == "tables":
             lines += tables_lines(rows, 336_776 - HELD_OUT) + [""]
-    (RESULTS / "scale_growth.md").write_text("\n".join(lines) + "\n")
+    (RESULTS / f"{args.name}.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
 
