@@ -49,6 +49,16 @@ def cells(levels: tuple[int, ...], keys: Iterable[Key]) -> int:
     return sum(int(np.prod([levels[v] for v in key], dtype=np.int64)) for key in keys)
 
 
+def check_cells(levels: tuple[int, ...], keys: Iterable[Key], max_cells: int = MAX_CELLS) -> None:
+    """Refuse in one line (InputError) a set of tables over `max_cells` (public: the levels only)."""
+    total = cells(levels, keys)
+    if total > max_cells:
+        raise InputError(
+            f"the marginals model's count tables would hold {total:,} cells, over the {max_cells:,} a "
+            "streamed fit holds: give the columns fewer levels (bins, categories) or fit in memory"
+        )
+
+
 def flat_index(codes: np.ndarray, levels: tuple[int, ...], key: Key) -> np.ndarray:
     """Each row's cell of table `key`, in row-major order of its axes."""
     index = codes[:, key[0]]
@@ -73,12 +83,7 @@ class ExactTables:
     def summing(cls, levels: tuple[int, ...], keys: Iterable[Key], max_cells: int = MAX_CELLS) -> ExactTables:
         """Zero tables `keys`, to which blocks of codes are added; refused (InputError) over `max_cells`."""
         keys = list(keys)
-        total = cells(levels, keys)
-        if total > max_cells:
-            raise InputError(
-                f"the marginals model's count tables would hold {total:,} cells, over the {max_cells:,} a "
-                "streamed fit holds: give the columns fewer levels (bins, categories) or fit in memory"
-            )
+        check_cells(levels, keys, max_cells)
         sums = {key: np.zeros(cells(levels, [key]), dtype=np.int64) for key in keys}
         return cls(levels, None, sums)
 
@@ -110,4 +115,4 @@ class ExactTables:
         return ExactTables(self.levels, None, {key: reduced[name] for name, key in names.items()})
 
 
-__all__ = ["MAX_CELLS", "ExactTables", "Key", "cells", "flat_index", "structure_keys"]
+__all__ = ["MAX_CELLS", "ExactTables", "Key", "cells", "check_cells", "flat_index", "structure_keys"]

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from dpgan.model import KindData, ReleasedModel
 from dpgan.statistics.tables.class_tree import release_class_tree
 from dpgan.statistics.tables.class_tree_fit import fit_class_tree
-from dpgan.statistics.tables.exact_tables import ExactTables, structure_keys
+from dpgan.statistics.tables.exact_tables import ExactTables, Key, check_cells, structure_keys
 from dpgan.statistics.tables.tree_fit import fit_tree
 from dpgan.statistics.tables.tree_marginals import release_tree
 from dpgan.tables.codec.discrete import DiscreteCodec
@@ -50,13 +50,24 @@ def structure_target(codec: DiscreteCodec, target: str | None) -> int | None:
     return class_variable(codec, target) if STRUCTURE == "class" else None
 
 
-def stream_tables(encoder: TableEncoder) -> tuple[DiscreteCodec, ExactTables]:
-    """The codec and the zero count tables a streamed fit adds its batches' codes to: every table
-    the structure's releases may read (public: the codec's levels and the schema's target), refused
-    in one line over the cap on cells before a row is added."""
+def stream_keys(encoder: TableEncoder) -> tuple[DiscreteCodec, list[Key]]:
+    """The codec and every table the structure's releases may read (public: the codec's levels and
+    the schema's target): what a streamed fit sums."""
     codec = DiscreteCodec(encoder)
-    target = structure_target(codec, encoder.schema.target)
-    return codec, ExactTables.summing(codec.levels, structure_keys(codec.levels, target))
+    return codec, structure_keys(codec.levels, structure_target(codec, encoder.schema.target))
+
+
+def check_stream_cells(encoder: TableEncoder) -> None:
+    """Refuse in one line a stream whose tables would pass the cap on cells (public: the schema)."""
+    codec, keys = stream_keys(encoder)
+    check_cells(codec.levels, keys)
+
+
+def stream_tables(encoder: TableEncoder) -> tuple[DiscreteCodec, ExactTables]:
+    """The codec and the zero count tables a streamed fit adds its batches' codes to, refused in
+    one line over the cap on cells before a row is added."""
+    codec, keys = stream_keys(encoder)
+    return codec, ExactTables.summing(codec.levels, keys)
 
 
 @dataclass(frozen=True)
@@ -84,4 +95,5 @@ class TableMarginalsModel:
         return ReleasedModel(model, None, {"steps": 0, "marginals": {**model.form(), **sigmas}})
 
 
-__all__ = ["STRUCTURE", "TableMarginalsModel", "class_variable", "stream_tables", "structure_target"]
+__all__ = ["STRUCTURE", "TableMarginalsModel", "check_stream_cells", "class_variable", "stream_keys", "stream_tables",
+           "structure_target"]  # fmt: skip

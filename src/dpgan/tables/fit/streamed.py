@@ -53,7 +53,7 @@ from dpgan.statistics.tables.exact_tables import ExactTables
 from dpgan.tables.codec.conditioning import build_condition, condition_column_for
 from dpgan.tables.codec.encoder import TableEncoder, public_dtypes
 from dpgan.tables.fit.kind import TableData, TableKind, table_extras, training_schema
-from dpgan.tables.fit.marginals import stream_tables
+from dpgan.tables.fit.marginals import check_stream_cells, stream_tables
 from dpgan.tables.fit.plan import FitSettings
 from dpgan.tables.fit.plugins import AnchorCounts
 from dpgan.tables.fit.public_data import encode_public
@@ -93,6 +93,9 @@ class StreamedTableKind(TableKind):
             )
         fraction = settings.preprocessing_share(self.schema is None)
         marginals = settings.recipe.name == MARGINALS_MODEL
+        if marginals and self.schema is not None:  # a hand schema: the tables' cap before any read
+            rewritten = training_schema(self.schema, settings, condition_column, self.options.keys)
+            check_stream_cells(TableEncoder(rewritten, public_dtypes(rewritten)))
         self.folded = ConformPass(data, settings, condition_column, self.options.keys, self.context, marginals)
         prepared = prepare_stream(  # step 2 (with step 5's counts and the held rows in its conform pass)
             data, schema=self.schema, hints=self.options.hints, budget=settings.budget, fraction=fraction,
