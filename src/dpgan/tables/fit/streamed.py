@@ -21,6 +21,11 @@ batches (dpgan.tables.reading.parquet_source) instead of held as a DataFrame:
    changes how often the files are read, never which rows a step reads nor what is released
    (dpgan.privacy.block_sampling has the argument that this is Poisson sampling per step).
 Peak memory: one record batch (raw, conformed, encoded) plus the block, whatever the row count.
+The marginals model (dpgan.tables.fit.marginals) takes the same steps 1-3, then, instead of steps
+4-6, its releases read exact count tables summed in the same conform pass (`ConformPass`: each
+batch's discrete codes added to them; under torchrun each rank adds its share of the batches and
+the tables are summed over the ranks once, before any noise), so its ledger, tables and seeded
+rows are the in-memory fit's; nothing is held but the tables (their cells capped, from the schema).
 
 Whether a fit streams is public (dpgan.tables.reading.parquet_source.should_stream: a directory or `--stream`,
 never the file's size), so the record's `"streamed": true` says nothing about the rows; a table
