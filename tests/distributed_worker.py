@@ -140,6 +140,30 @@ def fit_summary(synth: Any) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
     return tensors, values
 
 
+MARGINALS_BATCH_ROWS = 64  # several record batches per file: each rank adds a share of them
+
+
+def marginals_stream_fit(out: Path) -> Any:
+    """The marginals model (its class tree on income) fitted on `write_parquet_dir`'s files."""
+    from dpgan import ParquetSource, Schema, TabularSynthesizer, datasets
+
+    schema = Schema.from_json(datasets.adult_schema_path())
+    source = ParquetSource(out / PARQUET_DIR, batch_rows=MARGINALS_BATCH_ROWS)
+    return TabularSynthesizer(model="marginals", epsilon=1.0, seed=0).fit(source, schema=schema)
+
+
+def marginals_summary(synth: Any) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
+    """The released tables (the model's buffers), the ledger and a seeded sample as CSV text."""
+    tensors = {k: v.detach().clone().contiguous() for k, v in synth.generator.state_dict().items()}
+    values = {
+        "epsilon": synth.privacy_report()["epsilon"],
+        "ledger": synth.ledger.to_dict(),
+        "training": synth.training,
+    }
+    values["sample"] = synth.sample(200, seed=1).to_csv(index=False)
+    return tensors, values
+
+
 def run(rank: int, world_size: int, init_file: str, out: str, jobs: tuple[str, ...]) -> None:
     """One rank: join the gloo group through a file, run each job, write rank-suffixed results."""
     import torch.distributed as dist
@@ -163,11 +187,14 @@ def fit_job(job: str, out: Path) -> tuple[dict[str, torch.Tensor], dict[str, Any
     """ "fit": a whole fit (checkpointing as it goes); "killed": the same fit killed after step 3;
     "resumed": that fit resumed from its checkpoint; "fit-gan": the default dp-gan recipe's fit,
     without a checkpoint; "stream": that fit on the table written as a Parquet directory
-    (`write_parquet_dir`). The model is saved (by rank 0 only)."""
+    (`write_parquet_dir`); "stream-marginals": the marginals model on that directory. The model is
+    saved (by rank 0 only)."""
     from dpgan import Schema, TabularSynthesizer, datasets
 
     table = datasets.load_adult()[0].sample(300, random_state=0).reset_index(drop=True)
     schema = Schema.from_json(datasets.adult_schema_path())
+    if job == "stream-marginals":  # the marginals model on the same files: each rank counts its share
+        return marginals_summary(marginals_stream_fit(out))
     if job == "stream":  # a directory of Parquet files, read in record batches by every rank
         synth = TabularSynthesizer(**GAN_FIT_SETTINGS).fit(out / PARQUET_DIR, schema=schema)
         return fit_summary(synth)
@@ -196,5 +223,5 @@ def _kill_at(step: int):
     return progress
 
 
-__all__ = ["FIT_SETTINGS", "GAN_FIT_SETTINGS", "SINGLE_PROCESS", "engine_releases", "fit_summary", "run",
-           "write_parquet_dir"]  # fmt: skip
+__all__ = ["FIT_SETTINGS", "GAN_FIT_SETTINGS", "SINGLE_PROCESS", "engine_releases", "fit_summary",
+           "marginals_stream_fit", "marginals_summary", "run", "write_parquet_dir"]  # fmt: skip

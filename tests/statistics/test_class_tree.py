@@ -18,6 +18,7 @@ from dpgan.statistics.tables.class_tree import (
     triple_counts,
 )
 from dpgan.statistics.tables.class_tree_fit import fit_class_tree
+from dpgan.statistics.tables.exact_tables import ExactTables
 from dpgan.statistics.tables.tree_marginals import PICK_EVENT, pair_counts
 
 
@@ -61,7 +62,13 @@ def test_releases_are_ledger_entries_within_the_budget(accountant):
     budget = FitBudget(1.0, 1e-5, accountant)
     ledger = PrivacyLedger(budget=budget.ledger_budget())
     released = release_class_tree(
-        codes, levels, 1, rows=3000.0, budget=budget, spent_share=0.0, ledger=ledger, rng=np.random.default_rng(0)
+        ExactTables.of_codes(codes, levels),
+        1,
+        rows=3000.0,
+        budget=budget,
+        spent_share=0.0,
+        ledger=ledger,
+        rng=np.random.default_rng(0),
     )
     assert [e.name for e in ledger.entries] == [CLASS_PAIRS_EVENT, *[PICK_EVENT] * 3, TRIPLES_EVENT]
     assert ledger.entries[0].count == 4 and ledger.entries[-1].count == 3
@@ -89,7 +96,13 @@ def test_selection_finds_the_pair_dependent_given_the_target():
     budget = FitBudget(10.0, 1e-5)
     ledger = PrivacyLedger(budget=budget.ledger_budget())
     released = release_class_tree(
-        codes, levels, 1, rows=20_000.0, budget=budget, spent_share=0.0, ledger=ledger, rng=np.random.default_rng(3)
+        ExactTables.of_codes(codes, levels),
+        1,
+        rows=20_000.0,
+        budget=budget,
+        spent_share=0.0,
+        ledger=ledger,
+        rng=np.random.default_rng(3),
     )
     assert (2, 3) in {tuple(sorted(edge)) for edge in released.edges}
 
@@ -102,7 +115,13 @@ def test_no_tree_below_two_features(features):
     budget = FitBudget(1.0, 1e-5)
     ledger = PrivacyLedger(budget=budget.ledger_budget())
     released = release_class_tree(
-        codes, levels, 0, rows=400.0, budget=budget, spent_share=0.0, ledger=ledger, rng=np.random.default_rng(0)
+        ExactTables.of_codes(codes, levels),
+        0,
+        rows=400.0,
+        budget=budget,
+        spent_share=0.0,
+        ledger=ledger,
+        rng=np.random.default_rng(0),
     )
     assert [e.name for e in ledger.entries] == [CLASS_PAIRS_EVENT] and released.edges == []
     assert ledger.epsilon(1e-5) == pytest.approx(1.0, rel=0.02)

@@ -9,6 +9,7 @@ import pytest
 
 from dpgan.privacy.accounting import PrivacyLedger
 from dpgan.privacy.calibration import FitBudget
+from dpgan.statistics.tables.exact_tables import ExactTables
 from dpgan.statistics.tables.tree_fit import fit_tree, ipf, oriented
 from dpgan.statistics.tables.tree_marginals import (
     ONE_WAY_EVENT,
@@ -73,7 +74,12 @@ def test_releases_are_ledger_entries_within_the_budget(accountant):
     budget = FitBudget(1.0, 1e-5, accountant)
     ledger = PrivacyLedger(budget=budget.ledger_budget())
     released = release_tree(
-        codes, levels, rows=3000.0, budget=budget, spent_share=0.0, ledger=ledger, rng=np.random.default_rng(0)
+        ExactTables.of_codes(codes, levels),
+        rows=3000.0,
+        budget=budget,
+        spent_share=0.0,
+        ledger=ledger,
+        rng=np.random.default_rng(0),
     )
     names = [e.name for e in ledger.entries]
     assert names == [ONE_WAY_EVENT, *[PICK_EVENT] * 3, PAIRS_EVENT]  # each pick its own entry
@@ -88,7 +94,12 @@ def test_selection_finds_the_dependent_pairs():
     budget = FitBudget(10.0, 1e-5)
     ledger = PrivacyLedger(budget=budget.ledger_budget())
     released = release_tree(
-        codes, levels, rows=20_000.0, budget=budget, spent_share=0.0, ledger=ledger, rng=np.random.default_rng(3)
+        ExactTables.of_codes(codes, levels),
+        rows=20_000.0,
+        budget=budget,
+        spent_share=0.0,
+        ledger=ledger,
+        rng=np.random.default_rng(3),
     )
     chosen = {tuple(sorted(edge)) for edge in released.edges}
     assert {(0, 1), (1, 2)} <= chosen  # the chain's edges; d joins anywhere
@@ -99,7 +110,12 @@ def test_one_variable_spends_all_of_epsilon_on_its_histogram():
     budget = FitBudget(1.0, 1e-5)
     ledger = PrivacyLedger(budget=budget.ledger_budget())
     released = release_tree(
-        codes, (5,), rows=500.0, budget=budget, spent_share=0.0, ledger=ledger, rng=np.random.default_rng(0)
+        ExactTables.of_codes(codes, (5,)),
+        rows=500.0,
+        budget=budget,
+        spent_share=0.0,
+        ledger=ledger,
+        rng=np.random.default_rng(0),
     )
     assert [e.name for e in ledger.entries] == [ONE_WAY_EVENT] and released.edges == []
     assert fit_tree(released).sample(10, np.random.default_rng(0)).shape == (10, 1)

@@ -146,13 +146,6 @@ def test_bad_settings_are_one_line(kwargs, words):
     assert "\n" not in str(caught.value)
 
 
-def test_a_stream_is_refused_before_it_is_read(tmp_path):
-    path = tmp_path / "t.parquet"
-    table().to_parquet(path)
-    with pytest.raises(InputError, match="in memory"):
-        TabularSynthesizer(model="marginals", epsilon=1.0).fit(path)
-
-
 def test_command_line_fits_samples_and_evaluates(tmp_path, capsys):
     frame = table(1200)
     frame.iloc[:900].to_csv(tmp_path / "train.csv", index=False)

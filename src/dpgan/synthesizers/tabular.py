@@ -159,8 +159,6 @@ class TabularSynthesizer(Synthesizer):
         place = RunPlace(self.device, self.threads)
         settings = FitSettings.of(self)
         if isinstance(data, (str, Path, ParquetSource)):  # read in record batches (dpgan.tables.fit.streamed)
-            if self.recipe.name == MARGINALS.name:  # public: the form of the input, before any read
-                raise InputError("the marginals model fits a table in memory: pass a DataFrame (or a CSV file)")
             opened, schema, options = stream_arguments(
                 data, schema, settings, target=target, categorical=categorical, bounds=bounds,
                 categories=categories, strict=strict, checkpoint=checkpoint, keys=keys, hierarchies=hierarchies,

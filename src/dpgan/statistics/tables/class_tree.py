@@ -31,12 +31,12 @@ from dpgan.privacy.accounting import PrivacyLedger
 from dpgan.privacy.calibration import FitBudget
 from dpgan.privacy.mechanisms import noisy_counts
 from dpgan.privacy.releases import charge_gaussian
+from dpgan.statistics.tables.exact_tables import ExactTables
 from dpgan.statistics.tables.tree_marginals import (
     ONE_WAY_SHARE,
     SCORE_RANGE,
     SELECT_SHARE,
     normalised_rows,
-    pair_counts,
     pick_epsilon,
     pick_tree,
     shares,
@@ -63,10 +63,8 @@ class ReleasedClassTree:
 
 
 def triple_counts(codes: np.ndarray, levels: tuple[int, ...], y: int, a: int, b: int) -> np.ndarray:
-    """The exact (levels[y] × levels[a] × levels[b]) count table."""
-    flat = (codes[:, y] * levels[a] + codes[:, a]) * levels[b] + codes[:, b]
-    counts = np.bincount(flat, minlength=levels[y] * levels[a] * levels[b])
-    return counts.reshape(levels[y], levels[a], levels[b]).astype(np.float64)
+    """The exact (levels[y] × levels[a] × levels[b]) count table of codes in memory."""
+    return ExactTables.of_codes(codes, levels).counts((y, a, b))
 
 
 def conditional_product(with_a: np.ndarray, with_b: np.ndarray, rows: float) -> np.ndarray:
@@ -80,9 +78,8 @@ def conditional_product(with_a: np.ndarray, with_b: np.ndarray, rows: float) -> 
 
 
 def choose_class_tree(
-    codes: np.ndarray,
+    tables: ExactTables,
     released: dict[int, np.ndarray],
-    levels: tuple[int, ...],
     target: int,
     rows: float,
     epsilon: float,
@@ -96,14 +93,13 @@ def choose_class_tree(
     for i, a in enumerate(features):
         for b in features[i + 1 :]:
             model = conditional_product(released[a], released[b], rows)
-            gaps[(a, b)] = float(np.abs(triple_counts(codes, levels, target, a, b) - model).sum())
+            gaps[(a, b)] = float(np.abs(tables.counts((target, a, b)) - model).sum())
     note = f"pure ε-DP, score range {SCORE_RANGE:g}: L1 gap to the target-conditioned product"
     return pick_tree(gaps, features, epsilon, ledger, rng, note)
 
 
 def release_class_tree(
-    codes: np.ndarray,
-    levels: tuple[int, ...],
+    tables: ExactTables,
     target: int,
     *,
     rows: float,
@@ -114,28 +110,30 @@ def release_class_tree(
 ) -> ReleasedClassTree:
     """The three releases (module docstring) on the ε left after `spent_share`; `rows` is the
     released N̂. With one feature there is no tree (its table takes all of ε); with none, y's
-    1-way table does."""
+    1-way table does. `tables` gives the exact counts (dpgan.statistics.tables.exact_tables)."""
+    levels = tables.levels
     features = tuple(v for v in range(len(levels)) if v != target)
     left = 1.0 - spent_share
     last = budget.whole_target()
     tree = len(features) > 1
     first = budget.at(spent_share + ONE_WAY_SHARE * left) if tree else last
-    tables = max(len(features), 1)
-    sigma_one = first.sigma(1.0, tables, ledger.entries)
-    charge_gaussian(ledger, CLASS_PAIRS_EVENT, sigma_one, count=tables, note=f"{tables} tables; sensitivity 1 each")
+    measured = max(len(features), 1)
+    sigma_one = first.sigma(1.0, measured, ledger.entries)
+    note = f"{measured} tables; sensitivity 1 each"
+    charge_gaussian(ledger, CLASS_PAIRS_EVENT, sigma_one, count=measured, note=note)
     if not features:
-        own = noisy_counts(np.bincount(codes[:, target], minlength=levels[target]), sigma_one, rng)
+        own = noisy_counts(tables.counts((target,)), sigma_one, rng)
         return ReleasedClassTree(levels, target, (), [own], sigma_one, [], [], 0.0)
-    with_target = [noisy_counts(pair_counts(codes, levels, target, v), sigma_one, rng) for v in features]
+    with_target = [noisy_counts(tables.counts((target, v)), sigma_one, rng) for v in features]
     if not tree:
         return ReleasedClassTree(levels, target, features, with_target, sigma_one, [], [], 0.0)
     epsilon = pick_epsilon(ledger, len(features) - 1, budget.at(spent_share + SELECT_SHARE * left).epsilon, budget)
     released = dict(zip(features, with_target))
-    edges = choose_class_tree(codes, released, levels, target, rows, epsilon, ledger, rng)
+    edges = choose_class_tree(tables, released, target, rows, epsilon, ledger, rng)
     sigma_three = last.sigma(1.0, len(edges), ledger.entries)
     note = f"{len(edges)} tables; sensitivity 1 each"
     charge_gaussian(ledger, TRIPLES_EVENT, sigma_three, count=len(edges), note=note)
-    triples = [noisy_counts(triple_counts(codes, levels, target, a, b), sigma_three, rng) for a, b in edges]
+    triples = [noisy_counts(tables.counts((target, a, b)), sigma_three, rng) for a, b in edges]
     return ReleasedClassTree(levels, target, features, with_target, sigma_one, edges, triples, sigma_three)
 
 

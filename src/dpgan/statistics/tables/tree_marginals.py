@@ -14,7 +14,9 @@ slot; dpgan.tables.codec.discrete makes them from the public codec). Three relea
 3. the tree's d − 1 tables, each sensitivity 1, Gaussian at one σ: one ledger entry of d − 1
    releases, calibrated to all of ε that is left (the model's last release).
 Each entry is charged before its noise is drawn; the ledger refuses one that would pass ε.
-Nothing else reads the codes: the fit (dpgan.statistics.tables.tree_fit) is post-processing.
+The releases read the rows only through their exact count tables (dpgan.statistics.tables.exact_tables:
+from codes in memory, or summed over a stream's blocks and torchrun's ranks); the fit
+(dpgan.statistics.tables.tree_fit) is post-processing.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from dpgan.privacy.accounting import PrivacyLedger, epsilon_of
 from dpgan.privacy.calibration import FitBudget
 from dpgan.privacy.mechanisms import exponential_mechanism, noisy_counts
 from dpgan.privacy.releases import charge_gaussian, pure_dp_event_entry
+from dpgan.statistics.tables.exact_tables import ExactTables
 
 ONE_WAY_EVENT = "Gaussian noisy 1-way marginals (marginals model)"
 PICK_EVENT = "exponential mechanism: one edge of the marginals tree"
@@ -53,9 +56,8 @@ class ReleasedTree:
 
 
 def pair_counts(codes: np.ndarray, levels: tuple[int, ...], a: int, b: int) -> np.ndarray:
-    """The exact (levels[a] × levels[b]) count table of variables a and b."""
-    flat = np.bincount(codes[:, a] * levels[b] + codes[:, b], minlength=levels[a] * levels[b])
-    return flat.reshape(levels[a], levels[b]).astype(np.float64)
+    """The exact (levels[a] × levels[b]) count table of variables a and b of codes in memory."""
+    return ExactTables.of_codes(codes, levels).counts((a, b))
 
 
 def shares(noisy: np.ndarray) -> np.ndarray:
@@ -117,8 +119,7 @@ def pick_epsilon(ledger: PrivacyLedger, picks: int, target: float, budget: FitBu
 
 
 def choose_tree(
-    codes: np.ndarray,
-    levels: tuple[int, ...],
+    tables: ExactTables,
     one_way: list[np.ndarray],
     rows: float,
     epsilon: float,
@@ -127,19 +128,18 @@ def choose_tree(
 ) -> list[tuple[int, int]]:
     """d − 1 edges of a spanning tree, each picked by the exponential mechanism at `epsilon` among
     the pairs joining two components (each pick charged before its draw)."""
-    d = len(levels)
+    d = len(tables.levels)
     gaps: dict[tuple[int, int], float] = {}
     for a in range(d):
         for b in range(a + 1, d):
             product = rows * np.outer(shares(one_way[a]), shares(one_way[b]))
-            gaps[(a, b)] = float(np.abs(pair_counts(codes, levels, a, b) - product).sum())
+            gaps[(a, b)] = float(np.abs(tables.counts((a, b)) - product).sum())
     note = f"pure ε-DP, score range {SCORE_RANGE:g}: L1 gap to the product of the noisy 1-way shares"
     return pick_tree(gaps, list(range(d)), epsilon, ledger, rng, note)
 
 
 def release_tree(
-    codes: np.ndarray,
-    levels: tuple[int, ...],
+    tables: ExactTables,
     *,
     rows: float,
     budget: FitBudget,
@@ -148,22 +148,24 @@ def release_tree(
     rng: np.random.Generator,
 ) -> ReleasedTree:
     """The three releases (module docstring) on the ε left after `spent_share`; `rows` is the
-    released row count N̂ (public). One variable: its 1-way table on all of ε, no tree."""
+    released row count N̂ (public); `tables` gives the exact counts (from codes in memory or summed
+    over a stream's blocks). One variable: its 1-way table on all of ε, no tree."""
+    levels = tables.levels
     d = len(levels)
     left = 1.0 - spent_share
     last = budget.whole_target()
     first = budget.at(spent_share + ONE_WAY_SHARE * left) if d > 1 else last
     sigma_one = first.sigma(1.0, d, ledger.entries)
     charge_gaussian(ledger, ONE_WAY_EVENT, sigma_one, count=d, note=f"{d} histograms; sensitivity 1 each")
-    one_way = [noisy_counts(np.bincount(codes[:, v], minlength=levels[v]), sigma_one, rng) for v in range(d)]
+    one_way = [noisy_counts(tables.counts((v,)), sigma_one, rng) for v in range(d)]
     if d == 1:
         return ReleasedTree(levels, one_way, sigma_one, [], [], 0.0)
     select_to = budget.at(spent_share + SELECT_SHARE * left).epsilon
     epsilon = pick_epsilon(ledger, d - 1, select_to, budget)
-    edges = choose_tree(codes, levels, one_way, rows, epsilon, ledger, rng)
+    edges = choose_tree(tables, one_way, rows, epsilon, ledger, rng)
     sigma_two = last.sigma(1.0, d - 1, ledger.entries)
     charge_gaussian(ledger, PAIRS_EVENT, sigma_two, count=d - 1, note=f"{d - 1} tables; sensitivity 1 each")
-    pairs = [noisy_counts(pair_counts(codes, levels, a, b), sigma_two, rng) for a, b in edges]
+    pairs = [noisy_counts(tables.counts(edge), sigma_two, rng) for edge in edges]
     return ReleasedTree(levels, one_way, sigma_one, edges, pairs, sigma_two)
 
 

@@ -24,6 +24,7 @@ import torch
 
 from dpgan.fit import KindData, Plugin
 from dpgan.privacy.distributed import SINGLE_PROCESS, ProcessGroupContext
+from dpgan.statistics.tables.exact_tables import ExactTables
 from dpgan.statistics.tables.marginals import MarginalCounts, measure_anchor
 from dpgan.statistics.tables.pair_marginals import PairCounts, measure_pair_anchor
 from dpgan.statistics.tables.pair_selection import PROBE_SHARE
@@ -73,7 +74,8 @@ class TableExtras:
     """What the table plug-ins read (the encoded rows, or only the anchors' counts for a streamed
     fit; the encoder, the condition, N̂) and what they leave for the loop and the sampler: G's
     objective (with an auxiliary classifier), the label model, its column and how it was made
-    ("dp-sgd" or "pair-tables"; None without one). G's hooks are the pipeline's (KindData.hooks)."""
+    ("dp-sgd" or "pair-tables"; None without one). G's hooks are the pipeline's (KindData.hooks).
+    A streamed fit of the marginals model passes its exact count tables (`tables`) instead of rows."""
 
     encoded: torch.Tensor | None
     encoder: TableEncoder
@@ -86,6 +88,7 @@ class TableExtras:
     label_column: str | None = None
     label_model: LabelModel | None = None
     label_model_kind: str | None = None
+    tables: ExactTables | None = None  # the marginals model's counts, summed over a stream's batches
 
     def rows_in_memory(self, what: str) -> torch.Tensor:
         if self.encoded is None:  # a streamed fit refuses these extras before it starts

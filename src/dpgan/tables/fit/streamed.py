@@ -21,6 +21,11 @@ batches (dpgan.tables.reading.parquet_source) instead of held as a DataFrame:
    changes how often the files are read, never which rows a step reads nor what is released
    (dpgan.privacy.block_sampling has the argument that this is Poisson sampling per step).
 Peak memory: one record batch (raw, conformed, encoded) plus the block, whatever the row count.
+The marginals model (dpgan.tables.fit.marginals) takes the same steps 1-3, then, instead of steps
+4-6, its releases read exact count tables summed in the same conform pass (`ConformPass`: each
+batch's discrete codes added to them; under torchrun each rank adds its share of the batches and
+the tables are summed over the ranks once, before any noise), so its ledger, tables and seeded
+rows are the in-memory fit's; nothing is held but the tables (their cells capped, from the schema).
 
 Whether a fit streams is public (dpgan.tables.reading.parquet_source.should_stream: a directory or `--stream`,
 never the file's size), so the record's `"streamed": true` says nothing about the rows; a table
@@ -47,15 +52,20 @@ from dpgan.errors import DPGanWarning, InputError
 from dpgan.fit import KindData, register_kind
 from dpgan.model import ReleasedModel
 from dpgan.privacy.block_sampling import BlockPoissonSampler
+from dpgan.privacy.distributed import SINGLE_PROCESS, ProcessGroupContext
+from dpgan.statistics.blocks import rank_sum
+from dpgan.statistics.tables.exact_tables import ExactTables
 from dpgan.tables.codec.conditioning import build_condition, condition_column_for
 from dpgan.tables.codec.encoder import TableEncoder, public_dtypes
 from dpgan.tables.fit.kind import TableData, TableKind, table_extras, training_schema
+from dpgan.tables.fit.marginals import check_stream_cells, stream_tables
 from dpgan.tables.fit.plan import FitSettings
 from dpgan.tables.fit.plugins import AnchorCounts
 from dpgan.tables.fit.public_data import encode_public
 from dpgan.tables.fit.stream_preparation import StreamPrepared, prepare_stream
 from dpgan.tables.reading.conform import conform
 from dpgan.tables.reading.parquet_source import OpenSource
+from dpgan.tables.sampling.marginals_model import MARGINALS_MODEL
 from dpgan.tables.schema.keys import KeySpec
 from dpgan.tables.schema.table import Schema
 from dpgan.training.context import FitContext
@@ -87,7 +97,11 @@ class StreamedTableKind(TableKind):
                 f"the schema gives no frequencies for {condition_column!r}: add them to condition a Parquet stream"
             )
         fraction = settings.preprocessing_share(self.schema is None)
-        self.folded = ConformPass(data, settings, condition_column, self.options.keys)
+        marginals = settings.recipe.name == MARGINALS_MODEL
+        if marginals and self.schema is not None:  # a hand schema: the tables' cap before any read
+            rewritten = training_schema(self.schema, settings, condition_column, self.options.keys)
+            check_stream_cells(TableEncoder(rewritten, public_dtypes(rewritten)))
+        self.folded = ConformPass(data, settings, condition_column, self.options.keys, self.context, marginals)
         prepared = prepare_stream(  # step 2 (with step 5's counts and the held rows in its conform pass)
             data, schema=self.schema, hints=self.options.hints, budget=settings.budget, fraction=fraction,
             needs_prior=False, ledger=ctx.ledger, rng=ctx.rng, consume=self.folded.start,
@@ -107,6 +121,8 @@ class StreamedTableKind(TableKind):
                 schema, encoder, condition_column, empty, prepared.plan.noise_multiplier, ctx.rng
             )
         extras = table_extras(None, encoder, condition, prepared.rows, settings, torch_gen, self.context, counts)
+        if self.folded.tables is not None:  # the marginals model's counts: one all-reduce, before any noise
+            extras.tables = self.folded.tables.summed(rank_sum(self.context))
         self.table = TableData(prepared, None, warm_start)  # type: ignore[arg-type]
         self.data = KindData(None, prepared.rows, extras)  # the row source comes with the strategy
         return self.data
@@ -133,21 +149,45 @@ class ConformPass:
     the anchors' exact sums (the same batches in the same order as a pass of their own, so the
     same sums) and kept while the encoded rows so far fit the memory budget (the held table;
     past it the blocks are dropped, so memory stays within the budget plus one batch). Whether
-    the table is held decides only the work of the training passes, never a release."""
+    the table is held decides only the work of the training passes, never a release.
+
+    For the marginals model (`marginals`) nothing is held and no anchor is counted: each batch's
+    discrete codes are added to the model's exact count tables instead (`tables`). Under torchrun
+    every rank conforms every batch (the data releases above need them all) but adds only its share
+    of them (batch k on rank k mod world size), and the fit sums the tables over the ranks once
+    (`rank_sum`) before any noise: the one-process counts on every rank, less encoding per rank."""
 
     def __init__(
-        self, opened: OpenSource, settings: FitSettings, condition_column: str | None, keys: tuple[KeySpec, ...] = ()
+        self,
+        opened: OpenSource,
+        settings: FitSettings,
+        condition_column: str | None,
+        keys: tuple[KeySpec, ...] = (),
+        context: ProcessGroupContext = SINGLE_PROCESS,
+        marginals: bool = False,
     ) -> None:
         self.opened, self.settings, self.condition_column, self.keys = opened, settings, condition_column, keys
+        self.context, self.marginals = context, marginals
         self._blocks: list[np.ndarray] | None = []
-        self._rows = 0
+        self._rows = self._batches = 0
+        self.tables: ExactTables | None = None
 
     def start(self, schema: Schema) -> Callable[[pd.DataFrame], None]:
         rewritten = training_schema(schema, self.settings, self.condition_column, self.keys)
         self.encoder = TableEncoder(rewritten, public_dtypes(rewritten))
+        if self.marginals:  # public: the recipe; the tables' cap is checked here, before a row is added
+            self.codec, self.tables = stream_tables(self.encoder)
+            self.counts, self._blocks = AnchorCounts(None, None), None
+            return self._count
         self.counts = AnchorCounts.for_settings(self.settings.table, self.encoder, self.condition_column)
         self._budget = _budget_rows(self.opened, self.encoder.width)
         return self._receive
+
+    def _count(self, frame: pd.DataFrame) -> None:
+        """The marginals model's share of the batches: its codes added to the exact tables."""
+        number, self._batches = self._batches, self._batches + 1
+        if number % self.context.world_size == self.context.rank and self.tables is not None:
+            self.tables.add(self.codec.encode(encode_frame(frame, self.encoder)))
 
     def _receive(self, frame: pd.DataFrame) -> None:
         self._rows += len(frame)
