@@ -45,8 +45,8 @@ Everything in the schema is post-processing of those counts and of the noisy row
   third); their noisy counts are the
   column's public `frequencies` (free: they were already released);
 - encoding hints (point masses, log scale when the range spans decades, bins) from the same counts;
-  with BIN_PLACEMENT "quantile" a wide numeric column's bins are cut at the DP quantiles of its grid
-  mass (`quantile_bin_edges`), so each holds a like share of the rows (measured, not the default).
+  a wide numeric column's bins are cut at the DP quantiles of its grid mass (`quantile_bin_edges`,
+  BIN_PLACEMENT "quantile"), so each holds a like share of the rows however far the range reaches.
 The user's public hints replace parts of this for free: `target`, columns declared categorical
 (every value is then a category, numbers included), a column's public list of `categories` (its
 values are then counted without a threshold: a minority label survives any noise level), and

@@ -23,12 +23,15 @@ ISOLATION_GAP = 2
 ISOLATED_SIGMAS = 5.0
 RANGE_QUANTILES = (0.005, 0.995)
 # where a learned numeric column's bins are cut: "equal" on the column's scale, or "quantile", at the
-# DP quantiles of the grid's mass (each bin then holds a like share of the rows). Chosen on the tuning
-# tables' validation splits at ε = 1, 3 seeds (bench/notes/21, "Bins at DP quantiles"): quantile bins
-# moved TSTR AUC by +0.002 on average (hmda +0.023, chile −0.011) and the per-column marginal
-# distances by a median ratio of 1.00 (geometric mean 1.06, worse): no gain, so equal bins stay.
-# Read at each call (bench/csv_only.py --bin-placement compares them).
-BIN_PLACEMENT = "equal"
+# DP quantiles of the grid's mass (each bin then holds a like share of the rows: post-processing of
+# the released grid, free). Chosen on validation splits: on the tuning tables at ε = 1, 3 seeds
+# (bench/notes/21, "Bins at DP quantiles") quantile bins moved TSTR AUC by +0.002 on average (no
+# gain or loss at 1,400-20,000 rows); on flights' train part ×10 (2,020,660 rows, ε = 3, 2 seeds,
+# bench/notes/37) they kept the validation AUC at 0.862 / 0.860 where equal bins fell to 0.852 / 0.852:
+# a large table's DP range reaches further into its tails (dep_delay [-20, 126] at 316k rows,
+# [-50, 372] at 3.2M), so equal bins grow coarse where the rows are. Read at each call
+# (bench/csv_only.py and bench/scale_growth.py --bin-placement compare them).
+BIN_PLACEMENT = "quantile"
 MARGIN_SIGMAS = 1.0
 COARSE_MARGIN_SIGMAS = 2.0  # on a grid coarser than the finest a margin bin is a decade or a third of one
 # a released whole number is a point mass (0, and sentinel codes such as 99999 or 9999999) when it
