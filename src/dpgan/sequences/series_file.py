@@ -42,6 +42,11 @@ def open_npy(path: str | Path, what: str) -> np.ndarray:
     if not path.is_file():
         raise InputError(f"{what} file not found: {path}")
     try:
+        with open(path, "rb") as handle:
+            np.lib.format.read_magic(handle)  # the format's magic string, or not an .npy
+    except (OSError, ValueError):
+        raise InputError(f"{what} file {path.name}: not a readable .npy file") from None
+    try:
         return np.load(path, mmap_mode="r", allow_pickle=False)
     except ValueError:
         raise InputError(f"{what} file {path.name}: an .npy of numbers is needed (not an object array)") from None
