@@ -125,3 +125,18 @@ def test_an_in_memory_fit_under_torchrun_is_refused(monkeypatch):
     monkeypatch.setenv("WORLD_SIZE", "2")
     with pytest.raises(InputError, match="reads an .npy file"):
         SequenceSynthesizer(epsilon=2.0).fit(values, labels=labels, progress=False)
+
+
+def test_the_cli_fits_an_npy_and_refuses_a_bad_one_in_one_line(tmp_path, capsys):
+    from dpgan.cli import main
+
+    path, _ = worker.written(tmp_path)
+    out = tmp_path / "model"
+    assert main(["fit", str(path), "--kind", "sequence", "--epsilon", "2", "--seed", "1", "--out", str(out)]) == 0
+    assert (out / "statistics.safetensors").is_file()
+    np.save(tmp_path / "four.npy", np.zeros((4, 3, 2, 2)))
+    capsys.readouterr()
+    four = ["fit", str(tmp_path / "four.npy"), "--kind", "sequence", "--epsilon", "2", "--out", str(tmp_path / "m2")]
+    assert main(four) != 0
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "(N, T) or (N, T, F)" in err and "Traceback" not in err
