@@ -54,6 +54,17 @@ def open_npy(path: str | Path, what: str) -> np.ndarray:
         raise InputError(f"{what} file {path.name}: not a readable .npy file") from None
 
 
+def rows(array: np.ndarray, start: int, stop: int) -> np.ndarray:
+    """Rows start..stop of an array as a new in-memory array. A mapped .npy in C order is read with
+    a plain read at the rows' offset: its pages are not kept mapped, so the process's resident
+    memory holds one block, not every page a pass has touched (a map's pages count as resident)."""
+    if isinstance(array, np.memmap) and array.filename and array.flags.c_contiguous and not array.dtype.hasobject:
+        row = int(np.prod(array.shape[1:], dtype=np.int64))
+        count, offset = (stop - start) * row, int(array.offset) + start * row * array.dtype.itemsize
+        return np.fromfile(array.filename, dtype=array.dtype, count=count, offset=offset).reshape(-1, *array.shape[1:])
+    return np.array(array[start:stop])
+
+
 @dataclass(frozen=True)
 class SeriesFile:
     """An .npy of series (memory-mapped) and their labels (None, a 1-D array, or an .npy of N
@@ -104,8 +115,8 @@ class SeriesFile:
         n, rank, world = len(self.array), self.context.rank, self.context.world_size
         for start in range(rank * self.block, n, world * self.block):
             stop = min(start + self.block, n)
-            labels = None if self.labels is None else np.asarray(self.labels[start:stop])
-            yield read_array_raw(np.array(self.array[start:stop]), labels, schema)
+            labels = None if self.labels is None else rows(self.labels, start, stop)
+            yield read_array_raw(rows(self.array, start, stop), labels, schema)
 
     def summed(self, sums: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         """Sums over the ranks (the identity on one process): before any noise."""
@@ -177,4 +188,4 @@ class SeriesFile:
         return RawSeries(values, labels, None, UnitTally(SERIES_REASONS), 0)
 
 
-__all__ = ["SeriesFile", "open_npy"]
+__all__ = ["SeriesFile", "open_npy", "rows"]
