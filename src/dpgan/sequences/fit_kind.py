@@ -49,7 +49,7 @@ from dpgan.sequences.plugins import (
     StepStatisticsPlugin,
 )
 from dpgan.sequences.schema import SequenceSchema
-from dpgan.sequences.series_file import SeriesFile
+from dpgan.sequences.series_file import SeriesBlocks
 from dpgan.sequences.settings import COUNT_EVENT, COUNT_SHARE, SequenceSettings
 from dpgan.sequences.statistics_models import SeriesStatisticsModel
 from dpgan.statistics.blocks import VectorBlocks
@@ -152,11 +152,11 @@ class SequenceKind:
             raise InputError("label_guide needs a label column and the series unit (no entity column)")
         self.networks, self.config, self.schema = networks, config, schema
 
-    def release_data(self, ctx: FitContext, data: RawSeries | SeriesFile) -> KindData:
+    def release_data(self, ctx: FitContext, data: RawSeries | SeriesBlocks) -> KindData:
         released = complete_schema(data, self.schema, budget=ctx.budget, ledger=ctx.ledger, rng=ctx.rng)
         ctx.spend(released.share)
         schema = released.schema
-        if isinstance(data, SeriesFile):  # the same releases, their sums added block by block
+        if isinstance(data, SeriesBlocks):  # the same releases, their sums added block by block
             counted = data.tally(schema)
             tally = count_units(ctx, counted, schema)
             channels = len(schema.values) + schema.n_labels

@@ -65,58 +65,25 @@ def rows(array: np.ndarray, start: int, stop: int) -> np.ndarray:
     return np.array(array[start:stop])
 
 
-@dataclass(frozen=True)
-class SeriesFile:
-    """An .npy of series (memory-mapped) and their labels (None, a 1-D array, or an .npy of N
-    labels, also mapped), read `block` series at a time; `context`: the process group whose rank
-    reads blocks rank, rank + K, ... (the single process reads all)."""
+class SeriesBlocks:
+    """Series read a block at a time (`raw_blocks`: this rank's blocks, each by the unit rule) and the
+    data steps' sums over them: what dpgan.sequences.dp_schema (SummedSeries), the tally and the
+    statistics model read. A subclass says where the blocks come from and checks its public header
+    against the schema (`check`)."""
 
-    array: np.ndarray
-    labels: np.ndarray | None
-    block: int = DEFAULT_BLOCK
-    context: ProcessGroupContext = SINGLE_PROCESS
-    name: str = ""
+    context: ProcessGroupContext
 
-    @classmethod
-    def open(
-        cls, path: str | Path, labels: np.ndarray | str | Path | None = None, *, block: int = DEFAULT_BLOCK
-    ) -> SeriesFile:
-        """The file's header checked (public): (N, T) or (N, T, F) real numbers, N labels."""
-        array = open_npy(path, "series")
-        if array.ndim not in (2, 3):
-            raise InputError(f"series file {Path(path).name}: an (N, T) or (N, T, F) array is needed")
-        if not np.issubdtype(array.dtype, np.number) or np.issubdtype(array.dtype, np.complexfloating):
-            raise InputError(f"series file {Path(path).name}: the series must hold real numbers (a numeric array)")
-        if isinstance(labels, (str, Path)):
-            labels = open_npy(labels, "labels")
-        if labels is not None and (np.ndim(labels) != 1 or len(labels) != len(array)):
-            raise InputError("labels must be a 1-D array with one label per series")
-        if int(block) < 1:
-            raise InputError("the block size must be at least 1 series")
-        return cls(array, labels, int(block), SINGLE_PROCESS, Path(path).name)
+    def raw_blocks(self, schema: SequenceSchema) -> Iterator[RawSeries]:  # pragma: no cover - abstract
+        raise NotImplementedError
 
-    @property
-    def shape(self) -> tuple[int, ...]:
-        return tuple(int(s) for s in self.array.shape)
+    def check(self, schema: SequenceSchema) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
 
-    def on(self, context: ProcessGroupContext) -> SeriesFile:
-        """The same file read by `context`'s rank (its share of the blocks)."""
-        return replace(self, context=context)
+    def on(self, context: ProcessGroupContext) -> SeriesBlocks:  # pragma: no cover - abstract
+        raise NotImplementedError
 
-    def digest(self) -> int:
-        """The header's public facts, for the ranks to check that they read the same input."""
-        labels = None if self.labels is None else (len(self.labels), str(self.labels.dtype))
-        text = f"{self.name}\0{self.shape}\0{self.array.dtype}\0{labels}\0{self.block}"
-        return int(hashlib.sha256(text.encode()).hexdigest()[:15], 16)
-
-    # ---------------------------------------------------------------- blocks
-    def raw_blocks(self, schema: SequenceSchema) -> Iterator[RawSeries]:
-        """This rank's blocks, each read by the unit rule (a series' fate is its own cells')."""
-        n, rank, world = len(self.array), self.context.rank, self.context.world_size
-        for start in range(rank * self.block, n, world * self.block):
-            stop = min(start + self.block, n)
-            labels = None if self.labels is None else rows(self.labels, start, stop)
-            yield read_array_raw(rows(self.array, start, stop), labels, schema)
+    def digest(self) -> int:  # pragma: no cover - abstract
+        raise NotImplementedError
 
     def summed(self, sums: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         """Sums over the ranks (the identity on one process): before any noise."""
@@ -188,4 +155,66 @@ class SeriesFile:
         return RawSeries(values, labels, None, UnitTally(SERIES_REASONS), 0)
 
 
-__all__ = ["SeriesFile", "open_npy", "rows"]
+@dataclass(frozen=True)
+class SeriesFile(SeriesBlocks):
+    """An .npy of series (memory-mapped) and their labels (None, a 1-D array, or an .npy of N
+    labels, also mapped), read `block` series at a time; `context`: the process group whose rank
+    reads blocks rank, rank + K, ... (the single process reads all)."""
+
+    array: np.ndarray
+    labels: np.ndarray | None
+    block: int = DEFAULT_BLOCK
+    context: ProcessGroupContext = SINGLE_PROCESS
+    name: str = ""
+
+    @classmethod
+    def open(
+        cls, path: str | Path, labels: np.ndarray | str | Path | None = None, *, block: int = DEFAULT_BLOCK
+    ) -> SeriesFile:
+        """The file's header checked (public): (N, T) or (N, T, F) real numbers, N labels."""
+        array = open_npy(path, "series")
+        if array.ndim not in (2, 3):
+            raise InputError(f"series file {Path(path).name}: an (N, T) or (N, T, F) array is needed")
+        if not np.issubdtype(array.dtype, np.number) or np.issubdtype(array.dtype, np.complexfloating):
+            raise InputError(f"series file {Path(path).name}: the series must hold real numbers (a numeric array)")
+        if isinstance(labels, (str, Path)):
+            labels = open_npy(labels, "labels")
+        if labels is not None and (np.ndim(labels) != 1 or len(labels) != len(array)):
+            raise InputError("labels must be a 1-D array with one label per series")
+        if int(block) < 1:
+            raise InputError("the block size must be at least 1 series")
+        return cls(array, labels, int(block), SINGLE_PROCESS, Path(path).name)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(int(s) for s in self.array.shape)
+
+    def check(self, schema: SequenceSchema) -> None:
+        """The header against the schema (public): T and F, labels exactly when it names a label."""
+        features = self.shape[2] if len(self.shape) == 3 else 1
+        if self.shape[1:2] != (schema.length,) or features != len(schema.values):
+            raise InputError(f"each series must have shape ({schema.length}, {len(schema.values)}) as the schema says")
+        if (schema.label is None) != (self.labels is None):
+            raise InputError("pass one label per series exactly when the schema names a label")
+
+    def on(self, context: ProcessGroupContext) -> SeriesFile:
+        """The same file read by `context`'s rank (its share of the blocks)."""
+        return replace(self, context=context)
+
+    def digest(self) -> int:
+        """The header's public facts, for the ranks to check that they read the same input."""
+        labels = None if self.labels is None else (len(self.labels), str(self.labels.dtype))
+        text = f"{self.name}\0{self.shape}\0{self.array.dtype}\0{labels}\0{self.block}"
+        return int(hashlib.sha256(text.encode()).hexdigest()[:15], 16)
+
+    # ---------------------------------------------------------------- blocks
+    def raw_blocks(self, schema: SequenceSchema) -> Iterator[RawSeries]:
+        """This rank's blocks, each read by the unit rule (a series' fate is its own cells')."""
+        n, rank, world = len(self.array), self.context.rank, self.context.world_size
+        for start in range(rank * self.block, n, world * self.block):
+            stop = min(start + self.block, n)
+            labels = None if self.labels is None else rows(self.labels, start, stop)
+            yield read_array_raw(rows(self.array, start, stop), labels, schema)
+
+
+__all__ = ["SeriesBlocks", "SeriesFile", "open_npy", "rows"]

@@ -51,7 +51,7 @@ from dpgan.sequences.codec import (
 from dpgan.sequences.describe import dp_items, dropped_policy, schema_source
 from dpgan.sequences.fit_kind import SequenceKind, series_generator
 from dpgan.sequences.schema import SequenceSchema, coerce_schema, schema_for_array
-from dpgan.sequences.series_file import SeriesFile
+from dpgan.sequences.series_file import SeriesBlocks, SeriesFile
 from dpgan.sequences.settings import (
     NETWORK_SAVED_MODELS,
     SEQUENCE_DEFAULTS,
@@ -142,7 +142,7 @@ class SequenceSynthesizer(Synthesizer):
     ) -> None:
         if isinstance(data, (str, Path)):  # an .npy file: read by memory map, in blocks
             data, labels = SeriesFile.open(data, labels), None
-        if isinstance(data, SeriesFile):
+        if isinstance(data, SeriesBlocks):  # an .npy, or a long Parquet table (dpgan.sequences.long_parquet)
             return self._fit_file(data, schema, progress)
         if int(os.environ.get("WORLD_SIZE") or 1) > 1:
             raise InputError("a series fit under torchrun reads an .npy file in blocks: pass the file's path")
@@ -162,7 +162,7 @@ class SequenceSynthesizer(Synthesizer):
         self.input_form, self.training = form, fitted.record
 
     def _fit_file(
-        self, source: SeriesFile, schema: SequenceSchema | dict | str | Path | None, progress: FitProgressFn | None
+        self, source: SeriesBlocks, schema: SequenceSchema | dict | str | Path | None, progress: FitProgressFn | None
     ) -> None:
         """Series of an .npy file, every data step and the statistics model summed block by block
         (dpgan.sequences.series_file); under torchrun each rank reads its share of the blocks, the
@@ -175,12 +175,12 @@ class SequenceSynthesizer(Synthesizer):
                 f"the {model} model holds its series in memory: fit a file with a statistics model ({statistics}), "
                 "or load the array and pass it (one process)"
             )
-        schema = schema_for_array(source.shape, source.labels is not None) if schema is None else coerce_schema(schema)
-        features = source.shape[2] if len(source.shape) == 3 else 1
-        if source.shape[1:2] != (schema.length,) or features != len(schema.values):
-            raise InputError(f"each series must have shape ({schema.length}, {len(schema.values)}) as the schema says")
-        if (schema.label is None) != (source.labels is None):
-            raise InputError("pass one label per series exactly when the schema names a label")
+        if schema is None:  # an array's T and F are public; a long table needs its schema
+            if not isinstance(source, SeriesFile):
+                raise InputError("a long table needs its schema (the id, time and value columns, the length)")
+            schema = schema_for_array(source.shape, source.labels is not None)
+        schema = coerce_schema(schema)
+        source.check(schema)
         context = process_group_context()
         budget = self.budget
         if context.distributed:
@@ -190,7 +190,7 @@ class SequenceSynthesizer(Synthesizer):
             source = source.on(context)
         fitted = run_fit(SequenceKind(self.networks, self.config, schema), source, budget, progress)
         self.schema, self.ledger, self.generator = fitted.data.details.schema, fitted.ledger, fitted.model
-        self.input_form, self.training = "array", fitted.record
+        self.input_form, self.training = ("array" if isinstance(source, SeriesFile) else "long"), fitted.record
         self.training["seeded"] = self.budget.seed is not None  # the user's seed, not the ranks' shared one
 
     # --------------------------------------------------------------- sample
