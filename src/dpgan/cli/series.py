@@ -53,22 +53,26 @@ def fit_command(args: argparse.Namespace, settings: dict[str, Any]) -> int:
     loop's and the series' settings flags the user gave."""
     if Path(args.data).suffix.lower() == ".npy":
         return fit_file_command(args, settings)
-    data_path = check_readable(args.data)
+    torchrun = int(os.environ.get("WORLD_SIZE") or 1) > 1
+    blocked = Path(args.data).is_dir() or (torchrun and Path(args.data).suffix.lower() == ".parquet")
+    data_path = Path(args.data) if blocked else check_readable(args.data)
     schema_path = check_file(args.schema, "schema file") if args.schema else None
     out = check_model_destination(args.out, args.overwrite)  # before any private row is read
     bounds, categories = parse_bounds(args.bounds), parse_categories(args.categories)
     if schema_path is not None and (bounds or categories):
         raise InputError("--bounds and --categories describe series without a schema: write them into it")
-    if int(os.environ.get("WORLD_SIZE") or 1) > 1:
-        raise InputError("a series fit under torchrun reads an (N, T[, F]) .npy file in blocks: pass --data FILE.npy")
+    if torchrun and not blocked:
+        raise InputError("a series fit under torchrun reads an .npy file or a Parquet long table in blocks")
 
+    from dpgan.sequences.long_parquet import LongParquet
     from dpgan.sequences.schema import SequenceSchema, schema_from_options
     from dpgan.tables.reading.table_io import read_header
 
+    source = LongParquet.open(data_path) if blocked else None  # a folder of parts: grouped in buckets
     if schema_path is not None:
         schema = SequenceSchema.from_json(schema_path)
     else:
-        names, _ = read_header(data_path)
+        names = source.columns() if source is not None else read_header(data_path)[0]
         schema = schema_from_options(
             names,
             id=column_names(args.id_column, "--id-column"),
@@ -85,6 +89,8 @@ def fit_command(args: argparse.Namespace, settings: dict[str, Any]) -> int:
     from dpgan.tables.reading.table_io import read_private_table
 
     synth = new_synthesizer(args, settings)
+    if source is not None:
+        return fit_blocks(args, synth, source, schema, out)
     synth.fit(read_private_table(data_path), schema, progress=ProgressBar(not args.quiet, args.accountant))
     synth.save(out, overwrite=args.overwrite)
     print_fitted(synth, out)
@@ -118,13 +124,19 @@ def fit_file_command(args: argparse.Namespace, settings: dict[str, Any]) -> int:
     if args.bounds or args.categories or any(r is not None for r in roles):
         raise InputError("an .npy of series takes no --bounds, --categories or column roles: give bounds in a --schema")
 
-    from dpgan.privacy.distributed import process_group_context
     from dpgan.sequences.schema import SequenceSchema
     from dpgan.sequences.series_file import SeriesFile
 
     schema = SequenceSchema.from_json(schema_path) if schema_path is not None else None
     synth = new_synthesizer(args, settings)  # its settings checked before the file is opened
-    source = SeriesFile.open(args.data)
+    return fit_blocks(args, synth, SeriesFile.open(args.data), schema, out)
+
+
+def fit_blocks(args: argparse.Namespace, synth: Any, source: Any, schema: Any, out: Path) -> int:
+    """A fit of series read in blocks (dpgan.sequences.series_file), on this process or this rank:
+    under torchrun rank 0 alone prints and writes."""
+    from dpgan.privacy.distributed import process_group_context
+
     context = process_group_context(device=str(synth.device))
     if not context.is_main:
         warnings.simplefilter("ignore", DPGanWarning)  # rank 0 alone prints
