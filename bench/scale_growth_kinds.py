@@ -66,9 +66,57 @@ def base_units(kind: str) -> tuple[np.ndarray, np.ndarray]:
     return images.reshape(len(images), -1).astype(np.float64) / 127.5 - 1.0, labels.astype(np.int64)
 
 
+def write_long_parts(scale: int, folder: Path) -> tuple[Path, Path]:
+    """×`scale` copies of the BWDF series as a long table (series, hour, inflow, district), one
+    Parquet part per copy, each part's rows shuffled (a series' readings scattered in its part)."""
+    import pandas as pd
+
+    values, labels = base_units("sequence")
+    values = (values + 1.0) / 2.0 * WATER_BOUND
+    n, length = values.shape
+    parts = folder / f"series-long-{scale}"
+    parts.mkdir()
+    for copy in range(scale):
+        gen = np.random.default_rng(copy)
+        noisy = np.clip(values + gen.normal(0.0, COPY_NOISE * WATER_BOUND / 2.0 if copy else 0.0, values.shape), 0, 200)
+        frame = pd.DataFrame({"series": np.repeat(np.arange(copy * n, (copy + 1) * n), length),
+                              "hour": np.tile(np.arange(length), n), "inflow": noisy.reshape(-1),
+                              "district": np.repeat(labels, length)})  # fmt: skip
+        frame.sample(frac=1.0, random_state=copy).to_parquet(parts / f"part-{copy:04d}.parquet", index=False)
+    return parts, parts
+
+
+def long_fit(folder: Path, mode: str) -> dict:
+    """The series fit of a long Parquet table through the library: `blocks`, the folder grouped in
+    buckets (dpgan.sequences.long_parquet); `memory`, the parts read into one frame."""
+    import resource
+
+    import pandas as pd
+
+    from dpgan.sequences.long_parquet import LongParquet
+    from dpgan.sequences.schema import SequenceSchema, ValueColumn
+    from dpgan.synthesizers import SequenceSynthesizer
+
+    schema = SequenceSchema(id="series", time="hour", length=24, values=(ValueColumn("inflow"),), label="district")
+    baseline_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    synth = SequenceSynthesizer(epsilon=EPSILON, delta=DELTA, seed=0, threads=1)
+    start = time.perf_counter()
+    source = LongParquet.open(folder) if mode == "blocks" else pd.read_parquet(folder)
+    synth.fit(source, schema, progress=False)
+    seconds = time.perf_counter() - start
+    peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return {"kind": "series-long", "mode": mode, "units": 6888 * len(list(folder.glob("*.parquet"))), "d": 24,
+            "fit_s": round(seconds, 2), "baseline_mb": round(baseline_kb / 1024, 1),
+            "peak_mb": round(peak_kb / 1024, 1), "epsilon": round(float(synth.ledger.epsilon(DELTA, "pld")), 4),
+            "estimated_kept": round(float(synth.training["estimated_units"])),
+            "labels": len(synth.schema.categories)}  # fmt: skip
+
+
 def write_scaled(kind: str, scale: int, folder: Path) -> tuple[Path, Path]:
     """×`scale` copies of the base set, each with its own noise, written copy by copy to .npy files
     (for `series-fit`: the series in L/s, the fit's own input, not scaled to the box)."""
+    if kind == "series-long":
+        return write_long_parts(scale, folder)
     if kind == "series-fit":
         values, labels = base_units("sequence")
         values = (values + 1.0) / 2.0 * WATER_BOUND  # back to L/s: the library's fit scales them itself
@@ -130,6 +178,8 @@ def fit(kind: str, path: Path, label_path: Path, mode: str) -> dict:
     torch.set_num_threads(1)
     if kind == "series-fit":
         return library_fit(path, label_path, mode)
+    if kind == "series-long":
+        return long_fit(path, mode)
     baseline_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     budget = FitBudget(EPSILON, DELTA, "pld")
     ledger, rng = PrivacyLedger(budget=budget.ledger_budget()), np.random.default_rng(0)
@@ -191,7 +241,7 @@ def library_fit(path: Path, label_path: Path, mode: str) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    kinds = ["sequence", "image", "series-fit"]
+    kinds = ["sequence", "image", "series-fit", "series-long"]
     parser.add_argument("--kinds", nargs="+", default=["sequence", "image"], choices=kinds)
     parser.add_argument("--scales", nargs="+", type=int, default=[1, 10, 100])
     parser.add_argument(
@@ -209,7 +259,8 @@ def main() -> None:
     if args.prepare:  # in a child too: Linux children inherit their parent's peak RSS (ru_maxrss)
         kind, scale, folder = args.prepare
         path, labels = write_scaled(kind, int(scale), Path(folder))
-        print(json.dumps({"path": str(path), "labels": str(labels), "values": int(np.load(path, mmap_mode="r").size)}))
+        size = int(np.load(path, mmap_mode="r").size) if path.suffix == ".npy" else 6888 * 24 * int(scale)
+        print(json.dumps({"path": str(path), "labels": str(labels), "values": size}))
         return
     env = os.environ | {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
     rows = []
