@@ -83,21 +83,23 @@ def release_gaussian(
         shrink=shrink,
         residual_fraction=residual_fraction,
     )
-    length = data.details.schema.length
+    length = data.details.schema.length if blocks is not None else None
     return model.fit(units, n_labels, ctx.rng, ledger=ctx.ledger, share=target, per_unit=per_unit, length=length)
 
 
-def unit_vectors(data: KindData, n_labels: int) -> tuple[np.ndarray | VectorBlocks, np.ndarray | None, int, int]:
+def unit_vectors(
+    data: KindData, n_labels: int
+) -> tuple[np.ndarray | VectorBlocks, np.ndarray | None, int, tuple[int, int]]:
     """The units' series flattened for a statistics model: (count, T·F) values, or a file's blocks
     (dpgan.statistics.blocks), their label codes (None with blocks: they travel in the blocks), k
-    the series per unit, and T."""
-    schema = data.details.schema
+    the series per unit, and (T, F)."""
     blocks = getattr(data.details, "blocks", None)
-    if blocks is not None:
-        return blocks, None, 1, schema.length  # a file's series: one unit each
+    if blocks is not None:  # a file's series: one unit each
+        schema = data.details.schema
+        return blocks, None, 1, (schema.length, len(schema.values))
     units, per_unit = unit_series(data, n_labels)
     count, length, features = units.values.shape
-    return units.values.reshape(count, length * features), units.labels, per_unit, length
+    return units.values.reshape(count, length * features), units.labels, per_unit, (length, features)
 
 
 def unit_series(data: KindData, n_labels: int) -> tuple[SeriesSet, int]:

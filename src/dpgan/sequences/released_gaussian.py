@@ -172,8 +172,7 @@ def release_copula(
     then the DP Gaussian of the normal scores through it on all of ε that is left
     (dpgan.statistics.copula, where the sensitivities are argued). With an entity unit every Δ is k
     times the series'."""
-    values, labels, per_unit, length = unit_vectors(data, n_labels)
-    features = len(data.details.schema.values)
+    values, labels, per_unit, (length, features) = unit_vectors(data, n_labels)
     arguments = gaussian_arguments(length, features, form)
     second = (
         "second moments (Δ d)" if arguments["clip"] is None else f"centred second moments (Δ {arguments['clip']:.3g}²)"

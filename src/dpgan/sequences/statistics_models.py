@@ -66,12 +66,11 @@ class VectorSeries:
         """The model fitted on the units' series, flattened (T·F values in [-1, 1]), on all of ε that
         is left; with an entity unit, the unit's k series count k times in every sensitivity."""
         n_labels = data.details.schema.n_labels
-        values, labels, per_unit, length = unit_vectors(data, n_labels)
+        values, labels, per_unit, (length, features) = unit_vectors(data, n_labels)
         vectors = values if isinstance(values, VectorBlocks) else values.astype(np.float64)
         model = cls.statistics(-1.0, 1.0).fit(
             vectors, labels, n_labels, ctx.rng, ledger=ctx.ledger, target=ctx.budget.whole_target(), per_unit=per_unit,
         )  # fmt: skip
-        features = len(data.details.schema.values)
         return cls(name, model, length=length, n_values=features, n_labels=n_labels)
 
     @torch.no_grad()
