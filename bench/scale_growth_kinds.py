@@ -12,7 +12,12 @@ loaded whole into memory (`memory`, one array as before the block reader) at the
   the normal scores in a quarter basis, with the residual's spectrum): three passes over the blocks;
 - images: MNIST-5k's 4,000 training digits (28×28, ten labels; Fashion-MNIST is not on this
   machine), ×1 / ×10 / ×100 = 4,000 / 40,000 / 400,000 images; the default "gaussian" image model at
-  ε = 3 (each class's centred DP Gaussian in the 276 lowest DCT frequencies): two passes.
+  ε = 3 (each class's centred DP Gaussian in the 276 lowest DCT frequencies): two passes;
+- series-fit: the same BWDF series, in L/s (unscaled), through the LIBRARY's fit
+  (`SequenceSynthesizer(epsilon=3, seed=0).fit(PATH.npy, labels=LABELS.npy)`, the default
+  "gaussian-copula"), every data step included: the DP bounds (no public bound), the DP label set,
+  the DP tally, then the model (dpgan.sequences.series_file: six passes over the blocks). `memory`:
+  the arrays loaded whole and passed to the same fit (the in-memory path).
 
 Every fit runs in a child process of its own (one thread: OMP_NUM_THREADS=1 and torch's), which
 reports its fit's wall time and its peak resident memory (resource.getrusage(RUSAGE_SELF).ru_maxrss)
@@ -21,6 +26,8 @@ and its resident memory after the imports, before any data (the baseline); round
 
     OMP_NUM_THREADS=1 PYTHONPATH=src python bench/scale_growth_kinds.py --rounds 2 \
         --out bench/results/scale_growth_kinds.md
+    OMP_NUM_THREADS=1 PYTHONPATH=src python bench/scale_growth_kinds.py --kinds series-fit --rounds 2 \
+        --out bench/results/scale_growth_series_fit.md
 """
 
 from __future__ import annotations
@@ -59,15 +66,71 @@ def base_units(kind: str) -> tuple[np.ndarray, np.ndarray]:
     return images.reshape(len(images), -1).astype(np.float64) / 127.5 - 1.0, labels.astype(np.int64)
 
 
+def write_long_parts(scale: int, folder: Path) -> tuple[Path, Path]:
+    """×`scale` copies of the BWDF series as a long table (series, hour, inflow, district), one
+    Parquet part per copy, each part's rows shuffled (a series' readings scattered in its part)."""
+    import pandas as pd
+
+    values, labels = base_units("sequence")
+    values = (values + 1.0) / 2.0 * WATER_BOUND
+    n, length = values.shape
+    parts = folder / f"series-long-{scale}"
+    parts.mkdir()
+    for copy in range(scale):
+        gen = np.random.default_rng(copy)
+        noisy = np.clip(values + gen.normal(0.0, COPY_NOISE * WATER_BOUND / 2.0 if copy else 0.0, values.shape), 0, 200)
+        frame = pd.DataFrame({"series": np.repeat(np.arange(copy * n, (copy + 1) * n), length),
+                              "hour": np.tile(np.arange(length), n), "inflow": noisy.reshape(-1),
+                              "district": np.repeat(labels, length)})  # fmt: skip
+        frame.sample(frac=1.0, random_state=copy).to_parquet(parts / f"part-{copy:04d}.parquet", index=False)
+    return parts, parts
+
+
+def long_fit(folder: Path, mode: str) -> dict:
+    """The series fit of a long Parquet table through the library: `blocks`, the folder grouped in
+    buckets (dpgan.sequences.long_parquet); `memory`, the parts read into one frame."""
+    import resource
+
+    import pandas as pd
+
+    from dpgan.sequences.long_parquet import LongParquet
+    from dpgan.sequences.schema import SequenceSchema, ValueColumn
+    from dpgan.synthesizers import SequenceSynthesizer
+
+    schema = SequenceSchema(id="series", time="hour", length=24, values=(ValueColumn("inflow"),), label="district")
+    baseline_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    synth = SequenceSynthesizer(epsilon=EPSILON, delta=DELTA, seed=0, threads=1)
+    start = time.perf_counter()
+    source = LongParquet.open(folder) if mode == "blocks" else pd.read_parquet(folder)
+    synth.fit(source, schema, progress=False)
+    seconds = time.perf_counter() - start
+    peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return {"kind": "series-long", "mode": mode, "units": 6888 * len(list(folder.glob("*.parquet"))), "d": 24,
+            "fit_s": round(seconds, 2), "baseline_mb": round(baseline_kb / 1024, 1),
+            "peak_mb": round(peak_kb / 1024, 1), "epsilon": round(float(synth.ledger.epsilon(DELTA, "pld")), 4),
+            "estimated_kept": round(float(synth.training["estimated_units"])),
+            "labels": len(synth.schema.categories)}  # fmt: skip
+
+
 def write_scaled(kind: str, scale: int, folder: Path) -> tuple[Path, Path]:
-    """×`scale` copies of the base set, each with its own noise, written copy by copy to .npy files."""
-    values, labels = base_units(kind)
+    """×`scale` copies of the base set, each with its own noise, written copy by copy to .npy files
+    (for `series-fit`: the series in L/s, the fit's own input, not scaled to the box)."""
+    if kind == "series-long":
+        return write_long_parts(scale, folder)
+    if kind == "series-fit":
+        values, labels = base_units("sequence")
+        values = (values + 1.0) / 2.0 * WATER_BOUND  # back to L/s: the library's fit scales them itself
+    else:
+        values, labels = base_units(kind)
     n, d = values.shape
     path, label_path = folder / f"{kind}-{scale}.npy", folder / f"{kind}-{scale}-labels.npy"
     out = np.lib.format.open_memmap(path, mode="w+", dtype=np.float32, shape=(n * scale, d))
     for copy in range(scale):
         noise = np.random.default_rng(copy).normal(0.0, COPY_NOISE if copy else 0.0, values.shape)
-        out[copy * n : (copy + 1) * n] = np.clip(values + noise, -1.0, 1.0)
+        if kind == "series-fit":
+            out[copy * n : (copy + 1) * n] = np.clip(values + noise * WATER_BOUND / 2.0, 0.0, WATER_BOUND)
+        else:
+            out[copy * n : (copy + 1) * n] = np.clip(values + noise, -1.0, 1.0)
     out.flush()
     del out
     np.save(label_path, np.tile(labels, scale))
@@ -113,6 +176,10 @@ def fit(kind: str, path: Path, label_path: Path, mode: str) -> dict:
     from dpgan.statistics.gaussian import DPGaussian
 
     torch.set_num_threads(1)
+    if kind == "series-fit":
+        return library_fit(path, label_path, mode)
+    if kind == "series-long":
+        return long_fit(path, mode)
     baseline_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     budget = FitBudget(EPSILON, DELTA, "pld")
     ledger, rng = PrivacyLedger(budget=budget.ledger_budget()), np.random.default_rng(0)
@@ -146,9 +213,36 @@ def fit(kind: str, path: Path, label_path: Path, mode: str) -> dict:
             "epsilon": round(float(epsilon), 4)}  # fmt: skip
 
 
+def library_fit(path: Path, label_path: Path, mode: str) -> dict:
+    """The series fit through the library (`SequenceSynthesizer.fit`, the default "gaussian-copula"),
+    every data step included: DP bounds, the DP label set, the DP tally, then the model. `blocks`:
+    the .npy paths (memory-mapped, read in blocks, dpgan.sequences.series_file); `memory`: the
+    arrays loaded whole and passed in memory (the fit as before the block reader)."""
+    import resource
+
+    from dpgan.synthesizers import SequenceSynthesizer
+
+    baseline_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    synth = SequenceSynthesizer(epsilon=EPSILON, delta=DELTA, seed=0, threads=1)
+    start = time.perf_counter()
+    if mode == "blocks":
+        synth.fit(path, labels=label_path, progress=False)
+    else:
+        synth.fit(np.load(path), labels=np.load(label_path), progress=False)
+    seconds = time.perf_counter() - start
+    peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    n, d = np.load(path, mmap_mode="r").shape
+    kept = synth.training["estimated_units"]
+    return {"kind": "series-fit", "mode": mode, "units": int(n), "d": int(d), "fit_s": round(seconds, 2),
+            "baseline_mb": round(baseline_kb / 1024, 1), "peak_mb": round(peak_kb / 1024, 1),
+            "epsilon": round(float(synth.ledger.epsilon(DELTA, "pld")), 4), "estimated_kept": round(float(kept)),
+            "labels": len(synth.schema.categories)}  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--kinds", nargs="+", default=["sequence", "image"], choices=["sequence", "image"])
+    kinds = ["sequence", "image", "series-fit", "series-long"]
+    parser.add_argument("--kinds", nargs="+", default=["sequence", "image"], choices=kinds)
     parser.add_argument("--scales", nargs="+", type=int, default=[1, 10, 100])
     parser.add_argument(
         "--memory-values", type=float, default=4e7, help="also fit as one array the sets of at most this many values"
@@ -165,7 +259,8 @@ def main() -> None:
     if args.prepare:  # in a child too: Linux children inherit their parent's peak RSS (ru_maxrss)
         kind, scale, folder = args.prepare
         path, labels = write_scaled(kind, int(scale), Path(folder))
-        print(json.dumps({"path": str(path), "labels": str(labels), "values": int(np.load(path, mmap_mode="r").size)}))
+        size = int(np.load(path, mmap_mode="r").size) if path.suffix == ".npy" else 6888 * 24 * int(scale)
+        print(json.dumps({"path": str(path), "labels": str(labels), "values": size}))
         return
     env = os.environ | {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
     rows = []
@@ -200,7 +295,8 @@ def write_results(rows: list[dict], args: argparse.Namespace) -> None:
         "",
         "    OMP_NUM_THREADS=1 PYTHONPATH=src python bench/scale_growth_kinds.py " + " ".join(sys.argv[1:]),
         "",
-        f"Blocks of {BLOCK:,} units read from the .npy with plain reads (no memory map); "
+        f"Blocks of {BLOCK:,} units read from the .npy with plain reads (no memory map; series-fit: the "
+        "library's SeriesFile, 8,192 series a block, every data step included); "
         "`memory`: the same file loaded as one array. "
         "Fit time and peak RSS per child process (median over rounds; peak RSS includes the imports, "
         "`baseline`). The fit time includes σ's calibration and the accountant's first load "

@@ -68,6 +68,7 @@ class Kind:
     default: bool = False  # the kind --kind means when not given
     unmarked_files: bool = False  # model.json without "kind" is this kind's (files written before kinds were named)
     distributed: bool = False  # fits under torchrun (several processes)
+    distributed_words: str = ""  # what of the kind fits under torchrun when not all of it (the refusal's words)
 
     def load(self, attribute: str) -> Any:
         """One of the registration's "module:attribute" names, imported (the first use loads it)."""

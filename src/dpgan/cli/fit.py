@@ -22,7 +22,7 @@ def cmd_fit(args: argparse.Namespace, defaults: Mapping[str, Any]) -> int:
     check_budget(args)
     kind = kinds.kind(args.kind)
     if not kind.distributed and int(os.environ.get("WORLD_SIZE") or 1) > 1:
-        alone = kinds.in_words([k.noun for k in kinds.kinds() if k.distributed])
+        alone = kinds.in_words([k.distributed_words or k.noun for k in kinds.kinds() if k.distributed])
         others = kinds.in_words([k.noun for k in kinds.kinds() if not k.distributed])
         raise InputError(f"a distributed fit (torchrun) is for {alone} only: fit {others} in one process")
     refuse_unread_flags(args, kind, defaults)  # e.g. --gaussian-base on a table, --checkpoint on images: one line

@@ -7,6 +7,8 @@ or pandas load."""
 from __future__ import annotations
 
 import argparse
+import os
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -22,7 +24,7 @@ from dpgan.cli.arguments import (
 )
 from dpgan.cli.output import ProgressBar, short
 from dpgan.cli.tables import check_table_output
-from dpgan.errors import InputError
+from dpgan.errors import DPGanWarning, InputError
 from dpgan.serialization import check_model_destination
 from dpgan.tables.reading.table_io import check_readable
 
@@ -49,20 +51,28 @@ def fit_command(args: argparse.Namespace, settings: dict[str, Any]) -> int:
     schema, or the columns' roles given as options; bounds and labels not given (--bounds,
     --categories, or null in the schema) are estimated with DP in the fit's ledger. `settings`: the
     loop's and the series' settings flags the user gave."""
-    data_path = check_readable(args.data)
+    if Path(args.data).suffix.lower() == ".npy":
+        return fit_file_command(args, settings)
+    torchrun = int(os.environ.get("WORLD_SIZE") or 1) > 1
+    blocked = Path(args.data).is_dir() or (torchrun and Path(args.data).suffix.lower() == ".parquet")
+    data_path = Path(args.data) if blocked else check_readable(args.data)
     schema_path = check_file(args.schema, "schema file") if args.schema else None
     out = check_model_destination(args.out, args.overwrite)  # before any private row is read
     bounds, categories = parse_bounds(args.bounds), parse_categories(args.categories)
     if schema_path is not None and (bounds or categories):
         raise InputError("--bounds and --categories describe series without a schema: write them into it")
+    if torchrun and not blocked:
+        raise InputError("a series fit under torchrun reads an .npy file or a Parquet long table in blocks")
 
+    from dpgan.sequences.long_parquet import LongParquet
     from dpgan.sequences.schema import SequenceSchema, schema_from_options
     from dpgan.tables.reading.table_io import read_header
 
+    source = LongParquet.open(data_path) if blocked else None  # a folder of parts: grouped in buckets
     if schema_path is not None:
         schema = SequenceSchema.from_json(schema_path)
     else:
-        names, _ = read_header(data_path)
+        names = source.columns() if source is not None else read_header(data_path)[0]
         schema = schema_from_options(
             names,
             id=column_names(args.id_column, "--id-column"),
@@ -76,10 +86,21 @@ def fit_command(args: argparse.Namespace, settings: dict[str, Any]) -> int:
             value_columns=column_names(args.value_columns, "--value-columns"),
         )
 
-    from dpgan.synthesizers import SequenceSynthesizer
     from dpgan.tables.reading.table_io import read_private_table
 
-    synth = SequenceSynthesizer(
+    synth = new_synthesizer(args, settings)
+    if source is not None:
+        return fit_blocks(args, synth, source, schema, out)
+    synth.fit(read_private_table(data_path), schema, progress=ProgressBar(not args.quiet, args.accountant))
+    synth.save(out, overwrite=args.overwrite)
+    print_fitted(synth, out)
+    return 0
+
+
+def new_synthesizer(args: argparse.Namespace, settings: dict[str, Any]) -> Any:
+    from dpgan.synthesizers import SequenceSynthesizer
+
+    return SequenceSynthesizer(
         epsilon=args.epsilon,
         delta=args.delta,
         accountant=args.accountant,
@@ -90,15 +111,55 @@ def fit_command(args: argparse.Namespace, settings: dict[str, Any]) -> int:
         **({} if chosen_model(args) is None else {"model": chosen_model(args)}),
         **settings,
     )
-    synth.fit(read_private_table(data_path), schema, progress=ProgressBar(not args.quiet, args.accountant))
-    synth.save(out, overwrite=args.overwrite)
+
+
+def fit_file_command(args: argparse.Namespace, settings: dict[str, Any]) -> int:
+    """`dpgan fit --kind sequence --data S.npy`: an (N, T[, F]) array of unlabelled series read by
+    memory map in blocks (dpgan.sequences.series_file), with a statistics model; its T and F are
+    public, its bounds bought with DP (or --schema). Under torchrun every rank reads its share of
+    the blocks and holds the one-process model; rank 0 alone prints and writes."""
+    schema_path = check_file(args.schema, "schema file") if args.schema else None
+    out = check_model_destination(args.out, args.overwrite)  # before any private row is read
+    roles = (args.id_column, args.time_column, args.value_columns, args.length, args.label_column, args.entity_column)
+    if args.bounds or args.categories or any(r is not None for r in roles):
+        raise InputError("an .npy of series takes no --bounds, --categories or column roles: give bounds in a --schema")
+
+    from dpgan.sequences.schema import SequenceSchema
+    from dpgan.sequences.series_file import SeriesFile
+
+    schema = SequenceSchema.from_json(schema_path) if schema_path is not None else None
+    synth = new_synthesizer(args, settings)  # its settings checked before the file is opened
+    return fit_blocks(args, synth, SeriesFile.open(args.data), schema, out)
+
+
+def fit_blocks(args: argparse.Namespace, synth: Any, source: Any, schema: Any, out: Path) -> int:
+    """A fit of series read in blocks (dpgan.sequences.series_file), on this process or this rank:
+    under torchrun rank 0 alone prints and writes."""
+    from dpgan.privacy.distributed import process_group_context
+
+    context = process_group_context(device=str(synth.device))
+    if not context.is_main:
+        warnings.simplefilter("ignore", DPGanWarning)  # rank 0 alone prints
+    try:
+        synth.fit(source, schema, progress=ProgressBar(not args.quiet and context.is_main, args.accountant))
+        if context.is_main:
+            synth.save(out, overwrite=args.overwrite)
+            print_fitted(synth, out)
+    finally:
+        if context.distributed:
+            import torch.distributed
+
+            torch.distributed.destroy_process_group()
+    return 0
+
+
+def print_fitted(synth: Any, out: Path) -> None:
     report = synth.privacy_report()
     print(f"saved model to {out}: ε={report['epsilon']:.4f}, δ={report['delta']:g} ({report['accountant']})")
     print(f"unit of privacy: {report['unit_of_privacy']}")
     if report["dp_schema"]:
         print(f"schema: {report['schema_source']}")
     print(f"{synth.unit_summary()} (noisy counts)")
-    return 0
 
 
 def sample_command(args: argparse.Namespace) -> int:

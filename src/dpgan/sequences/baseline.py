@@ -20,6 +20,7 @@ from dpgan.privacy.accounting import PrivacyLedger
 from dpgan.privacy.calibration import FitBudget, ShareTarget
 from dpgan.sequences.codec import SeriesSet
 from dpgan.statistics.bases import high_frequency_basis, low_frequency_basis
+from dpgan.statistics.blocks import VectorBlocks
 from dpgan.statistics.gaussian import MIN_EIGENVALUE, DPGaussian
 
 EVENT = "Gaussian mean and covariance of flattened series per label"
@@ -89,17 +90,24 @@ class DPGaussianSeries:
 
     def fit(
         self,
-        series: SeriesSet,
+        series: SeriesSet | VectorBlocks,
         n_labels: int,
         rng: np.random.Generator,
         *,
         ledger: PrivacyLedger | None = None,
         share: ShareTarget | None = None,
         per_unit: int = 1,
+        length: int | None = None,
     ) -> DPGaussianSeries:
         """All of ε on its own ledger, or (as a GAN's anchor) the `share` of another `ledger`;
-        `per_unit`: the series each unit adds (k with an entity unit: every noise std times k)."""
-        n, length, features = series.values.shape
+        `per_unit`: the series each unit adds (k with an entity unit: every noise std times k).
+        `series` may be a file's blocks of flattened series (dpgan.statistics.blocks) of `length` T."""
+        if isinstance(series, VectorBlocks):
+            assert length is not None
+            features, values, labels = series.dimension // length, series, None
+        else:
+            n, length, features = series.values.shape
+            values, labels = series.values.reshape(n, length * features), series.labels
         arguments = gaussian_arguments(length, features, self.form)
         basis, clip = arguments["basis"], arguments["clip"]
         self.gaussian = DPGaussian(-1.0, 1.0, **arguments)
@@ -118,8 +126,8 @@ class DPGaussianSeries:
             if clip is not None:
                 note = f"per label: count, sum, {second}; a unit's {per_unit} series: every Δ × {per_unit}"
         self.gaussian.fit(
-            series.values.reshape(n, length * features),
-            series.labels,
+            values,
+            labels,
             n_labels,
             rng,
             ledger=ledger if ledger is not None else self.ledger,

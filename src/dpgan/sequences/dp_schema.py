@@ -47,6 +47,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, replace
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 import pandas as pd
@@ -83,6 +84,19 @@ MARGIN_BINS = 1
 _INTEGER = re.compile(r"-?[0-9]+")
 
 
+@runtime_checkable
+class SummedSeries(Protocol):
+    """Series read in blocks (dpgan.sequences.series_file): the releases' sums, added over every block
+    and every rank before the noise, instead of a RawSeries held whole. Each is a sum of per-unit
+    contributions, so the sum over blocks is the one-array sum and the release is the same."""
+
+    def bound_histograms(self, schema: SequenceSchema) -> np.ndarray: ...  # pragma: no cover - protocol
+
+    def label_sums(
+        self, schema: SequenceSchema, cap: int, rng: np.random.Generator
+    ) -> dict[str, float]: ...  # pragma: no cover - protocol
+
+
 @dataclass(frozen=True)
 class SchemaRelease:
     """The completed schema and the cumulative share of ε its releases brought the ledger to."""
@@ -92,7 +106,7 @@ class SchemaRelease:
 
 
 def complete_schema(
-    raw: RawSeries,
+    raw: RawSeries | SummedSeries,
     schema: SequenceSchema,
     *,
     budget: FitBudget,
@@ -129,7 +143,7 @@ def unit_extremes(raw: RawSeries) -> tuple[np.ndarray, np.ndarray]:
 
 
 def release_bounds(
-    raw: RawSeries,
+    raw: RawSeries | SummedSeries,
     schema: SequenceSchema,
     *,
     target: ShareTarget,
@@ -137,15 +151,8 @@ def release_bounds(
     rng: np.random.Generator,
 ) -> SequenceSchema:
     """Every unknown bound from one Gaussian release of k histograms (module docstring)."""
-    edges = public_numeric_grid()
-    lows, highs = unit_extremes(raw)
-    wanted = [(f, side) for f, v in enumerate(schema.values) for side in ("min", "max") if getattr(v, side) is None]
-    histograms = np.stack(
-        [
-            np.bincount(bin_index((lows if side == "min" else highs)[:, f], edges), minlength=len(edges) - 1)
-            for f, side in wanted
-        ]
-    ).astype(np.float64)
+    wanted = wanted_bounds(schema)
+    histograms = raw.bound_histograms(schema) if isinstance(raw, SummedSeries) else bound_histograms(raw, schema)
     sigma = target.sigma(1.0, 1, ledger.entries)
     noisy = noisy_stacked_histograms(histograms, sigma, rng)
     note = (
@@ -183,6 +190,24 @@ def release_bounds(
             )
         columns.append(replace(v, min=low, max=high, source=DP))
     return replace(schema, values=tuple(columns))
+
+
+def wanted_bounds(schema: SequenceSchema) -> list[tuple[int, str]]:
+    """The unknown bounds, (value column, "min" or "max"), in the release's order (public)."""
+    return [(f, side) for f, v in enumerate(schema.values) for side in ("min", "max") if getattr(v, side) is None]
+
+
+def bound_histograms(raw: RawSeries, schema: SequenceSchema) -> np.ndarray:
+    """(k, bins) float64 counts: each unit's minimum (maximum) of a column in one bin of the public
+    grid, one histogram per unknown bound. A sum over units: blocks of units add up to it."""
+    edges = public_numeric_grid()
+    lows, highs = unit_extremes(raw)
+    return np.stack(
+        [
+            np.bincount(bin_index((lows if side == "min" else highs)[:, f], edges), minlength=len(edges) - 1)
+            for f, side in wanted_bounds(schema)
+        ]
+    ).astype(np.float64)
 
 
 def bin_bar(std: float, cells: int) -> float:
@@ -234,7 +259,7 @@ def label_contributions(raw: RawSeries, cap: int, rng: np.random.Generator) -> d
 
 
 def release_labels(
-    raw: RawSeries,
+    raw: RawSeries | SummedSeries,
     schema: SequenceSchema,
     *,
     target: ShareTarget,
@@ -247,7 +272,7 @@ def release_labels(
     release looks incomplete. Returns the schema and whether the second release ran."""
     assert schema.label is not None
     cap = schema.max_series_per_entity if schema.entity is not None else 1
-    sums = label_contributions(raw, cap, rng)
+    sums = raw.label_sums(schema, cap, rng) if isinstance(raw, SummedSeries) else label_contributions(raw, cap, rng)
     threshold_delta = LABEL_THRESHOLD_DELTA * target.delta
     pending = threshold_pending(threshold_delta)
     sigma = target.sigma(1.0, 1, [*ledger.entries, pending])
@@ -303,11 +328,14 @@ __all__ = [
     "LABEL_TARGET_UNITS",
     "SECOND_LABELS_SHARE",
     "SchemaRelease",
+    "SummedSeries",
     "bin_bar",
+    "bound_histograms",
     "complete_schema",
     "extreme_edge",
     "label_contributions",
     "release_bounds",
     "release_labels",
     "unit_extremes",
+    "wanted_bounds",
 ]

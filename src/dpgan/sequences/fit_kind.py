@@ -16,6 +16,11 @@ Then the model (dpgan.model): a statistics model (the default "gaussian-copula",
 dpgan.sequences.statistics_models) releases on all of ε that is left, with no network; the GAN model
 ("gan", "gaussian+gan") releases its plug-ins (dpgan.sequences.plugins), then trains WGAN-GP with
 DP-SGD on the critic through the engine.
+
+An .npy file (dpgan.sequences.series_file.SeriesFile) is read a block at a time: the same releases,
+in the same order, each sum added over the blocks (and torchrun's ranks) before its noise; the
+statistics model reads the encoded blocks (`SeriesDetails.blocks`). The GAN models hold their
+series in memory: the synthesizer refuses them on a file before anything is read.
 """
 
 from __future__ import annotations
@@ -44,8 +49,10 @@ from dpgan.sequences.plugins import (
     StepStatisticsPlugin,
 )
 from dpgan.sequences.schema import SequenceSchema
+from dpgan.sequences.series_file import SeriesBlocks
 from dpgan.sequences.settings import COUNT_EVENT, COUNT_SHARE, SequenceSettings
 from dpgan.sequences.statistics_models import SeriesStatisticsModel
+from dpgan.statistics.blocks import VectorBlocks
 from dpgan.training.config import TrainingConfig
 from dpgan.training.context import FitContext
 from dpgan.training.strategies import DPCriticStrategy
@@ -53,11 +60,13 @@ from dpgan.training.strategies import DPCriticStrategy
 
 @dataclass(frozen=True)
 class SeriesDetails:
-    """The sequence kind's released facts: the completed schema, the encoded series, the DP tally."""
+    """The sequence kind's released facts: the completed schema, the encoded series (or, for a file
+    read in blocks, their blocks), the DP tally."""
 
     schema: SequenceSchema
     series: SeriesSet
     tally: ReleasedTally
+    blocks: VectorBlocks | None = None  # a file's series, read a block at a time (then `series` holds none)
 
 
 def series_generator(networks: SequenceSettings, schema: SequenceSchema) -> SeriesUnitGenerator:
@@ -143,10 +152,16 @@ class SequenceKind:
             raise InputError("label_guide needs a label column and the series unit (no entity column)")
         self.networks, self.config, self.schema = networks, config, schema
 
-    def release_data(self, ctx: FitContext, data: RawSeries) -> KindData:
+    def release_data(self, ctx: FitContext, data: RawSeries | SeriesBlocks) -> KindData:
         released = complete_schema(data, self.schema, budget=ctx.budget, ledger=ctx.ledger, rng=ctx.rng)
         ctx.spend(released.share)
         schema = released.schema
+        if isinstance(data, SeriesBlocks):  # the same releases, their sums added block by block
+            counted = data.tally(schema)
+            tally = count_units(ctx, counted, schema)
+            channels = len(schema.values) + schema.n_labels
+            empty = torch.zeros((0, 1, schema.length, channels))  # the model reads the blocks
+            return KindData(empty, tally.estimated_units, SeriesDetails(schema, counted, tally, data.encoded(schema)))
         series = encode(data, schema)
         tally = count_units(ctx, series, schema)
         units = to_device(series_units(series, schema, ctx.rng))  # read from NumPy on the CPU: onto the device

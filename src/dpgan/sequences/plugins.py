@@ -26,6 +26,7 @@ from dpgan.sequences.anchor import MomentAnchorHook, StepStatisticsHook, measure
 from dpgan.sequences.baseline import PLAIN_FORM, DPGaussianSeries, GaussianForm
 from dpgan.sequences.codec import SeriesSet
 from dpgan.sequences.label_guide import LabelGuideHook
+from dpgan.statistics.blocks import VectorBlocks
 from dpgan.training.aux_classifier import fit_label_guide
 from dpgan.training.config import TrainingConfig
 from dpgan.training.context import FitContext
@@ -72,7 +73,8 @@ def release_gaussian(
     basis and clip shares and the shrink (dpgan.sequences.baseline)."""
     budget = ctx.budget
     target = budget.whole_target() if whole else ctx.target(share)
-    units, per_unit = unit_series(data, n_labels)
+    blocks = getattr(data.details, "blocks", None)
+    units, per_unit = (blocks, 1) if blocks is not None else unit_series(data, n_labels)
     basis_fraction, clip_fraction, shrink, residual_fraction = form
     model = DPGaussianSeries(
         budget,
@@ -81,7 +83,23 @@ def release_gaussian(
         shrink=shrink,
         residual_fraction=residual_fraction,
     )
-    return model.fit(units, n_labels, ctx.rng, ledger=ctx.ledger, share=target, per_unit=per_unit)
+    length = data.details.schema.length if blocks is not None else None
+    return model.fit(units, n_labels, ctx.rng, ledger=ctx.ledger, share=target, per_unit=per_unit, length=length)
+
+
+def unit_vectors(
+    data: KindData, n_labels: int
+) -> tuple[np.ndarray | VectorBlocks, np.ndarray | None, int, tuple[int, int]]:
+    """The units' series flattened for a statistics model: (count, T·F) values, or a file's blocks
+    (dpgan.statistics.blocks), their label codes (None with blocks: they travel in the blocks), k
+    the series per unit, and (T, F)."""
+    blocks = getattr(data.details, "blocks", None)
+    if blocks is not None:  # a file's series: one unit each
+        schema = data.details.schema
+        return blocks, None, 1, (schema.length, len(schema.values))
+    units, per_unit = unit_series(data, n_labels)
+    count, length, features = units.values.shape
+    return units.values.reshape(count, length * features), units.labels, per_unit, (length, features)
 
 
 def unit_series(data: KindData, n_labels: int) -> tuple[SeriesSet, int]:
@@ -180,4 +198,5 @@ __all__ = [
     "label_shares_tensor",
     "release_gaussian",
     "unit_series",
+    "unit_vectors",
 ]

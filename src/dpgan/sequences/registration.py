@@ -41,5 +41,7 @@ SEQUENCE = register(
         loop_words="series",
         inspect_line="model: {model}; unit of privacy: {unit_of_privacy}",
         audit="dpgan.evaluation.audit.target:sequence_model_target",
+        distributed=True,  # a statistics model on series read in blocks (dpgan.sequences.series_file)
+        distributed_words="series (a statistics model on an .npy file or a Parquet long table)",
     )
 )

@@ -28,7 +28,7 @@ import torch
 from dpgan.model import KindData, check_arrays
 from dpgan.models.marginal_map import inverse_cdf
 from dpgan.sequences.baseline import gaussian_arguments, square_factors
-from dpgan.sequences.plugins import label_shares_tensor, release_gaussian, unit_series
+from dpgan.sequences.plugins import label_shares_tensor, release_gaussian, unit_vectors
 from dpgan.sequences.settings import SequenceSettings
 from dpgan.statistics.copula import DPGaussianCopula
 from dpgan.training.context import FitContext
@@ -172,8 +172,7 @@ def release_copula(
     then the DP Gaussian of the normal scores through it on all of ε that is left
     (dpgan.statistics.copula, where the sensitivities are argued). With an entity unit every Δ is k
     times the series'."""
-    units, per_unit = unit_series(data, n_labels)
-    count, length, features = units.values.shape
+    values, labels, per_unit, (length, features) = unit_vectors(data, n_labels)
     arguments = gaussian_arguments(length, features, form)
     second = (
         "second moments (Δ d)" if arguments["clip"] is None else f"centred second moments (Δ {arguments['clip']:.3g}²)"
@@ -183,8 +182,8 @@ def release_copula(
         residual = f", their residual's spectrum (Δ {arguments['residual_clip']:.3g}²)"
     entity = f"; a unit's {per_unit} series: every Δ × {per_unit}" if per_unit > 1 else ""
     return DPGaussianCopula(-1.0, 1.0, bins=bins, channels=features, **arguments).fit(
-        units.values.reshape(count, length * features),
-        units.labels,
+        values,
+        labels,
         n_labels,
         ctx.rng,
         ledger=ctx.ledger,

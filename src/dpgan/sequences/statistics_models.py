@@ -22,8 +22,9 @@ import torch
 
 from dpgan.kinds import load
 from dpgan.model import KindData, ReleasedModel
-from dpgan.sequences.plugins import unit_series
+from dpgan.sequences.plugins import unit_vectors
 from dpgan.sequences.settings import STATISTICS_MODELS, SequenceSettings
+from dpgan.statistics.blocks import VectorBlocks
 from dpgan.training.context import FitContext
 from dpgan.training.progress import FitProgressFn
 
@@ -65,11 +66,10 @@ class VectorSeries:
         """The model fitted on the units' series, flattened (T·F values in [-1, 1]), on all of ε that
         is left; with an entity unit, the unit's k series count k times in every sensitivity."""
         n_labels = data.details.schema.n_labels
-        units, per_unit = unit_series(data, n_labels)
-        count, length, features = units.values.shape
+        values, labels, per_unit, (length, features) = unit_vectors(data, n_labels)
+        vectors = values if isinstance(values, VectorBlocks) else values.astype(np.float64)
         model = cls.statistics(-1.0, 1.0).fit(
-            units.values.reshape(count, length * features).astype(np.float64), units.labels, n_labels, ctx.rng,
-            ledger=ctx.ledger, target=ctx.budget.whole_target(), per_unit=per_unit,
+            vectors, labels, n_labels, ctx.rng, ledger=ctx.ledger, target=ctx.budget.whole_target(), per_unit=per_unit,
         )  # fmt: skip
         return cls(name, model, length=length, n_values=features, n_labels=n_labels)
 

@@ -17,8 +17,9 @@ a GAN on the rest).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,7 @@ from dpgan.devices import on_device, released_on_cpu
 from dpgan.errors import InputError, ModelFileError
 from dpgan.fit import run_fit
 from dpgan.model_catalog import model_entry, refuse_unread_settings
+from dpgan.privacy.distributed import process_group_context
 from dpgan.privacy.ledger import PrivacyLedger
 from dpgan.privacy.unit_rule import ReleasedTally
 from dpgan.sequences.codec import (
@@ -49,7 +51,14 @@ from dpgan.sequences.codec import (
 from dpgan.sequences.describe import dp_items, dropped_policy, schema_source
 from dpgan.sequences.fit_kind import SequenceKind, series_generator
 from dpgan.sequences.schema import SequenceSchema, coerce_schema, schema_for_array
-from dpgan.sequences.settings import NETWORK_SAVED_MODELS, SEQUENCE_DEFAULTS, SEQUENCE_MODELS, SequenceSettings
+from dpgan.sequences.series_file import SeriesBlocks, SeriesFile
+from dpgan.sequences.settings import (
+    NETWORK_SAVED_MODELS,
+    SEQUENCE_DEFAULTS,
+    SEQUENCE_MODELS,
+    STATISTICS_MODELS,
+    SequenceSettings,
+)
 from dpgan.sequences.statistics_models import series_model_class
 from dpgan.serialization import (
     REPORT_KEY,
@@ -103,15 +112,18 @@ class SequenceSynthesizer(Synthesizer):
     # ------------------------------------------------------------------ fit
     def fit(
         self,
-        data: pd.DataFrame | np.ndarray,
+        data: pd.DataFrame | np.ndarray | str | Path | SeriesFile,
         schema: SequenceSchema | dict | str | Path | None = None,
         *,
-        labels: np.ndarray | None = None,
+        labels: np.ndarray | str | Path | None = None,
         progress: FitProgressFn | bool | None = None,
     ) -> SequenceSynthesizer:
         """Train on `data` (a long table with the schema's columns, or an (N, T[, F]) array with
         optional `labels`; an array needs no schema: its T and F are public, its value columns are
-        named value_0, ... and their bounds and the label set are estimated with DP); spends at most
+        named value_0, ... and their bounds and the label set are estimated with DP; or the path of
+        an .npy of such an array, or a `SeriesFile`, with `labels` an array or an .npy path: read by
+        memory map a block at a time, memory flat in N, statistics models only, and under torchrun
+        each rank reads its share of the blocks: the same release and ledger, rank 0 saves); spends at most
         (ε, δ), all of it recorded in `self.ledger`. Trains on
         `self.device`; the fitted generator is on the CPU (dpgan.devices). `progress`, as for
         tables: a bar where a person watches (False: none), or a callable given (step, total, ε spent
@@ -123,11 +135,17 @@ class SequenceSynthesizer(Synthesizer):
 
     def _fit(
         self,
-        data: pd.DataFrame | np.ndarray,
+        data: pd.DataFrame | np.ndarray | str | Path | SeriesFile,
         schema: SequenceSchema | dict | str | Path | None,
-        labels: np.ndarray | None,
+        labels: np.ndarray | str | Path | None,
         progress: FitProgressFn | None,
     ) -> None:
+        if isinstance(data, (str, Path)):  # an .npy file: read by memory map, in blocks
+            data, labels = SeriesFile.open(data, labels), None
+        if isinstance(data, SeriesBlocks):  # an .npy, or a long Parquet table (dpgan.sequences.long_parquet)
+            return self._fit_file(data, schema, progress)
+        if int(os.environ.get("WORLD_SIZE") or 1) > 1:
+            raise InputError("a series fit under torchrun reads an .npy file in blocks: pass the file's path")
         if schema is None:  # an array's T and F are public; bounds and labels are bought with DP
             if not isinstance(data, np.ndarray):
                 raise InputError("a long table needs its schema (the id, time and value columns, the length)")
@@ -142,6 +160,38 @@ class SequenceSynthesizer(Synthesizer):
         fitted = run_fit(SequenceKind(self.networks, self.config, schema), raw, self.budget, progress)
         self.schema, self.ledger, self.generator = fitted.data.details.schema, fitted.ledger, fitted.model
         self.input_form, self.training = form, fitted.record
+
+    def _fit_file(
+        self, source: SeriesBlocks, schema: SequenceSchema | dict | str | Path | None, progress: FitProgressFn | None
+    ) -> None:
+        """Series of an .npy file, every data step and the statistics model summed block by block
+        (dpgan.sequences.series_file); under torchrun each rank reads its share of the blocks, the
+        sums are added over the ranks before each noise, and every rank draws that noise from rank
+        0's seed: one release, the single-process ledger (the caller saves on rank 0 alone)."""
+        model = self.networks.model
+        if not self.networks.released_only:  # public settings: refused before anything is read
+            statistics = ", ".join(STATISTICS_MODELS)
+            raise InputError(
+                f"the {model} model holds its series in memory: fit a file with a statistics model ({statistics}), "
+                "or load the array and pass it (one process)"
+            )
+        if schema is None:  # an array's T and F are public; a long table needs its schema
+            if not isinstance(source, SeriesFile):
+                raise InputError("a long table needs its schema (the id, time and value columns, the length)")
+            schema = schema_for_array(source.shape, source.labels is not None)
+        schema = coerce_schema(schema)
+        source.check(schema)
+        context = process_group_context()
+        budget = self.budget
+        if context.distributed:
+            from dpgan.synthesizers.table_runs import lockstep_seed
+
+            budget = replace(budget, seed=lockstep_seed(context, source.digest(), "series files", budget.seed))
+            source = source.on(context)
+        fitted = run_fit(SequenceKind(self.networks, self.config, schema), source, budget, progress)
+        self.schema, self.ledger, self.generator = fitted.data.details.schema, fitted.ledger, fitted.model
+        self.input_form, self.training = ("array" if isinstance(source, SeriesFile) else "long"), fitted.record
+        self.training["seeded"] = self.budget.seed is not None  # the user's seed, not the ranks' shared one
 
     # --------------------------------------------------------------- sample
     def sample(
