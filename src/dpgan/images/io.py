@@ -199,22 +199,32 @@ def _load_png(path: Path, shape: tuple[int, int, int] | None) -> np.ndarray | st
     return np.ascontiguousarray(pixels)
 
 
-def _read_png_folder(folder: Path, shape: tuple[int, int, int] | None, labelled: bool | None) -> ImageGroups:
+def folder_layout(
+    folder: Path, labelled: bool | None
+) -> tuple[bool, tuple[tuple[str | None, Path], ...], dict[str, int], tuple[str, ...]]:
+    """A folder's public structure: its layout (label subfolders or not), its PNGs as (label or
+    None, path) in the reader's order, the entries the layout drops (per reason, every reason a
+    cell) and the reasons a file can be dropped for. Reads names only, never a file's content."""
     layout = labelled if labelled is not None else any(p.is_dir() for p in folder.iterdir() if visible(p))
     groups, dropped = _png_entries(folder, layout)
     reasons = tuple(r for r in FOLDER_REASONS if layout or r != OUTSIDE_REASON) + (OTHER_SHAPE_REASON,)
     dropped.update({reason: dropped.get(reason, 0) for reason in reasons})
+    files = tuple((label, file) for label, paths in groups for file in paths)
+    return layout, files, dropped, reasons
+
+
+def _read_png_folder(folder: Path, shape: tuple[int, int, int] | None, labelled: bool | None) -> ImageGroups:
+    layout, files, dropped, reasons = folder_layout(folder, labelled)
     by_shape: dict[tuple[int, int, int], tuple[list[np.ndarray], list[str]]] = {}
-    for label, files in groups:
-        for file in files:
-            pixels = _load_png(file, shape)
-            if isinstance(pixels, str):
-                dropped[pixels] += 1
-                continue
-            arrays, labels = by_shape.setdefault(tuple(int(s) for s in pixels.shape), ([], []))  # type: ignore[arg-type]
-            arrays.append(pixels)
-            if label is not None:
-                labels.append(label)
+    for label, file in files:
+        pixels = _load_png(file, shape)
+        if isinstance(pixels, str):
+            dropped[pixels] += 1
+            continue
+        arrays, labels = by_shape.setdefault(tuple(int(s) for s in pixels.shape), ([], []))  # type: ignore[arg-type]
+        arrays.append(pixels)
+        if label is not None:
+            labels.append(label)
     sets: dict[tuple[int, int, int], ImageSet] = {}
     for key in sorted(by_shape):  # a public order: by the shape itself, not by how many hold it
         arrays, labels = by_shape[key]
