@@ -41,3 +41,23 @@ def run(rank: int, world_size: int, init_file: str, out: str, source: str) -> No
         )  # fmt: skip
     finally:
         dist.destroy_process_group()
+
+
+def cli_arguments(source: Path, out: Path) -> list[str]:
+    """`dpgan fit` of the image stream (the class list given: the set is small for a DP label set)."""
+    classes = ",".join(str(d) for d in range(10))
+    return ["fit", str(source), "--kind", "image", "--epsilon", "3", "--seed", "3", "--classes", classes,
+            "--quiet", "--out", str(out)]  # fmt: skip
+
+
+def run_cli(rank: int, world_size: int, init_file: str, out: str, source: str) -> None:
+    """One rank of `dpgan fit --kind image` under an initialized gloo group (as torchrun's would be):
+    each rank names its own --out, so the test sees which ranks wrote."""
+    import torch.distributed as dist
+
+    from dpgan.cli import main
+
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=world_size)
+    code = main(cli_arguments(Path(source), Path(out) / f"model-{rank}"))  # the CLI ends the group
+    (Path(out) / f"exit-{rank}").write_text(str(code))

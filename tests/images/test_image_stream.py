@@ -191,3 +191,20 @@ def test_two_ranks_that_each_read_half_the_blocks_release_the_one_process_model(
         assert got["record"].item() == json.dumps(single.training, sort_keys=True, default=str)
         for name, want in worker.released(single).items():
             np.testing.assert_allclose(got[name], want, rtol=1e-6, atol=1e-8)
+
+
+def test_dpgan_fit_under_two_ranks_writes_once_the_one_process_model(tmp_path, npy):
+    from dpgan.cli import main
+    from dpgan.serialization import read_model_dir
+
+    assert main(worker.cli_arguments(npy, tmp_path / "single")) == 0
+    mp.spawn(worker.run_cli, args=(2, str(tmp_path / "init"), str(tmp_path), str(npy)), nprocs=2, join=True)
+    assert [(tmp_path / f"exit-{rank}").read_text() for rank in range(2)] == ["0", "0"]
+    assert (tmp_path / "model-0" / "model.json").exists() and not (tmp_path / "model-1").exists()
+    (single, single_meta), (ranks, ranks_meta) = (
+        read_model_dir(tmp_path / "single"),
+        read_model_dir(tmp_path / "model-0"),
+    )
+    assert single_meta["ledger"] == ranks_meta["ledger"] and single_meta["training"] == ranks_meta["training"]
+    for name, want in single.items():
+        np.testing.assert_allclose(ranks[name].numpy(), want.numpy(), rtol=1e-6, atol=1e-8)

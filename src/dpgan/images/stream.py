@@ -44,6 +44,7 @@ from dpgan.images.checks import (
     pixels_ok,
     pixels_reason,
 )
+from dpgan.images.png_list import PngFiles
 from dpgan.privacy.unit_rule import public_refusal
 from dpgan.statistics.blocks import Reduce, local_sum, rank_sum
 
@@ -111,7 +112,7 @@ class ImageStream:
     labelled: bool
     dtype: str  # the pixels' public dtype: "uint8" (PNGs), or the .npy's
     shape: tuple[int, int, int] | None = None  # declared, or the .npy's (public); None: released with DP
-    files: tuple[tuple[str | None, Path], ...] = ()
+    files: PngFiles = PngFiles(())
     listed: tuple[tuple[str, int], ...] = ()
     array: NpyArray | None = None
     label_array: NpyArray | None = None
@@ -133,7 +134,7 @@ class ImageStream:
     def unlabelled(self) -> ImageStream:
         """The same images read without labels (an unconditional fit): an .npy's labels file is
         not read at all, as an array fitted without labels; a folder's layout drops stay counted."""
-        files = tuple((None, path) for _, path in self.files)
+        files = self.files.unlabelled()
         reasons = tuple(r for r in self.reasons if r != LABEL_REASON)
         return replace(self, files=files, label_array=None, labelled=False, reasons=reasons)
 
@@ -154,8 +155,10 @@ class ImageStream:
         """A digest of the public structure (paths, sizes, times), for the ranks of a distributed fit to
         check they read the same input (compared between the processes only, never released)."""
         digest = hashlib.sha256(str(self.shape).encode())
-        paths = [p for _, p in self.files] or [a.path for a in (self.array, self.label_array) if a is not None]
-        for path in paths:
+        for group in self.files.groups:  # the names, and each folder's time (a file added or removed)
+            digest.update(f"{group.folder}\0{group.folder.stat().st_mtime_ns}\0".encode())
+            digest.update(b"\0".join(bytes(n) for n in group.names))
+        for path in [a.path for a in (self.array, self.label_array) if a is not None]:
             stat = path.stat()
             digest.update(f"{path}\0{stat.st_size}\0{stat.st_mtime_ns}\0".encode())
         return int(digest.hexdigest()[:15], 16)
@@ -193,7 +196,7 @@ class ImageStream:
                 yield Kept(images if ok.all() else images[ok], labels)  # type: ignore[arg-type]
                 continue
             arrays, names = [], []
-            for label, path in self.files[start:stop]:
+            for label, path in self.files.entries(start, stop):
                 pixels = _load_png(path, shape)
                 if not isinstance(pixels, str):
                     arrays.append(pixels)

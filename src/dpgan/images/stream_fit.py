@@ -74,7 +74,7 @@ def count_pass(stream: ImageStream, conditional: bool) -> StreamCounts:
         if stream.array is not None:
             images, texts, ok = stream.npy_block(start, stop)
             assert stream.shape is not None
-            if len(stream.reasons) and not ok.all():
+            if stream.dtype != "uint8":  # float pixels: the range rule's reason comes first (open_npy)
                 dropped[stream.reasons[0]] += int((~ok).sum())
             if texts is None:
                 kept[(stream.shape, None)] += int(ok.sum())
@@ -85,7 +85,7 @@ def count_pass(stream: ImageStream, conditional: bool) -> StreamCounts:
                 elif good:
                     kept[(stream.shape, text if conditional else None)] += 1
             continue
-        for label, path in stream.files[start:stop]:
+        for label, path in stream.files.entries(start, stop):
             pixels = _load_png(path, stream.shape)
             if isinstance(pixels, str):
                 dropped[pixels] += 1
@@ -101,7 +101,7 @@ def candidate_labels(stream: ImageStream, counts: StreamCounts, conditional: boo
     if not conditional or not stream.labelled:
         return []
     if stream.array is None:
-        return sort_label_names({label for label, _ in stream.files if label is not None})
+        return sort_label_names(stream.files.labels())
     if stream.world == 1:
         return sort_label_names({label for _, label in counts.kept if label is not None})
     assert stream.label_array is not None

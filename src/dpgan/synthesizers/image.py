@@ -159,12 +159,12 @@ class ImageSynthesizer(Synthesizer):
         progress: FitProgressFn | None = None,
     ) -> None:
         # refusals on public inputs come first, before any release; after a release only its output decides
+        context = image_run_context()  # torchrun's ranks, or the one process (dpgan.images.stream_run)
+        refuse_distributed(self.recipe, images, context)
         given = public_input(
             images, labels, conditional=self.conditional, declared_shape=self.declared_shape,
             pixel_range=self.declared_pixel_range,
         )  # fmt: skip
-        context = image_run_context()  # torchrun's ranks, or the one process (dpgan.images.stream_run)
-        refuse_distributed(self.recipe, given, context)
         ctx = None
         if isinstance(given, ImageStream):
             given = stream_input(self.recipe, given)
