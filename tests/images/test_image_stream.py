@@ -125,6 +125,11 @@ def test_an_unlabelled_fit_of_a_labelled_stream_ignores_the_labels(digits, npy):
     same_model(fit(digits[0], conditional=False), fit(open_images(npy, block=10**6), conditional=False), exact=True)
 
 
+def truncated(path: Path) -> Path:
+    path.write_bytes(path.read_bytes()[:-10])
+    return path
+
+
 @pytest.mark.parametrize(
     ("make", "message"),
     [
@@ -133,6 +138,7 @@ def test_an_unlabelled_fit_of_a_labelled_stream_ignores_the_labels(digits, npy):
         (lambda p: np.save(p / "i.npy", np.zeros((4, 8, 8), np.int64)) or p / "i.npy", "dtype int64"),
         (lambda p: np.save(p / "o.npy", np.asfortranarray(np.zeros((4, 8, 8), np.uint8))) or p / "o.npy", "C-ordered"),
         (lambda p: ((p / "b.npy").write_bytes(b"nope"), p / "b.npy")[1], "well-formed"),
+        (lambda p: np.save(p / "t.npy", np.zeros((9, 8, 8), np.uint8)) or truncated(p / "t.npy"), "shorter"),
     ],
 )
 def test_bad_input_is_one_line(tmp_path, make, message):

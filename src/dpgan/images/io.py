@@ -151,7 +151,7 @@ def _read_npz(path: Path, labelled: bool | None, pixel_range: tuple[float, float
     return check_image_array(images, labels, pixel_range=pixel_range)  # one array: one shape
 
 
-def _load_png(path: Path, shape: tuple[int, int, int] | None) -> np.ndarray | str:
+def load_png(path: Path, shape: tuple[int, int, int] | None) -> np.ndarray | str:
     """Pixels as (C, H, W) uint8, or the reason the file is dropped; reads this file only."""
     try:
         with Image.open(path) as im:
@@ -193,7 +193,7 @@ def _read_png_folder(folder: Path, shape: tuple[int, int, int] | None, labelled:
     layout, files, dropped, reasons = folder_layout(folder, labelled)
     by_shape: dict[tuple[int, int, int], tuple[list[np.ndarray], list[str]]] = {}
     for label, file in files.entries():
-        pixels = _load_png(file, shape)
+        pixels = load_png(file, shape)
         if isinstance(pixels, str):
             dropped[pixels] += 1
             continue

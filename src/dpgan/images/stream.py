@@ -11,7 +11,7 @@ What is public and what is not (dpgan.privacy.unit_rule):
   public shape alone);
 - private, read only in the fit's passes: every pixel, whether a file is readable and its shape, a
   label's value in a labels ``.npy``. Each file is kept or dropped by its own rule
-  (dpgan.images.io's `_load_png`; dpgan.images.checks' pixel and label rules for an ``.npy``),
+  (dpgan.images.io's `load_png`; dpgan.images.checks' pixel and label rules for an ``.npy``),
   the dropped counted per reason for the fit's DP tally, never refused.
 
 An ``.npy`` is read at byte offsets with plain reads (a memory map would leave every page it
@@ -81,6 +81,8 @@ class NpyArray:
             raise public_refusal(f"cannot read {path}: not a well-formed .npy file") from None
         if fortran or dtype.hasobject:
             raise public_refusal(f"{path}: save a C-ordered numeric or string array (np.save of a plain array)")
+        if path.stat().st_size < offset + math.prod(shape) * dtype.itemsize:  # the header's promise: public
+            raise public_refusal(f"cannot read {path}: not a well-formed .npy file (shorter than its header says)")
         return cls(path, tuple(int(s) for s in shape), dtype, offset)
 
     def rows(self, start: int, stop: int) -> np.ndarray:
@@ -185,7 +187,7 @@ class ImageStream:
     def kept(self, shape: tuple[int, int, int]) -> Iterator[Kept]:
         """This rank's blocks of images kept at `shape` (readable, of that shape, pixels and label
         usable): what the model's passes sum over, in the reader's order."""
-        from dpgan.images.io import _load_png
+        from dpgan.images.io import load_png
 
         for start, stop in self.spans(shape):
             if self.array is not None:
@@ -195,14 +197,14 @@ class ImageStream:
                 labels = None if texts is None else [t for t, k in zip(texts, ok) if k]
                 yield Kept(images if ok.all() else images[ok], labels)  # type: ignore[arg-type]
                 continue
-            arrays, names = [], []
+            block = np.empty((stop - start, *shape), dtype=np.uint8)  # one buffer per block, filled in place
+            names: list[str | None] = []
             for label, path in self.files.entries(start, stop):
-                pixels = _load_png(path, shape)
+                pixels = load_png(path, shape)
                 if not isinstance(pixels, str):
-                    arrays.append(pixels)
+                    block[len(names)] = pixels
                     names.append(label)
-            stacked = np.stack(arrays) if arrays else np.zeros((0, *shape), dtype=np.uint8)
-            yield Kept(stacked, names if self.labelled else None)  # type: ignore[arg-type]
+            yield Kept(block[: len(names)], names if self.labelled else None)  # type: ignore[arg-type]
 
 
 def open_npy(

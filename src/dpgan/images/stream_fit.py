@@ -66,7 +66,7 @@ class StreamCounts:
 
 def count_pass(stream: ImageStream, conditional: bool) -> StreamCounts:
     """One pass over this rank's blocks (nothing held but counts); the sums over ranks follow."""
-    from dpgan.images.io import _load_png
+    from dpgan.images.io import load_png
 
     kept: Counter[tuple[Shape, str | None]] = Counter()
     dropped: Counter[str] = Counter()
@@ -86,7 +86,7 @@ def count_pass(stream: ImageStream, conditional: bool) -> StreamCounts:
                     kept[(stream.shape, text if conditional else None)] += 1
             continue
         for label, path in stream.files.entries(start, stop):
-            pixels = _load_png(path, stream.shape)
+            pixels = load_png(path, stream.shape)
             if isinstance(pixels, str):
                 dropped[pixels] += 1
             else:
