@@ -129,8 +129,8 @@ def main() -> None:
                 row = child("--child", mode, path) | {"scale": scale, "images": 4000 * scale, "round": round_}
                 print(json.dumps(row), flush=True)
                 rows.append(row)
-    if args.out:
-        write_results(rows, args)
+        if args.out:  # before the temporary folder (hundreds of thousands of PNGs) is removed
+            write_results(rows, args)
 
 
 def write_results(rows: list[dict], args: argparse.Namespace) -> None:
@@ -142,7 +142,7 @@ def write_results(rows: list[dict], args: argparse.Namespace) -> None:
         "",
         "    OMP_NUM_THREADS=1 PYTHONPATH=src python bench/scale_growth_images.py " + " ".join(sys.argv[1:]),
         "",
-        "`npy`/`png`: dpgan.images.open_images (blocks of 5,350 images: 2^22 pixel values); `memory`: one "
+        "`npy`/`png`: dpgan.images.open_images (blocks of 5,349 images: 2^22 pixel values); `memory`: one "
         "uint8 array in memory. Fit time and peak RSS per child process (median time over rounds, largest "
         "peak); peak RSS includes the imports (`baseline`). ε = 3, δ = 1e-5, no class list (the label "
         "set released with DP).",
