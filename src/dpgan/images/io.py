@@ -26,6 +26,9 @@ Formats:
   as ``ImageGroups`` (one group per shape): which shape to train at is the fit's choice, declared
   or released with DP (dpgan.images.labels.release_shape), never the files' for free.
 
+For a fit in flat memory, dpgan.images.stream.open_images opens a folder (the same layout, file list
+and per-file rule: `folder_layout`, `load_png`) or an ``.npy`` to be read a block at a time.
+
 Writes are atomic: everything goes to a temporary path in the target's own folder first and is
 renamed into place only when complete, so a failure leaves no half-written set. An existing path
 is replaced only with ``overwrite=True``, and an existing folder only if it holds nothing but PNGs.
