@@ -30,12 +30,12 @@ IMAGE_SUFFIXES = (".npz",)  # or a folder (no suffix): one PNG per image, one su
 
 
 def check_image_source(path: str) -> Path:
-    """An .npz file or a folder of PNGs that exists (its content is checked when read)."""
+    """An .npz or .npy file or a folder of PNGs that exists (its content is checked when read)."""
     source = Path(path)
     if not source.exists():
         raise InputError(f"no such file or folder: {source}")
-    if source.is_file() and source.suffix.lower() not in IMAGE_SUFFIXES:
-        raise InputError(f"images come as an .npz file or a folder of PNGs, not {source.name!r}")
+    if source.is_file() and source.suffix.lower() not in (*IMAGE_SUFFIXES, ".npy"):
+        raise InputError(f"images come as an .npz or .npy file or a folder of PNGs, not {source.name!r}")
     return source
 
 
@@ -122,6 +122,8 @@ def fit_image(args: argparse.Namespace, settings: dict[str, Any]) -> int:
         raise InputError("--pixel-range is for an .npz of float images: PNGs are 8-bit (0-255)")
 
     from dpgan.images.io import read_images
+    from dpgan.images.stream import open_images
+    from dpgan.images.stream_run import image_run_context
     from dpgan.synthesizers.image import ImageSynthesizer
 
     synth = ImageSynthesizer(
@@ -139,8 +141,20 @@ def fit_image(args: argparse.Namespace, settings: dict[str, Any]) -> int:
         threads=args.threads,
         **settings,
     )
-    images = read_images(source, shape=shape, labelled=not args.unconditional, pixel_range=pixel_range)
-    synth.fit(images, progress=ProgressBar(not args.quiet, args.accountant))
+    # a folder or an .npy is opened to be read in blocks (the gaussian model: flat memory, torchrun's
+    # ranks; a GAN recipe reads it whole), an .npz read whole (its arrays cannot be read in blocks)
+    read = read_images if source.suffix.lower() in IMAGE_SUFFIXES else open_images
+    context = image_run_context()  # under torchrun: every rank fits, rank 0 alone prints and writes
+    try:
+        images = read(source, shape=shape, labelled=not args.unconditional, pixel_range=pixel_range)
+        synth.fit(images, progress=ProgressBar(not args.quiet and context.is_main, args.accountant))
+    finally:
+        if context.distributed:
+            import torch.distributed
+
+            torch.distributed.destroy_process_group()
+    if not context.is_main:
+        return 0
     synth.save(out, overwrite=args.overwrite)
     report = synth.privacy_report()
     if report.get("certified") is False:

@@ -10,6 +10,7 @@ _PLACES = {
     "to_uint8": "dpgan.images.checks",
     "to_unit_range": "dpgan.images.checks",
     "read_images": "dpgan.images.io",
+    "open_images": "dpgan.images.stream",
     "write_images": "dpgan.images.io",
     "write_contact_sheet": "dpgan.images.sheet",
 }

@@ -36,6 +36,9 @@ from dpgan.images.label_guide import ImageLabelGuideHook
 from dpgan.images.labels import SECOND_LABEL_SHARE, ReleasedLabels, kept_codes, release_labels, release_shape
 from dpgan.images.reading import check_images
 from dpgan.images.settings import LABEL_GUIDE_BATCH, LABEL_SHARE, MODE_SEEKING_PAIRS, SHAPE_SHARE, ImageSettings
+from dpgan.images.stream import ImageStream
+from dpgan.images.stream_fit import release_stream
+from dpgan.images.stream_run import public_stream
 from dpgan.model import GANModel, Model, ReleasedModel
 from dpgan.models.conv import halvings
 from dpgan.models.image_units import ImageUnitCritic, ImageUnitGenerator, mlp_critic
@@ -72,17 +75,20 @@ class ImageDetails:
 
 
 def public_input(
-    images: np.ndarray | list | tuple | ImageSet | ImageGroups,
+    images: np.ndarray | list | tuple | ImageSet | ImageGroups | ImageStream,
     labels: np.ndarray | None,
     *,
     conditional: bool,
     declared_shape: tuple[int, int, int] | None,
     pixel_range: tuple[float, float] | None = None,
-) -> ImageSet | ImageGroups:
+) -> ImageSet | ImageGroups | ImageStream:
     """The input as an ImageSet (an array's shape is public) or ImageGroups (a folder, or a list,
     read without a shape), refused on public structure only: labels given or not, the layout, the
     declared shape against an array's, a declared pixel range for 8-bit pixels. A list is read
-    element by element (dpgan.images.lists), at the declared shape when there is one."""
+    element by element (dpgan.images.lists), at the declared shape when there is one. An image
+    stream (dpgan.images.stream.open_images) passes as it is, its public structure checked the same."""
+    if isinstance(images, ImageStream):
+        return public_stream(images, labels, conditional, declared_shape, pixel_range)
     if isinstance(images, (ImageSet, ImageGroups)):
         if labels is not None:
             raise InputError("an image set read by read_images carries its own labels: pass no labels")
@@ -256,7 +262,9 @@ class ImageKind:
         self.certified = recipe.certified
         self.label_guide: ImageLabelGuidePlugin | None = None
 
-    def release_data(self, ctx: FitContext, data: ImageSet | ImageGroups) -> KindData:
+    def release_data(self, ctx: FitContext, data: ImageSet | ImageGroups | ImageStream) -> KindData:
+        if isinstance(data, ImageStream):  # read in blocks: the statistics model's flat-memory path
+            return release_stream(self, ctx, data)
         if isinstance(data, ImageSet):  # an array's shape, or a folder read at a declared shape
             images, shape_source = data, "public" if self.declared_shape is None else "declared"
         elif self.declared_shape is not None:
@@ -269,30 +277,45 @@ class ImageKind:
         if not self.conditional:
             images = replace(images, labels=None, label_names=None)
         input_dtype, pixel_range = samples_form(images, self.pixel_range)  # public: before any count is read
+        released = self.release_tally(
+            ctx, images.label_names, images.labels, len(images.images), images.reasons, images.dropped,
+            (input_dtype, pixel_range),
+        )  # fmt: skip
+        units = to_device(image_units(images, released))  # read from NumPy on the CPU: onto the fit's device
+        details = ImageDetails(images.shape, shape_source, released, input_dtype, pixel_range)
+        return KindData(units, released.total, details)
+
+    def release_tally(
+        self, ctx: FitContext, label_names: list[str] | None, codes: np.ndarray | None, images: int,
+        reasons: tuple[str, ...], dropped: dict[str, int], form: tuple[str, tuple[float, float] | None],
+        label_counts: np.ndarray | None = None,
+    ) -> ReleasedLabels:  # fmt: skip
+        """The tally's release (dpgan.images.labels) from the kept images' labels (codes, or counts
+        per name when read in blocks) and the drops; `form` the samples' public dtype and range,
+        for the advice a near-empty release prints."""
 
         def advice(tally: ReleasedTally) -> str:
-            return none_usable_advice(input_dtype, pixel_range, tally)
+            return none_usable_advice(*form, tally)
 
         released = release_labels(
-            images.label_names,
-            images.labels,
-            len(images.images),
-            reasons=images.reasons,
-            dropped=images.dropped,
+            label_names,
+            codes,
+            images,
+            reasons=reasons,
+            dropped=dropped,
             classes=self.classes,
             target=ctx.target(LABEL_SHARE),
             ledger=ctx.ledger,
             rng=ctx.rng,
             second_cap=ctx.budget.at(ctx.spent_share + LABEL_SHARE + SECOND_LABEL_SHARE),
             empty_advice=advice,
+            label_counts=label_counts,
         )
         ctx.spend(LABEL_SHARE + (SECOND_LABEL_SHARE if released.second_chance else 0.0))
         note = none_usable_note(released.tally, advice(released.tally))
         if note is not None:  # post-processing of the released count: the fit runs, and says so
             warnings.warn(note, DPGanWarning, stacklevel=WARNING_STACK)
-        units = to_device(image_units(images, released))  # read from NumPy on the CPU: onto the fit's device
-        details = ImageDetails(images.shape, shape_source, released, input_dtype, pixel_range)
-        return KindData(units, released.total, details)
+        return released
 
     def model(self, data: KindData) -> Model:
         """The "gaussian" recipe's statistics model, or the GAN model of the parts below."""

@@ -32,6 +32,7 @@ from dpgan.images.settings import ImageSettings
 from dpgan.model import KindData, ReleasedModel
 from dpgan.privacy.calibration import ShareTarget
 from dpgan.statistics.bases import low_frequency_basis, low_frequency_size
+from dpgan.statistics.blocks import VectorBlocks
 from dpgan.statistics.copula import DPGaussianCopula
 from dpgan.statistics.gaussian import DPGaussian
 from dpgan.statistics.matched import DPMatchedMarginals
@@ -93,10 +94,14 @@ def release_image_gaussian(
     """Each class's DP Gaussian (or mixture of `gaussian_components`) of the kept images' pixels
     (in [-1, 1]), calibrated so that the ledger reaches `target`; and the public basis it was
     released in."""
-    pixels = math.prod(shape)
-    units = data.units.detach()
-    values = units[:, :pixels].cpu().numpy().astype(np.float64)
-    labels = units[:, pixels:].argmax(dim=1).cpu().numpy() if n_labels else None
+    values: np.ndarray | VectorBlocks
+    if isinstance(data.units, VectorBlocks):  # read in blocks (dpgan.images.stream_fit): labels in the blocks
+        values, labels = data.units, None
+    else:
+        pixels = math.prod(shape)
+        units = data.units.detach()
+        values = units[:, :pixels].cpu().numpy().astype(np.float64)
+        labels = units[:, pixels:].argmax(dim=1).cpu().numpy() if n_labels else None
     basis = image_basis(shape, settings.gaussian_basis)
     clip = coefficient_clip(shape, settings.gaussian_clip)
     note = (

@@ -26,6 +26,9 @@ Formats:
   as ``ImageGroups`` (one group per shape): which shape to train at is the fit's choice, declared
   or released with DP (dpgan.images.labels.release_shape), never the files' for free.
 
+For a fit in flat memory, dpgan.images.stream.open_images opens a folder (the same layout, file list
+and per-file rule: `folder_layout`, `load_png`) or an ``.npy`` to be read a block at a time.
+
 Writes are atomic: everything goes to a temporary path in the target's own folder first and is
 renamed into place only when complete, so a failure leaves no half-written set. An existing path
 is replaced only with ``overwrite=True``, and an existing folder only if it holds nothing but PNGs.
@@ -53,11 +56,11 @@ from dpgan.images.checks import (
     check_pixel_range,
     check_shape,
     codes_of,
-    label_key,
     to_uint8,
     to_unit_range,
 )
-from dpgan.images.files import atomic_write, is_png, label_values, png_image, safe_folder_name, visible
+from dpgan.images.files import atomic_write, label_values, png_image, safe_folder_name, visible
+from dpgan.images.png_list import PngFiles, list_pngs
 from dpgan.images.reading import check_images
 from dpgan.images.sheet import write_contact_sheet
 from dpgan.privacy.unit_rule import public_refusal
@@ -151,28 +154,7 @@ def _read_npz(path: Path, labelled: bool | None, pixel_range: tuple[float, float
     return check_image_array(images, labels, pixel_range=pixel_range)  # one array: one shape
 
 
-def _png_entries(folder: Path, labelled: bool) -> tuple[list[tuple[str | None, list[Path]]], dict[str, int]]:
-    """(label or None, PNG paths in name order) per group, and the entries dropped per reason.
-    Only the layout's own rule decides where an entry goes: nothing here is refused."""
-    dropped = {NOT_PNG_REASON: 0}
-    entries = sorted(p for p in folder.iterdir() if visible(p))
-    subfolders = sorted((p for p in entries if p.is_dir()), key=lambda p: label_key(p.name))
-    top_pngs = [p for p in entries if is_png(p)]
-    dropped[NOT_PNG_REASON] += sum(1 for p in entries if not p.is_dir() and not is_png(p))
-    groups: list[tuple[str | None, list[Path]]] = []
-    if labelled:
-        dropped[OUTSIDE_REASON] = len(top_pngs)
-    else:
-        groups.append((None, top_pngs))
-    for sub in subfolders:
-        inside = sorted(p for p in sub.iterdir() if visible(p))
-        pngs = [p for p in inside if is_png(p)]
-        dropped[NOT_PNG_REASON] += len(inside) - len(pngs)
-        groups.append((sub.name if labelled else None, pngs))
-    return groups, dropped
-
-
-def _load_png(path: Path, shape: tuple[int, int, int] | None) -> np.ndarray | str:
+def load_png(path: Path, shape: tuple[int, int, int] | None) -> np.ndarray | str:
     """Pixels as (C, H, W) uint8, or the reason the file is dropped; reads this file only."""
     try:
         with Image.open(path) as im:
@@ -199,22 +181,29 @@ def _load_png(path: Path, shape: tuple[int, int, int] | None) -> np.ndarray | st
     return np.ascontiguousarray(pixels)
 
 
-def _read_png_folder(folder: Path, shape: tuple[int, int, int] | None, labelled: bool | None) -> ImageGroups:
+def folder_layout(folder: Path, labelled: bool | None) -> tuple[bool, PngFiles, dict[str, int], tuple[str, ...]]:
+    """A folder's public structure: its layout (label subfolders or not), its PNGs with their
+    labels in the reader's order (dpgan.images.png_list), the entries the layout drops (per
+    reason, every reason a cell) and the reasons a file can be dropped for. Reads names only."""
     layout = labelled if labelled is not None else any(p.is_dir() for p in folder.iterdir() if visible(p))
-    groups, dropped = _png_entries(folder, layout)
+    files, dropped = list_pngs(folder, layout, NOT_PNG_REASON, OUTSIDE_REASON)
     reasons = tuple(r for r in FOLDER_REASONS if layout or r != OUTSIDE_REASON) + (OTHER_SHAPE_REASON,)
     dropped.update({reason: dropped.get(reason, 0) for reason in reasons})
+    return layout, files, dropped, reasons
+
+
+def _read_png_folder(folder: Path, shape: tuple[int, int, int] | None, labelled: bool | None) -> ImageGroups:
+    layout, files, dropped, reasons = folder_layout(folder, labelled)
     by_shape: dict[tuple[int, int, int], tuple[list[np.ndarray], list[str]]] = {}
-    for label, files in groups:
-        for file in files:
-            pixels = _load_png(file, shape)
-            if isinstance(pixels, str):
-                dropped[pixels] += 1
-                continue
-            arrays, labels = by_shape.setdefault(tuple(int(s) for s in pixels.shape), ([], []))  # type: ignore[arg-type]
-            arrays.append(pixels)
-            if label is not None:
-                labels.append(label)
+    for label, file in files.entries():
+        pixels = load_png(file, shape)
+        if isinstance(pixels, str):
+            dropped[pixels] += 1
+            continue
+        arrays, labels = by_shape.setdefault(tuple(int(s) for s in pixels.shape), ([], []))  # type: ignore[arg-type]
+        arrays.append(pixels)
+        if label is not None:
+            labels.append(label)
     sets: dict[tuple[int, int, int], ImageSet] = {}
     for key in sorted(by_shape):  # a public order: by the shape itself, not by how many hold it
         arrays, labels = by_shape[key]

@@ -103,6 +103,7 @@ def release_labels(
     rng: np.random.Generator,
     second_cap: ShareTarget | None = None,
     empty_advice: Callable[[ReleasedTally], str] | None = None,
+    label_counts: np.ndarray | None = None,
 ) -> ReleasedLabels:
     """One Gaussian release of the image tally (module docstring), in `ledger`.
 
@@ -110,19 +111,27 @@ def release_labels(
     images, and `images` their number; `reasons`/`dropped` the reader's drops (private counts,
     released here); `classes` the public class list, if any. `empty_advice` gives, from the
     released tally, what the refusal for too few released labels adds when a dropped count stands
-    out of the noise (e.g. float pixels outside [0, 1]: then the labels are not the only problem)."""
-    tally = UnitTally(reasons + ((CLASS_REASON,) if classes is not None and codes is not None else ()))
+    out of the noise (e.g. float pixels outside [0, 1]: then the labels are not the only problem).
+    `label_counts` (one per name) replaces `codes` when the images were counted in blocks
+    (dpgan.images.stream_fit): the same counts, without holding a code per image."""
+    tally = UnitTally(
+        reasons + ((CLASS_REASON,) if classes is not None and (codes is not None or label_counts is not None) else ())
+    )
     noise = _noise_stream(rng)
     for reason, count in (dropped or {}).items():
         tally.drop(reason, count)
-    if codes is None:
+    if codes is None and label_counts is None:
         tally.keep(images)
         released, _ = release_tally(
             tally, unit="image", units="images", event=LABELS_EVENT, target=target, ledger=ledger, rng=noise
         )
         return ReleasedLabels((), np.zeros(0), released.estimated_units, "none", released)
     assert label_names is not None
-    present = np.bincount(codes, minlength=len(label_names)).astype(np.float64)
+    if label_counts is not None:
+        present = np.asarray(label_counts, dtype=np.float64)
+    else:
+        assert codes is not None
+        present = np.bincount(codes, minlength=len(label_names)).astype(np.float64)
     if classes is not None:
         by_name = dict(zip(label_names, present))
         counts = np.array([by_name.get(name, 0.0) for name in classes])

@@ -18,7 +18,11 @@ IMAGE = register(
         noun="images",
         units="images",
         unit_of_privacy="one image with its label (add or remove one image)",
-        section=("images", "images (--kind image)", "an .npz (arrays 'images' [+ 'labels']) or a folder of PNGs"),
+        section=(
+            "images",
+            "images (--kind image)",
+            "an .npz (arrays 'images' [+ 'labels']), an .npy [+ NAME.labels.npy] or a folder of PNGs",
+        ),
         fit="dpgan.cli.images:fit_image",
         sample="dpgan.cli.images:sample_command",
         evaluate="dpgan.cli.images:evaluate_image",
@@ -30,5 +34,6 @@ IMAGE = register(
         loop_words="image GANs",
         inspect_line="recipe: {recipe}; unit of privacy: {unit_of_privacy}",
         audit="dpgan.evaluation.audit.target:image_model_target",
+        distributed=True,  # the gaussian model on a folder or .npy read in blocks (dpgan.images.stream_run)
     )
 )

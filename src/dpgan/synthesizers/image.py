@@ -46,6 +46,8 @@ from dpgan.images.settings import (
     match_marginals,
     mixture_components,
 )
+from dpgan.images.stream import ImageStream
+from dpgan.images.stream_run import image_run_context, lockstep_context, refuse_distributed, stream_input
 from dpgan.model_catalog import model_entry, one_name, refuse_unread_settings
 from dpgan.privacy.ledger import PrivacyLedger
 from dpgan.privacy.unit_rule import ReleasedTally
@@ -130,16 +132,18 @@ class ImageSynthesizer(Synthesizer):
     # ------------------------------------------------------------------ fit
     def fit(
         self,
-        images: np.ndarray | list | tuple | ImageSet | ImageGroups,
+        images: np.ndarray | list | tuple | ImageSet | ImageGroups | ImageStream,
         labels: np.ndarray | None = None,
         *,
         progress: FitProgressFn | bool | None = None,
     ) -> ImageSynthesizer:
         """Train on `images` (an N×H×W or N×C×H×W array with, for a conditional model, its `labels`;
         or what dpgan.images.read_images gives, labels included: read a folder with `labelled=`
-        declared, as the CLI does, so that its layout is public); spends at most (ε, δ), all of it
-        recorded in `self.ledger` (nothing is claimed for `noise-layer`). Images that a rule of
-        their own drops are counted in the DP tally (``training["units"]``), never refused.
+        declared, as the CLI does, so that its layout is public; or dpgan.images.open_images' stream,
+        which the "gaussian" model reads a block at a time in flat memory, also under torchrun);
+        spends at most (ε, δ), all of it recorded in `self.ledger` (nothing is claimed for
+        `noise-layer`). Images that a rule of their own drops are counted in the DP tally
+        (``training["units"]``), never refused.
         Trains on `self.device`; the fitted generator is on the CPU (dpgan.devices). `progress`, as
         for tables: a bar where a person watches (False: none), or a callable given (step, total, ε
         spent so far; NaN for the uncertified noise layer); the gaussian recipe takes no steps."""
@@ -150,20 +154,27 @@ class ImageSynthesizer(Synthesizer):
 
     def _fit(
         self,
-        images: np.ndarray | list | tuple | ImageSet | ImageGroups,
+        images: np.ndarray | list | tuple | ImageSet | ImageGroups | ImageStream,
         labels: np.ndarray | None,
         progress: FitProgressFn | None = None,
     ) -> None:
         # refusals on public inputs come first, before any release; after a release only its output decides
+        context = image_run_context()  # torchrun's ranks, or the one process (dpgan.images.stream_run)
+        refuse_distributed(self.recipe, images, context)
         given = public_input(
             images, labels, conditional=self.conditional, declared_shape=self.declared_shape,
             pixel_range=self.declared_pixel_range,
         )  # fmt: skip
+        ctx = None
+        if isinstance(given, ImageStream):
+            given = stream_input(self.recipe, given)
+        if isinstance(given, ImageStream) and context.distributed:
+            given, ctx = given.on_ranks(context), lockstep_context(self.budget, given, context)
         # the caller's array rank is public (its form, not its content): samples come back in it; a
         # list's elements may differ in rank, so its samples are N×C×H×W (as read_images' are)
-        one_array = not isinstance(images, (list, tuple, ImageSet, ImageGroups))
+        one_array = not isinstance(images, (list, tuple, ImageSet, ImageGroups, ImageStream))
         input_rank = 3 if one_array and np.ndim(images) == 3 else 4
-        if isinstance(given, ImageSet):
+        if isinstance(given, (ImageSet, ImageStream)) and given.shape is not None:
             check_conv_shape(self.recipe, given.shape, self.networks)
         elif self.declared_shape is not None:
             check_conv_shape(self.recipe, self.declared_shape, self.networks)
@@ -172,7 +183,7 @@ class ImageSynthesizer(Synthesizer):
             declared_shape=self.declared_shape, classes=self.classes, label_prior=self.label_prior,
             pixel_range=self.declared_pixel_range,
         )  # fmt: skip
-        fitted = run_fit(kind, given, self.budget, progress)
+        fitted = run_fit(kind, given, self.budget, progress, ctx)
         details: ImageDetails = fitted.data.details
         self.image_shape, self.label_names, self.ledger = details.shape, details.released.names, fitted.ledger
         self.released_units = details.released.tally  # for the CLI's summary line; training["units"] is saved
