@@ -56,20 +56,26 @@ def test_sampler_reproduces_the_tables_of_a_non_private_fit():
         assert np.abs(real - fake).max() < 0.012, v
 
 
-@pytest.mark.parametrize("accountant", ["pld", "rdp"])
-def test_releases_are_ledger_entries_within_the_budget(accountant):
-    codes, levels = coded(3000)
-    budget = FitBudget(1.0, 1e-5, accountant)
+def released_class_tree(codes, levels, epsilon, seed, accountant="pld"):
+    """The class tree's releases (target variable 1) on fresh ledger; (released, ledger)."""
+    budget = FitBudget(epsilon, 1e-5, accountant)
     ledger = PrivacyLedger(budget=budget.ledger_budget())
     released = release_class_tree(
         ExactTables.of_codes(codes, levels),
         1,
-        rows=3000.0,
+        rows=float(len(codes)),
         budget=budget,
         spent_share=0.0,
         ledger=ledger,
-        rng=np.random.default_rng(0),
+        rng=np.random.default_rng(seed),
     )
+    return released, ledger
+
+
+@pytest.mark.parametrize("accountant", ["pld", "rdp"])
+def test_releases_are_ledger_entries_within_the_budget(accountant):
+    codes, levels = coded(3000)
+    released, ledger = released_class_tree(codes, levels, 1.0, 0, accountant)
     assert [e.name for e in ledger.entries] == [CLASS_PAIRS_EVENT, *[PICK_EVENT] * 3, TRIPLES_EVENT]
     assert ledger.entries[0].count == 4 and ledger.entries[-1].count == 3
     assert 0.95 < ledger.epsilon(1e-5, accountant) <= 1.0 * (1 + 1e-9)
@@ -93,17 +99,7 @@ def test_one_row_moves_every_selection_utility_by_at_most_one():
 
 def test_selection_finds_the_pair_dependent_given_the_target():
     codes, levels = coded(20_000)
-    budget = FitBudget(10.0, 1e-5)
-    ledger = PrivacyLedger(budget=budget.ledger_budget())
-    released = release_class_tree(
-        ExactTables.of_codes(codes, levels),
-        1,
-        rows=20_000.0,
-        budget=budget,
-        spent_share=0.0,
-        ledger=ledger,
-        rng=np.random.default_rng(3),
-    )
+    released, _ = released_class_tree(codes, levels, 10.0, 3)
     assert (2, 3) in {tuple(sorted(edge)) for edge in released.edges}
 
 

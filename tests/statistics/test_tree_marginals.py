@@ -68,19 +68,25 @@ def test_oriented_refuses_edges_that_are_not_a_spanning_tree():
         oriented(4, [(0, 1), (1, 0), (2, 3)])
 
 
-@pytest.mark.parametrize("accountant", ["pld", "rdp"])
-def test_releases_are_ledger_entries_within_the_budget(accountant):
-    codes, levels = chain(3000)
-    budget = FitBudget(1.0, 1e-5, accountant)
+def released_tree(codes, levels, epsilon, seed, accountant="pld"):
+    """MST's releases on a fresh ledger; (released, ledger)."""
+    budget = FitBudget(epsilon, 1e-5, accountant)
     ledger = PrivacyLedger(budget=budget.ledger_budget())
     released = release_tree(
         ExactTables.of_codes(codes, levels),
-        rows=3000.0,
+        rows=float(len(codes)),
         budget=budget,
         spent_share=0.0,
         ledger=ledger,
-        rng=np.random.default_rng(0),
+        rng=np.random.default_rng(seed),
     )
+    return released, ledger
+
+
+@pytest.mark.parametrize("accountant", ["pld", "rdp"])
+def test_releases_are_ledger_entries_within_the_budget(accountant):
+    codes, levels = chain(3000)
+    released, ledger = released_tree(codes, levels, 1.0, 0, accountant)
     names = [e.name for e in ledger.entries]
     assert names == [ONE_WAY_EVENT, *[PICK_EVENT] * 3, PAIRS_EVENT]  # each pick its own entry
     assert ledger.entries[0].count == 4 and ledger.entries[-1].count == 3
@@ -91,16 +97,7 @@ def test_releases_are_ledger_entries_within_the_budget(accountant):
 
 def test_selection_finds_the_dependent_pairs():
     codes, levels = chain(20_000)
-    budget = FitBudget(10.0, 1e-5)
-    ledger = PrivacyLedger(budget=budget.ledger_budget())
-    released = release_tree(
-        ExactTables.of_codes(codes, levels),
-        rows=20_000.0,
-        budget=budget,
-        spent_share=0.0,
-        ledger=ledger,
-        rng=np.random.default_rng(3),
-    )
+    released, _ = released_tree(codes, levels, 10.0, 3)
     chosen = {tuple(sorted(edge)) for edge in released.edges}
     assert {(0, 1), (1, 2)} <= chosen  # the chain's edges; d joins anywhere
 
