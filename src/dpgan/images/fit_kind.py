@@ -31,7 +31,8 @@ from dpgan.devices import to_device
 from dpgan.errors import DPGanWarning, InputError
 from dpgan.fit import KindData, Plugin, Strategy, register_kind
 from dpgan.images.checks import ImageGroups, ImageSet, to_unit_range
-from dpgan.images.gaussian import ImageGaussianModel, ImageGaussianWarmStartPlugin, check_basis_size
+from dpgan.images.details import ImageDetails, check_conv_shape
+from dpgan.images.gaussian import ImageGaussianModel, ImageGaussianWarmStartPlugin
 from dpgan.images.label_guide import ImageLabelGuideHook
 from dpgan.images.labels import SECOND_LABEL_SHARE, ReleasedLabels, kept_codes, release_labels, release_shape
 from dpgan.images.reading import check_images
@@ -40,7 +41,6 @@ from dpgan.images.stream import ImageStream
 from dpgan.images.stream_fit import release_stream
 from dpgan.images.stream_run import public_stream
 from dpgan.model import GANModel, Model, ReleasedModel
-from dpgan.models.conv import halvings
 from dpgan.models.image_units import ImageUnitCritic, ImageUnitGenerator, mlp_critic
 from dpgan.models.noise_layer import NoiseLayerCritic
 from dpgan.privacy.unit_rule import ReleasedTally, none_usable_note
@@ -55,23 +55,6 @@ from dpgan.training.strategies import STRATEGIES, NoiseLayerStrategy
 UNIT = "one image (with its label)"
 STATISTICS = "released-statistics"  # the recipes whose model is DP statistics alone (dpgan.recipes.images)
 WARNING_STACK = 5  # the user's call of ImageSynthesizer.fit (a test checks)
-
-
-@dataclass(frozen=True)
-class ImageDetails:
-    """The image kind's released facts: the shape (and where it came from), the released labels;
-    and the public form of the input that samples come back in: the pixels' dtype ("uint8" or
-    "float") and, for float, their declared range (None: [0, 1])."""
-
-    shape: tuple[int, int, int]
-    shape_source: str
-    released: ReleasedLabels
-    input_dtype: str
-    pixel_range: tuple[float, float] | None = None
-
-    @property
-    def n_labels(self) -> int:
-        return len(self.released.names)
 
 
 def public_input(
@@ -159,13 +142,6 @@ def public_labels(
         if not (np.all(np.isfinite(prior)) and np.all(prior >= 0) and prior.sum()):
             raise InputError("label_prior needs one non-negative weight per class, not all zero")
     return names, prior
-
-
-def check_conv_shape(recipe: ImageRecipe, shape: tuple[int, int, int], net: ImageSettings) -> None:
-    """What the recipe's networks need of the (public) image shape."""
-    if recipe.architecture == "conv" and min(halvings(shape[1]), halvings(shape[2])) == 0:
-        raise InputError("conv recipes need even image sides of at least 8 pixels; use recipe='dp-cgan'")
-    check_basis_size(recipe.architecture, shape, net.gaussian_basis, net.mixture_size)
 
 
 def image_generator(

@@ -24,22 +24,38 @@ import math
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
 from dpgan.images.checks import LABEL_REASON, MAX_SIDE, OTHER_SHAPE_REASON, label_texts, sort_label_names, to_unit_range
+from dpgan.images.details import ImageDetails, check_conv_shape
 from dpgan.images.labels import ReleasedLabels, release_shape
-from dpgan.images.settings import SHAPE_SHARE
+from dpgan.images.settings import SHAPE_SHARE, ImageSettings
 from dpgan.images.stream import ImageStream
 from dpgan.model import KindData
+from dpgan.recipes.images import ImageRecipe
 from dpgan.statistics.blocks import VectorBlocks
 from dpgan.training.context import FitContext
 
-if TYPE_CHECKING:
-    from dpgan.images.fit_kind import ImageKind
-
 Shape = tuple[int, int, int]
+
+
+class StreamedKind(Protocol):
+    """What the releases read in blocks need of the image kind (dpgan.images.fit_kind.ImageKind,
+    which dispatches here: a protocol, so this module does not import it back)."""
+
+    declared_shape: Shape | None
+    conditional: bool
+    recipe: ImageRecipe
+    networks: ImageSettings
+    pixel_range: tuple[float, float] | None
+
+    def release_tally(
+        self, ctx: FitContext, label_names: list[str] | None, codes: np.ndarray | None, images: int,
+        reasons: tuple[str, ...], dropped: dict[str, int], form: tuple[str, tuple[float, float] | None],
+        label_counts: np.ndarray | None = None,
+    ) -> ReleasedLabels: ...  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -174,12 +190,10 @@ def unit_blocks(stream: ImageStream, shape: Shape, released: ReleasedLabels, con
     return VectorBlocks(math.prod(shape), read, stream.reduce)
 
 
-def release_stream(kind: ImageKind, ctx: FitContext, stream: ImageStream) -> KindData:
+def release_stream(kind: StreamedKind, ctx: FitContext, stream: ImageStream) -> KindData:
     """The image kind's data releases (dpgan.images.fit_kind.ImageKind.release_data) from a stream
     read in blocks: the counts summed over blocks and ranks, the shape's and the tally's releases,
     then the model's units as `VectorBlocks` (module docstring)."""
-    from dpgan.images.fit_kind import ImageDetails, check_conv_shape
-
     if stream.shape is None and kind.declared_shape is not None:
         stream = replace(stream, shape=kind.declared_shape)  # others dropped from the header, as read_images does
     if not kind.conditional:
