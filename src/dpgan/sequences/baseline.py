@@ -90,24 +90,38 @@ class DPGaussianSeries:
 
     def fit(
         self,
-        series: SeriesSet | VectorBlocks,
+        series: SeriesSet,
         n_labels: int,
         rng: np.random.Generator,
         *,
         ledger: PrivacyLedger | None = None,
         share: ShareTarget | None = None,
         per_unit: int = 1,
-        length: int | None = None,
     ) -> DPGaussianSeries:
         """All of ε on its own ledger, or (as a GAN's anchor) the `share` of another `ledger`;
-        `per_unit`: the series each unit adds (k with an entity unit: every noise std times k).
-        `series` may be a file's blocks of flattened series (dpgan.statistics.blocks) of `length` T."""
-        if isinstance(series, VectorBlocks):
-            assert length is not None
-            features, values, labels = series.dimension // length, series, None
-        else:
-            n, length, features = series.values.shape
-            values, labels = series.values.reshape(n, length * features), series.labels
+        `per_unit`: the series each unit adds (k with an entity unit: every noise std times k)."""
+        n, length, features = series.values.shape
+        values = series.values.reshape(n, length * features)
+        return self.fit_vectors(
+            values, series.labels, n_labels, rng, shape=(length, features), ledger=ledger, share=share,
+            per_unit=per_unit,
+        )  # fmt: skip
+
+    def fit_vectors(
+        self,
+        values: np.ndarray | VectorBlocks,
+        labels: np.ndarray | None,
+        n_labels: int,
+        rng: np.random.Generator,
+        *,
+        shape: tuple[int, int],
+        ledger: PrivacyLedger | None = None,
+        share: ShareTarget | None = None,
+        per_unit: int = 1,
+    ) -> DPGaussianSeries:
+        """`fit` on the series flattened to T·F values (`shape` = (T, F)), held in memory or read in
+        blocks (dpgan.statistics.blocks: a file's series, whose labels travel in the blocks)."""
+        length, features = shape
         arguments = gaussian_arguments(length, features, self.form)
         basis, clip = arguments["basis"], arguments["clip"]
         self.gaussian = DPGaussian(-1.0, 1.0, **arguments)

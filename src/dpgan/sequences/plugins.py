@@ -73,8 +73,7 @@ def release_gaussian(
     basis and clip shares and the shrink (dpgan.sequences.baseline)."""
     budget = ctx.budget
     target = budget.whole_target() if whole else ctx.target(share)
-    blocks = getattr(data.details, "blocks", None)
-    units, per_unit = (blocks, 1) if blocks is not None else unit_series(data, n_labels)
+    values, labels, per_unit, shape = unit_vectors(data, n_labels)
     basis_fraction, clip_fraction, shrink, residual_fraction = form
     model = DPGaussianSeries(
         budget,
@@ -83,8 +82,9 @@ def release_gaussian(
         shrink=shrink,
         residual_fraction=residual_fraction,
     )
-    length = data.details.schema.length if blocks is not None else None
-    return model.fit(units, n_labels, ctx.rng, ledger=ctx.ledger, share=target, per_unit=per_unit, length=length)
+    return model.fit_vectors(
+        values, labels, n_labels, ctx.rng, shape=shape, ledger=ctx.ledger, share=target, per_unit=per_unit
+    )
 
 
 def unit_vectors(
