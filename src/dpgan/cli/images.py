@@ -123,7 +123,7 @@ def fit_image(args: argparse.Namespace, settings: dict[str, Any]) -> int:
 
     from dpgan.images.io import read_images
     from dpgan.images.stream import open_images
-    from dpgan.images.stream_run import image_run_context
+    from dpgan.privacy.distributed import rank_session
     from dpgan.synthesizers.image import ImageSynthesizer
 
     synth = ImageSynthesizer(
@@ -144,15 +144,9 @@ def fit_image(args: argparse.Namespace, settings: dict[str, Any]) -> int:
     # a folder or an .npy is opened to be read in blocks (the gaussian model: flat memory, torchrun's
     # ranks; a GAN recipe reads it whole), an .npz read whole (its arrays cannot be read in blocks)
     read = read_images if source.suffix.lower() in IMAGE_SUFFIXES else open_images
-    context = image_run_context()  # under torchrun: every rank fits, rank 0 alone prints and writes
-    try:
+    with rank_session() as context:  # under torchrun: every rank fits, rank 0 alone prints and writes
         images = read(source, shape=shape, labelled=not args.unconditional, pixel_range=pixel_range)
         synth.fit(images, progress=ProgressBar(not args.quiet and context.is_main, args.accountant))
-    finally:
-        if context.distributed:
-            import torch.distributed
-
-            torch.distributed.destroy_process_group()
     if not context.is_main:
         return 0
     synth.save(out, overwrite=args.overwrite)

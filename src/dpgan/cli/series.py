@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -24,7 +23,7 @@ from dpgan.cli.arguments import (
 )
 from dpgan.cli.output import ProgressBar, short
 from dpgan.cli.tables import check_table_output
-from dpgan.errors import DPGanWarning, InputError
+from dpgan.errors import InputError
 from dpgan.serialization import check_model_destination
 from dpgan.tables.reading.table_io import check_readable
 
@@ -135,21 +134,13 @@ def fit_file_command(args: argparse.Namespace, settings: dict[str, Any]) -> int:
 def fit_blocks(args: argparse.Namespace, synth: Any, source: Any, schema: Any, out: Path) -> int:
     """A fit of series read in blocks (dpgan.sequences.series_file), on this process or this rank:
     under torchrun rank 0 alone prints and writes."""
-    from dpgan.privacy.distributed import process_group_context
+    from dpgan.privacy.distributed import rank_session
 
-    context = process_group_context(device=str(synth.device))
-    if not context.is_main:
-        warnings.simplefilter("ignore", DPGanWarning)  # rank 0 alone prints
-    try:
+    with rank_session(device=str(synth.device)) as context:
         synth.fit(source, schema, progress=ProgressBar(not args.quiet and context.is_main, args.accountant))
         if context.is_main:
             synth.save(out, overwrite=args.overwrite)
             print_fitted(synth, out)
-    finally:
-        if context.distributed:
-            import torch.distributed
-
-            torch.distributed.destroy_process_group()
     return 0
 
 

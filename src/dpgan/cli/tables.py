@@ -7,7 +7,6 @@ or pandas load."""
 from __future__ import annotations
 
 import argparse
-import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -24,7 +23,7 @@ from dpgan.cli.arguments import (
 from dpgan.cli.options import hierarchy_option, key_option
 from dpgan.cli.output import ProgressBar, StageProgress, print_report_warning, short
 from dpgan.cli.settings_flags import given_settings
-from dpgan.errors import DPGanWarning, InputError
+from dpgan.errors import InputError
 from dpgan.serialization import check_model_destination
 from dpgan.tables.reading.table_io import check_readable, check_writable
 from dpgan.training.config import TrainingConfig
@@ -160,29 +159,19 @@ def fit_command(args: argparse.Namespace, settings: dict[str, Any]) -> int:
 
     schema = Schema.from_json(schema_path) if schema_path is not None else None  # before PyTorch loads
 
-    from dpgan.privacy.distributed import process_group_context
+    from dpgan.privacy.distributed import rank_session
     from dpgan.synthesizers import TabularSynthesizer
     from dpgan.tables.reading.table_io import read_private_table
 
     synth = TabularSynthesizer(**(synth_kwargs(args) | settings))  # checks the remaining settings before reading data
-    context = process_group_context(
-        device=str(synth.device)
-    )  # under torchrun: every rank fits, rank 0 alone prints and writes
-    try:
+    with rank_session(device=str(synth.device)) as context:  # under torchrun: rank 0 alone prints and writes
         data = source if streamed else read_private_table(data_path)
         return fit_table(args, synth, data, schema, out, context.is_main)
-    finally:
-        if context.distributed:
-            import torch.distributed
-
-            torch.distributed.destroy_process_group()
 
 
 def fit_table(args: argparse.Namespace, synth: Any, data: Any, schema: Any, out: Path, main: bool) -> int:
     """The table fit of `fit_command` on this rank (`main`: the one that prints and writes)."""
     categorical, bounds, categories = table_hints(args)
-    if not main:
-        warnings.simplefilter("ignore", DPGanWarning)
     synth.fit(
         data,
         schema=schema,

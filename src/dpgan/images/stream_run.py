@@ -6,7 +6,8 @@ i mod K), the counts and the model's running sums are added over the ranks befor
 every rank draws the same noise from rank 0's seed, so every rank holds the one-process releases
 and the one-process ledger; only rank 0 writes files (the caller's part). Before anything is read
 the ranks check that they opened the same input (a digest of its public structure, compared
-between the processes only) and agree on the seed.
+between the processes only) and agree on the seed (ProcessGroupContext.lockstep_seed, as every
+kind's data-parallel fit).
 
 A GAN recipe holds its units in memory and its steps are not split over ranks for images: it is
 refused under torchrun (one line), and in one process a stream is read whole first.
@@ -14,15 +15,11 @@ refused under torchrun (one line), and in one process a stream is read whole fir
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from dpgan.errors import InputError
 from dpgan.images.checks import ImageGroups, ImageSet
 from dpgan.images.stream import ImageStream
-from dpgan.privacy.calibration import FitBudget
-from dpgan.privacy.distributed import ProcessGroupContext, process_group_context
+from dpgan.privacy.distributed import ProcessGroupContext
 from dpgan.recipes.images import ImageRecipe
-from dpgan.training.context import FitContext
 
 STATISTICS = "released-statistics"  # the recipes whose model sums over blocks (dpgan.images.fit_kind)
 
@@ -49,11 +46,6 @@ def public_stream(
     if pixel_range is not None and stream.pixel_range is not None and stream.pixel_range != pixel_range:
         raise InputError("the images were opened with another pixel_range than the synthesizer's: give the same")
     return stream
-
-
-def image_run_context() -> ProcessGroupContext:
-    """The process group (torchrun's, else the one process)."""
-    return process_group_context()
 
 
 def refuse_distributed(recipe: ImageRecipe, given: object, context: ProcessGroupContext) -> None:
@@ -84,12 +76,4 @@ def stream_input(recipe: ImageRecipe, stream: ImageStream) -> ImageStream | Imag
     return read_images(stream.source, shape=stream.shape, labelled=stream.labelled)
 
 
-def lockstep_context(budget: FitBudget, stream: ImageStream, context: ProcessGroupContext) -> FitContext:
-    """The fit's context on every rank: the same input checked, rank 0's seed shared (a budget
-    without a seed gets rank 0's OS entropy: still one draw for all ranks)."""
-    if not context.agree(stream.digest()):
-        raise InputError("the ranks of a distributed fit were given different images: give each the same input")
-    return FitContext.open(replace(budget, seed=context.shared_seed(budget.seed)))
-
-
-__all__ = ["public_stream", "image_run_context", "lockstep_context", "refuse_distributed", "stream_input"]
+__all__ = ["public_stream", "refuse_distributed", "stream_input"]

@@ -32,12 +32,14 @@ from __future__ import annotations
 
 import os
 import secrets
-from collections.abc import Mapping
+import warnings
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import torch
 
-from dpgan.errors import InputError
+from dpgan.errors import DPGanWarning, InputError
 
 Tensors = dict[str, torch.Tensor]
 SEED_BITS = 63  # a seed fits a signed int64 tensor for the broadcast
@@ -132,8 +134,35 @@ class ProcessGroupContext:
         dist.all_reduce(differs, op=dist.ReduceOp.SUM)
         return int(differs.item()) == 0
 
+    def lockstep_seed(self, digest: int, what: str, seed: int | None) -> int:
+        """The seed every rank of a data-parallel fit uses (rank 0's: the user's, the checkpoint's or
+        fresh OS entropy), after checking that every rank holds the same data (`digest`): a rank with
+        other data would make other releases and leave the others waiting in a collective. The digest
+        is compared between the processes only; it is not released."""
+        if not self.agree(digest):
+            raise InputError(f"the ranks of a distributed fit were given different {what}: give each the same data")
+        return self.shared_seed(seed)
+
 
 SINGLE_PROCESS = ProcessGroupContext()
+
+
+@contextmanager
+def rank_session(device: str = "cpu") -> Iterator[ProcessGroupContext]:
+    """A command's fit on this process or this torchrun rank: the process group's context (joined
+    from the environment, `process_group_context`), the DP warnings silenced on every rank but 0
+    (rank 0 alone prints, and writes: the caller's part), and the group destroyed at the end,
+    whatever happened."""
+    context = process_group_context(device=device)
+    if not context.is_main:
+        warnings.simplefilter("ignore", DPGanWarning)
+    try:
+        yield context
+    finally:
+        if context.distributed:
+            import torch.distributed as dist
+
+            dist.destroy_process_group()
 
 
 def shard_positions(size: int, rank: int, world_size: int, groups: torch.Tensor | None = None) -> torch.Tensor:
@@ -188,4 +217,4 @@ def _common_dtype(tensors) -> torch.dtype:  # noqa: ANN001
     return dtype
 
 
-__all__ = ["SINGLE_PROCESS", "ProcessGroupContext", "process_group_context", "shard_positions"]
+__all__ = ["SINGLE_PROCESS", "ProcessGroupContext", "process_group_context", "rank_session", "shard_positions"]

@@ -47,8 +47,9 @@ from dpgan.images.settings import (
     mixture_components,
 )
 from dpgan.images.stream import ImageStream
-from dpgan.images.stream_run import image_run_context, lockstep_context, refuse_distributed, stream_input
+from dpgan.images.stream_run import refuse_distributed, stream_input
 from dpgan.model_catalog import model_entry, one_name, refuse_unread_settings
+from dpgan.privacy.distributed import process_group_context
 from dpgan.privacy.ledger import PrivacyLedger
 from dpgan.privacy.unit_rule import ReleasedTally
 from dpgan.recipes.images import DEFAULT_IMAGE_RECIPE, IMAGE_MODELS, NOT_CERTIFIED, ImageRecipe, get_image_recipe
@@ -61,6 +62,7 @@ from dpgan.serialization import (
 )
 from dpgan.tables.settings import loop_config
 from dpgan.threads import fit_threads
+from dpgan.training.context import FitContext
 from dpgan.training.progress import FitProgressFn
 from dpgan.training.progress_bar import fit_progress
 from dpgan.training.strategies import critic_config
@@ -159,7 +161,7 @@ class ImageSynthesizer(Synthesizer):
         progress: FitProgressFn | None = None,
     ) -> None:
         # refusals on public inputs come first, before any release; after a release only its output decides
-        context = image_run_context()  # torchrun's ranks, or the one process (dpgan.images.stream_run)
+        context = process_group_context()  # torchrun's ranks, or the one process (dpgan.images.stream_run)
         refuse_distributed(self.recipe, images, context)
         given = public_input(
             images, labels, conditional=self.conditional, declared_shape=self.declared_shape,
@@ -169,7 +171,8 @@ class ImageSynthesizer(Synthesizer):
         if isinstance(given, ImageStream):
             given = stream_input(self.recipe, given)
         if isinstance(given, ImageStream) and context.distributed:
-            given, ctx = given.on_ranks(context), lockstep_context(self.budget, given, context)
+            seed = context.lockstep_seed(given.digest(), "images", self.budget.seed)
+            given, ctx = given.on_ranks(context), FitContext.open(replace(self.budget, seed=seed))
         # the caller's array rank is public (its form, not its content): samples come back in it; a
         # list's elements may differ in rank, so its samples are N×C×H×W (as read_images' are)
         one_array = not isinstance(images, (list, tuple, ImageSet, ImageGroups, ImageStream))

@@ -70,6 +70,7 @@ from dpgan.serialization import (
 from dpgan.tables.reading.table_io import write_chunks
 from dpgan.tables.settings import loop_config
 from dpgan.threads import fit_threads
+from dpgan.training.context import FitContext
 from dpgan.training.progress import FitProgressFn
 from dpgan.training.progress_bar import fit_progress
 from dpgan.training.strategies import critic_config
@@ -181,17 +182,13 @@ class SequenceSynthesizer(Synthesizer):
             schema = schema_for_array(source.shape, source.labels is not None)
         schema = coerce_schema(schema)
         source.check(schema)
-        context = process_group_context()
-        budget = self.budget
-        if context.distributed:
-            from dpgan.synthesizers.table_runs import lockstep_seed
-
-            budget = replace(budget, seed=lockstep_seed(context, source.digest(), "series files", budget.seed))
-            source = source.on(context)
-        fitted = run_fit(SequenceKind(self.networks, self.config, schema), source, budget, progress)
+        context, ctx = process_group_context(), None
+        if context.distributed:  # rank 0's seed on every rank; the record's "seeded" stays the user's
+            seed = context.lockstep_seed(source.digest(), "series files", self.budget.seed)
+            source, ctx = source.on(context), FitContext.open(replace(self.budget, seed=seed))
+        fitted = run_fit(SequenceKind(self.networks, self.config, schema), source, self.budget, progress, ctx)
         self.schema, self.ledger, self.generator = fitted.data.details.schema, fitted.ledger, fitted.model
         self.input_form, self.training = ("array" if isinstance(source, SeriesFile) else "long"), fitted.record
-        self.training["seeded"] = self.budget.seed is not None  # the user's seed, not the ranks' shared one
 
     # --------------------------------------------------------------- sample
     def sample(

@@ -25,7 +25,7 @@ import pandas as pd
 import torch
 
 from dpgan.devices import on_device, seeded_fork
-from dpgan.errors import DPGanWarning, InputError
+from dpgan.errors import DPGanWarning
 from dpgan.privacy.distributed import ProcessGroupContext, process_group_context
 from dpgan.tables.fit.options import FitOptions
 from dpgan.tables.fit.plan import FitSettings, FittedTable
@@ -82,7 +82,7 @@ def run_in_memory(
     fit_seed = user_seed if resume is None else resume.fit_seed
     context = process_group_context(device=str(place.device))
     if context.distributed:
-        fit_seed = lockstep_seed(context, int(table_fingerprint(data)[:15], 16), "tables", fit_seed)
+        fit_seed = context.lockstep_seed(int(table_fingerprint(data)[:15], 16), "tables", fit_seed)
         if resume is not None:  # rank 0's seed is the one its checkpoint keeps
             resume = replace(resume, identity={**resume.identity, "fit_seed": fit_seed})
     note = None if resume is None or not context.is_main else resume.started_note(user_seed is not None)
@@ -110,7 +110,7 @@ def run_streamed(
     context = process_group_context(device=str(place.device))
     seed = settings.budget.seed
     if context.distributed:
-        seed = lockstep_seed(context, files_digest(opened.files), "Parquet files", seed)
+        seed = context.lockstep_seed(files_digest(opened.files), "Parquet files", seed)
     fitted = seeded_run(
         seed,
         _device(context, place.device),
@@ -138,14 +138,4 @@ def seeded_run(seed: int | None, device: torch.device, threads: int, run: Callab
         return run(rng)
 
 
-def lockstep_seed(context: ProcessGroupContext, digest: int, what: str, seed: int | None) -> int:
-    """The seed every rank of a data-parallel fit uses (rank 0's: the user's, the checkpoint's or
-    fresh OS entropy), after checking that every rank holds the same data (`digest`): a rank with
-    other data would make other releases and leave the others waiting in a collective. The digest
-    is compared between the processes only; it is not released."""
-    if not context.agree(digest):
-        raise InputError(f"the ranks of a distributed fit were given different {what}: give each the same data")
-    return context.shared_seed(seed)
-
-
-__all__ = ["RunPlace", "TableRun", "lockstep_seed", "run_in_memory", "run_streamed", "seeded_run"]
+__all__ = ["RunPlace", "TableRun", "run_in_memory", "run_streamed", "seeded_run"]
