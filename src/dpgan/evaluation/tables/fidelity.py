@@ -14,6 +14,7 @@ and the correlation ratio η for categorical–numeric pairs (in [0, 1], symmetr
 from __future__ import annotations
 
 from collections.abc import Mapping
+from itertools import combinations
 from typing import Any
 
 import numpy as np
@@ -223,8 +224,6 @@ def marginal_error(
     `seed` (the same sets for every synthesizer scored on the same columns, so scores compare).
     3-way is AIM's workload: a model of 2-way tables alone can be right on every pair and wrong on
     the triples."""
-    from itertools import combinations
-
     columns = [c for c in real.columns if c in synthetic.columns]
     sets = list(combinations(columns, way))
     if max_sets is not None and len(sets) > max_sets:
