@@ -4,6 +4,8 @@ give the same public facts; a bad file is refused in one line."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch.multiprocessing as mp
@@ -110,6 +112,33 @@ def test_a_bad_file_is_refused_in_one_line(tmp_path, content, words):
         SequenceSynthesizer(epsilon=2.0).fit(path, progress=False)
     message = str(caught.value)
     assert words in message and "\n" not in message and "2.5" not in message
+
+
+@pytest.mark.parametrize("damage", ["truncated", "fortran"])
+def test_a_short_or_fortran_file_is_refused_by_its_header_in_one_line(tmp_path, damage):
+    """The header's promise is checked before any read (dpgan.npy_blocks): a file cut short, or in
+    Fortran order, is refused in one line naming the reason, never a value."""
+    path = tmp_path / "bad.npy"
+    values = np.full((40, 12, 2), 12345.5)
+    np.save(path, values if damage == "truncated" else np.asfortranarray(values))
+    if damage == "truncated":
+        path.write_bytes(path.read_bytes()[:-100])
+    with pytest.raises(InputError) as caught:
+        SequenceSynthesizer(epsilon=2.0).fit(path, progress=False)
+    message = str(caught.value)
+    words = "shorter than its header" if damage == "truncated" else "C-ordered"
+    assert words in message and "\n" not in message and "12345" not in message
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="needs /proc (Linux)")
+def test_a_fitted_file_is_not_kept_mapped(tmp_path):
+    """Blocks are plain reads: after a fit, neither file is mapped into the process (a map's touched
+    pages would count in the resident memory, issue 53's flat-memory claim)."""
+    path, label_path = worker.written(tmp_path)
+    source = SeriesFile.open(path, label_path, block=300)
+    SequenceSynthesizer(epsilon=2.0, seed=3).fit(source, progress=False)
+    maps = Path("/proc/self/maps").read_text()
+    assert str(path) not in maps and str(label_path) not in maps
 
 
 def test_labels_of_another_length_and_a_gan_are_refused_before_reading(tmp_path):

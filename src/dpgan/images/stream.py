@@ -14,8 +14,8 @@ What is public and what is not (dpgan.privacy.unit_rule):
   (dpgan.images.io's `load_png`; dpgan.images.checks' pixel and label rules for an ``.npy``),
   the dropped counted per reason for the fit's DP tally, never refused.
 
-An ``.npy`` is read at byte offsets with plain reads (a memory map would leave every page it
-touched in the resident memory); labels come from ``NAME.labels.npy`` beside ``NAME.npy`` (ints or
+An ``.npy`` is read at byte offsets with plain reads (dpgan.npy_blocks: a memory map would leave
+every page it touched in the resident memory); labels come from ``NAME.labels.npy`` beside ``NAME.npy`` (ints or
 strings, one per image). An ``.npz`` cannot be read in blocks (its arrays are zip members, usually
 compressed): `dpgan.images.io.read_images` reads it whole; save ``images`` as ``.npy`` for flat memory.
 
@@ -45,6 +45,7 @@ from dpgan.images.checks import (
     pixels_reason,
 )
 from dpgan.images.png_list import PngFiles
+from dpgan.npy_blocks import NpyArray
 from dpgan.privacy.unit_rule import public_refusal
 from dpgan.statistics.blocks import Reduce, local_sum, rank_sum
 
@@ -58,40 +59,6 @@ LABELS_SUFFIX = ".labels.npy"  # NAME.labels.npy holds the labels of NAME.npy
 def labels_path(path: Path) -> Path:
     """Where an ``.npy``'s labels are: ``NAME.labels.npy`` beside ``NAME.npy``."""
     return path.with_name(path.name[: -len(".npy")] + LABELS_SUFFIX)
-
-
-@dataclass(frozen=True)
-class NpyArray:
-    """An ``.npy`` file's public header (shape, dtype) and where its data starts: read by offsets."""
-
-    path: Path
-    shape: tuple[int, ...]
-    dtype: np.dtype
-    offset: int
-
-    @classmethod
-    def open(cls, path: Path) -> NpyArray:
-        try:
-            with path.open("rb") as handle:
-                version = np.lib.format.read_magic(handle)
-                read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
-                shape, fortran, dtype = read(handle)
-                offset = handle.tell()
-        except (OSError, ValueError, EOFError):
-            raise public_refusal(f"cannot read {path}: not a well-formed .npy file") from None
-        if fortran or dtype.hasobject:
-            raise public_refusal(f"{path}: save a C-ordered numeric or string array (np.save of a plain array)")
-        if path.stat().st_size < offset + math.prod(shape) * dtype.itemsize:  # the header's promise: public
-            raise public_refusal(f"cannot read {path}: not a well-formed .npy file (shorter than its header says)")
-        return cls(path, tuple(int(s) for s in shape), dtype, offset)
-
-    def rows(self, start: int, stop: int) -> np.ndarray:
-        """Rows start..stop-1 (along the first axis), read with one plain read."""
-        row = math.prod(self.shape[1:]) * self.dtype.itemsize
-        with self.path.open("rb") as handle:
-            handle.seek(self.offset + start * row)
-            data = np.fromfile(handle, dtype=self.dtype, count=(stop - start) * math.prod(self.shape[1:]))
-        return data.reshape((stop - start, *self.shape[1:]))
 
 
 @dataclass(frozen=True)
@@ -211,7 +178,7 @@ def open_npy(
     path: Path, shape: tuple[int, int, int] | None, labelled: bool | None, pixel_range: tuple[float, float] | None
 ) -> ImageStream:
     """An ``.npy`` of images (N×H×W or N×C×H×W, uint8 or float) and its ``NAME.labels.npy``."""
-    array = NpyArray.open(path)
+    array = NpyArray.open(path, "images")
     dims = array.shape[1:]
     if len(dims) not in (2, 3):
         raise public_refusal(f"{path}: images must be N×H×W or N×C×H×W; got {len(array.shape)} dimensions")
@@ -224,7 +191,7 @@ def open_npy(
     if shape is not None and shape != (c, h, w):
         raise public_refusal(f"{path}: its images are {c}×{h}×{w}, not the declared shape")
     where = labels_path(path)
-    label_array = NpyArray.open(where) if where.exists() and labelled is not False else None
+    label_array = NpyArray.open(where, "labels") if where.exists() and labelled is not False else None
     if labelled and label_array is None:
         raise public_refusal(
             f"{path}: no labels file {where.name} (unlabelled images: conditional=False / --unconditional)"
@@ -272,4 +239,4 @@ def open_images(
     return replace(open_npy(path, declared, labelled, pixel_range), block=block)
 
 
-__all__ = ["BLOCK_VALUES", "ImageStream", "Kept", "LABELS_SUFFIX", "NpyArray", "labels_path", "open_images"]
+__all__ = ["BLOCK_VALUES", "ImageStream", "Kept", "LABELS_SUFFIX", "labels_path", "open_images"]

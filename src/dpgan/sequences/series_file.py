@@ -1,5 +1,6 @@
-"""Series in an (N, T) or (N, T, F) .npy file, read by memory map a block at a time: the series fit's
-data steps with memory flat in N, on one process or on each torchrun rank's share of the blocks.
+"""Series in an (N, T) or (N, T, F) .npy file, read a block at a time with plain reads
+(dpgan.npy_blocks): the series fit's data steps with memory flat in N, on one process or on each
+torchrun rank's share of the blocks.
 
 Every data step of a series fit is a sum over units, each unit's term bounded on its own
 (dpgan.statistics.blocks): the bounds' minima/maxima histograms (one count per unit in one bin of
@@ -11,8 +12,8 @@ kept or dropped by its own cells (dpgan.sequences.reader.read_array_raw, block b
 decides how another is read. What the fit reads is public before any value is: the file's shape
 and dtype (the header), the block size, the rank's blocks (block i on rank i mod K).
 
-Refusals are the header's alone (not an .npy, an object dtype, a shape other than the schema's):
-one line naming the file, never a value.
+Refusals are the header's alone (not an .npy, an object dtype or Fortran order, a file shorter than
+its header, a shape other than the schema's): one line naming the file, never a value.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from dpgan.errors import InputError
+from dpgan.npy_blocks import NpyArray
 from dpgan.privacy.distributed import SINGLE_PROCESS, ProcessGroupContext
 from dpgan.privacy.unit_rule import UnitTally
 from dpgan.sequences.codec import SeriesSet, encode
@@ -33,36 +35,6 @@ from dpgan.sequences.dp_schema import bound_histograms
 from dpgan.sequences.reader import SERIES_REASONS, RawSeries, read_array_raw
 from dpgan.sequences.schema import SequenceSchema
 from dpgan.statistics.blocks import DEFAULT_BLOCK, VectorBlocks, rank_sum
-
-
-def open_npy(path: str | Path, what: str) -> np.ndarray:
-    """The .npy at `path` as a read-only memory map (nothing read but its header): one line for a
-    missing file, a file that is not an .npy, or an object dtype (which cannot be mapped)."""
-    path = Path(path)
-    if not path.is_file():
-        raise InputError(f"{what} file not found: {path}")
-    try:
-        with open(path, "rb") as handle:
-            np.lib.format.read_magic(handle)  # the format's magic string, or not an .npy
-    except (OSError, ValueError):
-        raise InputError(f"{what} file {path.name}: not a readable .npy file") from None
-    try:
-        return np.load(path, mmap_mode="r", allow_pickle=False)
-    except ValueError:
-        raise InputError(f"{what} file {path.name}: an .npy of numbers is needed (not an object array)") from None
-    except OSError:
-        raise InputError(f"{what} file {path.name}: not a readable .npy file") from None
-
-
-def rows(array: np.ndarray, start: int, stop: int) -> np.ndarray:
-    """Rows start..stop of an array as a new in-memory array. A mapped .npy in C order is read with
-    a plain read at the rows' offset: its pages are not kept mapped, so the process's resident
-    memory holds one block, not every page a pass has touched (a map's pages count as resident)."""
-    if isinstance(array, np.memmap) and array.filename and array.flags.c_contiguous and not array.dtype.hasobject:
-        row = int(np.prod(array.shape[1:], dtype=np.int64))
-        count, offset = (stop - start) * row, int(array.offset) + start * row * array.dtype.itemsize
-        return np.fromfile(array.filename, dtype=array.dtype, count=count, offset=offset).reshape(-1, *array.shape[1:])
-    return np.array(array[start:stop])
 
 
 class SeriesBlocks:
@@ -157,12 +129,12 @@ class SeriesBlocks:
 
 @dataclass(frozen=True)
 class SeriesFile(SeriesBlocks):
-    """An .npy of series (memory-mapped) and their labels (None, a 1-D array, or an .npy of N
-    labels, also mapped), read `block` series at a time; `context`: the process group whose rank
-    reads blocks rank, rank + K, ... (the single process reads all)."""
+    """An .npy of series (its header: dpgan.npy_blocks) and their labels (None, a 1-D array in
+    memory, or an .npy of N labels, also read by blocks), read `block` series at a time; `context`:
+    the process group whose rank reads blocks rank, rank + K, ... (the single process reads all)."""
 
-    array: np.ndarray
-    labels: np.ndarray | None
+    array: NpyArray
+    labels: np.ndarray | NpyArray | None
     block: int = DEFAULT_BLOCK
     context: ProcessGroupContext = SINGLE_PROCESS
     name: str = ""
@@ -172,14 +144,16 @@ class SeriesFile(SeriesBlocks):
         cls, path: str | Path, labels: np.ndarray | str | Path | None = None, *, block: int = DEFAULT_BLOCK
     ) -> SeriesFile:
         """The file's header checked (public): (N, T) or (N, T, F) real numbers, N labels."""
-        array = open_npy(path, "series")
+        array = NpyArray.open(path, "series")
         if array.ndim not in (2, 3):
             raise InputError(f"series file {Path(path).name}: an (N, T) or (N, T, F) array is needed")
         if not np.issubdtype(array.dtype, np.number) or np.issubdtype(array.dtype, np.complexfloating):
             raise InputError(f"series file {Path(path).name}: the series must hold real numbers (a numeric array)")
         if isinstance(labels, (str, Path)):
-            labels = open_npy(labels, "labels")
-        if labels is not None and (np.ndim(labels) != 1 or len(labels) != len(array)):
+            labels = NpyArray.open(labels, "labels")
+        elif labels is not None:
+            labels = np.asarray(labels)
+        if labels is not None and (labels.ndim != 1 or len(labels) != len(array)):
             raise InputError("labels must be a 1-D array with one label per series")
         if int(block) < 1:
             raise InputError("the block size must be at least 1 series")
@@ -187,7 +161,7 @@ class SeriesFile(SeriesBlocks):
 
     @property
     def shape(self) -> tuple[int, ...]:
-        return tuple(int(s) for s in self.array.shape)
+        return self.array.shape
 
     def check(self, schema: SequenceSchema) -> None:
         """The header against the schema (public): T and F, labels exactly when it names a label."""
@@ -213,8 +187,13 @@ class SeriesFile(SeriesBlocks):
         n, rank, world = len(self.array), self.context.rank, self.context.world_size
         for start in range(rank * self.block, n, world * self.block):
             stop = min(start + self.block, n)
-            labels = None if self.labels is None else rows(self.labels, start, stop)
-            yield read_array_raw(rows(self.array, start, stop), labels, schema)
+            yield read_array_raw(self.array.rows(start, stop), self.label_rows(start, stop), schema)
+
+    def label_rows(self, start: int, stop: int) -> np.ndarray | None:
+        """The labels of series start..stop-1: a block of the labels file, or of the array in memory."""
+        if isinstance(self.labels, NpyArray):
+            return self.labels.rows(start, stop)
+        return None if self.labels is None else self.labels[start:stop]
 
 
-__all__ = ["SeriesBlocks", "SeriesFile", "open_npy", "rows"]
+__all__ = ["SeriesBlocks", "SeriesFile"]
