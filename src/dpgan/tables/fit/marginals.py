@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from dpgan.model import KindData, ReleasedModel
 from dpgan.statistics.tables.class_tree import release_class_tree
 from dpgan.statistics.tables.class_tree_fit import fit_class_tree
-from dpgan.statistics.tables.exact_tables import ExactTables, Key, check_cells, structure_keys
+from dpgan.statistics.tables.exact_tables import ExactTables, Key, structure_keys
 from dpgan.statistics.tables.tree_fit import fit_tree
 from dpgan.statistics.tables.tree_marginals import release_tree
 from dpgan.tables.codec.discrete import DiscreteCodec
@@ -57,12 +57,6 @@ def stream_keys(encoder: TableEncoder) -> tuple[DiscreteCodec, list[Key]]:
     return codec, structure_keys(codec.levels, structure_target(codec, encoder.schema.target))
 
 
-def check_stream_cells(encoder: TableEncoder) -> None:
-    """Refuse in one line a stream whose tables would pass the cap on cells (public: the schema)."""
-    codec, keys = stream_keys(encoder)
-    check_cells(codec.levels, keys)
-
-
 def stream_tables(encoder: TableEncoder) -> tuple[DiscreteCodec, ExactTables]:
     """The codec and the zero count tables a streamed fit adds its batches' codes to, refused in
     one line over the cap on cells before a row is added."""
@@ -95,5 +89,4 @@ class TableMarginalsModel:
         return ReleasedModel(model, None, {"steps": 0, "marginals": {**model.form(), **sigmas}})
 
 
-__all__ = ["STRUCTURE", "TableMarginalsModel", "check_stream_cells", "class_variable", "stream_keys", "stream_tables",
-           "structure_target"]  # fmt: skip
+__all__ = ["STRUCTURE", "TableMarginalsModel", "class_variable", "stream_keys", "stream_tables", "structure_target"]

@@ -58,7 +58,7 @@ from dpgan.statistics.tables.exact_tables import ExactTables
 from dpgan.tables.codec.conditioning import build_condition, condition_column_for
 from dpgan.tables.codec.encoder import TableEncoder, public_dtypes
 from dpgan.tables.fit.kind import TableData, TableKind, table_extras, training_schema
-from dpgan.tables.fit.marginals import check_stream_cells, stream_tables
+from dpgan.tables.fit.marginals import stream_tables
 from dpgan.tables.fit.plan import FitSettings
 from dpgan.tables.fit.plugins import AnchorCounts
 from dpgan.tables.fit.public_data import encode_public
@@ -98,10 +98,9 @@ class StreamedTableKind(TableKind):
             )
         fraction = settings.preprocessing_share(self.schema is None)
         marginals = settings.recipe.name == MARGINALS_MODEL
-        if marginals and self.schema is not None:  # a hand schema: the tables' cap before any read
-            rewritten = training_schema(self.schema, settings, condition_column, self.options.keys)
-            check_stream_cells(TableEncoder(rewritten, public_dtypes(rewritten)))
         self.folded = ConformPass(data, settings, condition_column, self.options.keys, self.context, marginals)
+        if marginals and self.schema is not None:  # a hand schema: the tables (and their cap) before any read
+            self.folded.prepare(self.schema)
         prepared = prepare_stream(  # step 2 (with step 5's counts and the held rows in its conform pass)
             data, schema=self.schema, hints=self.options.hints, budget=settings.budget, fraction=fraction,
             needs_prior=False, ledger=ctx.ledger, rng=ctx.rng, consume=self.folded.start,
@@ -171,12 +170,22 @@ class ConformPass:
         self._blocks: list[np.ndarray] | None = []
         self._rows = self._batches = 0
         self.tables: ExactTables | None = None
+        self._prepared: Schema | None = None
 
-    def start(self, schema: Schema) -> Callable[[pd.DataFrame], None]:
+    def prepare(self, schema: Schema) -> None:
+        """The encoder from `schema` (public), and for the marginals model its codec and zero count
+        tables, refused in one line over the cap on cells: a hand schema's before any read (the
+        conform pass then reuses them), a released one's when its pass starts."""
         rewritten = training_schema(schema, self.settings, self.condition_column, self.keys)
         self.encoder = TableEncoder(rewritten, public_dtypes(rewritten))
-        if self.marginals:  # public: the recipe; the tables' cap is checked here, before a row is added
+        if self.marginals:
             self.codec, self.tables = stream_tables(self.encoder)
+        self._prepared = schema
+
+    def start(self, schema: Schema) -> Callable[[pd.DataFrame], None]:
+        if self._prepared is not schema:
+            self.prepare(schema)
+        if self.marginals:  # public: the recipe; the tables' cap was checked before a row is added
             self.counts, self._blocks = AnchorCounts(None, None), None
             return self._count
         self.counts = AnchorCounts.for_settings(self.settings.table, self.encoder, self.condition_column)
