@@ -34,14 +34,22 @@ LOOP_SETTINGS = tuple(f.name for f in fields(TrainingConfig))  # what every mode
 @dataclass(frozen=True)
 class ModelEntry:
     """One model of a kind: its name (the word that chooses it), its family (a key of FAMILIES),
-    one line saying what it is, the settings fields it reads besides the loop's, and whether it is
-    the model a fit that names none gets."""
+    one line saying what it is, the settings fields it reads besides the loop's, whether it is
+    the model a fit that names none gets, and (`default_when`) the public fact under which it is
+    that model instead (tables: the marginals model when a target is named)."""
 
     name: str
     family: str
     description: str
     settings: tuple[str, ...] = ()
     default: bool = False
+    default_when: str = ""
+
+    def default_words(self) -> str:
+        """How `dpgan models` marks it: `(default)`, `(default when a target is named)` or nothing."""
+        if self.default_when:
+            return f" (default when {self.default_when})"
+        return " (default)" if self.default else ""
 
     def __post_init__(self) -> None:
         if self.family not in FAMILIES:

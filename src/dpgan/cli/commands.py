@@ -71,7 +71,7 @@ def cmd_models(args: argparse.Namespace) -> int:
 
     chosen = [kinds.kind(args.kind)] if args.kind else kinds.kinds()
     rows = [
-        (kind.name, f"{m.name} (default)" if m.default else m.name, m.family, m.description)
+        (kind.name, m.name + m.default_words(), m.family, m.description)
         for kind in chosen
         for m in kind.model_entries()
     ]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import time
 from collections.abc import Callable
+from itertools import groupby
 from pathlib import Path
 from typing import Any
 
@@ -101,8 +102,9 @@ def run_demo(train: Any, test: Any, schema: Any, out: Path, args: argparse.Names
         f"privacy spent: ε={report['epsilon']:.4f} at δ={report['delta']:g} ({report['accountant']}); "
         f"RDP bound {report['epsilon_by_accountant']['rdp']:.4f}"
     )
-    for event in report["events"]:
-        print(f"  - {event['name']}: ε alone {event['epsilon_alone']:.4f}")
+    for (name, alone), run in groupby((e["name"], e["epsilon_alone"]) for e in report["events"]):
+        times = len(list(run))  # the same release made several times (the marginals tree's picks): one line
+        print(f"  - {name}: ε alone {alone:.4f}" + (f" each, ×{times}" if times > 1 else ""))
     target = schema.target or "income"
     metrics, _, report_path = table_evaluation(
         train, synthetic, test, target, out / REPORT, schema=schema, model_dir=model_path, quiet=args.quiet,

@@ -65,8 +65,14 @@ def per_kind(key: str) -> str:
 
 
 def default_models() -> str:
-    """--model's default in words, each kind's own: `dp-gan for tables, gaussian-copula for series, ...`."""
-    return ", ".join(f"{k.model().name} for {k.noun}" for k in kinds.kinds() if k.models is not None)
+    """--model's default in words, each kind's own: `marginals for tables with a target named
+    (dp-gan without), gaussian-copula for series, ...`."""
+    said = []
+    for k in (k for k in kinds.kinds() if k.models is not None):
+        when = [m for m in k.model_entries() if m.default_when]
+        instead = "".join(f"{m.name} for {k.noun} when {m.default_when}, " for m in when)
+        said.append(f"{instead}{k.model().name} for {k.noun}{' otherwise' if when else ''}")
+    return ", ".join(said)
 
 
 def max_examples_rule() -> str:

@@ -14,6 +14,7 @@ writes and reads the model directory (no pickle).
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -25,14 +26,22 @@ from dpgan.devices import released_on_cpu
 from dpgan.errors import InputError
 from dpgan.model_catalog import model_entry, one_name, refuse_unread_settings
 from dpgan.privacy.ledger_entry import DEFAULT_ACCOUNTANT
-from dpgan.recipes import DEFAULT_RECIPE, MARGINALS, TABLE_MODELS, Recipe, get_recipe
+from dpgan.recipes import (
+    DEFAULT_RECIPE,
+    MARGINALS,
+    MARGINALS_READS,
+    TABLE_MODELS,
+    Recipe,
+    default_table_recipe,
+    get_recipe,
+)
 from dpgan.serialization import REPORT_KEY, write_model_dir
 from dpgan.synthesizers.model_file import load_table_synthesizer, model_metadata, model_tensors
 from dpgan.synthesizers.table_runs import RunPlace, TableRun, run_in_memory, run_streamed
 from dpgan.tables.codec.conditioning import Condition
 from dpgan.tables.codec.encoder import TableEncoder
 from dpgan.tables.fit.describe import table_report_details
-from dpgan.tables.fit.options import fit_arguments, training_config
+from dpgan.tables.fit.options import RELEASED, fit_arguments, target_kind, training_config
 from dpgan.tables.fit.plan import FitSettings, FittedTable
 from dpgan.tables.fit.public_data import DEFAULT_WARM_START_STEPS, checked_public_table
 from dpgan.tables.fit.resume import DEFAULT_CHECKPOINT_EVERY
@@ -47,6 +56,26 @@ from dpgan.training.progress import FitProgressFn
 from dpgan.training.progress_bar import fit_progress
 
 T = TypeVar("T")
+
+
+def gan_only_arguments(
+    given: set[str],
+    config: TrainingConfig | None,
+    table_settings: TableSettings | None,
+    condition: str | None,
+    noise_multiplier: float | None,
+) -> tuple[str, ...]:
+    """The constructor's arguments that only the GAN reads (a fit that names no model and gives
+    one of them gets the GAN, never a model that would leave it unread): a setting the marginals
+    model does not read, a whole loop config, plug-in settings other than its own, a condition
+    column, a fixed σ."""
+    asked = sorted(given - set(MARGINALS_READS))
+    if config is not None:
+        asked.append("config")
+    if table_settings is not None and replace(table_settings, geo_pairs=()) != TableSettings():
+        asked.append("table_settings")
+    asked += [name for name, value in (("condition", condition), ("noise_multiplier", noise_multiplier)) if value]
+    return tuple(asked)
 
 
 class TabularSynthesizer(Synthesizer):
@@ -87,17 +116,20 @@ class TabularSynthesizer(Synthesizer):
     ) -> None:
         budget = {"epsilon": epsilon, "delta": delta, "accountant": accountant, "seed": seed}
         super().__init__(**budget, noise_multiplier=noise_multiplier, device=device, threads=threads)
-        self.recipe: Recipe = get_recipe(one_name(model, recipe) or DEFAULT_RECIPE)
+        named = one_name(model, recipe)
+        self.model_named = named is not None  # else fit takes the default for its target (default_table_recipe)
+        self.recipe: Recipe = get_recipe(named or DEFAULT_RECIPE)
         if condition is not None and not isinstance(condition, str):
             raise InputError("condition must be a column name")
         if condition is not None and self.recipe.name == MARGINALS.name:
             raise InputError("the marginals model is not conditional: fit it without a condition column")
-        self.config, self.settings = training_config(
-            self.recipe, config, table_settings, config_overrides, batch_size=batch_size, epochs=epochs
-        )
+        self._settings_arguments = (config, table_settings, dict(config_overrides), batch_size, epochs)
+        self.config, self.settings = self._settings_for(self.recipe)
         given = {key for key, value in config_overrides.items() if value is not None}
         given |= {key for key, value in (("batch_size", batch_size), ("epochs", epochs)) if value is not None}
         refuse_unread_settings(model_entry(TABLE_MODELS, self.recipe.name, "table"), given, TABLE_MODELS)
+        self.default_on_release = False  # set by fit when the released schema chooses the model
+        self.gan_asked = gan_only_arguments(given, config, table_settings, condition, noise_multiplier)
         self.epochs_given = epochs is not None
         self.preprocessing_fraction = preprocessing_fraction
         self.schema_from_data_without_dp = schema_from_data_without_dp
@@ -155,6 +187,10 @@ class TabularSynthesizer(Synthesizer):
         (stderr is a terminal, or a notebook), False shows none, True always; a callable is given
         (step, total, ε spent so far) instead (dpgan.training.progress_bar).
         """
+        if not self.model_named:  # the default model for this fit's target (public: the schema or the hints)
+            self._take_default_model(target_kind(schema, target, categorical, bounds, categories), public_data)
+        if public_data is not None and self.recipe.name == MARGINALS.name:
+            raise InputError("public_data warm-starts a GAN; the marginals model trains none: name a GAN model")
         progress = fit_progress(progress, self.accountant)
         place = RunPlace(self.device, self.threads)
         settings = FitSettings.of(self)
@@ -182,8 +218,28 @@ class TabularSynthesizer(Synthesizer):
         run = run_in_memory(data, schema, options, settings, place, progress, checkpoint, checkpoint_every, public)
         return self._adopt_run(run)
 
+    def _settings_for(self, recipe: Recipe) -> tuple[TrainingConfig, TableSettings]:
+        config, table_settings, overrides, batch_size, epochs = self._settings_arguments
+        return training_config(recipe, config, table_settings, overrides, batch_size=batch_size, epochs=epochs)
+
+    def _take_default_model(self, target: str | None, public_data: object) -> None:
+        """The model of a fit that named none (dpgan.recipes.default_table_recipe): the marginals
+        model for a target that is a class, the GAN otherwise or when something only the GAN does
+        is asked for. `target` is what the public arguments say of it (options.target_kind); when
+        they leave its kind to the DP schema, the fit chooses once that is released
+        (FitSettings.resolved), and the run's record says which."""
+        asked = (*self.gan_asked, *(("public_data",) if public_data is not None else ()))
+        chosen = default_table_recipe(target == "class", asked)
+        self.default_on_release = target == RELEASED and not asked
+        if chosen is not self.recipe:
+            self.recipe = chosen
+            self.config, self.settings = self._settings_for(chosen)
+
     def _adopt_run(self, run: TableRun) -> TabularSynthesizer:
         self.adopt(run.fitted)
+        if self.default_on_release and run.fitted.training["recipe"] != self.recipe.name:  # chosen on release
+            self.recipe = get_recipe(run.fitted.training["recipe"])
+            self.config, self.settings = self._settings_for(self.recipe)
         self._writes_files = run.writes_files  # False on ranks other than 0 of a data-parallel fit
         return self
 

@@ -93,6 +93,7 @@ class TableKind:
         torch_gen = ctx.torch_generator()  # the first draw: on the fit's device (dpgan.devices)
         prepared, fraction, condition_column = _prepare(data, self.schema, self.options, settings, ctx.ledger, ctx.rng)
         ctx.spend(fraction)  # step 2
+        self.settings = settings = settings.resolved(prepared.schema)  # the default model, from the released schema
         if self.resume is not None:  # the seed kept before anything noisy leaves the process (tables.resume)
             self.resume.pin(self.context.is_main)
         for note in prepared.notes:  # N̂ and the repair counts: printed releases

@@ -170,6 +170,37 @@ def schema_with_hints(
     return schema, hints
 
 
+CLASS_KINDS = ("categorical", "boolean")  # a target the marginals model's class tree conditions on
+RELEASED = "released"  # a target's kind the DP schema decides (no schema, no hint on it)
+
+
+def target_kind(
+    schema: Schema | str | Path | dict | None,
+    target: str | None,
+    categorical: Sequence[str] = (),
+    bounds: Mapping[str, tuple[float, float]] | None = None,
+    categories: Mapping[str, Sequence[str]] | None = None,
+) -> str | None:
+    """What the user's public arguments say of the fit's target: None (none named), "class" (a
+    categorical or boolean column: the schema's kind, or named in the `categorical` or `categories`
+    hints), "numeric" (the schema's kind, or given `bounds`), or RELEASED (only the target hint:
+    its kind comes with the DP schema). A bad schema or hint is refused here as fit_arguments would."""
+    parsed, hints = schema_with_hints(schema, target, categorical, bounds, categories)
+    if parsed is not None:
+        return None if parsed.target is None else ("class" if parsed[parsed.target].kind in CLASS_KINDS else "numeric")
+    if hints.target is None:
+        return None
+    if hints.target in hints.categorical or hints.target in hints.categories:
+        return "class"
+    return "numeric" if hints.target in hints.bounds else RELEASED
+
+
+def class_target(schema: Schema) -> bool:
+    """Whether a released (or given) schema's target is a class: what the default model waits for
+    when only the target was named (post-processing of the DP schema: no further read)."""
+    return schema.target is not None and schema[schema.target].kind in CLASS_KINDS
+
+
 def fit_arguments(
     data: Any,
     schema: Schema | str | Path | dict | None,

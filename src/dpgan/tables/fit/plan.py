@@ -52,16 +52,17 @@ seeded samples are compared bit for bit across refactors.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import torch
 
 from dpgan.privacy.accounting import PrivacyLedger
 from dpgan.privacy.calibration import FitBudget
-from dpgan.recipes import Recipe
+from dpgan.recipes import MARGINALS, Recipe
 from dpgan.tables.codec.conditioning import Condition
 from dpgan.tables.codec.encoder import TableEncoder
+from dpgan.tables.fit.options import class_target, default_examples_cap
 from dpgan.tables.sampling.label_model import LabelModel
 from dpgan.tables.sampling.rows import RowPostProcessor, TableSampler
 from dpgan.tables.schema.table import Schema
@@ -86,6 +87,9 @@ class FitSettings:
     preprocessing_fraction: float | None
     schema_from_data_without_dp: bool
     condition_column: str | None
+    # no model named, a target named and its kind left to the DP schema: the GAN (`recipe`) unless
+    # the released schema makes the target a class, then the marginals model (`resolved`)
+    default_on_release: bool = False
 
     @classmethod
     def of(cls, synth: Any) -> FitSettings:
@@ -99,7 +103,19 @@ class FitSettings:
             preprocessing_fraction=synth.preprocessing_fraction,
             schema_from_data_without_dp=synth.schema_from_data_without_dp,
             condition_column=synth.condition_column,
+            default_on_release=synth.default_on_release,
         )
+
+    def resolved(self, schema: Schema) -> FitSettings:
+        """The settings once the schema is released: the default model for its target (the
+        marginals model for a class, else the GAN), chosen from public facts and the DP schema
+        (post-processing), before any later read. Unchanged unless the choice was left to it."""
+        if not self.default_on_release:
+            return self
+        if not class_target(schema):
+            return replace(self, default_on_release=False)
+        config = replace(self.config, max_examples=default_examples_cap(MARGINALS))
+        return replace(self, recipe=MARGINALS, config=config, default_on_release=False)
 
     @property
     def seeded(self) -> bool:
@@ -111,6 +127,7 @@ class FitSettings:
         checkpoints hold (ε, δ, accountant, σ and `seeded`; the seed itself is the identity's
         `fit_seed`), so a checkpoint written before the budget was one object still resumes."""
         values = asdict(self)
+        values.pop("default_on_release")  # resolved before any checkpoint is taken
         budget = values.pop("budget")
         seed = budget.pop("seed")
         return {**values, **budget, "seeded": seed is not None}

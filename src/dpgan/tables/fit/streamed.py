@@ -59,6 +59,7 @@ from dpgan.tables.codec.conditioning import build_condition, condition_column_fo
 from dpgan.tables.codec.encoder import TableEncoder, public_dtypes
 from dpgan.tables.fit.kind import TableData, TableKind, table_extras, training_schema
 from dpgan.tables.fit.marginals import stream_tables
+from dpgan.tables.fit.options import class_target
 from dpgan.tables.fit.plan import FitSettings
 from dpgan.tables.fit.plugins import AnchorCounts
 from dpgan.tables.fit.public_data import encode_public
@@ -99,6 +100,7 @@ class StreamedTableKind(TableKind):
         fraction = settings.preprocessing_share(self.schema is None)
         marginals = settings.recipe.name == MARGINALS_MODEL
         self.folded = ConformPass(data, settings, condition_column, self.options.keys, self.context, marginals)
+        self.folded.default_on_release = settings.default_on_release
         if marginals and self.schema is not None:  # a hand schema: the tables (and their cap) before any read
             self.folded.prepare(self.schema)
         prepared = prepare_stream(  # step 2 (with step 5's counts and the held rows in its conform pass)
@@ -106,6 +108,7 @@ class StreamedTableKind(TableKind):
             needs_prior=False, ledger=ctx.ledger, rng=ctx.rng, consume=self.folded.start,
         )  # fmt: skip
         ctx.spend(fraction)
+        self.settings = settings = settings.resolved(prepared.schema)  # the conform pass chose the same
         for note in prepared.notes:
             warnings.warn(note, DPGanWarning, stacklevel=9)  # the user's call of fit
         encoder, counts = self.folded.encoder, self.folded.counts  # step 3 (built from the released schema)
@@ -171,11 +174,14 @@ class ConformPass:
         self._rows = self._batches = 0
         self.tables: ExactTables | None = None
         self._prepared: Schema | None = None
+        self.default_on_release = False  # no model named: `marginals` follows the released schema's target
 
     def prepare(self, schema: Schema) -> None:
         """The encoder from `schema` (public), and for the marginals model its codec and zero count
         tables, refused in one line over the cap on cells: a hand schema's before any read (the
         conform pass then reuses them), a released one's when its pass starts."""
+        if self.default_on_release:  # the default model for the released schema's target (FitSettings.resolved)
+            self.marginals = class_target(schema)
         rewritten = training_schema(schema, self.settings, self.condition_column, self.keys)
         self.encoder = TableEncoder(rewritten, public_dtypes(rewritten))
         if self.marginals:
