@@ -16,6 +16,7 @@ saved as its released arrays and JSON, or the gan model (gan/), saved as its gen
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from dataclasses import asdict, fields, replace
 from pathlib import Path
 from typing import Any
@@ -50,6 +51,7 @@ from dpgan.training.strategies import critic_config
 
 KIND = "entity"
 MAX_SAMPLE = 1_000_000  # entities per call
+SAMPLE_CHUNK = 20_000  # entities drawn at once when streamed to files (sample_to)
 
 
 class EntitySynthesizer(Synthesizer):
@@ -230,15 +232,41 @@ class EntitySynthesizer(Synthesizer):
         """n new entities: (parents, events), linked by fresh keys 1..n; every event's key is a
         parent's, events in time order, times in the input's format."""
         self._require_fitted()
-        assert self.schema is not None
         n = check_sample_count(n, MAX_SAMPLE)
-        rng = np.random.default_rng(seed)
+        return self._drawn(n, np.random.default_rng(seed), 0)
+
+    def sample_to(
+        self, parents_path: str | Path, events_path: str | Path, n: int, *, seed: int | None = None
+    ) -> tuple[int, int]:
+        """n new entities streamed to two tables (.csv or .parquet each), SAMPLE_CHUNK entities at a
+        time (memory flat in n), each file renamed into place when complete; the rows written to each.
+        The parents are written in one pass and the events in a second that draws the same chunks
+        again from the same seed (OS entropy drawn once when none is given): the two files agree, and
+        up to SAMPLE_CHUNK entities they are `sample`'s with the same seed."""
+        from dpgan.tables.reading.table_io import write_chunks
+
+        self._require_fitted()
+        n = check_sample_count(n, MAX_SAMPLE)
+        sequence = np.random.SeedSequence(seed)
+
+        def chunks(which: int) -> Iterator[pd.DataFrame]:
+            rng = np.random.default_rng(sequence)  # the same stream on both passes
+            for start in range(0, n, SAMPLE_CHUNK):
+                yield self._drawn(min(SAMPLE_CHUNK, n - start), rng, start)[which]
+
+        _, parents = write_chunks(chunks(0), parents_path)
+        _, events = write_chunks(chunks(1), events_path)
+        return parents, events
+
+    def _drawn(self, n: int, rng: np.random.Generator, first: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """n entities drawn with `rng`, keyed first + 1, ..., first + n."""
+        assert self.schema is not None
         drawn = self.generator.sample(n, rng)
         schema, bins = self.schema, self.settings.bins
-        parents = pd.DataFrame({schema.key: np.arange(1, n + 1)})
+        parents = pd.DataFrame({schema.key: np.arange(first + 1, first + n + 1)})
         for j, spec in enumerate(schema.parents.columns):
             parents[spec.name] = ColumnCells.of(spec, bins).values(drawn.parent_codes[:, j], rng).to_numpy()
-        events = pd.DataFrame({schema.key: drawn.owner + 1})
+        events = pd.DataFrame({schema.key: drawn.owner + first + 1})
         if schema.time is not None:
             events[schema.time.column] = format_times(drawn.times, schema.time, drawn.owner).to_numpy()
         for j, spec in enumerate(schema.events.columns):

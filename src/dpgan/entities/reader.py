@@ -216,7 +216,7 @@ def _codes(frame: pd.DataFrame, columns: tuple, bins: int, rows: int) -> tuple[n
     mapped = np.zeros(rows, dtype=bool)
     for j, spec in enumerate(columns):
         code, moved = ColumnCells.of(spec, bins).codes(frame[spec.name].reset_index(drop=True))
-        codes[:, j], mapped = code, mapped | moved
+        codes[:, j], mapped = code, mapped | np.asarray(moved, dtype=bool)  # flags, never row numbers
     return codes, mapped
 
 
