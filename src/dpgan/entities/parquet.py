@@ -21,17 +21,19 @@ from __future__ import annotations
 import hashlib
 import tempfile
 from collections.abc import Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from dpgan.entities.blocks import EntityReads
-from dpgan.entities.reader import read_checked
+from dpgan.entities.reader import UNIT_REASONS, EntityRead, read_checked
 from dpgan.entities.schema import EntitySchema
 from dpgan.errors import InputError
 from dpgan.privacy.distributed import SINGLE_PROCESS, ProcessGroupContext
+from dpgan.privacy.unit_rule import UnitTally
 from dpgan.statistics.blocks import rank_sum
 from dpgan.tables.reading.parquet_buckets import DEFAULT_BUCKETS, check_buckets, read_bucket, write_buckets
 
@@ -90,26 +92,57 @@ class EntityParquet:
                 write_buckets(files, columns, [schema.key], self.buckets, self.mine(), Path(folder.name) / words)
         return Path(self.cache["folder"].name)
 
-    def frames(self, schema: EntitySchema) -> Iterator[tuple[pd.DataFrame, pd.DataFrame]]:
-        """This rank's buckets, each as its (parents, events) frames; the empty headers once when the
-        rank holds no bucket (more ranks than buckets), so every pass yields a block."""
+    def frames(self, schema: EntitySchema, lazy: bool = False) -> Iterator[tuple[Any, Any]]:
+        """This rank's buckets, each as its (parents, events) frames (`lazy`: functions that read
+        them); the empty headers once when the rank holds no bucket (more ranks than buckets), so
+        every pass yields a block."""
         folder, columns = self.folder(schema), self.columns(schema)
-        if not self.mine():
-            yield self.headers[0][columns[0]], self.headers[1][columns[1]]
-        for b in self.mine():
-            tables = (read_bucket(folder / words, b, names) for words, names in zip((PARENTS, EVENTS), columns))
-            # an empty bucket's table: the header's (its types, no row)
-            yield tuple(t if len(t) else h[names] for t, h, names in zip(tables, self.headers, columns))  # type: ignore[misc]
+
+        def table(which: int, b: int) -> pd.DataFrame:
+            words, names = (PARENTS, EVENTS)[which], columns[which]
+            frame = read_bucket(folder / words, b, names) if b >= 0 else self.headers[which][names]
+            return frame if len(frame) else self.headers[which][names]  # an empty bucket: the header's types
+
+        for b in self.mine() or [-1]:
+            pair = (lambda b=b: table(0, b)), (lambda b=b: table(1, b))
+            yield pair if lazy else (pair[0](), pair[1]())
 
     def reads(self, schema: EntitySchema, bins: int, seed: int) -> EntityReads:
         """The kept entities bucket by bucket (the reader's rule on each, the k-of-n draw keyed by
-        `seed`), their sums added over the ranks."""
+        `seed`), their sums added over the ranks. The first pass reads each bucket's rows and keeps
+        what the reader made of them (cells and counts: a few integers per entity and event read) in
+        a file beside the bucket; later passes (the link's tables, the histograms) load that file: the
+        same block, one bucket in memory at a time, without reading the cells again."""
+        folder = self.folder(schema) / f"read-{bins}-{seed}"
+        folder.mkdir(exist_ok=True)
 
-        def read() -> Iterator[Any]:
-            for parents, events in self.frames(schema):
-                yield read_checked(parents, events, schema, bins, seed)
+        def read() -> Iterator[EntityRead]:
+            for b, (parents, events) in zip(self.mine() or [-1], self.frames(schema, lazy=True)):
+                kept = folder / f"{b}.npz"
+                if kept.is_file():
+                    yield load_read(kept)
+                    continue
+                block = read_checked(parents(), events(), schema, bins, seed)
+                save_read(block, kept)
+                yield block
 
         return EntityReads(read, rank_sum(self.context))
+
+
+def save_read(read: EntityRead, path: Path) -> None:
+    """A bucket's read (private: a temporary file of this fit's, removed with its folder)."""
+    arrays = {f.name: getattr(read, f.name) for f in fields(EntityRead) if f.name != "tally"}
+    np.savez(path, tally=read.tally.vector(), **{k: v for k, v in arrays.items() if v is not None})
+
+
+def load_read(path: Path) -> EntityRead:
+    with np.load(path, allow_pickle=False) as saved:
+        vector = saved["tally"]
+        tally = UnitTally(UNIT_REASONS, kept=int(vector[0]))
+        for reason, count in zip(UNIT_REASONS, vector[1:]):
+            tally.drop(reason, int(count))
+        values = {f.name: saved[f.name] if f.name in saved else None for f in fields(EntityRead) if f.name != "tally"}
+    return EntityRead(**values, tally=tally)
 
 
 def _header(file: Path, columns: tuple[str, ...]) -> pd.DataFrame:
