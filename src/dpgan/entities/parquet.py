@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -38,6 +38,7 @@ from dpgan.statistics.blocks import rank_sum
 from dpgan.tables.reading.parquet_buckets import DEFAULT_BUCKETS, check_buckets, read_bucket, write_buckets
 
 PARENTS, EVENTS = "parents", "events"
+Reader = Callable[[], pd.DataFrame]  # reads one bucket's table when called
 
 
 @dataclass(frozen=True)
@@ -92,9 +93,11 @@ class EntityParquet:
                 write_buckets(files, columns, [schema.key], self.buckets, self.mine(), Path(folder.name) / words)
         return Path(self.cache["folder"].name)
 
-    def frames(self, schema: EntitySchema, lazy: bool = False) -> Iterator[tuple[Any, Any]]:
-        """This rank's buckets, each as its (parents, events) frames (`lazy`: functions that read
-        them); the empty headers once when the rank holds no bucket (more ranks than buckets), so
+    def frames(
+        self, schema: EntitySchema
+    ) -> Iterator[tuple[int, Callable[[], pd.DataFrame], Callable[[], pd.DataFrame]]]:
+        """This rank's buckets, each as (b, a function reading its parents, one reading its events);
+        the empty headers once (b = -1) when the rank holds no bucket (more ranks than buckets), so
         every pass yields a block."""
         folder, columns = self.folder(schema), self.columns(schema)
 
@@ -104,8 +107,7 @@ class EntityParquet:
             return frame if len(frame) else self.headers[which][names]  # an empty bucket: the header's types
 
         for b in self.mine() or [-1]:
-            pair = (lambda b=b: table(0, b)), (lambda b=b: table(1, b))
-            yield pair if lazy else (pair[0](), pair[1]())
+            yield b, (lambda b=b: table(0, b)), (lambda b=b: table(1, b))
 
     def reads(self, schema: EntitySchema, bins: int, seed: int) -> EntityReads:
         """The kept entities bucket by bucket (the reader's rule on each, the k-of-n draw keyed by
@@ -117,25 +119,25 @@ class EntityParquet:
         folder.mkdir(exist_ok=True)
 
         def read() -> Iterator[EntityRead]:
-            for b, (parents, events) in zip(self.mine() or [-1], self.frames(schema, lazy=True)):
+            for b, parents, events in self.frames(schema):
                 kept = folder / f"{b}.npz"
                 if kept.is_file():
-                    yield load_read(kept)
+                    yield _load_read(kept)
                     continue
                 block = read_checked(parents(), events(), schema, bins, seed)
-                save_read(block, kept)
+                _save_read(block, kept)
                 yield block
 
         return EntityReads(read, rank_sum(self.context))
 
 
-def save_read(read: EntityRead, path: Path) -> None:
+def _save_read(read: EntityRead, path: Path) -> None:
     """A bucket's read (private: a temporary file of this fit's, removed with its folder)."""
     arrays = {f.name: getattr(read, f.name) for f in fields(EntityRead) if f.name != "tally"}
     np.savez(path, tally=read.tally.vector(), **{k: v for k, v in arrays.items() if v is not None})
 
 
-def load_read(path: Path) -> EntityRead:
+def _load_read(path: Path) -> EntityRead:
     with np.load(path, allow_pickle=False) as saved:
         vector = saved["tally"]
         tally = UnitTally(UNIT_REASONS, kept=int(vector[0]))

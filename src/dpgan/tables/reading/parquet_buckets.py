@@ -74,11 +74,16 @@ def write_buckets(
                     for writer in writers.values():
                         writer.close()
                     writers = {}
-                which = bucket_of(table.to_pandas(), key_columns, buckets)
-                for b in sorted(wanted.intersection(np.unique(which).tolist())):
+                keys = pa.Table.from_arrays([table.column(c) for c in key_columns], names=list(key_columns))
+                which = bucket_of(keys.to_pandas(), key_columns, buckets)
+                order = np.argsort(which, kind="stable")  # by bucket, the input's order within each
+                grouped, edges = table.take(pa.array(order)), np.searchsorted(which[order], np.arange(buckets + 1))
+                for b in sorted(wanted):
+                    if edges[b + 1] == edges[b]:
+                        continue
                     if b not in writers:
                         writers[b] = pq.ParquetWriter(folder / f"{b}-{segment}.parquet", table.schema)
-                    writers[b].write_table(table.filter(pa.array(which == b)))
+                    writers[b].write_table(grouped.slice(edges[b], edges[b + 1] - edges[b]))
     except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
         raise InputError(f"cannot read {file}: not a well-formed Parquet file ({type(exc).__name__})") from None
     finally:
