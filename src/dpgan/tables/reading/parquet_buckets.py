@@ -35,9 +35,11 @@ BATCH_ROWS = 65_536  # rows read from the Parquet files at once
 def bucket_of(frame: pd.DataFrame, key_columns: Sequence[str], buckets: int) -> np.ndarray:
     """Each row's bucket, from its unit's key alone: a hash of its key cells' canonical texts
     (missing keys share a bucket; the readers ignore them there)."""
-    texts = [
-        pd.Series(cell_keys(frame[c]), dtype=object).map(lambda v: "\x00" if v is None else str(v)) for c in key_columns
-    ]
+    texts = []
+    for c in key_columns:
+        keys = cell_keys(frame[c])  # canonical texts, None for a missing key
+        keys[pd.isna(keys)] = "\x00"
+        texts.append(pd.Series(keys, dtype=object))
     joined = texts[0].str.cat(texts[1:], sep="\x1f") if len(texts) > 1 else texts[0]
     hashed = pd.util.hash_pandas_object(joined, index=False).to_numpy()
     return (hashed % np.uint64(buckets)).astype(np.int64)
