@@ -162,6 +162,8 @@ def main() -> None:
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     skip = {(int(s.split(":")[0]), s.split(":")[1]) for s in args.skip}
     command = "PYTHONPATH=src OMP_NUM_THREADS=1 python bench/scale_entities.py " + " ".join(sys.argv[1:])
+    head = subprocess.run(["git", "-C", str(HERE), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    command += f"  # at {head.stdout.strip() or 'an unknown commit'}"
     rows = run(args.scales, args.modes, args.rounds, skip, args.buckets)
     with (RESULTS / f"{args.name}.jsonl").open("a") as handle:
         for row in rows:

@@ -188,3 +188,17 @@ def test_an_input_with_no_value_outside_its_schema_flags_no_entity():
     assert read.flags.tolist() == [0.0, 0.0]
     events.loc[events["id"] == "P3", "amount"] = 99.0  # outside [-5, 20]: P3 alone is mapped
     assert read_entities(parents, events, synth.schema, 16, np.random.default_rng(0)).flags.tolist() == [0.0, 1.0]
+
+
+def test_under_torchrun_tables_in_memory_are_refused_in_one_line(tmp_path, monkeypatch, capsys):
+    parents, events = worker.tables(n=20)
+    monkeypatch.setenv("WORLD_SIZE", "2")  # as torchrun sets it: the refusal comes before any group is joined
+    with pytest.raises(InputError, match="reads Parquet tables in buckets"):
+        EntitySynthesizer(epsilon=3.0).fit(parents, events, **worker.PUBLIC)
+    parents.to_csv(tmp_path / "parents.csv", index=False)
+    events.to_parquet(tmp_path / "events.parquet", index=False)
+    arguments = ["fit", str(tmp_path / "parents.csv"), "--kind", "entity", "--events", str(tmp_path / "events.parquet"),
+                 "--key", "id", "--epsilon", "3", "--out", str(tmp_path / "model")]  # fmt: skip
+    assert main(arguments) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "under torchrun" in err and "parents.csv" in err

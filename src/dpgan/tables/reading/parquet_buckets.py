@@ -12,9 +12,9 @@ The number of buckets is public (a setting, never the data's size). Under torchr
 every batch but writes only its own buckets (b ≡ rank mod K): the ranks' buckets partition the units.
 
 A file's stored column types are not compared (a writer infers them from the values: one missing
-value turns an int64 column into float64), so a bucket is written as one file per run of batches of
-one stored schema (`{b}-{run}.parquet`) and read back by concatenating them in turn (the input's row
-order): no row's type decides whether the fit runs, and every cell is read by its own rule afterwards.
+value turns an int64 column into float64), so a bucket is written as files (`{b}-{flush}.parquet`),
+each of one stored schema, and read back by concatenating them in turn (the input's row order): no
+row's type decides whether the fit runs, and every cell is read by its own rule afterwards.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from dpgan.tables.schema.cells import cell_keys
 
 DEFAULT_BUCKETS = 64  # bucket files (blocks) of a table: public, whatever its size
 BATCH_ROWS = 65_536  # rows read from the Parquet files at once
+FLUSH_ROWS = 8 * BATCH_ROWS  # rows held before they are written to their buckets' files
 
 
 def bucket_of(frame: pd.DataFrame, key_columns: Sequence[str], buckets: int) -> np.ndarray:
@@ -60,37 +61,42 @@ def write_buckets(
     mine: Sequence[int],
     folder: Path,
 ) -> None:
-    """Every row of `files` (its `columns`) appended to its bucket's file in `folder`, for the buckets
-    in `mine` only (this rank's); a new file per bucket where the stored schema changes (module
-    docstring)."""
+    """Every row of `files` (its `columns`) written to its bucket in `folder`, for the buckets in
+    `mine` only (this rank's). The rows are held until FLUSH_ROWS have gathered (or the stored
+    schema changes), then each bucket's are written as one new file `{b}-{flush}.parquet`: no writer
+    stays open, so memory is the held rows whatever the table's size (an open writer per bucket
+    keeps every row group's metadata until it closes), and reading a bucket's files in flush order
+    gives its rows in the input's order."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    wanted, writers, segment, last = set(mine), {}, -1, None
+    wanted, held, rows, flush, last = sorted(set(mine)), {}, 0, 0, None
+
+    def write() -> None:
+        nonlocal held, rows, flush
+        for b, pieces in held.items():
+            pq.write_table(pa.concat_tables(pieces), folder / f"{b}-{flush}.parquet")
+        held, rows, flush = {}, 0, flush + 1
+
+    file = files[0] if files else folder
     try:
         for file in files:
             for batch in pq.ParquetFile(file).iter_batches(batch_size=BATCH_ROWS, columns=list(columns)):
                 table = pa.Table.from_batches([batch])
-                if table.schema != last:  # a new segment of files, so that reading them in turn keeps the order
-                    segment, last = segment + 1, table.schema
-                    for writer in writers.values():
-                        writer.close()
-                    writers = {}
+                if table.schema != last or rows >= FLUSH_ROWS:  # a table of another stored schema: its own files
+                    write()
+                    last = table.schema
                 keys = pa.Table.from_arrays([table.column(c) for c in key_columns], names=list(key_columns))
                 which = bucket_of(keys.to_pandas(), key_columns, buckets)
                 order = np.argsort(which, kind="stable")  # by bucket, the input's order within each
                 grouped, edges = table.take(pa.array(order)), np.searchsorted(which[order], np.arange(buckets + 1))
-                for b in sorted(wanted):
-                    if edges[b + 1] == edges[b]:
-                        continue
-                    if b not in writers:
-                        writers[b] = pq.ParquetWriter(folder / f"{b}-{segment}.parquet", table.schema)
-                    writers[b].write_table(grouped.slice(edges[b], edges[b + 1] - edges[b]))
+                for b in wanted:
+                    if edges[b + 1] > edges[b]:
+                        held.setdefault(b, []).append(grouped.slice(edges[b], edges[b + 1] - edges[b]))
+                rows += len(table)
+        write()
     except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
         raise InputError(f"cannot read {file}: not a well-formed Parquet file ({type(exc).__name__})") from None
-    finally:
-        for writer in writers.values():
-            writer.close()
 
 
 def read_bucket(folder: Path, bucket: int, columns: Sequence[str]) -> pd.DataFrame:
@@ -98,11 +104,11 @@ def read_bucket(folder: Path, bucket: int, columns: Sequence[str]) -> pd.DataFra
     an empty frame of `columns` when it holds none."""
     import pyarrow.parquet as pq
 
-    parts = sorted(folder.glob(f"{bucket}-*.parquet"), key=lambda p: int(p.stem.split("-")[1]))
+    parts = sorted(folder.glob(f"{bucket}-*.parquet"), key=lambda p: int(p.stem.split("-")[1]))  # flush order
     frames = [pq.read_table(p).to_pandas()[list(columns)] for p in parts]
     if not frames:
         return pd.DataFrame(columns=list(columns))
     return frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
 
 
-__all__ = ["BATCH_ROWS", "DEFAULT_BUCKETS", "bucket_of", "check_buckets", "read_bucket", "write_buckets"]
+__all__ = ["BATCH_ROWS", "DEFAULT_BUCKETS", "FLUSH_ROWS", "bucket_of", "check_buckets", "read_bucket", "write_buckets"]
