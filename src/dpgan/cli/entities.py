@@ -7,6 +7,7 @@ PyTorch load."""
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -44,11 +45,16 @@ def add_fit_flags(group: argparse._ArgumentGroup, add_settings: Callable[[], Non
 def fit_command(args: argparse.Namespace, settings: dict[str, Any]) -> int:
     """`dpgan fit PARENTS --kind entity --events EVENTS --key COLUMN [--time-column C [--time-min T
     --time-max T] [--time-format F]] [--schema S.json | --categories ... --bounds ...]`; a table without
-    a schema or a hint, and a time column without its window, are learned with DP."""
-    parents_path = check_readable(args.data)
+    a schema or a hint, and a time column without its window, are learned with DP. A folder of Parquet
+    parts (or, under torchrun, Parquet files) is read in buckets of entities with the schema given
+    (dpgan.entities.parquet); under torchrun rank 0 alone prints and writes."""
     if args.events is None:
         raise InputError("--kind entity needs the events table: --events EVENTS.csv")
-    events_path = check_readable(args.events)
+    blocked = in_buckets(args.data, args.events)
+    if blocked:  # checked by the reader: a folder's or a file's footers, one line naming the file
+        parents_path, events_path = Path(args.data), Path(args.events)
+    else:
+        parents_path, events_path = check_readable(args.data), check_readable(args.events)
     schema_path = check_file(args.schema, "schema file") if args.schema else None
     out = check_model_destination(args.out, args.overwrite)  # before any private row is read
     bounds, categories = parse_bounds(args.bounds), parse_categories(args.categories)
@@ -78,15 +84,44 @@ def fit_command(args: argparse.Namespace, settings: dict[str, Any]) -> int:
         if args.time_column is not None:  # without a window: its format and window bought with DP
             public |= {"time_column": args.time_column, "time_bounds": None if window[0] is None else window,
                        "time_format": args.time_format}  # fmt: skip
+    if blocked:
+        from dpgan.privacy.distributed import rank_session
+
+        with rank_session(device=str(synth.device)) as context:
+            synth.fit(parents_path, events_path, **public)
+            if context.is_main:
+                synth.save(out, overwrite=args.overwrite)
+                print_fitted(synth, out)
+        return 0
     synth.fit(read_private_table(parents_path), read_private_table(events_path), **public)
     synth.save(out, overwrite=args.overwrite)
+    print_fitted(synth, out)
+    return 0
+
+
+def in_buckets(parents: str, events: str) -> bool:
+    """Whether the two tables are read in buckets of entities (dpgan.entities.parquet): a folder of
+    Parquet parts, or under torchrun Parquet files (public: the paths the user chose, never a size).
+    Then both must be Parquet: one line otherwise."""
+    paths = [Path(parents), Path(events)]
+    torchrun = int(os.environ.get("WORLD_SIZE") or 1) > 1
+    if not any(p.is_dir() for p in paths) and not torchrun:
+        return False
+    for path in paths:
+        if not path.is_dir() and path.suffix.lower() != ".parquet":
+            why = "under torchrun" if torchrun else "with a folder of parts"
+            raise InputError(f"{path.name}: {why}, both tables are read in buckets: give each as a .parquet file "
+                             "or a folder of them")  # fmt: skip
+    return True
+
+
+def print_fitted(synth: Any, out: Path) -> None:
     report = synth.privacy_report()
     print(f"saved model to {out}: ε={report['epsilon']:.4f}, δ={report['delta']:g} ({report['accountant']})")
     print(f"unit of privacy: {report['unit_of_privacy']}")
     if report["dp_schema"]:
         print(f"schema: {report['schema_source']}")
     print(f"{synth.unit_summary()} (noisy counts)")
-    return 0
 
 
 def entity_key(given: list[str] | None) -> str | None:
@@ -123,14 +158,11 @@ def sample_command(args: argparse.Namespace) -> int:
         raise InputError("--condition and --region-points apply to table models")
     parents_path, events_path = sample_outputs(args.out, args.overwrite)
     from dpgan.kinds import kind_of_model
-    from dpgan.tables.reading.table_io import write_table
 
     synth = kind_of_model(args.model).load("facade").load(args.model)
-    parents, events = synth.sample(args.n, seed=args.seed)
     parents_path.parent.mkdir(parents=True, exist_ok=True)
-    write_table(parents, parents_path)
-    write_table(events, events_path)
-    print(f"wrote {len(parents)} entities to {parents_path} and their {len(events)} events to {events_path}")
+    parents, events = synth.sample_to(parents_path, events_path, args.n, seed=args.seed)  # memory flat in -n
+    print(f"wrote {parents} entities to {parents_path} and their {events} events to {events_path}")
     return 0
 
 

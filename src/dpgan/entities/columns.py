@@ -71,18 +71,18 @@ class ColumnCells:
             scaled = _scaled(spec, clamped) if not self.integers else np.round(clamped)
             code = np.clip(np.searchsorted(self.edges, scaled, side="right") - 1, 0, len(self.edges) - 2)
             code = np.where(present, code, self.missing)
-            return code.astype(np.int64), (mapped & (cells.kind != NULL)) | (~present & ~spec.nullable)
+            return code.astype(np.int64), (mapped & (cells.kind != NULL)) | (~present & (not spec.nullable))
         if spec.kind == "boolean":
             flags = values.map(lambda v: boolean_value(v) if not _is_null(v) else None)
             code = np.array([self.missing if f is None else int(bool(f)) for f in flags], dtype=np.int64)
             null = np.array([_is_null(v) for v in values], dtype=bool)
-            return code, (code == self.missing) & (~null | ~spec.nullable)
+            return code, (code == self.missing) & (~null | (not spec.nullable))
         keys = cell_keys(values)
         index = {canonical_text(c): i for i, c in enumerate(spec.categories)}
         fallback = self.missing if spec.other_category is None else spec.categories.index(spec.other_category)
         code = np.array([self.missing if k is None else index.get(k, fallback) for k in keys], dtype=np.int64)
         outside = np.array([k is not None and k not in index for k in keys], dtype=bool)
-        return code, outside | ((code == self.missing) & ~spec.nullable)
+        return code, outside | ((code == self.missing) & (not spec.nullable))
 
     def values(self, codes: np.ndarray, rng: np.random.Generator) -> pd.Series:
         """Values for cells (post-processing): a category, or a uniform place inside a bin on the

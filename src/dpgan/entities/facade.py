@@ -15,7 +15,9 @@ saved as its released arrays and JSON, or the gan model (gan/), saved as its gen
 
 from __future__ import annotations
 
-from dataclasses import asdict, fields
+import os
+from collections.abc import Iterator
+from dataclasses import asdict, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -29,23 +31,27 @@ from dpgan.entities.columns import ColumnCells
 from dpgan.entities.fit_kind import EntityKind, EntityTables
 from dpgan.entities.gan.model import EntityGAN
 from dpgan.entities.inference import SchemaPurchase, purchase_note
-from dpgan.entities.reader import UNIT_REASONS, check_time_dtype
+from dpgan.entities.parquet import EntityParquet
+from dpgan.entities.reader import UNIT_REASONS, check_tables, check_time_dtype
 from dpgan.entities.schema import EntitySchema, TimeSpec, format_times, table_schema, time_format_of
 from dpgan.entities.settings import ENTITY_MODELS, GAN_DEFAULTS, EntitySettings
 from dpgan.entities.statistics import EntityStatistics, link_index
 from dpgan.errors import InputError, ModelFileError
-from dpgan.fit import run_fit
+from dpgan.fit import FittedModel, run_fit
 from dpgan.model_catalog import model_entry, refuse_unread_settings
+from dpgan.privacy.distributed import process_group_context
 from dpgan.privacy.ledger import PrivacyLedger
 from dpgan.privacy.unit_rule import ReleasedTally, none_usable_note
 from dpgan.serialization import REPORT_KEY, check_model_destination, read_model_dir, write_model_dir
 from dpgan.tables.schema.datetimes import TYPED
 from dpgan.tables.settings import loop_config
 from dpgan.threads import fit_threads
+from dpgan.training.context import FitContext
 from dpgan.training.strategies import critic_config
 
 KIND = "entity"
 MAX_SAMPLE = 1_000_000  # entities per call
+SAMPLE_CHUNK = 20_000  # entities drawn at once when streamed to files (sample_to)
 
 
 class EntitySynthesizer(Synthesizer):
@@ -81,8 +87,8 @@ class EntitySynthesizer(Synthesizer):
     # ------------------------------------------------------------------ fit
     def fit(
         self,
-        parents: pd.DataFrame,
-        events: pd.DataFrame,
+        parents: pd.DataFrame | str | Path | EntityParquet,
+        events: pd.DataFrame | str | Path | None = None,
         *,
         key: str | None = None,
         time_column: str | None = None,
@@ -102,21 +108,63 @@ class EntitySynthesizer(Synthesizer):
         or a datetime64 dtype; without one, the column's dtype says: a datetime64 column its dtype, an
         integer column "integer", else "number"), k = `max_events`, and each table's schema or hints
         (`categories`, `bounds`). What is not given (a table with neither a schema nor a hint for any
-        of its columns, a time column without its window) is bought with DP (inference.py)."""
-        self.schema, purchase = self._schema(
-            parents, events, key, time_column, time_bounds, time_format, max_events, schema, parent_schema,
-            event_schema, categories or {}, bounds or {},
-        )  # fmt: skip
+        of its columns, a time column without its window) is bought with DP (inference.py).
+
+        `parents` and `events` may be DataFrames, or each a Parquet file or folder of parts (or one
+        `EntityParquet` holding both, `events` None): read in buckets of entities with memory flat in
+        their number (parquet.py), statistics models only, the public facts given (no purchase); the
+        same releases and ledger as the tables in memory, and under torchrun each rank reads its
+        buckets: one release, the single-process ledger (the caller saves on rank 0 alone)."""
+        public = (key, time_column, time_bounds, time_format, max_events, schema, parent_schema, event_schema,
+                  categories or {}, bounds or {})  # fmt: skip
+        source = _parquet_source(parents, events)
+        if source is not None:
+            return self._fit_blocks(source, public)
+        if int(os.environ.get("WORLD_SIZE") or 1) > 1:
+            raise InputError("an entity fit under torchrun reads Parquet tables in buckets: pass their paths")
+        self.schema, purchase = self._schema(parents, events, *public)
         self._check_link(parents, purchase)  # a link that is no parent column: one line, before any read
         with on_device(self.device), fit_threads(self.threads):
             kind = EntityKind(self.schema, self.settings, self.config, purchase=purchase)
-            fitted = run_fit(kind, EntityTables(parents, events), self.budget)
+            self._fitted(run_fit(kind, EntityTables(parents, events), self.budget))
+        return self
+
+    def _fit_blocks(self, source: EntityParquet, public: tuple) -> EntitySynthesizer:
+        """Parquet tables in buckets (parquet.py): every refusal on the public facts (the settings,
+        the schema, the headers) before any value is read; under torchrun rank 0's seed on every
+        rank, after checking that every rank reads the same files."""
+        if self.config is not None:
+            statistics = ", ".join(m.name for m in ENTITY_MODELS if not m.trains)
+            raise InputError(f"the gan model holds its entities in memory: fit Parquet tables with {statistics}, "
+                             "or load them and pass DataFrames")  # fmt: skip
+        parents, events = source.headers
+        self.schema, purchase = self._schema(parents, events, *public)
+        if purchase is not None:
+            parts = "; ".join(purchase.parts())
+            raise InputError(f"Parquet tables are read in buckets with their schema given: {parts} would be bought "
+                             "with DP; give each table's schema or hints (and the time window), or fit the tables in "
+                             "memory")  # fmt: skip
+        self._check_link(parents, None)
+        check_tables(parents, events, self.schema)
+        context, ctx = process_group_context(), None
+        if context.distributed:  # rank 0's seed on every rank; the record's "seeded" stays the user's
+            seed = context.lockstep_seed(source.digest(), "entity tables", self.budget.seed)
+            source, ctx = source.on(context), FitContext.open(replace(self.budget, seed=seed))
+        try:
+            with on_device(self.device), fit_threads(self.threads):
+                self._fitted(
+                    run_fit(EntityKind(self.schema, self.settings, self.config), source, self.budget, None, ctx)
+                )
+        finally:
+            source.cache.clear()  # the bucket files, removed
+        return self
+
+    def _fitted(self, fitted: FittedModel) -> None:
         self.ledger, self.generator, self.training = fitted.ledger, fitted.model, fitted.record
         self.schema = fitted.data.details["schema"]
         note = none_usable_note(fitted.data.details["tally"], "check the key column and the parents' keys")
         if note is not None:
             self.training["note"] = note
-        return self
 
     def _check_link(self, parents: pd.DataFrame, purchase: SchemaPurchase | None) -> None:
         """The link setting names a modelled parent column (with the parents' schema bought: a column
@@ -184,15 +232,41 @@ class EntitySynthesizer(Synthesizer):
         """n new entities: (parents, events), linked by fresh keys 1..n; every event's key is a
         parent's, events in time order, times in the input's format."""
         self._require_fitted()
-        assert self.schema is not None
         n = check_sample_count(n, MAX_SAMPLE)
-        rng = np.random.default_rng(seed)
+        return self._drawn(n, np.random.default_rng(seed), 0)
+
+    def sample_to(
+        self, parents_path: str | Path, events_path: str | Path, n: int, *, seed: int | None = None
+    ) -> tuple[int, int]:
+        """n new entities streamed to two tables (.csv or .parquet each), SAMPLE_CHUNK entities at a
+        time (memory flat in n), each file renamed into place when complete; the rows written to each.
+        The parents are written in one pass and the events in a second that draws the same chunks
+        again from the same seed (OS entropy drawn once when none is given): the two files agree, and
+        up to SAMPLE_CHUNK entities they are `sample`'s with the same seed."""
+        from dpgan.tables.reading.table_io import write_chunks
+
+        self._require_fitted()
+        n = check_sample_count(n, MAX_SAMPLE)
+        sequence = np.random.SeedSequence(seed)
+
+        def chunks(which: int) -> Iterator[pd.DataFrame]:
+            rng = np.random.default_rng(sequence)  # the same stream on both passes
+            for start in range(0, n, SAMPLE_CHUNK):
+                yield self._drawn(min(SAMPLE_CHUNK, n - start), rng, start)[which]
+
+        _, parents = write_chunks(chunks(0), parents_path)
+        _, events = write_chunks(chunks(1), events_path)
+        return parents, events
+
+    def _drawn(self, n: int, rng: np.random.Generator, first: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """n entities drawn with `rng`, keyed first + 1, ..., first + n."""
+        assert self.schema is not None
         drawn = self.generator.sample(n, rng)
         schema, bins = self.schema, self.settings.bins
-        parents = pd.DataFrame({schema.key: np.arange(1, n + 1)})
+        parents = pd.DataFrame({schema.key: np.arange(first + 1, first + n + 1)})
         for j, spec in enumerate(schema.parents.columns):
             parents[spec.name] = ColumnCells.of(spec, bins).values(drawn.parent_codes[:, j], rng).to_numpy()
-        events = pd.DataFrame({schema.key: drawn.owner + 1})
+        events = pd.DataFrame({schema.key: drawn.owner + first + 1})
         if schema.time is not None:
             events[schema.time.column] = format_times(drawn.times, schema.time, drawn.owner).to_numpy()
         for j, spec in enumerate(schema.events.columns):
@@ -274,6 +348,27 @@ class EntitySynthesizer(Synthesizer):
         except (KeyError, TypeError, ValueError, RuntimeError, InputError) as exc:
             raise ModelFileError(f"{path} holds an inconsistent entity model: {exc}") from None
         return synth
+
+
+def _parquet_source(parents: Any, events: Any) -> EntityParquet | None:
+    """The Parquet tables to read in buckets: an EntityParquet, or two paths (a .parquet file or a
+    folder each); None for DataFrames. A mix, or a file that is not Parquet, is one line."""
+    if isinstance(parents, EntityParquet):
+        if events is not None:
+            raise InputError("an EntityParquet holds both tables: pass it alone")
+        return parents
+    paths = [isinstance(t, (str, Path)) for t in (parents, events)]
+    if not any(paths):
+        if events is None:
+            raise InputError("pass the events table too: fit(parents, events, key=...)")
+        return None
+    if not all(paths):
+        raise InputError("give both tables as DataFrames, or both as Parquet files or folders")
+    for words, path in (("parents", Path(parents)), ("events", Path(events))):
+        if not path.is_dir() and path.suffix.lower() != ".parquet":
+            raise InputError(f"the {words} table {path.name!r} is not a Parquet file or folder: read it "
+                             "(pandas) and pass the DataFrame")  # fmt: skip
+    return EntityParquet.open(parents, events)
 
 
 __all__ = ["EntitySynthesizer"]

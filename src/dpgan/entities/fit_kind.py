@@ -19,8 +19,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from dpgan.entities.blocks import EntityReads
 from dpgan.entities.inference import SchemaPurchase
-from dpgan.entities.reader import FLAGS, read_entities
+from dpgan.entities.reader import FLAGS, UNIT_REASONS, EntityRead, read_entities, subsample_seed
 from dpgan.entities.schema import EntitySchema
 from dpgan.entities.settings import EntitySettings
 from dpgan.entities.statistics import EntityStatistics
@@ -39,7 +40,8 @@ TALLY = "entities kept and dropped per reason"
 
 @dataclass(frozen=True)
 class EntityTables:
-    """The private input of one fit: the two tables."""
+    """The private input of one fit: the two tables in memory (or, in their place, the Parquet tables
+    read in buckets: dpgan.entities.parquet.EntityParquet, whose `reads` are the kept entities)."""
 
     parents: pd.DataFrame
     events: pd.DataFrame
@@ -71,25 +73,33 @@ class EntityKind:
     certified: bool = True
     purchase: SchemaPurchase | None = None
 
-    def release_data(self, ctx: FitContext, data: EntityTables) -> KindData:
+    def release_data(self, ctx: FitContext, data: Any) -> KindData:
+        """The schema (bought first when it is to buy: in memory only), the kept entities (one block,
+        or a bucket at a time) and the tally's release, summed over the blocks and ranks."""
         schema, notes, bought = self.schema, [], []
         if self.purchase is not None:  # first: its share of ε, then the tally's on top (cumulative shares)
             schema, notes = self.purchase.buy(ctx, data.parents, data.events)
             bought = self.purchase.parts()
         assert schema is not None
-        read = read_entities(data.parents, data.events, schema, self.settings.bins, ctx.rng)
+        if isinstance(data, EntityTables):  # in memory: one block
+            units: EntityRead | EntityReads = read_entities(data.parents, data.events, schema, self.settings.bins,
+                                                            ctx.rng)  # fmt: skip
+            reads = EntityReads.whole(units)
+        else:  # Parquet tables in buckets (parquet.py): the same one draw of the fit's generator first
+            units = reads = data.reads(schema, self.settings.bins, subsample_seed(ctx.rng))
+        exact = reads.sum(lambda read: {"tally": read.tally.vector(), "flags": read.flags})
         sigma = ctx.target(TALLY_SHARE).sigma(1.0, 1, ctx.ledger.entries)
         note = "each unit in one of kept and the reasons, each kept entity at most once in each flag: Δ = √3"
         charge_gaussian(ctx.ledger, TALLY, sigma, note=note)
         std = sigma * math.sqrt(3.0)
-        noisy = noisy_counts(np.concatenate([read.tally.vector(), read.flags]), std, ctx.rng)
-        reasons = read.tally.reasons
+        noisy = noisy_counts(np.concatenate([exact["tally"], exact["flags"]]), std, ctx.rng)
+        reasons = UNIT_REASONS
         tally = ReleasedTally("entity", "entities", float(noisy[0]),
                               {r: float(c) for r, c in zip(reasons, noisy[1 : 1 + len(reasons)])}, std)  # fmt: skip
         flags = {f: int(round(max(float(c), 0.0))) for f, c in zip(FLAGS, noisy[1 + len(reasons) :])}
         ctx.spend(TALLY_SHARE)
         details = {"tally": tally, "flags": flags, "schema": schema, "dp_schema": bought, "schema_notes": notes}
-        return KindData(read, tally.estimated_units, details)
+        return KindData(units, tally.estimated_units, details)
 
     def model(self, data: KindData) -> Model:
         schema = data.details["schema"]

@@ -57,12 +57,39 @@ def link_utilities(
 ) -> np.ndarray:
     """u_c of the module docstring for each candidate (exact: private, released only through the
     mechanism)."""
-    out = np.zeros(len(candidates))
+    tables = link_tables(parent_codes, sizes, candidates, count_buckets, n_buckets, owner, event_codes, event_sizes)
+    return utilities_of(tables, len(candidates), len(event_sizes), k)
+
+
+def link_tables(
+    parent_codes: np.ndarray,
+    sizes: list[int],
+    candidates: list[int],
+    count_buckets: np.ndarray,
+    n_buckets: int,
+    owner: np.ndarray,
+    event_codes: np.ndarray,
+    event_sizes: list[int],
+) -> dict[str, np.ndarray]:
+    """The exact tables N_c and W_cj (unweighted event counts) of every candidate: sums over entities,
+    so the tables of blocks of entities add up to the whole's (dpgan.entities.parquet), and only
+    then are their rows' maxima taken (`utilities_of`)."""
+    out = {}
     for i, c in enumerate(candidates):
         value = parent_codes[:, c]
-        out[i] = _rows_max(value, count_buckets, sizes[c], n_buckets, 1.0)
+        out[f"{i}/counts"] = table(value, count_buckets, sizes[c], n_buckets)
         for j, size in enumerate(event_sizes):
-            out[i] += _rows_max(value[owner], event_codes[:, j], sizes[c], size, 1.0 / k)
+            out[f"{i}/{j}"] = table(value[owner], event_codes[:, j], sizes[c], size)
+    return out
+
+
+def utilities_of(tables: dict[str, np.ndarray], n_candidates: int, n_event_columns: int, k: int) -> np.ndarray:
+    """u_c from the whole tables of `link_tables` (events weighing 1/k)."""
+    out = np.zeros(n_candidates)
+    for i in range(n_candidates):
+        out[i] = _rows_max(tables[f"{i}/counts"], 1.0)
+        for j in range(n_event_columns):
+            out[i] += _rows_max(tables[f"{i}/{j}"], 1.0 / k)
     return out
 
 
@@ -87,11 +114,18 @@ def choose_link(
     return candidates[exponential_mechanism(utilities, epsilon, score_range, rng)]
 
 
-def _rows_max(rows: np.ndarray, cells: np.ndarray, n_rows: int, n_cells: int, weight: float) -> float:
+def _rows_max(counts: np.ndarray, weight: float) -> float:
     """Σ over rows of the (weighted) 2-way table's largest cell."""
-    if len(rows) == 0:
-        return 0.0
-    return float(table(rows, cells, n_rows, n_cells).max(axis=1).sum()) * weight
+    return float(counts.max(axis=1).sum()) * weight
 
 
-__all__ = ["LINK_CHOICE", "LINK_SHARE", "choose_link", "link_candidates", "link_score_range", "link_utilities"]
+__all__ = [
+    "LINK_CHOICE",
+    "LINK_SHARE",
+    "choose_link",
+    "link_candidates",
+    "link_score_range",
+    "link_tables",
+    "link_utilities",
+    "utilities_of",
+]

@@ -16,9 +16,15 @@ rows alone:
   into their column's cells (columns.py). The entities with a dropped event or a mapped value are
   counted (two more cells of the tally, each entity at most once in each);
 - of an entity's n readable events, at most k (`max_events`) are read for the event columns: a
-  uniformly drawn k (by the fit's random generator), kept in time order. Uniform, not the first k:
-  the first k of a plane are its January flights, a biased picture of its year; the entity's
-  count, first time and time span are read from all n (each is one number per entity, whatever n).
+  uniformly drawn k, kept in time order. Uniform, not the first k: the first k of a plane are its
+  January flights, a biased picture of its year; the entity's count, first time and time span are
+  read from all n (each is one number per entity, whatever n).
+
+The k-of-n draw is keyed (`keyed_priorities`): each event's priority is a keyed hash of its entity's
+key text and its place among that entity's readable events in the input's order, under one seed
+drawn from the fit's generator (one draw, whatever the data). So the draw is the same whether the
+tables are read whole or in buckets (dpgan.entities.parquet), on one process or on K ranks, and
+an entity's events read depend on its own rows alone.
 """
 
 from __future__ import annotations
@@ -117,6 +123,7 @@ class EntityRows:
     and the events rows of kept entities with their entity; the tally of kept and dropped units."""
 
     parent_rows: np.ndarray  # (E,) the parent row of each entity
+    keys: np.ndarray  # (E,) each entity's key, its canonical text
     event_rows: np.ndarray  # (M,) the rows of every event of a kept entity, in the input's order
     owner: np.ndarray  # (M,) each one's entity
     tally: UnitTally
@@ -131,7 +138,7 @@ def entity_rows(parents: pd.DataFrame, events: pd.DataFrame, key: str) -> Entity
     parent_keys, event_keys = cell_keys(parents[key]), cell_keys(events[key])
     p_rows, e_rows = np.flatnonzero(pd.notna(parent_keys)), np.flatnonzero(pd.notna(event_keys))
     keys = np.concatenate([parent_keys[p_rows], event_keys[e_rows]]).astype(str)
-    _, unit = np.unique(keys, return_inverse=True)  # each unit's place in the text order of keys
+    texts, unit = np.unique(keys, return_inverse=True)  # each unit's place in the text order of keys
     units = int(unit.max()) + 1 if len(unit) else 0
     p_unit, e_unit = unit[: len(p_rows)], unit[len(p_rows) :]
     parents_of = np.bincount(p_unit, minlength=units)
@@ -145,14 +152,26 @@ def entity_rows(parents: pd.DataFrame, events: pd.DataFrame, key: str) -> Entity
     p_keep = kept[p_unit]
     p_take = p_rows[p_keep][np.argsort(entity_of[p_unit[p_keep]], kind="stable")]
     e_keep = kept[e_unit]
-    return EntityRows(p_take, e_rows[e_keep], entity_of[e_unit[e_keep]], tally)
+    return EntityRows(p_take, texts[kept], e_rows[e_keep], entity_of[e_unit[e_keep]], tally)
 
 
 def read_entities(
     parents: pd.DataFrame, events: pd.DataFrame, schema: EntitySchema, bins: int, rng: np.random.Generator
 ) -> EntityRead:
-    """The kept entities of the two tables (the module docstring's rule)."""
+    """The kept entities of the two tables (the module docstring's rule): the refusals, then the
+    read with the k-of-n draw keyed by one seed drawn from `rng`."""
     check_tables(parents, events, schema)
+    return read_checked(parents, events, schema, bins, subsample_seed(rng))
+
+
+def subsample_seed(rng: np.random.Generator) -> int:
+    """The k-of-n draw's seed: one draw of the fit's generator, whatever the data."""
+    return int(rng.integers(0, 2**63 - 1))
+
+
+def read_checked(parents: pd.DataFrame, events: pd.DataFrame, schema: EntitySchema, bins: int, seed: int) -> EntityRead:
+    """`read_entities` on tables whose public refusals were checked (a bucket of Parquet tables is
+    checked once, on their headers: dpgan.entities.parquet), the k-of-n draw keyed by `seed`."""
     units = entity_rows(parents, events, schema.key)
     tally, entities = units.tally, units.entities
     parent_codes, mapped = _codes(parents.iloc[units.parent_rows], schema.parents.columns, bins, entities)
@@ -178,7 +197,7 @@ def read_entities(
 
     # at most k events per entity, drawn uniformly: each event's random priority, the k first by it
     k = schema.max_events
-    take = priority_rank(owner, counts, rng.random(len(rows))) < k
+    take = priority_rank(owner, counts, keyed_priorities(units.keys, owner, counts, seed)) < k
     rows, owner, times = rows[take], owner[take], times[take]
     order = np.lexsort((rows, times, owner))  # time order within each entity (ties: the input's order)
     rows, owner, times = rows[order], owner[order], times[order]
@@ -197,7 +216,7 @@ def _codes(frame: pd.DataFrame, columns: tuple, bins: int, rows: int) -> tuple[n
     mapped = np.zeros(rows, dtype=bool)
     for j, spec in enumerate(columns):
         code, moved = ColumnCells.of(spec, bins).codes(frame[spec.name].reset_index(drop=True))
-        codes[:, j], mapped = code, mapped | moved
+        codes[:, j], mapped = code, mapped | np.asarray(moved, dtype=bool)  # flags, never row numbers
     return codes, mapped
 
 
@@ -211,6 +230,21 @@ def priority_rank(owner: np.ndarray, counts: np.ndarray, priority: np.ndarray) -
     return rank
 
 
+def keyed_priorities(keys: np.ndarray, owner: np.ndarray, counts: np.ndarray, seed: int) -> np.ndarray:
+    """Each event's priority in [0, 1): a keyed hash (SipHash under `seed`, pandas' object hash) of
+    its entity's key text (`keys[owner]`), mixed with its place among its entity's events in the
+    input's order (splitmix64). The events ranked below k by it are a uniform draw of at most k per
+    entity for a fresh seed; it reads nothing but the entity's own key and rows."""
+    hashed = pd.util.hash_pandas_object(pd.Series(keys, dtype=object), index=False, hash_key=f"{seed % 2**64:016x}")
+    place = priority_rank(owner, counts, np.arange(len(owner), dtype=np.float64)).astype(np.uint64)
+    with np.errstate(over="ignore"):
+        x = hashed.to_numpy()[owner] + (place + np.uint64(1)) * np.uint64(0x9E3779B97F4A7C15)
+        x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        x = x ^ (x >> np.uint64(31))
+    return (x >> np.uint64(11)).astype(np.float64) * 2.0**-53
+
+
 def _starts(sizes: np.ndarray) -> np.ndarray:
     """Where each group of `sizes` starts in a sorted array."""
     return np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64) if len(sizes) else np.zeros(0, np.int64)
@@ -218,5 +252,6 @@ def _starts(sizes: np.ndarray) -> np.ndarray:
 
 __all__ = [
     "DUPLICATE", "EntityRead", "EntityRows", "FLAGS", "MAPPED", "ORPHAN", "TIME_DROPPED", "UNIT_REASONS", "check_keys",
-    "check_tables", "check_time_dtype", "entity_rows", "priority_rank", "read_entities",
+    "check_tables", "check_time_dtype", "entity_rows", "keyed_priorities", "priority_rank", "read_checked",
+    "read_entities", "subsample_seed",
 ]  # fmt: skip

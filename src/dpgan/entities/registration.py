@@ -33,6 +33,8 @@ ENTITY = register(
             "time_format",
         ),  # fmt: skip
         add_flags="dpgan.cli.entities:add_fit_flags",
+        distributed=True,  # a statistics model on Parquet tables read in buckets (dpgan.entities.parquet)
+        distributed_words="entities (a statistics model on Parquet tables)",
         inspect_line="model: {model}; unit of privacy: {unit_of_privacy}",
     )
 )

