@@ -149,7 +149,7 @@ def test_command_line_default_and_the_models_listing(tmp_path, capsys):
     args = ["fit", str(tmp_path / "t.csv"), "--epsilon", "1", "--seed", "0", "--quiet"]
     assert main([*args, "--target", "label", "--out", str(tmp_path / "m")]) == 0
     assert json.loads((tmp_path / "m" / "model.json").read_text())["recipe"] == "marginals"
-    capsys.readouterr()
+    assert "; model marginals (the default)" in capsys.readouterr().out  # the user is told which model ran
     assert main(["models", "--kind", "table"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert any(line.split()[1:7] == ["marginals", "(default", "when", "the", "target", "is"] for line in lines)

@@ -193,7 +193,8 @@ def fit_table(args: argparse.Namespace, synth: Any, data: Any, schema: Any, out:
         return 0
     synth.save(out, overwrite=args.overwrite)
     report = synth.privacy_report()
-    print(f"saved model to {out}: ε={report['epsilon']:.4f}, δ={report['delta']:g} ({report['accountant']})")
+    spent = f"ε={report['epsilon']:.4f}, δ={report['delta']:g} ({report['accountant']})"
+    print(f"saved model to {out}: {spent}; model {synth.recipe.name}{'' if synth.model_named else ' (the default)'}")
     print_report_warning(report)
     return 0
 

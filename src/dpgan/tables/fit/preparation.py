@@ -73,7 +73,7 @@ HIERARCHY_EVENT = "schema: code hierarchies, one histogram per level"
 # series use the same release for their label sets (dpgan.privacy.partition_selection)
 TARGET_CLASS_SHARE = 0.05
 TARGET_SECOND_SHARE = 0.05
-# below this many rows × ε, noise is likely to swamp what the GAN can learn
+# below this many rows × ε, noise is likely to swamp what the model can learn
 SMALL_TABLE_ROWS_TIMES_EPSILON = 2000.0
 # a repair count is reported when it clears this many of its noise standard deviations
 REPAIR_REPORT_SIGMAS = 3.0
@@ -205,7 +205,7 @@ def small_table_notes(rows: int, epsilon: float, sigma: float) -> list[str]:
         return []
     return [
         f"the table has about {rows:,} rows (a noisy count, give or take {sigma:,.0f}; it may hold far fewer, "
-        f"even none): at ε={epsilon:g} the noise is likely to swamp what the GAN can learn; expect poor utility "
+        f"even none): at ε={epsilon:g} the noise is likely to swamp what the model can learn; expect poor utility "
         "(more rows or a larger ε help)"
     ]
 
