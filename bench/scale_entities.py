@@ -35,6 +35,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
 WORK = HERE / "data" / "scale_entities"
+sys.path.insert(0, str(HERE))
+from scale_growth import child_row  # noqa: E402  (the bench folder's sibling: one child runner)
+
 EPSILON = 3.0
 MAX_EVENTS = 32
 WINDOW = ("2013-01-01T00:00:00Z", "2014-01-01T00:00:00Z")
@@ -141,12 +144,7 @@ def run(scales: list[int], modes: list[str], rounds: int, skip: set[tuple[int, s
                     continue
                 command = [sys.executable, __file__, "--child", str(sets[copies]), str(copies), mode, str(round_),
                            str(buckets)]  # fmt: skip
-                proc = subprocess.run(command, capture_output=True, text=True)
-                if proc.returncode != 0:
-                    raise SystemExit(proc.stderr[-3000:])
-                row = json.loads(proc.stdout.strip().splitlines()[-1]) | {"round": round_, "load": os.getloadavg()[0]}
-                print(json.dumps(row), flush=True)
-                rows.append(row)
+                rows.append(child_row(command, round_))
     return rows
 
 

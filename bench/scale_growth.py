@@ -159,18 +159,24 @@ def tables_child(directory: str, copies: int, seed: int, threads: int) -> dict:
     }
 
 
+def child_row(command: list[str], round_: int) -> dict:
+    """One fit in a child process (its own peak RSS): its last stdout line as a row, with the round
+    and the machine's load when it ended; a failed child stops the bench with its error's tail."""
+    proc = subprocess.run(command, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SystemExit(proc.stderr[-3000:])
+    row = json.loads(proc.stdout.strip().splitlines()[-1]) | {"round": round_, "load": os.getloadavg()[0]}
+    print(json.dumps(row), flush=True)
+    return row
+
+
 def tables(scales: list[int], rounds: int, threads: int) -> list[dict]:
     sets = write_table_sets(scales, os.environ.get(SPLIT_VARIABLE, "validation"))
     rows = []
     for round_ in range(rounds):  # interleaved: every size once per round
         for copies in scales:
             command = [sys.executable, __file__, "--child", "tables", str(sets[copies]), str(copies), str(round_)]
-            proc = subprocess.run([*command, str(threads)], capture_output=True, text=True)
-            if proc.returncode != 0:
-                raise SystemExit(proc.stderr[-3000:])
-            row = json.loads(proc.stdout.strip().splitlines()[-1]) | {"round": round_, "load": os.getloadavg()[0]}
-            print(json.dumps(row), flush=True)
-            rows.append(row)
+            rows.append(child_row([*command, str(threads)], round_))
     return rows
 
 

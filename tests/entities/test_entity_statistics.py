@@ -13,7 +13,14 @@ import pytest
 
 from dpgan.entities.columns import ColumnCells
 from dpgan.entities.facade import EntitySynthesizer
-from dpgan.entities.link_choice import LINK_CHOICE, LINK_SHARE, link_candidates, link_score_range, link_utilities
+from dpgan.entities.link_choice import (
+    LINK_CHOICE,
+    LINK_SHARE,
+    link_candidates,
+    link_score_range,
+    link_tables,
+    utilities_of,
+)
 from dpgan.entities.reader import read_entities
 from dpgan.entities.settings import EntitySettings
 from dpgan.entities.statistics import COUNT_BUCKETS, EVENTS, EntityStatistics, count_bucket
@@ -58,8 +65,9 @@ def utilities(parents, events, schema, bins: int = 16) -> np.ndarray:
     candidates = link_candidates([c.is_numeric for c in schema.parents.columns])
     sizes = [ColumnCells.of(c, bins).size for c in schema.parents.columns]
     event_sizes = [ColumnCells.of(c, bins).size for c in schema.events.columns]
-    return link_utilities(read.parent_codes, sizes, candidates, count_bucket(read.counts), COUNT_BUCKETS,
-                          read.owner, read.event_codes, event_sizes, schema.max_events)  # fmt: skip
+    tables = link_tables(read.parent_codes, sizes, candidates, count_bucket(read.counts), COUNT_BUCKETS,
+                         read.owner, read.event_codes, event_sizes)  # fmt: skip
+    return utilities_of(tables, len(candidates), len(event_sizes), schema.max_events)
 
 
 # ------------------------------------------------------------------ the link's choice

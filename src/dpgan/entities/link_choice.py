@@ -44,23 +44,6 @@ def link_candidates(numeric: list[bool]) -> list[int]:
     return [j for j, is_numeric in enumerate(numeric) if not is_numeric]
 
 
-def link_utilities(
-    parent_codes: np.ndarray,
-    sizes: list[int],
-    candidates: list[int],
-    count_buckets: np.ndarray,
-    n_buckets: int,
-    owner: np.ndarray,
-    event_codes: np.ndarray,
-    event_sizes: list[int],
-    k: int,
-) -> np.ndarray:
-    """u_c of the module docstring for each candidate (exact: private, released only through the
-    mechanism)."""
-    tables = link_tables(parent_codes, sizes, candidates, count_buckets, n_buckets, owner, event_codes, event_sizes)
-    return utilities_of(tables, len(candidates), len(event_sizes), k)
-
-
 def link_tables(
     parent_codes: np.ndarray,
     sizes: list[int],
@@ -126,6 +109,5 @@ __all__ = [
     "link_candidates",
     "link_score_range",
     "link_tables",
-    "link_utilities",
     "utilities_of",
 ]
