@@ -1,7 +1,8 @@
 """The model a table fit gets when it names none (dpgan.recipes.default_table_recipe): the marginals
-model for a target that is a class, the GAN for a numeric target, for no target, or when the fit
-asks for what only the GAN does; the choice read from public facts (the schema, the hints) or from
-the DP schema's release (post-processing), in memory, streamed and on the command line."""
+model for a target that is a class on the DP schema's path (no hand schema), the GAN for a hand
+schema, a numeric target, no target, or when the fit asks for what only the GAN does; the choice
+read from public facts (the hints) or from the DP schema's release (post-processing), in memory,
+streamed and on the command line."""
 
 from __future__ import annotations
 
@@ -69,10 +70,11 @@ def test_the_target_kind_comes_from_public_arguments(schema, hints, expected):
     assert target_kind(parsed, hints.pop("target", None), **hints) == expected
 
 
-def test_the_rule_gives_the_gan_whenever_the_gan_is_asked_for():
-    assert default_table_recipe(True, ()) is MARGINALS
-    assert default_table_recipe(False, ()).name == DEFAULT_RECIPE
-    assert default_table_recipe(True, ("max_steps",)).name == DEFAULT_RECIPE
+def test_the_rule_gives_the_gan_whenever_the_gan_is_asked_for_or_the_schema_is_the_users():
+    assert default_table_recipe(True, True, ()) is MARGINALS
+    assert default_table_recipe(False, True, ()).name == DEFAULT_RECIPE
+    assert default_table_recipe(True, False, ()).name == DEFAULT_RECIPE  # a hand schema
+    assert default_table_recipe(True, True, ("max_steps",)).name == DEFAULT_RECIPE
 
 
 def without_target(schema: dict) -> dict:
@@ -80,36 +82,37 @@ def without_target(schema: dict) -> dict:
 
 
 @pytest.mark.parametrize(
-    "init, schema, target, expected",
+    "init, hints, expected",
     [
-        ({}, SCHEMA, None, "marginals"),
-        ({"geo_pairs": ()}, SCHEMA, None, "marginals"),  # the marginals model's own setting
-        ({"max_steps": 2}, SCHEMA, None, DEFAULT_RECIPE),
-        ({"condition": "label", "max_steps": 2}, SCHEMA, None, DEFAULT_RECIPE),
-        ({"noise_multiplier": 2.0, "max_steps": 2}, SCHEMA, None, DEFAULT_RECIPE),
-        ({"model": "dp-gan", "max_steps": 2}, SCHEMA, None, DEFAULT_RECIPE),
+        ({}, {"target": "label", "categorical": ["label"]}, "marginals"),
+        ({"geo_pairs": ()}, {"target": "label", "categorical": ["label"]}, "marginals"),  # its own setting
+        ({"max_steps": 2}, {"target": "label", "categorical": ["label"]}, DEFAULT_RECIPE),
+        ({"noise_multiplier": 2.0, "max_steps": 2}, {"target": "label"}, DEFAULT_RECIPE),
+        ({"model": "dp-gan", "max_steps": 2}, {"target": "label", "categorical": ["label"]}, DEFAULT_RECIPE),
     ],
 )
-def test_a_fit_that_names_no_model_gets_the_rule(init, schema, target, expected):
-    synth = quiet_fit(TabularSynthesizer(epsilon=1.0, seed=0, **init), table(), schema=Schema.from_dict(schema))
+def test_a_csv_only_fit_that_names_no_model_gets_the_rule(init, hints, expected):
+    synth = quiet_fit(TabularSynthesizer(epsilon=1.0, seed=0, **init), table(), **hints)
     assert synth.recipe.name == synth.training["recipe"] == expected
     assert synth.privacy_report()["epsilon"] <= 1.0
 
 
 @pytest.mark.parametrize(
-    "schema, target", [(without_target(SCHEMA), None), (SCHEMA, "amount")], ids=["no-target", "numeric"]
+    "schema, target",
+    [(SCHEMA, None), (without_target(SCHEMA), None), (SCHEMA, "amount")],
+    ids=["hand-schema", "no-target", "numeric"],
 )
-def test_no_target_or_a_numeric_one_keeps_the_gan(schema, target):
+def test_a_hand_schema_no_target_or_a_numeric_one_keeps_the_gan(schema, target):
     """The choice alone (a full default GAN fit is minutes): what fit takes before its first read."""
     synth = TabularSynthesizer(epsilon=1.0, seed=0)
-    synth._take_default_model(target_kind(Schema.from_dict(schema), target), None)
+    synth._take_default_model(target_kind(Schema.from_dict(schema), target), None, hand_schema=True)
     assert synth.recipe.name == DEFAULT_RECIPE and not synth.default_on_release
     assert synth.config.max_examples > 0  # the GAN's schedule, not the marginals model's
 
 
 def test_a_public_warm_start_gets_the_gan_and_is_refused_beside_the_marginals_model():
     synth = TabularSynthesizer(epsilon=1.0, seed=0)
-    synth._take_default_model("class", table(50))
+    synth._take_default_model("class", table(50), hand_schema=False)
     assert synth.recipe.name == DEFAULT_RECIPE
     with pytest.raises(Exception, match="warm-starts a GAN") as caught:
         TabularSynthesizer(model="marginals", epsilon=1.0).fit(table(), SCHEMA, public_data=table(50))
@@ -152,5 +155,5 @@ def test_command_line_default_and_the_models_listing(tmp_path, capsys):
     assert "; model marginals (the default)" in capsys.readouterr().out  # the user is told which model ran
     assert main(["models", "--kind", "table"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert any(line.split()[1:7] == ["marginals", "(default", "when", "the", "target", "is"] for line in lines)
+    assert any("marginals (default when a CSV-only fit's target is a class)" in line for line in lines)
     assert any(line.split()[1:3] == ["dp-gan", "(default)"] for line in lines)

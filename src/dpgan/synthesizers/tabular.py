@@ -188,7 +188,8 @@ class TabularSynthesizer(Synthesizer):
         (step, total, ε spent so far) instead (dpgan.training.progress_bar).
         """
         if not self.model_named:  # the default model for this fit's target (public: the schema or the hints)
-            self._take_default_model(target_kind(schema, target, categorical, bounds, categories), public_data)
+            kind = target_kind(schema, target, categorical, bounds, categories)
+            self._take_default_model(kind, public_data, hand_schema=schema is not None)
         if public_data is not None and self.recipe.name == MARGINALS.name:
             raise InputError("public_data warm-starts a GAN; the marginals model trains none: name a GAN model")
         progress = fit_progress(progress, self.accountant)
@@ -222,15 +223,17 @@ class TabularSynthesizer(Synthesizer):
         config, table_settings, overrides, batch_size, epochs = self._settings_arguments
         return training_config(recipe, config, table_settings, overrides, batch_size=batch_size, epochs=epochs)
 
-    def _take_default_model(self, target: str | None, public_data: object) -> None:
+    def _take_default_model(self, target: str | None, public_data: object, hand_schema: bool) -> None:
         """The model of a fit that named none (dpgan.recipes.default_table_recipe): the marginals
-        model for a target that is a class, the GAN otherwise or when something only the GAN does
-        is asked for. `target` is what the public arguments say of it (options.target_kind); when
-        they leave its kind to the DP schema, the fit chooses once that is released
-        (FitSettings.resolved), and the run's record says which."""
+        model for a target that is a class on the DP schema's path, the GAN otherwise (a hand
+        schema, no class target, or something only the GAN does asked for). `target` is what the
+        public arguments say of it (options.target_kind); when they leave its kind to the DP
+        schema, the fit chooses once that is released (FitSettings.resolved), and the run's
+        record says which."""
         asked = (*self.gan_asked, *(("public_data",) if public_data is not None else ()))
-        chosen = default_table_recipe(target == "class", asked)
-        self.default_on_release = target == RELEASED and not asked
+        dp_schema = not (hand_schema or self.schema_from_data_without_dp)
+        chosen = default_table_recipe(target == "class", dp_schema, asked)
+        self.default_on_release = target == RELEASED and dp_schema and not asked
         if chosen is not self.recipe:
             self.recipe = chosen
             self.config, self.settings = self._settings_for(chosen)
