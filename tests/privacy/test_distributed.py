@@ -188,3 +188,13 @@ def test_a_killed_distributed_fit_resumes_to_the_uninterrupted_one(ran):
         assert values["ledger"] == fit_values["ledger"]
         for key, ref in fit.items():
             torch.testing.assert_close(tensors[key], ref, rtol=0, atol=0)
+
+
+def test_every_block_is_owned_by_exactly_one_rank():
+    """The one share rule of every reader in blocks (buckets, a file's blocks, a stream's batches):
+    the ranks' shares partition the blocks, and `owns` agrees with `owned`."""
+    for world in (1, 2, 3, 5):
+        shares = [list(ProcessGroupContext(world, rank).owned(11)) for rank in range(world)]
+        assert sorted(b for share in shares for b in share) == list(range(11))
+        for rank, share in enumerate(shares):
+            assert [b for b in range(11) if ProcessGroupContext(world, rank).owns(b)] == share

@@ -75,9 +75,6 @@ class EntityParquet:
         text = f"{files_digest(self.parents)}\0{files_digest(self.events)}\0{self.buckets}"
         return int(hashlib.sha256(text.encode()).hexdigest()[:15], 16)
 
-    def mine(self) -> list[int]:
-        return list(range(self.context.rank, self.buckets, self.context.world_size))
-
     def columns(self, schema: EntitySchema) -> tuple[list[str], list[str]]:
         """The columns read of each table: the key and the schema's (the events' time column too)."""
         time = [] if schema.time is None else [schema.time.column]
@@ -90,7 +87,14 @@ class EntityParquet:
             self.cache["folder"] = folder  # removed with this object
             for words, files, columns in zip((PARENTS, EVENTS), (self.parents, self.events), self.columns(schema)):
                 (Path(folder.name) / words).mkdir()
-                write_buckets(files, columns, [schema.key], self.buckets, self.mine(), Path(folder.name) / words)
+                write_buckets(
+                    files,
+                    columns,
+                    [schema.key],
+                    self.buckets,
+                    self.context.owned(self.buckets),
+                    Path(folder.name) / words,
+                )
         return Path(self.cache["folder"].name)
 
     def frames(
@@ -106,7 +110,7 @@ class EntityParquet:
             frame = read_bucket(folder / words, b, names) if b >= 0 else self.headers[which][names]
             return frame if len(frame) else self.headers[which][names]  # an empty bucket: the header's types
 
-        for b in self.mine() or [-1]:
+        for b in self.context.owned(self.buckets) or [-1]:
             yield b, (lambda b=b: table(0, b)), (lambda b=b: table(1, b))
 
     def reads(self, schema: EntitySchema, bins: int, seed: int) -> EntityReads:

@@ -68,6 +68,16 @@ class ProcessGroupContext:
     def distributed(self) -> bool:
         return self.world_size > 1
 
+    def owned(self, blocks: int) -> range:
+        """This rank's share of `blocks` numbered blocks (Parquet buckets, a file's blocks, a
+        stream's batches): block b is rank b mod K's. Public: the count, the rank and K decide it,
+        never what a block holds; on one process every block."""
+        return range(self.rank, blocks, self.world_size)
+
+    def owns(self, block: int) -> bool:
+        """Whether block number `block` is this rank's (`owned`), when the count is not known ahead."""
+        return block % self.world_size == self.rank
+
     def all_reduce_sum(self, tensors: Mapping[str, torch.Tensor]) -> Tensors:
         """Σ over ranks of each tensor (same keys, shapes and order on every rank), in ONE
         collective: the tensors travel as one flat buffer of their common dtype and come back in

@@ -69,9 +69,6 @@ class LongParquet(SeriesBlocks):
 
         return int(hashlib.sha256(f"{files_digest(self.files)}\0{self.buckets}".encode()).hexdigest()[:15], 16)
 
-    def mine(self) -> list[int]:
-        return list(range(self.context.rank, self.buckets, self.context.world_size))
-
     def bucket_folder(self, schema: SequenceSchema) -> Path:
         """Every reading written to its series' bucket (this rank's buckets only), once per fit."""
         if "folder" in self.cache:
@@ -79,13 +76,20 @@ class LongParquet(SeriesBlocks):
         folder = tempfile.TemporaryDirectory(prefix="dpgan-series-buckets-")
         self.cache["folder"] = folder  # removed with this object
         columns = list(schema.columns)
-        write_buckets(self.files, columns, list(schema.id_columns), self.buckets, self.mine(), Path(folder.name))
+        write_buckets(
+            self.files,
+            columns,
+            list(schema.id_columns),
+            self.buckets,
+            self.context.owned(self.buckets),
+            Path(folder.name),
+        )
         return Path(folder.name)
 
     def raw_blocks(self, schema: SequenceSchema) -> Iterator[RawSeries]:
         """This rank's buckets, each grouped by the reader (an empty frame for an empty bucket)."""
         folder = self.bucket_folder(schema)
-        for b in self.mine():
+        for b in self.context.owned(self.buckets):
             yield read_long_raw(read_bucket(folder, b, list(schema.columns)), schema)
 
 

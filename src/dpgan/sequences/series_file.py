@@ -184,9 +184,9 @@ class SeriesFile(SeriesBlocks):
     # ---------------------------------------------------------------- blocks
     def raw_blocks(self, schema: SequenceSchema) -> Iterator[RawSeries]:
         """This rank's blocks, each read by the unit rule (a series' fate is its own cells')."""
-        n, rank, world = len(self.array), self.context.rank, self.context.world_size
-        for start in range(rank * self.block, n, world * self.block):
-            stop = min(start + self.block, n)
+        n = len(self.array)
+        for b in self.context.owned(-(-n // self.block)):
+            start, stop = b * self.block, min((b + 1) * self.block, n)
             yield read_array_raw(self.array.rows(start, stop), self.label_rows(start, stop), schema)
 
     def label_rows(self, start: int, stop: int) -> np.ndarray | None:
