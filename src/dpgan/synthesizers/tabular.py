@@ -41,7 +41,7 @@ from dpgan.synthesizers.table_runs import RunPlace, TableRun, run_in_memory, run
 from dpgan.tables.codec.conditioning import Condition
 from dpgan.tables.codec.encoder import TableEncoder
 from dpgan.tables.fit.describe import table_report_details
-from dpgan.tables.fit.options import RELEASED, fit_arguments, target_kind, training_config
+from dpgan.tables.fit.options import RELEASED, coerce_schema, fit_arguments, target_kind, training_config
 from dpgan.tables.fit.plan import FitSettings, FittedTable
 from dpgan.tables.fit.public_data import DEFAULT_WARM_START_STEPS, checked_public_table
 from dpgan.tables.fit.resume import DEFAULT_CHECKPOINT_EVERY
@@ -188,6 +188,7 @@ class TabularSynthesizer(Synthesizer):
         (step, total, ε spent so far) instead (dpgan.training.progress_bar).
         """
         if not self.model_named:  # the default model for this fit's target (public: the schema or the hints)
+            schema = coerce_schema(schema)  # a schema file read once: the fit's arguments below take the object
             kind = target_kind(schema, target, categorical, bounds, categories)
             self._take_default_model(kind, public_data, hand_schema=schema is not None)
         if public_data is not None and self.recipe.name == MARGINALS.name:

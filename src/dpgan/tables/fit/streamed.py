@@ -59,7 +59,6 @@ from dpgan.tables.codec.conditioning import build_condition, condition_column_fo
 from dpgan.tables.codec.encoder import TableEncoder, public_dtypes
 from dpgan.tables.fit.kind import TableData, TableKind, table_extras, training_schema
 from dpgan.tables.fit.marginals import stream_tables
-from dpgan.tables.fit.options import class_target
 from dpgan.tables.fit.plan import FitSettings
 from dpgan.tables.fit.plugins import AnchorCounts
 from dpgan.tables.fit.public_data import encode_public
@@ -100,7 +99,6 @@ class StreamedTableKind(TableKind):
         fraction = settings.preprocessing_share(self.schema is None)
         marginals = settings.recipe.name == MARGINALS_MODEL
         self.folded = ConformPass(data, settings, condition_column, self.options.keys, self.context, marginals)
-        self.folded.default_on_release = settings.default_on_release
         if marginals and self.schema is not None:  # a hand schema: the tables (and their cap) before any read
             self.folded.prepare(self.schema)
         prepared = prepare_stream(  # step 2 (with step 5's counts and the held rows in its conform pass)
@@ -174,14 +172,13 @@ class ConformPass:
         self._rows = self._batches = 0
         self.tables: ExactTables | None = None
         self._prepared: Schema | None = None
-        self.default_on_release = False  # no model named: `marginals` follows the released schema's target
 
     def prepare(self, schema: Schema) -> None:
         """The encoder from `schema` (public), and for the marginals model its codec and zero count
         tables, refused in one line over the cap on cells: a hand schema's before any read (the
         conform pass then reuses them), a released one's when its pass starts."""
-        if self.default_on_release:  # the default model for the released schema's target (FitSettings.resolved)
-            self.marginals = class_target(schema)
+        if self.settings.default_on_release:  # the default model for the released schema's target
+            self.marginals = self.settings.resolved(schema).recipe.name == MARGINALS_MODEL
         rewritten = training_schema(schema, self.settings, self.condition_column, self.keys)
         self.encoder = TableEncoder(rewritten, public_dtypes(rewritten))
         if self.marginals:
@@ -201,7 +198,7 @@ class ConformPass:
     def _count(self, frame: pd.DataFrame) -> None:
         """The marginals model's share of the batches: its codes added to the exact tables."""
         number, self._batches = self._batches, self._batches + 1
-        if number % self.context.world_size == self.context.rank and self.tables is not None:
+        if self.context.owns(number) and self.tables is not None:
             self.tables.add(self.codec.encode(encode_frame(frame, self.encoder)))
 
     def _receive(self, frame: pd.DataFrame) -> None:
