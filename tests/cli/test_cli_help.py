@@ -80,7 +80,7 @@ def test_the_loop_defaults_are_given_as_numbers_per_kind(monkeypatch, capsys):
     assert "1,024 for tables (dtgan-g: 64), 256 for series, 1,024 for image GANs" in entries["--batch-size"]
     assert "never above 5% of the rows" in entries["--batch-size"]
     assert "1,024,000 for image GANs" in entries["--max-examples"] and "(default: 0, no cap" in entries["--max-steps"]
-    assert "0, no cap, for series; 2,000,000 for tables (dtgan-g: 0);" in entries["--max-examples"]
+    assert "0, no cap, for series; 2,000,000 for tables (dtgan-g: 0) (marginals: 100,000);" in entries["--max-examples"]
     assert "(default: 1)" in entries["--max-series-per-entity"]  # argparse's, once
     assert "(default: 500)" in entries["--public-warm-start-steps"]
 
@@ -99,7 +99,10 @@ def test_the_numbers_in_help_are_the_code_s():
     table = kinds.kind("table")
     for key, value in table.loop_defaults.items():
         for name, recipe in RECIPES.items():
-            if name == MARGINALS.name:  # no GAN loop
+            if name == MARGINALS.name:  # no GAN loop: its row budget alone (dpgan.tables.fit.row_sample)
+                assert table.recipe_loops[name] == {
+                    "max_examples": training_config(recipe, None, None, {})[0].max_examples
+                }
                 continue
             # what a table fit runs with when the user gives none of the loop's settings
             config, _ = training_config(recipe, None, None, {}, batch_size=None, epochs=None)

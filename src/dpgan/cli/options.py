@@ -170,7 +170,7 @@ def budget_options(g: dict[str, Any], epsilon_default: float | None) -> None:
         "--max-examples",
         type=int,
         help=f"at most E per-example gradients, T ≤ ⌈E/L⌉ (default: {max_examples_rule()}; "
-        "a table's cap gives way to --epochs)",
+        "a table's cap gives way to --epochs; for the marginals model, rows read: past E, a Poisson sample)",
     )
 
 

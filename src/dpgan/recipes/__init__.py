@@ -31,7 +31,9 @@ MARGINALS = Recipe(
     conditional=False,
 )
 STATISTICS_RECIPES: dict[str, Recipe] = {MARGINALS.name: MARGINALS}
-MARGINALS_READS = ("geo_pairs",)  # the marginals model's own settings (its entry below)
+# the marginals model's own settings (its entry below): max_examples is the rows it reads
+# (dpgan.tables.fit.row_sample), geo_pairs its codec's
+MARGINALS_READS = ("geo_pairs", "max_examples")
 # the table kind's models (dpgan.model_catalog): every recipe a GAN that reads the loop's settings
 # and every field of TableSettings (its codec, its plug-ins, checkpoint selection)
 TABLE_MODELS = tuple(

@@ -131,6 +131,7 @@ class TabularSynthesizer(Synthesizer):
         self.default_on_release = False  # set by fit when the released schema chooses the model
         self.gan_asked = gan_only_arguments(given, config, table_settings, condition, noise_multiplier)
         self.epochs_given = epochs is not None
+        self.examples_given = "max_examples" in given  # the marginals model's row budget too
         self.preprocessing_fraction = preprocessing_fraction
         self.schema_from_data_without_dp = schema_from_data_without_dp
         self.condition_column = condition

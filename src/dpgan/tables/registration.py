@@ -13,6 +13,10 @@ TABLE_MAX_EXAMPLES = 2_000_000
 # tests/cli/test_cli_help.py), and the one table recipe with a loop of its own
 TABLE_LOOP = {"epochs": 60.0, "batch_size": 1024, "max_steps": 0, "max_examples": TABLE_MAX_EXAMPLES}
 DTGAN_G_LOOP = {"epochs": 10.0, "batch_size": 64, "max_examples": 0}
+# the marginals model reads rows, each once: its max_examples is a row budget, past which it reads
+# a Poisson sample (dpgan.tables.fit.row_sample says why and how it was chosen)
+MARGINALS_MAX_ROWS = 100_000
+MARGINALS_LOOP = {"max_examples": MARGINALS_MAX_ROWS}
 
 TABLE = register(
     Kind(
@@ -53,7 +57,7 @@ TABLE = register(
         add_flags="dpgan.cli.tables:add_fit_flags",
         loop_defaults=TABLE_LOOP,
         loop_words="tables",
-        recipe_loops={"dtgan-g": DTGAN_G_LOOP},
+        recipe_loops={"dtgan-g": DTGAN_G_LOOP, "marginals": MARGINALS_LOOP},
         audit="dpgan.evaluation.audit.target:table_model_target",
         learned="dpgan.tables.schema.learned:model_learned",
         commands=("dpgan.cli.demo:add_demo_command", "dpgan.cli.schema:add_schema_command"),

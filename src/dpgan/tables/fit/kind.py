@@ -120,6 +120,7 @@ class TableKind:
             if prior_entry is not None:
                 ctx.ledger.add(prior_entry)
         extras = table_extras(encoded, encoder, condition, train_rows, settings, torch_gen, self.context)
+        extras.read_rate = prepared.read_rate  # the marginals model's rows may be a sample of them
         self.table = TableData(prepared, holdout, warm_start)
         self.data = KindData(encoded, train_rows, extras)
         return self.data
@@ -233,6 +234,7 @@ def _prepare(
         needs_prior=needs_prior,
         ledger=ledger,
         rng=rng,
+        row_budget=settings.row_budget,
     )
     return prepared, fraction, condition_column
 

@@ -75,7 +75,8 @@ class TableMarginalsModel:
         if tables is None:
             codes = codec.encode(extras.rows_in_memory("the marginals model").cpu().numpy())
             tables = ExactTables.of_codes(codes, codec.levels)
-        common = {"rows": float(data.rows), "budget": ctx.budget, "spent_share": ctx.spent_share,
+        rows = data.rows * extras.read_rate  # q·N̂ for a sample of the rows (dpgan.tables.fit.row_sample)
+        common = {"rows": float(rows), "budget": ctx.budget, "spent_share": ctx.spent_share,
                   "ledger": ctx.ledger, "rng": ctx.rng}  # fmt: skip
         target = structure_target(codec, extras.encoder.schema.target)
         if target is None:
@@ -86,7 +87,8 @@ class TableMarginalsModel:
             by_class = release_class_tree(tables, target, **common)
             model = TableMarginals(extras.encoder, fit_class_tree(by_class))
             sigmas = {"one_way_noise_multiplier": by_class.one_sigma, "pair_noise_multiplier": by_class.triple_sigma}
-        return ReleasedModel(model, None, {"steps": 0, "marginals": {**model.form(), **sigmas}})
+        read = {"rows_read_rate": round(extras.read_rate, 6)} if extras.read_rate < 1 else {}  # from N̂: public
+        return ReleasedModel(model, None, {"steps": 0, "marginals": {**model.form(), **sigmas, **read}})
 
 
 __all__ = ["STRUCTURE", "TableMarginalsModel", "class_variable", "stream_keys", "stream_tables", "structure_target"]

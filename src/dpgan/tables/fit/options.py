@@ -20,6 +20,7 @@ import pandas as pd
 
 from dpgan.errors import InputError
 from dpgan.recipes import MARGINALS, Recipe
+from dpgan.tables.fit.row_sample import MARGINALS_ROW_BUDGET
 from dpgan.tables.inference.column_kinds import PublicHints
 from dpgan.tables.reading.conform import check_structure
 from dpgan.tables.registration import TABLE_MAX_EXAMPLES
@@ -61,8 +62,13 @@ def default_examples_cap(recipe: Recipe) -> int:
 
     Privacy: the cap is a public constant; with N̂ (the noisy row count) and the public settings
     it sets T, and σ is calibrated for the T that runs (dpgan.training.schedule.capped_steps), so
-    two neighbouring tables with the same N̂ draw run the same steps."""
-    if "epochs" in recipe.overrides or recipe.name == MARGINALS.name:
+    two neighbouring tables with the same N̂ draw run the same steps.
+
+    The marginals model reads each row once and trains nothing: its budget is of rows read
+    (dpgan.tables.fit.row_sample: past it, a Poisson sample of about that many rows)."""
+    if recipe.name == MARGINALS.name:  # the rows it reads (dpgan.tables.fit.row_sample)
+        return MARGINALS_ROW_BUDGET
+    if "epochs" in recipe.overrides:
         return 0
     return TABLE_MAX_EXAMPLES
 

@@ -90,6 +90,7 @@ class FitSettings:
     # no model named, a target named and its kind left to the DP schema: the GAN (`recipe`) unless
     # the released schema makes the target a class, then the marginals model (`resolved`)
     default_on_release: bool = False
+    examples_given: bool = False  # the user's `max_examples`: the marginals model's row budget too
 
     @classmethod
     def of(cls, synth: Any) -> FitSettings:
@@ -104,6 +105,7 @@ class FitSettings:
             schema_from_data_without_dp=synth.schema_from_data_without_dp,
             condition_column=synth.condition_column,
             default_on_release=synth.default_on_release,
+            examples_given=synth.examples_given,
         )
 
     def resolved(self, schema: Schema) -> FitSettings:
@@ -114,8 +116,24 @@ class FitSettings:
             return self
         if not class_target(schema):
             return replace(self, default_on_release=False)
-        config = replace(self.config, max_examples=default_examples_cap(MARGINALS))
+        config = replace(self.config, max_examples=self.marginals_rows)
         return replace(self, recipe=MARGINALS, config=config, default_on_release=False)
+
+    @property
+    def marginals_rows(self) -> int:
+        """The marginals model's row budget: the user's `max_examples`, else its default."""
+        if self.recipe.name == MARGINALS.name or self.examples_given:
+            return self.config.max_examples
+        return default_examples_cap(MARGINALS)
+
+    def row_budget(self, schema: Schema | None) -> int:
+        """The rows a read after N̂ may take (dpgan.tables.fit.row_sample; 0: all): the marginals
+        model's budget when it is the model for `schema` (None: before the schema is released,
+        when the default may still become it), 0 for the GAN, which reads every row."""
+        settings = self if schema is None else self.resolved(schema)
+        if settings.recipe.name == MARGINALS.name or settings.default_on_release:
+            return settings.marginals_rows
+        return 0
 
     @property
     def seeded(self) -> bool:
@@ -128,6 +146,7 @@ class FitSettings:
         `fit_seed`), so a checkpoint written before the budget was one object still resumes."""
         values = asdict(self)
         values.pop("default_on_release")  # resolved before any checkpoint is taken
+        values.pop("examples_given")  # the config holds what it set
         budget = values.pop("budget")
         seed = budget.pop("seed")
         return {**values, **budget, "seeded": seed is not None}

@@ -89,6 +89,7 @@ class TableExtras:
     label_model: LabelModel | None = None
     label_model_kind: str | None = None
     tables: ExactTables | None = None  # the marginals model's counts, summed over a stream's batches
+    read_rate: float = 1.0  # its rows are a Poisson sample at this rate (dpgan.tables.fit.row_sample)
 
     def rows_in_memory(self, what: str) -> torch.Tensor:
         if self.encoded is None:  # a streamed fit refuses these extras before it starts

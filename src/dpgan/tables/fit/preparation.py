@@ -45,6 +45,7 @@ from dpgan.privacy.preprocessing import (
     private_row_count,
 )
 from dpgan.privacy.releases import charge_gaussian
+from dpgan.tables.fit.row_sample import RowBudget, draw_row_sample, sampled_rows
 from dpgan.tables.inference.column_kinds import CLASS_CELLS, CLASS_HISTOGRAM_SCALE, PublicHints
 from dpgan.tables.inference.domain import SecondChance
 from dpgan.tables.inference.infer import infer_schema_private, infer_schema_without_privacy
@@ -89,6 +90,7 @@ class Prepared:
     plan: PreprocessingPlan
     repairs: dict[str, float] | None = None  # noisy rows per repair kind
     notes: list[str] = field(default_factory=list)
+    read_rate: float = 1.0  # `frame` is a Poisson sample of the rows at this rate (dpgan.tables.fit.row_sample)
 
 
 def preprocessing_events(
@@ -152,9 +154,12 @@ def prepare_table(
     needs_prior: bool,
     ledger: PrivacyLedger,
     rng: np.random.Generator,
+    row_budget: RowBudget | None = None,
 ) -> Prepared:
     """Run steps 1–4 of the module docstring on `data` at `fraction` of the fit's `budget`, adding
-    each event to `ledger`."""
+    each event to `ledger`. With `row_budget` (the marginals model's), the reads after N̂ take the
+    Poisson sample of dpgan.tables.fit.row_sample when N̂ exceeds it: the DP schema's counts, and
+    the conformed rows when the model for the released schema reads them (its rows; the GAN's are all)."""
     infer = schema is None and not without_dp
     count_repairs = not strict and not (schema is None and without_dp)
     plan = plan_for(
@@ -168,23 +173,34 @@ def prepare_table(
     )
     rows, count_entry = private_row_count(len(data), plan.sigma(ROW_COUNT_SCALE), rng)
     ledger.add(count_entry)
+    sample = None if row_budget is None or without_dp else draw_row_sample(rows, row_budget(schema), rng)
+    sampled = data if sample is None else sample.coins().frame(data)
     notes: list[str] = []
     if schema is None:
         if infer:
             second_cap = target_second_cap(budget, fraction)
             schema, notes = learn_schema(
-                data, hints=hints, plan=plan, rows=rows, ledger=ledger, rng=rng, second_cap=second_cap
-            )
+                sampled, hints=hints, plan=plan, rows=sampled_rows(rows, sample), ledger=ledger, rng=rng,
+                second_cap=second_cap,
+            )  # fmt: skip
         else:
             schema, notes = infer_schema_without_privacy(data, hints, keep_identifiers=keep_identifiers)
             data = data[schema.names]
-    conformed = conform(data, schema, strict=strict)
+    read = sample if sample is not None and row_budget is not None and row_budget(schema) > 0 else None
+    conformed = conform(data if read is None else sampled, schema, strict=strict)
     repairs = None
+    rate = 1.0 if read is None else read.rate
     if count_repairs:
-        repairs = release_repairs(conformed.repairs.sum(axis=0), plan, ledger, rng)
-        notes += repair_notes(repairs, plan.sigma(REPAIR_COUNT_SCALE))
+        repairs = table_repairs(release_repairs(conformed.repairs.sum(axis=0), plan, ledger, rng), rate)
+        notes += repair_notes(repairs, plan.sigma(REPAIR_COUNT_SCALE) / rate)
     notes += small_table_notes(rows, budget.epsilon, plan.sigma(ROW_COUNT_SCALE))
-    return Prepared(schema, conformed.frame, rows, plan, repairs, notes)
+    return Prepared(schema, conformed.frame, rows, plan, repairs, notes, rate)
+
+
+def table_repairs(repairs: dict[str, float], rate: float) -> dict[str, float]:
+    """The noisy repair counts of a sample read at `rate`, as counts of the table (÷ rate:
+    post-processing); unchanged when every row was read."""
+    return repairs if rate == 1.0 else {reason: value / rate for reason, value in repairs.items()}
 
 
 def release_repairs(

@@ -40,9 +40,11 @@ from dpgan.tables.fit.preparation import (
     release_repairs,
     repair_notes,
     small_table_notes,
+    table_repairs,
     target_second_cap,
     target_second_chance,
 )
+from dpgan.tables.fit.row_sample import RowBudget, draw_row_sample, sampled_batches, sampled_rows
 from dpgan.tables.inference.column_kinds import PublicHints
 from dpgan.tables.inference.infer import schema_from_counts
 from dpgan.tables.inference.stream_counts import DEFAULT_DISTINCT_CAP, count_batches, recount_values, recount_wholes
@@ -62,6 +64,7 @@ class StreamPrepared:
     repairs: dict[str, float] | None = None
     notes: list[str] = field(default_factory=list)
     recounted: tuple[str, ...] = ()  # columns re-read past the distinct-value cap (work, not output)
+    read_rate: float = 1.0  # the conform pass read a Poisson sample at this rate (dpgan.tables.fit.row_sample)
 
     @property
     def kept_rows(self) -> int:
@@ -80,10 +83,14 @@ def prepare_stream(
     rng: np.random.Generator,
     distinct_cap: int = DEFAULT_DISTINCT_CAP,
     consume: Callable[[Schema], Callable[[pd.DataFrame], None]] | None = None,
+    row_budget: RowBudget | None = None,
 ) -> StreamPrepared:
     """Steps 1–4 of the module docstring at `fraction` of the fit's `budget` (the DP schema path,
     or a given public schema);
-    `consume(schema)`, if given, returns what receives each conformed batch of the conform pass."""
+    `consume(schema)`, if given, returns what receives each conformed batch of the conform pass.
+    With `row_budget`, the passes take the Poisson sample of dpgan.tables.fit.row_sample when N̂
+    exceeds it, as dpgan.tables.fit.preparation.prepare_table does (the same coins in the same order,
+    so the same rows)."""
     infer = schema is None
     columns = list(source.columns)
     plan = plan_for(
@@ -97,14 +104,15 @@ def prepare_stream(
     )
     rows, count_entry = private_row_count(source.num_rows, plan.sigma(ROW_COUNT_SCALE), rng)
     ledger.add(count_entry)
+    sample = None if row_budget is None else draw_row_sample(rows, row_budget(schema), rng)
     notes: list[str] = []
     recounted: list[str] = []
     if schema is None:
-        counters = count_batches(source.batches(), columns, hints, distinct_cap)
+        counters = count_batches(sampled_batches(source.batches(), sample), columns, hints, distinct_cap)
 
         def recount(name: str, wholes: bool):
             recounted.append(name)
-            batches = source.batches(columns=[name])
+            batches = sampled_batches(source.batches(columns=[name]), sample)
             return recount_wholes(batches, name) if wholes else recount_values(batches, name)
 
         charge_schema(ledger, plan, len(columns), hints, columns)  # as the in-memory path: before the release
@@ -117,20 +125,22 @@ def prepare_stream(
             noise_multiplier=plan.sigma(),
             target_noise_multiplier=plan.sigma(TARGET_HISTOGRAM_SCALE),
             threshold_delta=plan.threshold_delta,
-            estimated_rows=rows,
+            estimated_rows=sampled_rows(rows, sample),
             rng=rng,
-            second_chance=target_second_chance(ledger, second_cap, rows, rng),
+            second_chance=target_second_chance(ledger, second_cap, sampled_rows(rows, sample), rng),
         )
     sums = np.zeros(len(REASONS), dtype=np.int64)
     kept: list[int] = []
     receive = consume(schema) if consume is not None else None
-    for batch in source.batches():
+    read = sample if row_budget is not None and row_budget(schema) > 0 else None
+    for batch in sampled_batches(source.batches(), read):
         conformed = conform(batch, schema)
         sums += conformed.repairs.sum(axis=0)
         kept.append(len(conformed.frame))
         if receive is not None:
             receive(conformed.frame)
-    repairs = release_repairs(sums, plan, ledger, rng)
-    notes += repair_notes(repairs, plan.sigma(REPAIR_COUNT_SCALE))
+    rate = 1.0 if read is None else read.rate
+    repairs = table_repairs(release_repairs(sums, plan, ledger, rng), rate)
+    notes += repair_notes(repairs, plan.sigma(REPAIR_COUNT_SCALE) / rate)
     notes += small_table_notes(rows, budget.epsilon, plan.sigma(ROW_COUNT_SCALE))
-    return StreamPrepared(schema, rows, plan, kept, repairs, notes, tuple(recounted))
+    return StreamPrepared(schema, rows, plan, kept, repairs, notes, tuple(recounted), rate)

@@ -104,6 +104,7 @@ class StreamedTableKind(TableKind):
         prepared = prepare_stream(  # step 2 (with step 5's counts and the held rows in its conform pass)
             data, schema=self.schema, hints=self.options.hints, budget=settings.budget, fraction=fraction,
             needs_prior=False, ledger=ctx.ledger, rng=ctx.rng, consume=self.folded.start,
+            row_budget=settings.row_budget,
         )  # fmt: skip
         ctx.spend(fraction)
         self.settings = settings = settings.resolved(prepared.schema)  # the conform pass chose the same
@@ -123,6 +124,7 @@ class StreamedTableKind(TableKind):
         extras = table_extras(None, encoder, condition, prepared.rows, settings, torch_gen, self.context, counts)
         if self.folded.tables is not None:  # the marginals model's counts: one all-reduce, before any noise
             extras.tables = self.folded.tables.summed(rank_sum(self.context))
+            extras.read_rate = prepared.read_rate  # of a Poisson sample of the rows past its budget
         self.table = TableData(prepared, None, warm_start)  # type: ignore[arg-type]
         self.data = KindData(None, prepared.rows, extras)  # the row source comes with the strategy
         return self.data
