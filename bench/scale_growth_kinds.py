@@ -47,13 +47,17 @@ import numpy as np
 from dpgan.statistics.blocks import VectorBlocks
 
 BLOCK = 8192  # units per block
+SCORED = 2_000  # synthetic series scored per series-fit (--score)
+SCORE_VARIABLE = "DPGAN_BENCH_SCORE"  # --score, passed to the child processes
 EPSILON, DELTA = 3.0, 1e-5
 COPY_NOISE = 0.02  # each copy's own noise, in the box's units ([-1, 1])
 WATER_BOUND = 200.0  # the public upper bound of an hourly inflow (L/s), as bench/sequences_water.py
 
 
-def base_units(kind: str) -> tuple[np.ndarray, np.ndarray]:
-    """The base set as (n, d) values in [-1, 1] and label codes."""
+def base_units(kind: str, part: str = "all") -> tuple[np.ndarray, np.ndarray]:
+    """The base set as (n, d) values in [-1, 1] and label codes. Series with `--score`: `part`
+    "train" (four of every five district-days) is what the copies repeat, "test" (every fifth) is
+    held out to score the fits."""
     from dpgan import datasets
 
     if kind == "sequence":
@@ -61,7 +65,10 @@ def base_units(kind: str) -> tuple[np.ndarray, np.ndarray]:
         days = frame["inflow"].to_numpy().reshape(-1, 24)
         districts = frame["district"].to_numpy()[::24]
         codes = np.unique(districts, return_inverse=True)[1]
-        return np.clip(days / WATER_BOUND * 2.0 - 1.0, -1.0, 1.0), codes.astype(np.int64)
+        keep = np.arange(len(days)) % 5 != 0 if part == "train" else np.arange(len(days)) % 5 == 0
+        if part == "all":
+            keep = np.ones(len(days), dtype=bool)
+        return np.clip(days[keep] / WATER_BOUND * 2.0 - 1.0, -1.0, 1.0), codes[keep].astype(np.int64)
     images, labels = datasets.load_mnist_5k("train")
     return images.reshape(len(images), -1).astype(np.float64) / 127.5 - 1.0, labels.astype(np.int64)
 
@@ -118,7 +125,7 @@ def write_scaled(kind: str, scale: int, folder: Path) -> tuple[Path, Path]:
     if kind == "series-long":
         return write_long_parts(scale, folder)
     if kind == "series-fit":
-        values, labels = base_units("sequence")
+        values, labels = base_units("sequence", "train" if os.environ.get(SCORE_VARIABLE) else "all")
         values = (values + 1.0) / 2.0 * WATER_BOUND  # back to L/s: the library's fit scales them itself
     else:
         values, labels = base_units(kind)
@@ -233,10 +240,35 @@ def library_fit(path: Path, label_path: Path, mode: str) -> dict:
     peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     n, d = np.load(path, mmap_mode="r").shape
     kept = synth.training["estimated_units"]
-    return {"kind": "series-fit", "mode": mode, "units": int(n), "d": int(d), "fit_s": round(seconds, 2),
-            "baseline_mb": round(baseline_kb / 1024, 1), "peak_mb": round(peak_kb / 1024, 1),
-            "epsilon": round(float(synth.ledger.epsilon(DELTA, "pld")), 4), "estimated_kept": round(float(kept)),
-            "labels": len(synth.schema.categories)}  # fmt: skip
+    row = {"kind": "series-fit", "mode": mode, "units": int(n), "d": int(d), "fit_s": round(seconds, 2),
+           "baseline_mb": round(baseline_kb / 1024, 1), "peak_mb": round(peak_kb / 1024, 1),
+           "epsilon": round(float(synth.ledger.epsilon(DELTA, "pld")), 4), "estimated_kept": round(float(kept)),
+           "labels": len(synth.schema.categories)}  # fmt: skip
+    if os.environ.get(SCORE_VARIABLE):
+        row |= series_headline(synth)
+    return row
+
+
+def series_headline(synth) -> dict:  # noqa: ANN001
+    """The series headline (dpgan.evaluation.headline: shape, mean profile, autocorrelation and the
+    district's TSTR AUC) of SCORED synthetic series against the base set's training part (the
+    copies' originals, in L/s), with the held-out fifth of the district-days as the test set."""
+    from dpgan.evaluation.sequences.metrics import evaluate_sequences
+
+    start = time.perf_counter()
+    to_litres = lambda values: (values + 1.0) / 2.0 * WATER_BOUND  # noqa: E731
+    train, train_codes = base_units("sequence", "train")
+    test, test_codes = base_units("sequence", "test")
+    series, labels = synth.sample(SCORED, seed=0)
+    real_train = to_litres(train)[:SCORED]
+    metrics = evaluate_sequences(
+        real_train, np.asarray(series).reshape(len(series), -1), to_litres(test),
+        real_labels=train_codes[:SCORED].astype(str), synthetic_labels=np.asarray(labels).astype(str),
+        test_labels=test_codes.astype(str),
+    )  # fmt: skip
+    headline = metrics["headline"]
+    return {"headline": round(headline["score"], 4), "headline_real": round(headline["real"], 4),
+            "score_s": round(time.perf_counter() - start, 1)}  # fmt: skip
 
 
 def main() -> None:
@@ -248,6 +280,9 @@ def main() -> None:
         "--memory-values", type=float, default=4e7, help="also fit as one array the sets of at most this many values"
     )
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument(
+        "--score", action="store_true", help="series-fit: hold out a fifth of the base set, score each fit's headline"
+    )
     parser.add_argument("--out", type=Path, default=None, help="a .md for the table (and a .jsonl beside it)")
     parser.add_argument("--child", nargs=4, metavar=("KIND", "FILE", "LABELS", "MODE"), help=argparse.SUPPRESS)
     parser.add_argument("--prepare", nargs=3, metavar=("KIND", "SCALE", "FOLDER"), help=argparse.SUPPRESS)
@@ -263,6 +298,7 @@ def main() -> None:
         print(json.dumps({"path": str(path), "labels": str(labels), "values": size}))
         return
     env = os.environ | {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+    env |= {SCORE_VARIABLE: "1"} if args.score else {}
     rows = []
 
     def child(*arguments: str) -> dict:
@@ -315,6 +351,15 @@ def write_results(rows: list[dict], args: argparse.Namespace) -> None:
             f"| {kind} | {mode} | ×{scale} | {units:,} | {seconds:.2f} | {seconds / units * 1e5:.2f} | {peak:.0f} | "
             f"{group[0]['baseline_mb']:.0f} | {group[0]['epsilon']} |"
         )
+    scored = [r for r in rows if "headline" in r]
+    if scored:  # --score: each series fit's headline against the held-out fifth
+        lines += ["", "| kind | mode | scale | headline (synthetic) | headline (real held-out) | score s |"]
+        lines += ["|---|---|---|---|---|---|"]
+        lines += [
+            f"| {r['kind']} | {r['mode']} | ×{r['scale']} | {r['headline']:.3f} | {r['headline_real']:.3f} | "
+            f"{r['score_s']} |"
+            for r in scored
+        ]
     args.out.write_text("\n".join(lines) + "\n")
 
 
