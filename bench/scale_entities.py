@@ -40,24 +40,50 @@ from scale_growth import child_row  # noqa: E402  (the bench folder's sibling: o
 
 EPSILON = 3.0
 MAX_EVENTS = 32
+SCORED = 2_000  # synthetic entities scored per fit (--score)
+SCORE_VARIABLE = "DPGAN_BENCH_SCORE"  # --score, passed to the fits' child processes
 WINDOW = ("2013-01-01T00:00:00Z", "2014-01-01T00:00:00Z")
 TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 
 
+def scored_parts() -> tuple[tuple["object", "object"], tuple["object", "object"]]:
+    """--score: (planes, flights) of four planes in five (what the copies repeat) and of every fifth
+    plane in tailnum order (held out: the test entities of the headline)."""
+    sys.path.insert(0, str(HERE))
+    from entity_sets import load_flights
+
+    planes, flights = load_flights()
+    held = set(sorted(planes["tailnum"].dropna())[::5])
+    parts = []
+    for keep in (lambda keys: ~keys.isin(held), lambda keys: keys.isin(held)):
+        parts.append((planes[keep(planes["tailnum"])], flights[keep(flights["tailnum"])]))
+    return parts[0], parts[1]
+
+
 def write_sets(scales: list[int]) -> dict[int, Path]:
-    """planes and flights ×k as k Parquet parts each (written once), and the public schemas."""
+    """planes and flights ×k as k Parquet parts each (written once), and the public schemas; with
+    --score, of the training part (`scored_parts`) under WORK/scored, the held-out part beside them."""
     sys.path.insert(0, str(HERE))
     from entity_sets import flights_schemas, load_flights
 
     planes, flights = load_flights()
     WORK.mkdir(parents=True, exist_ok=True)
+    root_of = lambda copies: WORK / f"x{copies}"  # noqa: E731
+    if os.environ.get(SCORE_VARIABLE):
+        (planes, flights), held = scored_parts()
+        (WORK / "scored").mkdir(exist_ok=True)
+        for words, frame in zip(("parents", "events"), held):
+            frame.to_parquet(WORK / "scored" / f"heldout_{words}.parquet", index=False)
+        for words, frame in zip(("parents", "events"), (planes, flights)):
+            frame.to_parquet(WORK / "scored" / f"train_{words}.parquet", index=False)
+        root_of = lambda copies: WORK / "scored" / f"x{copies}"  # noqa: E731
     schemas = WORK / "schemas.json"
     if not schemas.is_file():
         parent_schema, event_schema = flights_schemas(planes, flights)
         schemas.write_text(json.dumps({"parents": parent_schema, "events": event_schema}))
     out = {}
     for copies in scales:
-        root = WORK / f"x{copies}"
+        root = root_of(copies)
         for words, frame in (("parents", planes), ("events", flights)):
             (root / words).mkdir(parents=True, exist_ok=True)
             for i in range(copies):
@@ -100,13 +126,35 @@ def child(root: str, copies: int, mode: str, seed: int, buckets: int = 64) -> di
     digest = hashlib.sha256()
     for key, value in sorted(synth.generator.arrays().items()):
         digest.update(key.encode() + np.round(value, 9).tobytes())
-    return {
+    row = {
         "kind": "entities", "mode": mode, "copies": copies, "seed": seed, "threads": 1,
         "buckets": buckets if mode == "blocks" else None,
         "entities": round(synth.training["units"]["kept"]), "read_s": round(read_s, 1), "fit_s": round(fit_s, 1),
         "fit_cpu_s": round(usage.ru_utime + usage.ru_stime, 1), "peak_rss_mb": round(usage.ru_maxrss / 1024),
         "epsilon_spent": synth.privacy_report()["epsilon"], "release": digest.hexdigest()[:12],
     }  # fmt: skip
+    if os.environ.get(SCORE_VARIABLE):
+        row |= entity_headline(synth)
+    return row
+
+
+def entity_headline(synth) -> dict:  # noqa: ANN001
+    """The entity headline (dpgan.evaluation.entities.headline) of SCORED synthetic entities against
+    the training part's planes and flights (the copies' originals), the held-out planes as the test
+    entities; its `real` side is the held-out entities against the training ones."""
+    import pandas as pd
+
+    from dpgan.evaluation.entities.metrics import evaluate_entities
+
+    start = time.perf_counter()
+    scored = WORK / "scored"
+    real = tuple(pd.read_parquet(scored / f"train_{words}.parquet") for words in ("parents", "events"))
+    test = tuple(pd.read_parquet(scored / f"heldout_{words}.parquet") for words in ("parents", "events"))
+    synthetic = synth.sample(SCORED, seed=0)
+    metrics = evaluate_entities(real, synthetic, test, synth)
+    headline = metrics["headline"]
+    return {"headline": round(headline["score"], 4), "headline_real": round(headline["real"], 4),
+            "score_s": round(time.perf_counter() - start, 1)}  # fmt: skip
 
 
 def lines(rows: list[dict], command: str) -> list[str]:
@@ -131,6 +179,20 @@ def lines(rows: list[dict], command: str) -> list[str]:
             f"{row['fit_s']:.1f} | {row['fit_cpu_s']:.1f} | {row['peak_rss_mb']:,} | {row['release']} | "
             f"{row['load']:.1f} |"
         )
+    scored = [row for row in rows if "headline" in row]
+    if scored:  # --score: the copies repeat four planes in five (planes/flights columns: ×k of all of them)
+        out += [
+            "",
+            "Headline (--score: 2,000 synthetic entities against the training part, the held-out fifth "
+            "of the planes as the test entities; real: the held-out entities against the training ones):",
+            "",
+            "| ×k | mode | headline (synthetic) | headline (real) | score (s) |",
+            "|---:|---|---:|---:|---:|",
+        ]
+        out += [
+            f"| {r['copies']} | {r['mode']} | {r['headline']:.3f} | {r['headline_real']:.3f} | {r['score_s']} |"
+            for r in scored
+        ]
     return out
 
 
@@ -156,8 +218,13 @@ def main() -> None:
     parser.add_argument("--buckets", type=int, default=64, help="bucket files of the blocks mode (public)")
     parser.add_argument("--skip", nargs="*", default=[], help="SCALE:MODE pairs not run (e.g. 100:memory)")
     parser.add_argument("--name", default="scale_entities", help="results file names: bench/results/NAME.md/.jsonl")
+    parser.add_argument(
+        "--score", action="store_true", help="copy four planes in five, hold out the fifth, score each fit's headline"
+    )
     args = parser.parse_args()
     os.environ.setdefault("OMP_NUM_THREADS", "1")
+    if args.score:
+        os.environ[SCORE_VARIABLE] = "1"  # the children score their fits
     skip = {(int(s.split(":")[0]), s.split(":")[1]) for s in args.skip}
     command = "PYTHONPATH=src OMP_NUM_THREADS=1 python bench/scale_entities.py " + " ".join(sys.argv[1:])
     head = subprocess.run(["git", "-C", str(HERE), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
