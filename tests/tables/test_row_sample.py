@@ -133,3 +133,18 @@ def test_only_the_marginals_model_samples():
 def test_a_bad_row_budget_is_one_line():
     with pytest.raises(InputError):
         TabularSynthesizer(model="marginals", max_examples=-5)
+
+
+def test_a_numeric_target_learns_its_schema_from_the_sample_then_fits_the_gan():
+    """The default model before the schema is released may still become the marginals model, so the
+    DP schema reads the sample; the released schema's numeric target then chooses the GAN, whose
+    schedule reads N̂ (the whole table's count; its rows: FitSettings.row_budget, tested above)."""
+    data = table(ROWS)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        synth = TabularSynthesizer(epsilon=1.0, seed=3, max_examples=BUDGET, max_steps=2)
+        synth.fit(data, target="amount")
+    assert synth.training["recipe"] != "marginals" and "marginals" not in synth.training
+    rows = synth.training["estimated_rows"]
+    assert abs(rows - ROWS) < 200  # N̂ counts the whole table
+    assert synth.training["expected_batch_size"] == pytest.approx(0.05 * rows)  # L = 5 % of N̂, not of the sample
