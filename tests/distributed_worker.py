@@ -141,15 +141,18 @@ def fit_summary(synth: Any) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
 
 
 MARGINALS_BATCH_ROWS = 64  # several record batches per file: each rank adds a share of them
+SAMPLED_MAX_EXAMPLES = 120  # the marginals model's row budget below the 300 rows: a sample at q ≈ 0.4
 
 
-def marginals_stream_fit(out: Path) -> Any:
-    """The marginals model (its class tree on income) fitted on `write_parquet_dir`'s files."""
+def marginals_stream_fit(out: Path, max_examples: int | None = None) -> Any:
+    """The marginals model (its class tree on income) fitted on `write_parquet_dir`'s files; with
+    `max_examples` below the rows, on its Poisson sample of them (dpgan.tables.fit.row_sample)."""
     from dpgan import ParquetSource, Schema, TabularSynthesizer, datasets
 
     schema = Schema.from_json(datasets.adult_schema_path())
     source = ParquetSource(out / PARQUET_DIR, batch_rows=MARGINALS_BATCH_ROWS)
-    return TabularSynthesizer(model="marginals", epsilon=1.0, seed=0).fit(source, schema=schema)
+    budget = {} if max_examples is None else {"max_examples": max_examples}
+    return TabularSynthesizer(model="marginals", epsilon=1.0, seed=0, **budget).fit(source, schema=schema)
 
 
 def marginals_summary(synth: Any) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
@@ -195,6 +198,8 @@ def fit_job(job: str, out: Path) -> tuple[dict[str, torch.Tensor], dict[str, Any
     schema = Schema.from_json(datasets.adult_schema_path())
     if job == "stream-marginals":  # the marginals model on the same files: each rank counts its share
         return marginals_summary(marginals_stream_fit(out))
+    if job == "stream-marginals-sampled":  # ... of the same Poisson sample of the rows on every rank
+        return marginals_summary(marginals_stream_fit(out, SAMPLED_MAX_EXAMPLES))
     if job == "stream":  # a directory of Parquet files, read in record batches by every rank
         synth = TabularSynthesizer(**GAN_FIT_SETTINGS).fit(out / PARQUET_DIR, schema=schema)
         return fit_summary(synth)
