@@ -114,20 +114,20 @@ def test_only_the_marginals_model_samples():
     max_examples or its default), the default model's before the schema says which it is, and
     none for the GAN, whose max_examples is a budget of per-example gradients, never of rows."""
     from dpgan.tables.fit.plan import FitSettings
-    from dpgan.tables.fit.row_sample import MARGINALS_ROW_BUDGET
+    from dpgan.tables.registration import MARGINALS_MAX_ROWS
 
     gan = FitSettings.of(TabularSynthesizer(model="dp-gan", max_examples=300))
     assert gan.row_budget(None) == 0 and gan.row_budget(Schema.from_dict(SCHEMA)) == 0
     marginals = FitSettings.of(TabularSynthesizer(model="marginals", max_examples=BUDGET))
     assert marginals.row_budget(None) == BUDGET == marginals.row_budget(Schema.from_dict(SCHEMA))
-    assert FitSettings.of(TabularSynthesizer(model="marginals")).row_budget(None) == MARGINALS_ROW_BUDGET
+    assert FitSettings.of(TabularSynthesizer(model="marginals")).row_budget(None) == MARGINALS_MAX_ROWS
     default = TabularSynthesizer()
     default.default_on_release = True  # what fit sets for a target whose kind the DP schema decides
     on_release = FitSettings.of(default)
-    assert on_release.row_budget(None) == MARGINALS_ROW_BUDGET
+    assert on_release.row_budget(None) == MARGINALS_MAX_ROWS
     numeric = Schema.from_dict({**SCHEMA, "target": "amount"})
     assert on_release.row_budget(numeric) == 0  # the released schema chose the GAN: it reads every row
-    assert on_release.row_budget(Schema.from_dict(SCHEMA)) == MARGINALS_ROW_BUDGET
+    assert on_release.row_budget(Schema.from_dict(SCHEMA)) == MARGINALS_MAX_ROWS
 
 
 def test_a_bad_row_budget_is_one_line():

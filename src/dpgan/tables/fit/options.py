@@ -20,10 +20,9 @@ import pandas as pd
 
 from dpgan.errors import InputError
 from dpgan.recipes import MARGINALS, Recipe
-from dpgan.tables.fit.row_sample import MARGINALS_ROW_BUDGET
 from dpgan.tables.inference.column_kinds import PublicHints
 from dpgan.tables.reading.conform import check_structure
-from dpgan.tables.registration import TABLE_MAX_EXAMPLES
+from dpgan.tables.registration import MARGINALS_MAX_ROWS, TABLE_MAX_EXAMPLES
 from dpgan.tables.schema.hierarchy import Hierarchy
 from dpgan.tables.schema.keys import KeySpec, key_specs
 from dpgan.tables.schema.table import Schema
@@ -67,7 +66,7 @@ def default_examples_cap(recipe: Recipe) -> int:
     The marginals model reads each row once and trains nothing: its budget is of rows read
     (dpgan.tables.fit.row_sample: past it, a Poisson sample of about that many rows)."""
     if recipe.name == MARGINALS.name:  # the rows it reads (dpgan.tables.fit.row_sample)
-        return MARGINALS_ROW_BUDGET
+        return MARGINALS_MAX_ROWS
     if "epochs" in recipe.overrides:
         return 0
     return TABLE_MAX_EXAMPLES

@@ -45,7 +45,7 @@ from dpgan.privacy.preprocessing import (
     private_row_count,
 )
 from dpgan.privacy.releases import charge_gaussian
-from dpgan.tables.fit.row_sample import RowBudget, draw_row_sample, sampled_rows
+from dpgan.tables.fit.row_sample import RowBudget, draw_row_sample, model_sample, read_rate, sampled_rows
 from dpgan.tables.inference.column_kinds import CLASS_CELLS, CLASS_HISTOGRAM_SCALE, PublicHints
 from dpgan.tables.inference.domain import SecondChance
 from dpgan.tables.inference.infer import infer_schema_private, infer_schema_without_privacy
@@ -186,21 +186,25 @@ def prepare_table(
         else:
             schema, notes = infer_schema_without_privacy(data, hints, keep_identifiers=keep_identifiers)
             data = data[schema.names]
-    read = sample if sample is not None and row_budget is not None and row_budget(schema) > 0 else None
+    read = model_sample(sample, row_budget, schema)
     conformed = conform(data if read is None else sampled, schema, strict=strict)
     repairs = None
-    rate = 1.0 if read is None else read.rate
     if count_repairs:
-        repairs = table_repairs(release_repairs(conformed.repairs.sum(axis=0), plan, ledger, rng), rate)
-        notes += repair_notes(repairs, plan.sigma(REPAIR_COUNT_SCALE) / rate)
+        repairs, repaired = release_read_repairs(conformed.repairs.sum(axis=0), read_rate(read), plan, ledger, rng)
+        notes += repaired
     notes += small_table_notes(rows, budget.epsilon, plan.sigma(ROW_COUNT_SCALE))
-    return Prepared(schema, conformed.frame, rows, plan, repairs, notes, rate)
+    return Prepared(schema, conformed.frame, rows, plan, repairs, notes, read_rate(read))
 
 
-def table_repairs(repairs: dict[str, float], rate: float) -> dict[str, float]:
-    """The noisy repair counts of a sample read at `rate`, as counts of the table (÷ rate:
-    post-processing); unchanged when every row was read."""
-    return repairs if rate == 1.0 else {reason: value / rate for reason, value in repairs.items()}
+def release_read_repairs(
+    sums: np.ndarray, rate: float, plan: PreprocessingPlan, ledger: PrivacyLedger, rng: np.random.Generator
+) -> tuple[dict[str, float], list[str]]:
+    """Step 4 on rows read at `rate` (a Poisson sample below 1): the noisy repair counts
+    (`release_repairs`), as counts of the table (÷ rate: post-processing), and their notes."""
+    repairs = release_repairs(sums, plan, ledger, rng)
+    if rate != 1.0:
+        repairs = {reason: value / rate for reason, value in repairs.items()}
+    return repairs, repair_notes(repairs, plan.sigma(REPAIR_COUNT_SCALE) / rate)
 
 
 def release_repairs(

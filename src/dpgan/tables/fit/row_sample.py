@@ -5,7 +5,8 @@ one pass over the rows: ten times the rows, ten times the conform, encode and co
 some size more rows stop helping (the tree's fit, not the noise, limits it: on flights' 202,066
 training rows the CSV-only default scored the same TSTR AUC as on ten copies of them,
 bench/notes/37-scale.md). So when the noisy row count N̂ exceeds the model's row budget R
-(`TrainingConfig.max_examples`: the examples a statistics model reads are its rows, once each),
+(`TrainingConfig.max_examples`: the examples a statistics model reads are its rows, once each;
+its default, dpgan.tables.registration.MARGINALS_MAX_ROWS, says how it was chosen),
 every read after N̂ (the DP schema's counts and the model's counts) takes a Poisson sample of the
 rows, each kept independently with probability q = R / N̂; the files are still read, but the
 per-row work runs on about R rows whatever the table's size.
@@ -37,15 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from dpgan.tables.registration import MARGINALS_MAX_ROWS
 from dpgan.tables.schema.table import Schema
-
-# The marginals model's default row budget (its `max_examples`, registered with the table kind):
-# the smallest of 25k, 50k, 100k and 200k rows whose TSTR AUC matched reading all 202,066 of
-# flights' training rows at ε = 1 and 3 (validation split, 2 seeds: 0.924 vs 0.924 and 0.924 vs
-# 0.923; bench/notes/37-scale.md, "The marginals model's row budget"). Every other bench table is
-# under it, so reads all its rows.
-MARGINALS_ROW_BUDGET = MARGINALS_MAX_ROWS
 
 # A fit's row budget for a read: given the released schema (None before it is released), the rows
 # the model reading it may take (0: all of them). FitSettings.row_budget is the one the fits use.
@@ -86,6 +79,17 @@ def draw_row_sample(rows: int, budget: int, rng: np.random.Generator) -> RowSamp
     return RowSample(budget / rows, int(rng.integers(0, 2**63 - 1)))
 
 
+def model_sample(sample: RowSample | None, row_budget: RowBudget | None, schema: Schema) -> RowSample | None:
+    """The sample the conform pass reads (the model's rows): the schema pass's when the model for
+    the released `schema` takes a row budget (the marginals model), else None (the GAN reads every row)."""
+    return sample if sample is not None and row_budget is not None and row_budget(schema) > 0 else None
+
+
+def read_rate(sample: RowSample | None) -> float:
+    """The rate the rows were read at: the sample's, 1 without one."""
+    return 1.0 if sample is None else sample.rate
+
+
 def sampled_batches(batches: Iterator[pd.DataFrame], sample: RowSample | None) -> Iterator[pd.DataFrame]:
     """A pass over record batches, each cut to the sample's rows (all of them without one)."""
     if sample is None:
@@ -102,11 +106,12 @@ def sampled_rows(rows: int, sample: RowSample | None) -> int:
 
 
 __all__ = [
-    "MARGINALS_ROW_BUDGET",
     "RowBudget",
     "RowSample",
     "SampleCoins",
     "draw_row_sample",
+    "model_sample",
+    "read_rate",
     "sampled_batches",
     "sampled_rows",
 ]

@@ -28,7 +28,6 @@ import pandas as pd
 from dpgan.privacy.accounting import PrivacyLedger
 from dpgan.privacy.calibration import FitBudget
 from dpgan.privacy.preprocessing import (
-    REPAIR_COUNT_SCALE,
     ROW_COUNT_SCALE,
     TARGET_HISTOGRAM_SCALE,
     PreprocessingPlan,
@@ -37,14 +36,19 @@ from dpgan.privacy.preprocessing import (
 from dpgan.tables.fit.preparation import (
     charge_schema,
     plan_for,
-    release_repairs,
-    repair_notes,
+    release_read_repairs,
     small_table_notes,
-    table_repairs,
     target_second_cap,
     target_second_chance,
 )
-from dpgan.tables.fit.row_sample import RowBudget, draw_row_sample, sampled_batches, sampled_rows
+from dpgan.tables.fit.row_sample import (
+    RowBudget,
+    draw_row_sample,
+    model_sample,
+    read_rate,
+    sampled_batches,
+    sampled_rows,
+)
 from dpgan.tables.inference.column_kinds import PublicHints
 from dpgan.tables.inference.infer import schema_from_counts
 from dpgan.tables.inference.stream_counts import DEFAULT_DISTINCT_CAP, count_batches, recount_values, recount_wholes
@@ -117,6 +121,7 @@ def prepare_stream(
 
         charge_schema(ledger, plan, len(columns), hints, columns)  # as the in-memory path: before the release
         second_cap = target_second_cap(budget, fraction)
+        estimated = sampled_rows(rows, sample)
         schema, notes = schema_from_counts(
             columns,
             lambda name: counters[name].class_counts(),
@@ -125,22 +130,20 @@ def prepare_stream(
             noise_multiplier=plan.sigma(),
             target_noise_multiplier=plan.sigma(TARGET_HISTOGRAM_SCALE),
             threshold_delta=plan.threshold_delta,
-            estimated_rows=sampled_rows(rows, sample),
+            estimated_rows=estimated,
             rng=rng,
-            second_chance=target_second_chance(ledger, second_cap, sampled_rows(rows, sample), rng),
+            second_chance=target_second_chance(ledger, second_cap, estimated, rng),
         )
     sums = np.zeros(len(REASONS), dtype=np.int64)
     kept: list[int] = []
     receive = consume(schema) if consume is not None else None
-    read = sample if row_budget is not None and row_budget(schema) > 0 else None
+    read = model_sample(sample, row_budget, schema)
     for batch in sampled_batches(source.batches(), read):
         conformed = conform(batch, schema)
         sums += conformed.repairs.sum(axis=0)
         kept.append(len(conformed.frame))
         if receive is not None:
             receive(conformed.frame)
-    rate = 1.0 if read is None else read.rate
-    repairs = table_repairs(release_repairs(sums, plan, ledger, rng), rate)
-    notes += repair_notes(repairs, plan.sigma(REPAIR_COUNT_SCALE) / rate)
-    notes += small_table_notes(rows, budget.epsilon, plan.sigma(ROW_COUNT_SCALE))
-    return StreamPrepared(schema, rows, plan, kept, repairs, notes, tuple(recounted), rate)
+    repairs, repaired = release_read_repairs(sums, read_rate(read), plan, ledger, rng)
+    notes += repaired + small_table_notes(rows, budget.epsilon, plan.sigma(ROW_COUNT_SCALE))
+    return StreamPrepared(schema, rows, plan, kept, repairs, notes, tuple(recounted), read_rate(read))
