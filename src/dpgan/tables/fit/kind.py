@@ -91,8 +91,8 @@ class TableKind:
     def release_data(self, ctx: FitContext, data: pd.DataFrame) -> KindData:
         self.ctx, settings = ctx, self.settings
         torch_gen = ctx.torch_generator()  # the first draw: on the fit's device (dpgan.devices)
-        prepared, fraction, condition_column = _prepare(data, self.schema, self.options, settings, ctx.ledger, ctx.rng)
-        ctx.spend(fraction)  # step 2
+        prepared, condition_column = _prepare(data, self.schema, self.options, settings, ctx.ledger, ctx.rng)
+        ctx.spend(prepared.spent_share)  # step 2 (`fraction`, and the marginals model's cells on a hand schema)
         self.settings = settings = settings.resolved(prepared.schema)  # the default model, from the released schema
         if self.resume is not None:  # the seed kept before anything noisy leaves the process (tables.resume)
             self.resume.pin(self.context.is_main)
@@ -208,9 +208,10 @@ def _prepare(
     settings: FitSettings,
     ledger: PrivacyLedger,
     rng: np.random.Generator,
-) -> tuple[Prepared, float, str | None]:
-    """The table in the schema's domain and its noisy row count, charged at `fraction` of ε
-    (dpgan.tables.fit.preparation); returns it, the fraction and the condition column (checked first). Its
+) -> tuple[Prepared, str | None]:
+    """The table in the schema's domain and its noisy row count, charged at the preprocessing share
+    of ε (dpgan.tables.fit.preparation; `Prepared.spent_share` says where the ledger then stands);
+    returns it and the condition column (checked first). Its
     notes are the caller's to print (after a resumable fit has pinned its seed)."""
     without_dp = schema is None and settings.schema_from_data_without_dp
     condition_column = condition_column_for(
@@ -235,8 +236,15 @@ def _prepare(
         ledger=ledger,
         rng=rng,
         row_budget=settings.row_budget,
+        quantile_cells=cuts_cells(schema, settings),
     )
-    return prepared, fraction, condition_column
+    return prepared, condition_column
+
+
+def cuts_cells(schema: Schema | None, settings: FitSettings) -> bool:
+    """Whether the fit cuts a hand schema's numeric bins at DP quantiles (dpgan.tables.fit.quantile_cells):
+    the marginals model on the user's schema (a DP schema's bins are cut at its own quantiles already)."""
+    return schema is not None and settings.resolved(schema).recipe.name == MARGINALS_MODEL
 
 
 def table_extras(

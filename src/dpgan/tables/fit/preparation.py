@@ -7,7 +7,9 @@
    kinds, noise 2σ·√5: one Gaussian event at 2σ), so the user hears about unknown categories or
    words in numeric columns without any row deciding whether the fit runs.
 They share one base σ (dpgan.privacy.preprocessing.plan_preprocessing), so that together they
-cost the preprocessing share of ε. A condition's DP frequencies, when needed, are one more event
+cost the preprocessing share of ε. With a hand schema the marginals model adds one more release
+after them, on its own share: each numeric column's histogram on a public grid, whose quantiles
+cut the schema's bins (dpgan.tables.fit.quantile_cells). A condition's DP frequencies, when needed, are one more event
 at the same σ, read later by dpgan.tables.codec.conditioning.
 
 No unit decides a public fact (dpgan.privacy.unit_rule): nothing here refuses a table for what its
@@ -45,6 +47,7 @@ from dpgan.privacy.preprocessing import (
     private_row_count,
 )
 from dpgan.privacy.releases import charge_gaussian
+from dpgan.tables.fit.quantile_cells import counted, release_cells
 from dpgan.tables.fit.row_sample import RowBudget, draw_row_sample, model_sample, read_rate, sampled_rows
 from dpgan.tables.inference.column_kinds import CLASS_CELLS, CLASS_HISTOGRAM_SCALE, PublicHints
 from dpgan.tables.inference.domain import SecondChance
@@ -91,6 +94,7 @@ class Prepared:
     repairs: dict[str, float] | None = None  # noisy rows per repair kind
     notes: list[str] = field(default_factory=list)
     read_rate: float = 1.0  # `frame` is a Poisson sample of the rows at this rate (dpgan.tables.fit.row_sample)
+    spent_share: float = 0.0  # the share of ε the ledger reaches after these releases
 
 
 def preprocessing_events(
@@ -155,11 +159,14 @@ def prepare_table(
     ledger: PrivacyLedger,
     rng: np.random.Generator,
     row_budget: RowBudget | None = None,
+    quantile_cells: bool = False,
 ) -> Prepared:
     """Run steps 1–4 of the module docstring on `data` at `fraction` of the fit's `budget`, adding
     each event to `ledger`. With `row_budget` (the marginals model's), the reads after N̂ take the
     Poisson sample of dpgan.tables.fit.row_sample when N̂ exceeds it: the DP schema's counts, and
-    the conformed rows when the model for the released schema reads them (its rows; the GAN's are all)."""
+    the conformed rows when the model for the released schema reads them (its rows; the GAN's are all).
+    With `quantile_cells` (the marginals model on a hand schema), a last release cuts the schema's
+    numeric bins at DP quantiles of the conformed rows (dpgan.tables.fit.quantile_cells)."""
     infer = schema is None and not without_dp
     count_repairs = not strict and not (schema is None and without_dp)
     plan = plan_for(
@@ -193,7 +200,11 @@ def prepare_table(
         repairs, repaired = release_read_repairs(conformed.repairs.sum(axis=0), read_rate(read), plan, ledger, rng)
         notes += repaired
     notes += small_table_notes(rows, budget.epsilon, plan.sigma(ROW_COUNT_SCALE))
-    return Prepared(schema, conformed.frame, rows, plan, repairs, notes, read_rate(read))
+    spent = fraction
+    if quantile_cells:
+        counts = counted(schema, [conformed.frame])
+        schema, spent = release_cells(counts, budget=budget, fraction=fraction, ledger=ledger, rng=rng)
+    return Prepared(schema, conformed.frame, rows, plan, repairs, notes, read_rate(read), spent)
 
 
 def release_read_repairs(

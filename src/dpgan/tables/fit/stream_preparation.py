@@ -41,6 +41,7 @@ from dpgan.tables.fit.preparation import (
     target_second_cap,
     target_second_chance,
 )
+from dpgan.tables.fit.quantile_cells import CellCounts, release_cells
 from dpgan.tables.fit.row_sample import (
     RowBudget,
     draw_row_sample,
@@ -69,6 +70,7 @@ class StreamPrepared:
     notes: list[str] = field(default_factory=list)
     recounted: tuple[str, ...] = ()  # columns re-read past the distinct-value cap (work, not output)
     read_rate: float = 1.0  # the conform pass read a Poisson sample at this rate (dpgan.tables.fit.row_sample)
+    spent_share: float = 0.0  # the share of ε the ledger reaches after these releases
 
     @property
     def kept_rows(self) -> int:
@@ -88,13 +90,16 @@ def prepare_stream(
     distinct_cap: int = DEFAULT_DISTINCT_CAP,
     consume: Callable[[Schema], Callable[[pd.DataFrame], None]] | None = None,
     row_budget: RowBudget | None = None,
+    quantile_cells: bool = False,
 ) -> StreamPrepared:
     """Steps 1–4 of the module docstring at `fraction` of the fit's `budget` (the DP schema path,
     or a given public schema);
     `consume(schema)`, if given, returns what receives each conformed batch of the conform pass.
     With `row_budget`, the passes take the Poisson sample of dpgan.tables.fit.row_sample when N̂
     exceeds it, as dpgan.tables.fit.preparation.prepare_table does (the same coins in the same order,
-    so the same rows)."""
+    so the same rows). With `quantile_cells` (the marginals model on a hand schema), a pass before
+    the conform pass counts the repairs and the numeric cells, released as in memory (the repairs,
+    then dpgan.tables.fit.quantile_cells), so the conform pass starts from the cut schema."""
     infer = schema is None
     columns = list(source.columns)
     plan = plan_for(
@@ -134,16 +139,28 @@ def prepare_stream(
             rng=rng,
             second_chance=target_second_chance(ledger, second_cap, estimated, rng),
         )
+    read = model_sample(sample, row_budget, schema)
+    spent, released = fraction, False
+    if quantile_cells:  # the repairs and the cells from a pass of their own, before the conform pass
+        cells = CellCounts.empty(schema)
+        sums = np.zeros(len(REASONS), dtype=np.int64)
+        for batch in sampled_batches(source.batches(), read):
+            conformed = conform(batch, schema)
+            sums += conformed.repairs.sum(axis=0)
+            cells.add(conformed.frame)
+        repairs, repaired = release_read_repairs(sums, read_rate(read), plan, ledger, rng)
+        schema, spent = release_cells(cells, budget=budget, fraction=fraction, ledger=ledger, rng=rng)
+        released = True
     sums = np.zeros(len(REASONS), dtype=np.int64)
     kept: list[int] = []
     receive = consume(schema) if consume is not None else None
-    read = model_sample(sample, row_budget, schema)
     for batch in sampled_batches(source.batches(), read):
         conformed = conform(batch, schema)
         sums += conformed.repairs.sum(axis=0)
         kept.append(len(conformed.frame))
         if receive is not None:
             receive(conformed.frame)
-    repairs, repaired = release_read_repairs(sums, read_rate(read), plan, ledger, rng)
+    if not released:
+        repairs, repaired = release_read_repairs(sums, read_rate(read), plan, ledger, rng)
     notes += repaired + small_table_notes(rows, budget.epsilon, plan.sigma(ROW_COUNT_SCALE))
-    return StreamPrepared(schema, rows, plan, kept, repairs, notes, tuple(recounted), read_rate(read))
+    return StreamPrepared(schema, rows, plan, kept, repairs, notes, tuple(recounted), read_rate(read), spent)

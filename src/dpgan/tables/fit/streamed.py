@@ -57,7 +57,7 @@ from dpgan.statistics.blocks import rank_sum
 from dpgan.statistics.tables.exact_tables import ExactTables
 from dpgan.tables.codec.conditioning import build_condition, condition_column_for
 from dpgan.tables.codec.encoder import TableEncoder, public_dtypes
-from dpgan.tables.fit.kind import TableData, TableKind, table_extras, training_schema
+from dpgan.tables.fit.kind import TableData, TableKind, cuts_cells, table_extras, training_schema
 from dpgan.tables.fit.marginals import stream_tables
 from dpgan.tables.fit.plan import FitSettings
 from dpgan.tables.fit.plugins import AnchorCounts
@@ -104,9 +104,9 @@ class StreamedTableKind(TableKind):
         prepared = prepare_stream(  # step 2 (with step 5's counts and the held rows in its conform pass)
             data, schema=self.schema, hints=self.options.hints, budget=settings.budget, fraction=fraction,
             needs_prior=False, ledger=ctx.ledger, rng=ctx.rng, consume=self.folded.start,
-            row_budget=settings.row_budget,
+            row_budget=settings.row_budget, quantile_cells=cuts_cells(self.schema, settings),
         )  # fmt: skip
-        ctx.spend(fraction)
+        ctx.spend(prepared.spent_share)
         self.settings = settings = settings.resolved(prepared.schema)  # the conform pass chose the same
         for note in prepared.notes:
             warnings.warn(note, DPGanWarning, stacklevel=9)  # the user's call of fit
