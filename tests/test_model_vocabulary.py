@@ -80,10 +80,7 @@ def test_the_fit_help_names_the_one_word_and_dpgan_models(monkeypatch, capsys):
     assert main(["fit", "--help"]) == 0
     text = " ".join(capsys.readouterr().out.split())
     assert "--model NAME the model to fit, by its name, one word for every kind" in text
-    assert (
-        "marginals for tables when a CSV-only fit's target is a class, dp-gan for tables otherwise, gaussian-copula"
-        in text
-    )
+    assert "marginals for tables when the target is a class, dp-gan for tables otherwise, gaussian-copula" in text
     assert "`dpgan models` lists each kind's models" in text
     assert "--recipe NAME another word for --model" in text
 

@@ -1,6 +1,6 @@
 """The model a table fit gets when it names none (dpgan.recipes.default_table_recipe): the marginals
-model for a target that is a class on the DP schema's path (no hand schema), the GAN for a hand
-schema, a numeric target, no target, or when the fit asks for what only the GAN does; the choice
+model for a target that is a class (a hand schema's, or on the DP schema's path), the GAN for a
+numeric target, no target, the non-private schema path, or when the fit asks for what only the GAN does; the choice
 read from public facts (the hints) or from the DP schema's release (post-processing), in memory,
 streamed and on the command line."""
 
@@ -19,6 +19,7 @@ from dpgan.cli import main
 from dpgan.recipes import DEFAULT_RECIPE, MARGINALS, default_table_recipe
 from dpgan.tables.fit.options import RELEASED, target_kind
 from dpgan.tables.fit.plan import FitSettings
+from dpgan.tables.fit.quantile_cells import CELLS_EVENT
 
 torch.set_num_threads(1)
 
@@ -70,10 +71,10 @@ def test_the_target_kind_comes_from_public_arguments(schema, hints, expected):
     assert target_kind(parsed, hints.pop("target", None), **hints) == expected
 
 
-def test_the_rule_gives_the_gan_whenever_the_gan_is_asked_for_or_the_schema_is_the_users():
+def test_the_rule_gives_the_gan_whenever_the_gan_is_asked_for_or_the_schema_is_not_private():
     assert default_table_recipe(True, True, ()) is MARGINALS
     assert default_table_recipe(False, True, ()).name == DEFAULT_RECIPE
-    assert default_table_recipe(True, False, ()).name == DEFAULT_RECIPE  # a hand schema
+    assert default_table_recipe(True, False, ()).name == DEFAULT_RECIPE  # schema_from_data_without_dp
     assert default_table_recipe(True, True, ("max_steps",)).name == DEFAULT_RECIPE
 
 
@@ -99,15 +100,27 @@ def test_a_csv_only_fit_that_names_no_model_gets_the_rule(init, hints, expected)
 
 @pytest.mark.parametrize(
     "schema, target",
-    [(SCHEMA, None), (without_target(SCHEMA), None), (SCHEMA, "amount")],
-    ids=["hand-schema", "no-target", "numeric"],
+    [(without_target(SCHEMA), None), (SCHEMA, "amount")],
+    ids=["no-target", "numeric"],
 )
-def test_a_hand_schema_no_target_or_a_numeric_one_keeps_the_gan(schema, target):
+def test_a_hand_schema_without_a_class_target_keeps_the_gan(schema, target):
     """The choice alone (a full default GAN fit is minutes): what fit takes before its first read."""
     synth = TabularSynthesizer(epsilon=1.0, seed=0)
     synth._take_default_model(target_kind(Schema.from_dict(schema), target), None, hand_schema=True)
     assert synth.recipe.name == DEFAULT_RECIPE and not synth.default_on_release
     assert synth.config.max_examples > 0  # the GAN's schedule, not the marginals model's
+
+
+def test_a_hand_schema_with_a_class_target_gets_the_marginals_model_and_its_cells():
+    """The schema's target is a class: the marginals model, its numeric bins cut at DP quantiles
+    (one ledger entry for the one cut column) and the non-private schema path keeps the GAN."""
+    synth = quiet_fit(TabularSynthesizer(epsilon=1.0, seed=0), table(), schema=Schema.from_dict(SCHEMA))
+    assert synth.recipe.name == synth.training["recipe"] == "marginals"
+    assert [(e["name"], e["count"]) for e in synth.privacy_report()["events"]].count((CELLS_EVENT, 1)) == 1
+    assert synth.privacy_report()["epsilon"] <= 1.0 * (1 + 1e-9)
+    non_private = TabularSynthesizer(epsilon=1.0, seed=0, schema_from_data_without_dp=True)
+    non_private._take_default_model("class", None, hand_schema=False)
+    assert non_private.recipe.name == DEFAULT_RECIPE
 
 
 def test_a_public_warm_start_gets_the_gan_and_is_refused_beside_the_marginals_model():
@@ -155,5 +168,5 @@ def test_command_line_default_and_the_models_listing(tmp_path, capsys):
     assert "; model marginals (the default)" in capsys.readouterr().out  # the user is told which model ran
     assert main(["models", "--kind", "table"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert any("marginals (default when a CSV-only fit's target is a class)" in line for line in lines)
+    assert any("marginals (default when the target is a class)" in line for line in lines)
     assert any(line.split()[1:3] == ["dp-gan", "(default)"] for line in lines)

@@ -22,6 +22,7 @@ from dpgan.tables.fit.quantile_cells import (
     grid_edges,
     released_schema,
 )
+from dpgan.tables.schema.columns import MAX_BINS
 from test_marginals_model import SCHEMA, table
 
 torch.set_num_threads(1)
@@ -75,27 +76,34 @@ def test_thin_spread_mass_shows_at_a_coarse_scale():
 
 def test_bins_are_cut_at_the_quantiles_of_the_released_cells():
     """Exact counts (no noise) of a column held in [0, 1] of its bounds [0, 5], where the schema's
-    equal bins put every row in the first two: the last edge is where the rows stop (to within a
-    grid cell; the bin above it is empty) and the others are the quantiles of the seven bins below it."""
+    equal bins put every row in the first two: seven bins at the quantiles of the mass up to its
+    99.5 % cell (that cell's end an edge: the support's), then a ladder of two edges past it, at
+    1 and 3 times the last bin's width, so the thin tail is drawn near the rows, not up to 5."""
     rng = np.random.default_rng(2)
     values = rng.beta(2, 5, 20_000)
     schema = schema_of({"name": "x", "kind": "continuous", "min": 0, "max": 5, "bins": 8})
     exact = counted(schema, [pd.DataFrame({"x": values})]).counts["x"].astype(float)
-    cut = released_schema(schema, {"x": exact}, sigma=1e-9)["x"]
-    assert cut.bins == 8 and len(cut.bin_edges) == 7
-    np.testing.assert_allclose(cut.bin_edges[:-1], np.quantile(values, np.arange(1, 7) / 7), atol=5 / GRID_CELLS)
-    assert values.max() <= cut.bin_edges[-1] < values.max() + 5 / GRID_CELLS
+    edges = np.array(released_schema(schema, {"x": exact}, sigma=1e-9)["x"].bin_edges)
+    assert len(edges) == 9
+    np.testing.assert_allclose(edges[:6], np.quantile(values, np.arange(1, 7) / 7), atol=5 / GRID_CELLS)
+    assert np.quantile(values, 0.99) < edges[6] <= values.max() + 5 / GRID_CELLS
+    np.testing.assert_allclose(np.diff(edges[5:]), np.array([1, 1, 2]) * (edges[6] - edges[5]))
     nothing = released_schema(schema, {"x": np.zeros(GRID_CELLS)}, sigma=1.0)["x"]
     assert nothing == schema["x"]  # no mass: the schema's equal bins stay
 
 
 def test_an_integer_column_is_cut_between_whole_numbers():
+    """Values 100..299 of bounds 0..640: the support's ends (99.5, 299.5), a cut between them, the
+    ladder above (1 and 3 times the last bin's width) and below (once: three times passes 0)."""
     schema = schema_of({"name": "n", "kind": "integer", "min": 0, "max": 640, "bins": 4})
     values = np.random.default_rng(3).integers(100, 300, 5_000)
     exact = counted(schema, [pd.DataFrame({"n": values})]).counts["n"].astype(float)
     edges = np.array(released_schema(schema, {"n": exact}, sigma=1e-9)["n"].bin_edges)
     np.testing.assert_array_equal(edges % 1, 0.5)
-    assert edges[0] < 100 < edges[1] and edges[-2] < 299 < edges[-1]  # the support's ends, then its quantiles
+    below, support, above = edges[edges < 99.5], edges[(edges >= 99.5) & (edges <= 299.5)], edges[edges > 299.5]
+    assert len(support) == 3 and support[0] == 99.5 and 180 < support[1] < 220 and support[2] == 299.5
+    np.testing.assert_allclose(above, [299.5 + (299.5 - support[1]), 299.5 + 3 * (299.5 - support[1])], atol=1)
+    np.testing.assert_allclose(below, [99.5 - (support[1] - 99.5)][: len(below)], atol=1)
 
 
 def test_point_masses_and_nulls_are_not_counted_in_the_cells():
@@ -155,10 +163,19 @@ def test_neighbouring_and_empty_tables_give_the_same_public_facts():
 
 def test_the_cells_follow_a_concentrated_column_at_a_large_epsilon():
     """amount (a gamma, mostly below 60) in bounds [0, 200]: the cuts sit where the rows are, the
-    last one past nearly all of them (the support's end; the bin above it empty)."""
+    seventh past nearly all of them (the support's end; the ladder above it)."""
     frame = table(6000)
     synth = fit(frame, SCHEMA, epsilon=20.0)
     edges = np.array(synth.schema["amount"].bin_edges)
     truth = np.quantile(frame["amount"], np.arange(1, 7) / 7)
-    np.testing.assert_allclose(edges[:-1], truth, atol=2 * 200 / GRID_CELLS)
-    assert np.quantile(frame["amount"], 0.99) < edges[-1] <= frame["amount"].max() + 200 / GRID_CELLS
+    np.testing.assert_allclose(edges[:6], truth, atol=2 * 200 / GRID_CELLS)
+    assert np.quantile(frame["amount"], 0.99) < edges[6] <= frame["amount"].max() + 200 / GRID_CELLS
+
+
+def test_a_schema_of_many_bins_stays_within_the_bin_cap():
+    """256 bins asked (the schema's cap): the ends and their ladders still fit under it."""
+    schema = schema_of({"name": "x", "kind": "continuous", "min": 0, "max": 1000, "bins": MAX_BINS})
+    values = np.random.default_rng(4).normal(500, 50, 50_000)
+    exact = counted(schema, [pd.DataFrame({"x": values})]).counts["x"].astype(float)
+    cut = released_schema(schema, {"x": exact}, sigma=1e-9)["x"]
+    assert cut.bin_edges and cut.bins <= MAX_BINS

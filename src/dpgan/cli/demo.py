@@ -38,7 +38,7 @@ def add_demo_command(command: Callable[[str, str], argparse.ArgumentParser]) -> 
     flags, a budget of ε = 3 by default, and where its outputs go."""
     demo = command(
         "demo",
-        "fit on the bundled UCI Adult at ε=3, sample it, write the evaluation report (about 2 minutes on 2 cores)",
+        "fit on the bundled UCI Adult at ε=3, sample it, write the evaluation report (about a minute on 2 cores)",
     )
     g = option_groups(demo, "budget", "output", "compute", "tables", "loop", "advanced")  # the tables' demo
     compute_options(g["compute"])

@@ -227,14 +227,14 @@ class TabularSynthesizer(Synthesizer):
 
     def _take_default_model(self, target: str | None, public_data: object, hand_schema: bool) -> None:
         """The model of a fit that named none (dpgan.recipes.default_table_recipe): the marginals
-        model for a target that is a class on the DP schema's path, the GAN otherwise (a hand
-        schema, no class target, or something only the GAN does asked for). `target` is what the
-        public arguments say of it (options.target_kind); when they leave its kind to the DP
-        schema, the fit chooses once that is released (FitSettings.resolved), and the run's
-        record says which."""
+        model for a target that is a class, with a hand schema or on the DP schema's path, the GAN
+        otherwise (no class target, the non-private schema path, or something only the GAN does
+        asked for). `target` is what the public arguments say of it (options.target_kind); when
+        they leave its kind to the DP schema, the fit chooses once that is released
+        (FitSettings.resolved), and the run's record says which."""
         asked = (*self.gan_asked, *(("public_data",) if public_data is not None else ()))
         dp_schema = not (hand_schema or self.schema_from_data_without_dp)
-        chosen = default_table_recipe(target == "class", dp_schema, asked)
+        chosen = default_table_recipe(target == "class", hand_schema or dp_schema, asked)
         self.default_on_release = target == RELEASED and dp_schema and not asked
         if chosen is not self.recipe:
             self.recipe = chosen

@@ -21,13 +21,14 @@ alone, so no row decides whether or where the release happens (dpgan.privacy.uni
 Post-processing (free): the noisy cells are read at every dyadic scale (1, 2, 4, … cells summed);
 a group counts when its sum clears CELL_SIGMAS noise stds of a sum, and each cell takes its mass
 from the finest counting group that holds it (that group's sum less what its finer counting
-groups took, spread evenly over its other cells, when that rest clears the same bar: a wide
-group's noise, σ√s, would otherwise spread a few hundred rows over an empty tail); no counting
-group: no mass. The column's bins
+groups took, when that rest clears the same bar: a wide group's noise, σ√s, would otherwise
+spread a few hundred rows over an empty tail), shared among its other cells down the dyadic tree
+in proportion to each half's noisy sum; no counting group: no mass. The column's bins
 are then cut at the quantiles of that mass inside its support (dpgan.tables.inference.numeric.
 quantile_bin_edges, as the DP schema cuts its own), with the support's ends as edges too where
-they lie inside the bounds, and written into the schema as public `bin_edges`; a column whose
-mass is empty keeps the schema's equal bins. A column the user gave `bin_edges` keeps them.
+they lie inside the bounds and a short ladder of edges past them (`_cut_at_quantiles` says why),
+and written into the schema as public `bin_edges`; a column whose mass is empty keeps the
+schema's equal bins. A column the user gave `bin_edges` keeps them.
 """
 
 from __future__ import annotations
@@ -45,15 +46,20 @@ from dpgan.privacy.mechanisms import noisy_counts
 from dpgan.privacy.releases import charge_gaussian
 from dpgan.tables.codec.column_transforms import NumericTransform
 from dpgan.tables.inference.numeric import quantile_bin_edges
-from dpgan.tables.schema.columns import ColumnSpec
+from dpgan.tables.schema.columns import MAX_BINS, ColumnSpec
 from dpgan.tables.schema.encoding_hints import DEFAULT_BINS, bin_per_level
 from dpgan.tables.schema.table import Schema
 
 CELLS_EVENT = "Gaussian noisy histograms of the numeric columns on a public grid (marginals model's cells)"
 # the share of the ε left after the data releases that the cells take (the model's tables the
-# rest); chosen on the validation splits of the tuning tables (bench/notes/38, "Quantile cells")
+# rest): set once, not tuned; the validation splits measured the model with it (bench/notes/38,
+# "Quantile cells for a hand schema")
 CELLS_SHARE = 0.1
 GRID_CELLS = 64  # public cells per column, equal on its scale (a power of two: the dyadic scales)
+# the support's ends: the cells where the mass reaches these shares (a sliver of mass spread into a far
+# cell by a wide group's rest does not stretch it)
+SUPPORT_QUANTILES = (0.005, 0.995)
+LADDER = 2  # edges past each end of the support, inside the bounds (`_cut_at_quantiles`)
 CELL_SIGMAS = 4.0  # a group of s cells counts when its noisy sum clears this many of its noise stds, σ√s
 
 
@@ -135,10 +141,32 @@ def dyadic_mass(noisy: np.ndarray, sigma: float) -> np.ndarray:
             free = ~taken[span]
             left = float(groups[group]) - float(mass[span].sum())
             if free.any() and left > bar:  # what the finer groups left clears the bar too
-                mass[span][free] = left / int(free.sum())
+                mass[span] += _spread(left, np.where(free, noisy[span], 0.0), free)
                 taken[span] = True
         size *= 2
     return mass
+
+
+def _spread(amount: float, noisy: np.ndarray, free: np.ndarray) -> np.ndarray:
+    """`amount` over the `free` cells, halved down the dyadic tree in proportion to each half's
+    noisy sum (clipped at 0; evenly by free cells where both are 0): a wide group's rest lands
+    where its cells' counts lean (the rows at 80-95 of an age group spanning 80-110) rather than
+    evenly over its empty end. Post-processing of the released cells."""
+    out = np.zeros(len(free))
+    if amount <= 0 or not free.any():
+        return out
+    if len(free) == 1:
+        out[0] = amount
+        return out
+    half = len(free) // 2
+    weights = np.array([max(float(noisy[:half].sum()), 0.0), max(float(noisy[half:].sum()), 0.0)])
+    weights = weights * np.array([free[:half].any(), free[half:].any()])
+    if weights.sum() <= 0:
+        weights = np.array([free[:half].sum(), free[half:].sum()], dtype=float)
+    share = weights / weights.sum()
+    out[:half] = _spread(amount * share[0], noisy[:half], free[:half])
+    out[half:] = _spread(amount * share[1], noisy[half:], free[half:])
+    return out
 
 
 def released_schema(schema: Schema, noisy: dict[str, np.ndarray], sigma: float) -> Schema:
@@ -152,24 +180,52 @@ def released_schema(schema: Schema, noisy: dict[str, np.ndarray], sigma: float) 
 
 
 def _cut_at_quantiles(spec: ColumnSpec, mass: np.ndarray) -> ColumnSpec:
-    """Bins between the quantiles of `mass` inside its support, and the support's ends as edges
-    where they lie inside the bounds: the model draws a value uniformly inside its bin, so an outer
-    bin stretched to a far bound (ages 80 to 110 where the rows stop at 95) would spread its rows
-    over the empty end. An end bin holds what the model's own tables say it holds: the few rows
-    of a tail too thin to clear the bar, or none."""
+    """Bins between the quantiles of `mass` inside its support (SUPPORT_QUANTILES), the support's
+    ends as edges where they lie inside the bounds, and beyond each such end a short ladder of LADDER
+    edges (at 1, 3, … times the width of the bin next to it, on the column's scale). Why: the model draws a value
+    uniformly inside its bin, and a tail too thin to clear the bar (flchain's kappa: 5 % of the rows
+    past the support's end at 2.8, bounds 0..200) would otherwise be drawn across the whole end bin
+    (its synthetic 99th percentile at 94 where the real one is 4.7); on the ladder the model's own
+    tables say how far out the tail reaches, to within a bin of growing width."""
     if not mass.any():
         return spec
-    bins = spec.bins if spec.bins > 1 else DEFAULT_BINS
+    # the user's bin count (DEFAULT_BINS for one bin), leaving room for the ends and their ladders
+    bins = min(spec.bins if spec.bins > 1 else DEFAULT_BINS, MAX_BINS - 2 * (1 + LADDER))
     low, high = float(spec.min), float(spec.max)  # type: ignore[arg-type]
     integer = spec.kind == "integer"
     edges = grid_edges(spec)
-    held = np.nonzero(mass > 0)[0]
-    ends = [_edge(float(edges[held[0]]), integer), _edge(float(edges[held[-1] + 1]), integer)]
+    cumulative = np.cumsum(mass) / float(mass.sum())
+    first = int(np.searchsorted(cumulative, SUPPORT_QUANTILES[0], side="right"))
+    last = min(int(np.searchsorted(cumulative, SUPPORT_QUANTILES[1], side="left")), len(mass) - 1)
+    ends = [_edge(float(edges[first]), integer), _edge(float(edges[last + 1]), integer)]
     start, stop = max(ends[0], low), min(ends[1], high)
     inside = [end for end in ends if low < end < high]
     cuts = quantile_bin_edges(mass, edges, start, stop, max(bins - len(inside), 1), integer) if stop > start else ()
     every = sorted({*inside, *cuts})
-    return replace(spec, bins=len(every) + 1, bin_edges=tuple(every)) if every else spec
+    if not every:
+        return spec
+    every = sorted({*every, *_ladder(spec, every, integer, (ends[0] in inside, ends[1] in inside))})
+    return replace(spec, bins=len(every) + 1, bin_edges=tuple(every))
+
+
+def _ladder(spec: ColumnSpec, inner: list[float], integer: bool, ends: tuple[bool, bool]) -> list[float]:
+    """LADDER edges past each outer edge of `inner` that is a support end (`ends`: the first, the
+    last), spaced 1, 2, 4, … times the width of the bin next to it on the column's scale, those
+    strictly inside the bounds."""
+    transform = _unit_transform(spec)
+    low, high = float(spec.min), float(spec.max)  # type: ignore[arg-type]
+    scaled = transform._scaled(np.array([low, *inner, high]))
+    found: list[float] = []
+    sides = ((ends[1], scaled[-2], scaled[-2] - scaled[-3], 1.0), (ends[0], scaled[1], scaled[2] - scaled[1], -1.0))
+    for is_end, edge, width, sign in sides:
+        if not is_end or width <= 0:
+            continue
+        steps = edge + sign * width * (2.0 ** np.arange(1, LADDER + 1) - 1.0)
+        for value in transform._unscaled(steps[(steps > 0.0) & (steps < 1.0)]):
+            value = _edge(float(value), integer)
+            if low < value < high:
+                found.append(value)
+    return found
 
 
 def _edge(value: float, integer: bool) -> float:
