@@ -124,13 +124,12 @@ def test_label_model_kind_auto_is_accepted():
 
 def test_demo_help_and_readme_give_the_same_time(monkeypatch, capsys):
     text = " ".join(help_text("demo", monkeypatch, capsys).split())
-    found = re.search(r"about ([\d.]+) minutes on 2 cores", text)
-    assert found and found.group(1) == "2"
+    found = re.search(r"about (a|[\d.]+) minutes? on 2 cores", text)
+    assert found and found.group(1) == "a"  # the marginals model's fit: seconds; the report most of the minute
     readme = " ".join(README.read_text(encoding="utf-8").split())
     demo_part = readme[readme.find("make demo") :][:1500]
-    stated = re.search(r"about ([\d.]+) minutes", demo_part)
-    if stated is not None:  # the README states the demo's time in minutes: it must be the same figure
-        assert stated.group(1) == found.group(1)
+    stated = re.search(r"about (a|[\d.]+) minutes?", demo_part)
+    assert stated is not None and stated.group(1) == found.group(1)  # the README states the same time
 
 
 def test_python_dash_m_dpgan_is_the_command_line():
