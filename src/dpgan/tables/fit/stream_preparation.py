@@ -44,6 +44,7 @@ from dpgan.tables.fit.preparation import (
 from dpgan.tables.fit.quantile_cells import CellCounts, release_cells
 from dpgan.tables.fit.row_sample import (
     RowBudget,
+    RowSample,
     draw_row_sample,
     model_sample,
     read_rate,
@@ -140,27 +141,33 @@ def prepare_stream(
             second_chance=target_second_chance(ledger, second_cap, estimated, rng),
         )
     read = model_sample(sample, row_budget, schema)
-    spent, released = fraction, False
-    if quantile_cells:  # the repairs and the cells from a pass of their own, before the conform pass
-        cells = CellCounts.empty(schema)
-        sums = np.zeros(len(REASONS), dtype=np.int64)
-        for batch in sampled_batches(source.batches(), read):
-            conformed = conform(batch, schema)
-            sums += conformed.repairs.sum(axis=0)
-            cells.add(conformed.frame)
+    spent = fraction
+    cells = CellCounts.empty(schema) if quantile_cells else None
+    if cells is not None:  # a pass of its own before the conform pass: the repairs, then the cells
+        sums, _ = conform_pass(source, read, schema, cells.add)
         repairs, repaired = release_read_repairs(sums, read_rate(read), plan, ledger, rng)
         schema, spent = release_cells(cells, budget=budget, fraction=fraction, ledger=ledger, rng=rng)
-        released = True
+    sums, kept = conform_pass(source, read, schema, consume(schema) if consume is not None else None)
+    if cells is None:  # else released from the cells' pass (the cut bins change no cell: the same sums)
+        repairs, repaired = release_read_repairs(sums, read_rate(read), plan, ledger, rng)
+    notes += repaired + small_table_notes(rows, budget.epsilon, plan.sigma(ROW_COUNT_SCALE))
+    return StreamPrepared(schema, rows, plan, kept, repairs, notes, tuple(recounted), read_rate(read), spent)
+
+
+def conform_pass(
+    source: OpenSource,
+    read: RowSample | None,
+    schema: Schema,
+    receive: Callable[[pd.DataFrame], None] | None,
+) -> tuple[np.ndarray, list[int]]:
+    """One pass over the (sampled) batches mapped into `schema`: the repair indicators' sums and the
+    rows each batch keeps; `receive`, if given, gets each conformed batch."""
     sums = np.zeros(len(REASONS), dtype=np.int64)
     kept: list[int] = []
-    receive = consume(schema) if consume is not None else None
     for batch in sampled_batches(source.batches(), read):
         conformed = conform(batch, schema)
         sums += conformed.repairs.sum(axis=0)
         kept.append(len(conformed.frame))
         if receive is not None:
             receive(conformed.frame)
-    if not released:
-        repairs, repaired = release_read_repairs(sums, read_rate(read), plan, ledger, rng)
-    notes += repaired + small_table_notes(rows, budget.epsilon, plan.sigma(ROW_COUNT_SCALE))
-    return StreamPrepared(schema, rows, plan, kept, repairs, notes, tuple(recounted), read_rate(read), spent)
+    return sums, kept
